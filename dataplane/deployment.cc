@@ -1,0 +1,136 @@
+// Parsing of the run's JSON into a Deployment, and checking of NF arguments and scheduler options.
+#include "deployment.h"
+
+#include <netinet/in.h>
+
+#include <stdexcept>
+
+#include "nfs/nf.h"
+#include "schedulers/scheduler.h"
+
+namespace tandem {
+
+namespace {
+
+TrafficConfig parse_traffic(const json& t) {
+  TrafficConfig traffic;
+  traffic.rate_pps = t.value("rate_pps", 0.0);
+  for (const auto& entry : t.at("sizes")) traffic.sizes.emplace_back(entry.at(0).get<uint16_t>(), entry.at(1).get<double>());
+  traffic.flows = t.value("flows", 1u);
+  traffic.protocol = t.value("protocol", std::string("udp")) == "tcp" ? IPPROTO_TCP : IPPROTO_UDP;
+  return traffic;
+}
+
+json worker_to_json(const WorkerPlan& plan) {
+  json segments = json::array();
+  for (const Segment& s : plan.segments) segments.push_back({{"in_ring", s.in_ring}, {"nfs", s.nfs}, {"out_ring", s.out_ring}});
+  return {{"index", plan.index}, {"name", plan.name}, {"core", plan.core}, {"lcore_id", plan.lcore_id}, {"segments", segments}};
+}
+
+WorkerPlan worker_from_json(const json& j) {
+  WorkerPlan plan;
+  plan.index = j.at("index");
+  plan.name = j.at("name");
+  plan.core = j.at("core");
+  plan.lcore_id = j.at("lcore_id");
+  for (const auto& s : j.at("segments")) plan.segments.push_back({s.at("in_ring"), s.at("nfs").get<std::vector<int>>(), s.at("out_ring")});
+  return plan;
+}
+
+}  // namespace
+
+Deployment parse_deployment(const json& doc) {
+  Deployment d;
+  d.name = doc.value("name", std::string("tandem"));
+  d.control_core = doc.value("control_core", 0);
+  d.burst = doc.value("burst", 32);
+  d.duration_s = doc.value("duration", 5.0);
+  d.warmup_s = doc.value("warmup", 0.5);
+  d.drain_s = doc.value("drain", 0.2);
+  d.latency_sample_every = doc.value("latency_sample_every", 16u);
+  d.scheduler.name = doc.at("scheduler").at("name");
+  d.scheduler.options = doc.at("scheduler").value("options", json::object());
+  for (const auto& c : doc.at("chains")) {
+    ChainConfig chain;
+    chain.index = static_cast<int>(d.chains.size());
+    chain.name = c.at("name");
+    chain.traffic = parse_traffic(c.at("traffic"));
+    uint32_t capacity = c.value("ring_capacity", 2048u);
+    const json& nfs = c.at("nfs");
+    for (size_t position = 0; position <= nfs.size(); position++) {
+      RingConfig ring;
+      ring.index = static_cast<int>(d.rings.size());
+      ring.capacity = capacity;
+      ring.chain = chain.index;
+      if (position == 0)
+        ring.name = chain.name + ":entry";
+      else if (position == nfs.size())
+        ring.name = chain.name + ":exit";
+      else
+        ring.name = chain.name + ":" + nfs[position - 1].at("name").get<std::string>() + "->" + nfs[position].at("name").get<std::string>();
+      chain.rings.push_back(ring.index);
+      d.rings.push_back(ring);
+    }
+    for (size_t position = 0; position < nfs.size(); position++) {
+      NfConfig nf;
+      nf.index = static_cast<int>(d.nfs.size());
+      nf.name = nfs[position].at("name");
+      nf.type = nfs[position].at("type");
+      nf.args = nfs[position].value("args", json::object());
+      nf.core = nfs[position].at("core");
+      nf.chain = chain.index;
+      nf.position = static_cast<int>(position);
+      chain.nfs.push_back(nf.index);
+      d.nfs.push_back(nf);
+    }
+    d.chains.push_back(chain);
+  }
+  if (doc.contains("workers"))
+    for (const auto& w : doc.at("workers")) d.workers.push_back(worker_from_json(w));
+  if (doc.contains("paths")) {
+    const json& p = doc.at("paths");
+    d.paths = {p.value("file_prefix", ""), p.value("huge_dir", ""), p.value("run_dir", ""), p.value("worker_binary", "")};
+  }
+  if (d.nfs.size() > static_cast<size_t>(kMaxNfs) || d.rings.size() > static_cast<size_t>(kMaxRings))
+    throw std::runtime_error("deployment too large: at most " + std::to_string(kMaxNfs) + " NFs and " + std::to_string(kMaxRings) + " rings");
+  return d;
+}
+
+json deployment_to_json(const Deployment& deployment, const json& original) {
+  json doc = original;
+  for (size_t c = 0; c < deployment.chains.size(); c++)
+    for (size_t p = 0; p < deployment.chains[c].nfs.size(); p++)
+      doc["chains"][c]["nfs"][p]["args"] = deployment.nfs[deployment.chains[c].nfs[p]].args;
+  doc["scheduler"]["options"] = deployment.scheduler.options;
+  doc["workers"] = json::array();
+  for (const WorkerPlan& plan : deployment.workers) doc["workers"].push_back(worker_to_json(plan));
+  return doc;
+}
+
+SpecErrors check_deployment(Deployment& deployment) {
+  SpecErrors errors;
+  for (NfConfig& nf : deployment.nfs) {
+    std::string path = "chains[" + std::to_string(nf.chain) + "].nfs[" + std::to_string(nf.position) + "]";
+    auto type = nf_types().find(nf.type);
+    if (type == nf_types().end()) {
+      std::string known;
+      for (const auto& [name, _] : nf_types()) known += (known.empty() ? "" : ", ") + name;
+      errors.push_back({path + ".type", "unknown NF type '" + nf.type + "' (known: " + known + ")"});
+      continue;
+    }
+    size_t before = errors.size();
+    nf.args = resolve_args(type->second.args, nf.args, path + ".args", errors);
+    if (errors.size() == before && type->second.check) type->second.check(nf.args, path + ".args", errors);
+  }
+  auto scheduler = scheduler_types().find(deployment.scheduler.name);
+  if (scheduler == scheduler_types().end()) {
+    std::string known;
+    for (const auto& [name, _] : scheduler_types()) known += (known.empty() ? "" : ", ") + name;
+    errors.push_back({"scheduler.name", "unknown scheduler '" + deployment.scheduler.name + "' (known: " + known + ")"});
+  } else {
+    deployment.scheduler.options = resolve_args(scheduler->second.options, deployment.scheduler.options, "scheduler", errors);
+  }
+  return errors;
+}
+
+}  // namespace tandem

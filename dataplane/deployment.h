@@ -1,0 +1,98 @@
+// The deployment a run executes: chains, NFs, rings, traffic and worker processes, parsed from the run's JSON.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "arg_schema.h"
+
+namespace tandem {
+
+struct TrafficConfig {
+  double rate_pps = 0;  // 0 = as fast as the generator can
+  std::vector<std::pair<uint16_t, double>> sizes;  // frame size in bytes (with FCS) and weight
+  uint32_t flows = 1;
+  uint8_t protocol = 17;  // IPPROTO_UDP or IPPROTO_TCP
+};
+
+struct NfConfig {
+  int index = 0;  // global, also the NF's slot in the stats zone and its hop stamp
+  std::string name;
+  std::string type;
+  json args;
+  int core = 0;
+  int chain = 0;
+  int position = 0;  // place in its chain, from 0
+};
+
+struct RingConfig {
+  int index = 0;
+  std::string name;  // e.g. "fw3:entry", "fw3:fw1->fw2", "fw3:exit"
+  uint32_t capacity = 0;
+  int chain = 0;
+};
+
+struct ChainConfig {
+  int index = 0;
+  std::string name;
+  std::vector<int> nfs;    // global NF indexes in chain order
+  std::vector<int> rings;  // rings[i] feeds nfs[i]; rings.back() feeds the sink
+  TrafficConfig traffic;
+};
+
+// A run of consecutive NFs of one chain executed by one worker as consecutive function calls.
+struct Segment {
+  int in_ring = 0;
+  std::vector<int> nfs;
+  int out_ring = 0;
+};
+
+// One worker process: pinned to `core`, it polls its segments round-robin.
+struct WorkerPlan {
+  int index = 0;
+  std::string name;
+  int core = 0;
+  int lcore_id = 0;  // unique per process: mempool caches are indexed by lcore id in shared memory
+  std::vector<Segment> segments;
+};
+
+struct SchedulerConfig {
+  std::string name;
+  json options;  // resolved, with defaults
+};
+
+struct RunPaths {
+  std::string file_prefix;  // DPDK --file-prefix shared by the manager and its workers
+  std::string huge_dir;     // hugetlbfs mount for this run
+  std::string run_dir;      // where deployment.json and results.json are written
+  std::string worker_binary;
+};
+
+struct Deployment {
+  std::string name;
+  int control_core = 0;
+  uint16_t burst = 32;
+  double duration_s = 5;
+  double warmup_s = 0.5;
+  double drain_s = 0.2;
+  uint32_t latency_sample_every = 16;
+  std::vector<NfConfig> nfs;
+  std::vector<ChainConfig> chains;
+  std::vector<RingConfig> rings;
+  SchedulerConfig scheduler;
+  std::vector<WorkerPlan> workers;  // filled by the scheduler module's plan
+  RunPaths paths;
+};
+
+// Parses the JSON written by the control plane (and, once planned, by the manager for its workers).
+// Structural problems were caught by the control plane; what is left throws std::runtime_error.
+Deployment parse_deployment(const json& doc);
+json deployment_to_json(const Deployment& deployment, const json& original);
+
+// Checks every NF's arguments and the scheduler's options against their declared schemas.
+// `deployment` gets resolved arguments (defaults filled in).
+SpecErrors check_deployment(Deployment& deployment);
+
+}  // namespace tandem

@@ -1,0 +1,31 @@
+// EAL command lines shared by the manager and the workers.
+#include "eal_args.h"
+
+namespace tandem {
+
+namespace {
+std::vector<std::string> common_args(const Deployment& d, int lcore_id, int core) {
+  return {"--file-prefix=" + d.paths.file_prefix,
+          "--huge-dir=" + d.paths.huge_dir,
+          "--lcores=" + std::to_string(lcore_id) + "@" + std::to_string(core),
+          "--no-pci",
+          "--no-telemetry",
+          "--log-level=lib.eal:error"};
+}
+}  // namespace
+
+std::vector<std::string> primary_eal_args(const Deployment& d) {
+  std::vector<std::string> args = {"tandem-manager", "--proc-type=primary"};
+  for (auto& a : common_args(d, 0, d.control_core)) args.push_back(a);
+  return args;
+}
+
+std::vector<std::string> secondary_eal_args(const Deployment& d, const WorkerPlan& worker) {
+  std::vector<std::string> args = {"tandem-worker", "--proc-type=secondary"};
+  for (auto& a : common_args(d, worker.lcore_id, worker.core)) args.push_back(a);
+  return args;
+}
+
+std::string ring_object_name(int ring_index) { return "tandem_ring_" + std::to_string(ring_index); }
+
+}  // namespace tandem

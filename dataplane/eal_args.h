@@ -1,0 +1,19 @@
+// EAL command lines for the manager (primary) and its workers (secondaries) of one run.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "deployment.h"
+
+namespace tandem {
+
+// Every process gets its own lcore id mapped to its core: mempool caches are indexed by lcore id in
+// shared memory, and two processes with one id would corrupt them.
+std::vector<std::string> primary_eal_args(const Deployment& deployment);
+std::vector<std::string> secondary_eal_args(const Deployment& deployment, const WorkerPlan& worker);
+
+// DPDK object names (at most RTE_RING_NAMESIZE) of a ring and of the stats zone.
+std::string ring_object_name(int ring_index);
+
+}  // namespace tandem

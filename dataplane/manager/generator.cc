@@ -1,0 +1,75 @@
+// Packet generation: build frames for the chain's flows and sizes, pace them on the TSC, count entry drops.
+#include "generator.h"
+
+#include <algorithm>
+
+#include <rte_cycles.h>
+#include <rte_mbuf.h>
+
+#include "dataplane/batch.h"
+#include "dataplane/packet_meta.h"
+#include "frame_builder.h"
+
+namespace tandem {
+
+Generator::Generator(const Deployment& deployment, rte_mempool* pool, const std::vector<rte_ring*>& rings, StatsZone& stats)
+    : pool_(pool), burst_(deployment.burst) {
+  for (const ChainConfig& chain : deployment.chains) {
+    Stream stream;
+    stream.chain = &chain;
+    stream.entry = rings[chain.rings.front()];
+    stream.entry_counters = &stats.rings[chain.rings.front()];
+    stream.sizes = size_schedule(chain.traffic.sizes);
+    stream.packets_per_cycle = chain.traffic.rate_pps / static_cast<double>(rte_get_tsc_hz());
+    streams_.push_back(std::move(stream));
+  }
+}
+
+void Generator::start(uint64_t now_tsc) {
+  for (Stream& stream : streams_) stream.start_tsc = now_tsc;
+}
+
+void Generator::poll(uint64_t now_tsc) {
+  for (Stream& stream : streams_) {
+    uint64_t count = burst_;
+    if (stream.packets_per_cycle > 0) {
+      auto due = static_cast<uint64_t>(static_cast<double>(now_tsc - stream.start_tsc) * stream.packets_per_cycle);
+      count = due > stream.generated ? std::min<uint64_t>(due - stream.generated, burst_) : 0;
+    }
+    if (count > 0) emit(stream, static_cast<uint16_t>(count), now_tsc);
+  }
+}
+
+void Generator::emit(Stream& stream, uint16_t count, uint64_t now_tsc) {
+  rte_mbuf* pkts[kMaxBurst];
+  if (rte_pktmbuf_alloc_bulk(pool_, pkts, count) != 0) {
+    allocation_failures_ += count;
+    return;
+  }
+  const TrafficConfig& traffic = stream.chain->traffic;
+  for (uint16_t i = 0; i < count; i++) {
+    rte_mbuf* m = pkts[i];
+    uint16_t size = stream.sizes[stream.size_cursor];
+    stream.size_cursor = (stream.size_cursor + 1) % stream.sizes.size();
+    uint16_t length = size - kFcsBytes;
+    m->data_len = length;
+    m->pkt_len = length;
+    build_frame(rte_pktmbuf_mtod(m, uint8_t*), size, traffic.protocol,
+                flow_address(stream.flow_cursor, static_cast<uint16_t>(stream.chain->index)));
+    stream.flow_cursor = (stream.flow_cursor + 1) % traffic.flows;
+    PacketMeta* meta = meta_of(m);
+    meta->seq = stream.generated + i;
+    meta->tx_tsc = now_tsc;
+    meta->chain = static_cast<uint16_t>(stream.chain->index);
+    meta->hop_count = 0;
+  }
+  stream.generated += count;
+  unsigned sent = rte_ring_enqueue_burst(stream.entry, reinterpret_cast<void**>(pkts), count, nullptr);
+  counter_add(stream.entry_counters->enqueued, static_cast<uint64_t>(sent));
+  if (sent < count) {
+    rte_pktmbuf_free_bulk(pkts + sent, count - sent);
+    counter_add(stream.entry_counters->dropped_full, static_cast<uint64_t>(count - sent));
+  }
+}
+
+}  // namespace tandem

@@ -1,0 +1,45 @@
+// The built-in traffic generator: paced per-chain packet streams enqueued into each chain's entry ring.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "dataplane/deployment.h"
+#include "dataplane/shm_layout.h"
+
+namespace tandem {
+
+class Generator {
+ public:
+  Generator(const Deployment& deployment, rte_mempool* pool, const std::vector<rte_ring*>& rings, StatsZone& stats);
+  void start(uint64_t now_tsc);
+  // Emits the packets due by now (at most one burst per chain), stamping sequence number and TSC.
+  void poll(uint64_t now_tsc);
+  uint64_t generated(int chain) const { return streams_[chain].generated; }
+  // Packets that could not be allocated (pool exhausted): not generated, reported as a warning.
+  uint64_t allocation_failures() const { return allocation_failures_; }
+
+ private:
+  struct Stream {
+    const ChainConfig* chain;
+    rte_ring* entry;
+    RingCounters* entry_counters;
+    std::vector<uint16_t> sizes;
+    size_t size_cursor = 0;
+    uint32_t flow_cursor = 0;
+    uint64_t generated = 0;
+    uint64_t start_tsc = 0;
+    double packets_per_cycle = 0;  // 0 = as fast as possible
+  };
+  void emit(Stream& stream, uint16_t count, uint64_t now_tsc);
+
+  rte_mempool* pool_;
+  uint16_t burst_;
+  std::vector<Stream> streams_;
+  uint64_t allocation_failures_ = 0;
+};
+
+}  // namespace tandem

@@ -1,0 +1,573 @@
+// The manager's run: set up hugepage memory, start and attach workers, then the control loop:
+//   1. generate the packets due, 2. drain the chains' exits into the sink, 3. tick the scheduler module,
+//   4. every 10 ms reap crashed workers, 5. every 250 ms report progress and look for hung workers;
+// then stop, account for every packet and write the results.
+#include "manager.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <fstream>
+#include <map>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+#include <rte_memzone.h>
+
+#include "dataplane/deployment.h"
+#include "dataplane/eal_args.h"
+#include "dataplane/packet_meta.h"
+#include "generator.h"
+#include "os_counters.h"
+#include "schedulers/scheduler.h"
+#include "sink.h"
+#include "worker_launcher.h"
+
+namespace tandem {
+
+namespace {
+
+volatile std::sig_atomic_t g_interrupted = 0;
+void on_signal(int) { g_interrupted = 1; }
+
+void emit(FILE* events, const json& event) {
+  fprintf(events, "%s\n", event.dump().c_str());
+  fflush(events);
+}
+
+// Counters at one instant, to difference over the measurement window.
+struct Snapshot {
+  double tsc_seconds = 0;
+  std::vector<uint64_t> generated, delivered, delivered_bytes;
+  std::vector<NfCounters> nfs;
+  std::vector<OsSample> os;  // per worker
+};
+
+struct WorkerState {
+  pid_t pid = 0;
+  bool exited = false;
+  std::string exit_description;
+  uint64_t last_heartbeat = 0;
+  double heartbeat_changed_s = 0;
+  OsSample at_heartbeat_change;
+  bool starvation_reported = false;
+};
+
+class Run {
+ public:
+  Run(Deployment deployment, json original, FILE* events)
+      : d_(std::move(deployment)), original_(std::move(original)), events_(events) {}
+  int execute();
+
+ private:
+  void set_up_memory();
+  void start_workers();
+  void control_loop();
+  void check_workers(double now_s, bool check_hangs);
+  void fail(const std::string& message, const std::string& nf = "");
+  void stop_workers();
+  Snapshot snapshot(double now_s);
+  json results();
+  double seconds_since_go(uint64_t tsc) const { return static_cast<double>(tsc - go_tsc_) / hz_; }
+  std::string nf_names_of(int worker) const;
+
+  Deployment d_;
+  json original_;
+  FILE* events_;
+  double hz_ = 0;
+  uint64_t go_tsc_ = 0;
+  rte_mempool* pool_ = nullptr;
+  StatsZone* stats_ = nullptr;
+  std::vector<rte_ring*> rings_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::vector<pid_t> pids_;
+  std::vector<WorkerState> workers_;
+  std::unique_ptr<Generator> generator_;
+  std::unique_ptr<Sink> sink_;
+  std::unique_ptr<SchedulerView> view_;
+  Snapshot window_begin_, window_end_;
+  bool window_begun_ = false, window_ended_ = false;
+  std::string error_, failed_nf_;
+  bool interrupted_ = false;
+  bool attached_ = false;
+  std::vector<std::string> warnings_;
+};
+
+std::string Run::nf_names_of(int worker) const {
+  std::string names;
+  for (const Segment& s : d_.workers[worker].segments)
+    for (int nf : s.nfs) names += (names.empty() ? "" : ",") + d_.nfs[nf].name;
+  return names;
+}
+
+void Run::fail(const std::string& message, const std::string& nf) {
+  if (!error_.empty()) return;  // the first failure is the cause; later ones are consequences
+  error_ = message;
+  failed_nf_ = nf;
+  emit(events_, {{"event", "error"}, {"message", message}, {"nf", nf}});
+}
+
+void Run::set_up_memory() {
+  std::vector<std::string> args = primary_eal_args(d_);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  if (rte_eal_init(static_cast<int>(argv.size()), argv.data()) < 0)
+    throw std::runtime_error(std::string("DPDK EAL init failed: ") + rte_strerror(rte_errno) +
+                             " (hugepages reserved and mounted? see the manager log)");
+  hz_ = static_cast<double>(rte_get_tsc_hz());
+
+  constexpr unsigned kCache = 256;
+  unsigned mbufs = 8192;
+  for (const RingConfig& ring : d_.rings) mbufs += ring.capacity;
+  mbufs += static_cast<unsigned>(d_.workers.size()) * (kCache * 3 / 2 + 2u * d_.burst);
+  pool_ = rte_pktmbuf_pool_create(kMbufPoolName, mbufs, kCache, kMbufPrivSize, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+  if (pool_ == nullptr) throw std::runtime_error(std::string("cannot create the mbuf pool: ") + rte_strerror(rte_errno));
+
+  const rte_memzone* zone = rte_memzone_reserve(kStatsZoneName, sizeof(StatsZone), SOCKET_ID_ANY, 0);
+  if (zone == nullptr) throw std::runtime_error(std::string("cannot reserve the stats memzone: ") + rte_strerror(rte_errno));
+  stats_ = static_cast<StatsZone*>(zone->addr);
+  memset(stats_, 0, sizeof(StatsZone));
+
+  for (const RingConfig& config : d_.rings) {
+    // One producer and one consumer per ring; EXACT_SZ makes the usable capacity the spec's number.
+    rte_ring* ring = rte_ring_create(ring_object_name(config.index).c_str(), config.capacity, SOCKET_ID_ANY,
+                                     RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+    if (ring == nullptr) throw std::runtime_error("cannot create ring " + config.name + ": " + rte_strerror(rte_errno));
+    rings_.push_back(ring);
+  }
+}
+
+void Run::start_workers() {
+  std::string deployment_path = d_.paths.run_dir + "/deployment.json";
+  std::ofstream(deployment_path) << deployment_to_json(d_, original_).dump(2);
+  for (const WorkerPlan& plan : d_.workers) {
+    pid_t pid = launch_worker(d_, plan, deployment_path);
+    pids_.push_back(pid);
+    workers_.push_back({.pid = pid});
+  }
+  view_ = std::make_unique<SchedulerView>(SchedulerView{d_, *stats_, rings_, pids_});
+  // Secondaries attach in ~40 ms each; allow generously for a loaded machine.
+  uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(hz_ * (10.0 + 0.5 * static_cast<double>(pids_.size())));
+  for (;;) {
+    bool all_ready = true;
+    for (size_t w = 0; w < pids_.size(); w++) {
+      if (auto status = reap_if_exited(pids_[w])) {
+        workers_[w].exited = true;
+        pids_[w] = 0;
+        throw std::runtime_error("NF " + nf_names_of(static_cast<int>(w)) + " failed to start: " + describe_exit(*status) +
+                                 " (its message is in the manager log)");
+      }
+      all_ready = all_ready && flag_load(stats_->workers[w].ready) != 0;
+    }
+    if (all_ready) break;
+    if (g_interrupted) throw std::runtime_error("interrupted while starting workers");
+    if (rte_get_tsc_cycles() > deadline) throw std::runtime_error("workers did not attach within the start-up timeout");
+    usleep(1000);
+  }
+  json list = json::array();
+  for (size_t w = 0; w < pids_.size(); w++)
+    list.push_back({{"name", d_.workers[w].name}, {"pid", pids_[w]}, {"core", d_.workers[w].core}, {"nfs", nf_names_of(static_cast<int>(w))}});
+  emit(events_, {{"event", "started"}, {"workers", list}});
+}
+
+Snapshot Run::snapshot(double now_s) {
+  Snapshot s;
+  s.tsc_seconds = now_s;
+  for (size_t c = 0; c < d_.chains.size(); c++) {
+    s.generated.push_back(generator_->generated(static_cast<int>(c)));
+    s.delivered.push_back(sink_->delivery(static_cast<int>(c)).delivered);
+    s.delivered_bytes.push_back(sink_->delivery(static_cast<int>(c)).delivered_bytes);
+  }
+  for (size_t n = 0; n < d_.nfs.size(); n++) {
+    NfCounters copy{};
+    const NfCounters& live = stats_->nfs[n];
+    copy.packets_in = counter_read(live.packets_in);
+    copy.packets_out = counter_read(live.packets_out);
+    copy.packets_dropped = counter_read(live.packets_dropped);
+    copy.batches = counter_read(live.batches);
+    copy.empty_polls = counter_read(live.empty_polls);
+    copy.busy_cycles = counter_read(live.busy_cycles);
+    s.nfs.push_back(copy);
+  }
+  for (pid_t pid : pids_) s.os.push_back(pid > 0 ? sample_os_counters(pid) : OsSample{});
+  return s;
+}
+
+void Run::check_workers(double now_s, bool check_hangs) {
+  for (size_t w = 0; w < pids_.size(); w++) {
+    WorkerState& state = workers_[w];
+    if (state.exited) continue;
+    if (auto status = reap_if_exited(pids_[w])) {
+      state.exited = true;
+      state.exit_description = describe_exit(*status);
+      pids_[w] = 0;
+      fail("NF " + nf_names_of(static_cast<int>(w)) + " (pid " + std::to_string(state.pid) + ") " + state.exit_description +
+               " at t=" + std::to_string(now_s).substr(0, 5) + " s",
+           nf_names_of(static_cast<int>(w)));
+      continue;
+    }
+    if (!check_hangs) continue;
+    uint64_t heartbeat = counter_read(stats_->workers[w].heartbeat);
+    if (heartbeat != state.last_heartbeat || state.heartbeat_changed_s == 0) {
+      state.last_heartbeat = heartbeat;
+      state.heartbeat_changed_s = now_s;
+      state.at_heartbeat_change = sample_os_counters(state.pid);
+      continue;
+    }
+    if (now_s - state.heartbeat_changed_s < 1.0) continue;
+    // No loop iteration for a second. Spinning on a CPU or sleeping means the NF itself is stuck;
+    // runnable but given no CPU means its scheduler starves it, which is a result, not a failure.
+    OsSample now = sample_os_counters(state.pid);
+    uint64_t cpu_used = (now.cpu_ns && state.at_heartbeat_change.cpu_ns) ? *now.cpu_ns - *state.at_heartbeat_change.cpu_ns : 0;
+    std::string name = nf_names_of(static_cast<int>(w));
+    if (now.state != 'R' || cpu_used > 500'000'000) {
+      fail("NF " + name + " (pid " + std::to_string(state.pid) + ") is hung: no loop iteration for " +
+               std::to_string(now_s - state.heartbeat_changed_s).substr(0, 4) + " s while " +
+               (now.state != 'R' ? std::string("in state ") + now.state : "spinning on its CPU"),
+           name);
+    } else if (!state.starvation_reported) {
+      state.starvation_reported = true;
+      std::string message = "NF " + name + " is starved: runnable but not scheduled for over 1 s";
+      warnings_.push_back(message);
+      emit(events_, {{"event", "warning"}, {"message", message}});
+    }
+  }
+}
+
+void Run::control_loop() {
+  generator_ = std::make_unique<Generator>(d_, pool_, rings_, *stats_);
+  sink_ = std::make_unique<Sink>(d_, rings_, *stats_);
+  scheduler_->attach(*view_);
+  attached_ = true;
+
+  const auto cycles = [&](double seconds) { return static_cast<uint64_t>(seconds * hz_); };
+  go_tsc_ = rte_get_tsc_cycles();
+  generator_->start(go_tsc_);
+  flag_store(stats_->go, 1u);
+
+  const uint64_t window_begin = go_tsc_ + cycles(d_.warmup_s);
+  const uint64_t window_end = window_begin + cycles(d_.duration_s);
+  const uint64_t drain_end = window_end + cycles(d_.drain_s);
+  const uint64_t tick_period = scheduler_->tick_period_ns() ? cycles(static_cast<double>(scheduler_->tick_period_ns()) * 1e-9) : 0;
+  const uint64_t housekeeping_period = cycles(0.01), progress_period = cycles(0.25);
+  uint64_t next_tick = go_tsc_, next_housekeeping = go_tsc_, next_progress = go_tsc_ + progress_period;
+  uint64_t last_progress_delivered = 0, last_progress_tsc = go_tsc_;
+
+  for (;;) {
+    uint64_t now = rte_get_tsc_cycles();
+    bool generating = now < window_end;
+    if (generating) generator_->poll(now);
+    sink_->poll(now);
+    if (tick_period != 0 && now >= next_tick) {
+      scheduler_->tick(*view_, now);
+      next_tick += tick_period;
+    }
+    if (!window_begun_ && now >= window_begin) {
+      window_begin_ = snapshot(seconds_since_go(now));
+      window_begun_ = true;
+      sink_->set_measuring(true);
+    }
+    if (window_begun_ && !window_ended_ && now >= window_end) {
+      window_end_ = snapshot(seconds_since_go(now));
+      window_ended_ = true;
+      sink_->set_measuring(false);
+    }
+    if (now >= next_housekeeping) {
+      next_housekeeping = now + housekeeping_period;
+      bool progress_due = now >= next_progress;
+      check_workers(seconds_since_go(now), progress_due);
+      if (g_interrupted && !interrupted_) {
+        interrupted_ = true;
+        fail("interrupted");
+      }
+      if (!error_.empty()) break;
+      if (!generating) {
+        bool rings_empty = true;
+        for (rte_ring* ring : rings_) rings_empty = rings_empty && rte_ring_count(ring) == 0;
+        if (rings_empty || now >= drain_end) break;
+      }
+      if (progress_due) {
+        next_progress = now + progress_period;
+        uint64_t generated = 0, delivered = 0, dropped = 0;
+        for (size_t c = 0; c < d_.chains.size(); c++) {
+          generated += generator_->generated(static_cast<int>(c));
+          delivered += sink_->delivery(static_cast<int>(c)).delivered;
+        }
+        for (size_t r = 0; r < rings_.size(); r++) dropped += counter_read(stats_->rings[r].dropped_full);
+        for (size_t n = 0; n < d_.nfs.size(); n++) dropped += counter_read(stats_->nfs[n].packets_dropped);
+        double interval = static_cast<double>(now - last_progress_tsc) / hz_;
+        emit(events_, {{"event", "progress"},
+                       {"t", seconds_since_go(now)},
+                       {"phase", now < window_begin ? "warmup" : generating ? "measure" : "drain"},
+                       {"generated", generated},
+                       {"delivered", delivered},
+                       {"dropped", dropped},
+                       {"mpps", static_cast<double>(delivered - last_progress_delivered) / interval / 1e6}});
+        last_progress_delivered = delivered;
+        last_progress_tsc = now;
+      }
+    }
+  }
+}
+
+void Run::stop_workers() {
+  if (attached_ && view_) {
+    try {
+      scheduler_->detach(*view_);  // before `stop`: a starved worker needs a fair share of CPU to see the flag
+    } catch (const std::exception& e) {
+      warnings_.push_back(std::string("scheduler detach: ") + e.what());
+    }
+  }
+  if (stats_ != nullptr) flag_store(stats_->stop, 1u);
+  uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(2.0 * hz_);
+  for (;;) {
+    bool all_exited = true;
+    for (size_t w = 0; w < pids_.size(); w++) {
+      if (workers_[w].exited) continue;
+      if (auto status = reap_if_exited(pids_[w])) {
+        workers_[w].exited = true;
+        workers_[w].exit_description = describe_exit(*status);
+        pids_[w] = 0;
+      } else {
+        all_exited = false;
+      }
+    }
+    if (all_exited) break;
+    if (rte_get_tsc_cycles() > deadline) {
+      for (size_t w = 0; w < pids_.size(); w++) {
+        if (workers_[w].exited) continue;
+        kill(pids_[w], SIGKILL);
+        int status = 0;
+        waitpid(pids_[w], &status, 0);
+        workers_[w].exited = true;
+        workers_[w].exit_description = "killed: did not stop within 2 s";
+        warnings_.push_back("NF " + nf_names_of(static_cast<int>(w)) + " did not stop within 2 s and was killed");
+        pids_[w] = 0;
+      }
+      break;
+    }
+    usleep(1000);
+  }
+}
+
+json Run::results() {
+  double now_s = seconds_since_go(rte_get_tsc_cycles());
+  if (!window_begun_) window_begin_ = snapshot(now_s);
+  if (!window_ended_) window_end_ = snapshot(now_s);  // a failed run: the window ends at the failure
+  double window_s = std::max(window_end_.tsc_seconds - window_begin_.tsc_seconds, 1e-9);
+
+  // Packets a worker holds between dequeue and enqueue; a worker that stopped cleanly holds none.
+  std::vector<int64_t> held_by_nf(d_.nfs.size(), 0);
+  std::vector<std::string> worker_of_nf(d_.nfs.size());
+  bool clean_workers_hold_nothing = true;
+  for (const WorkerPlan& plan : d_.workers) {
+    for (const Segment& segment : plan.segments) {
+      int64_t held = static_cast<int64_t>(counter_read(stats_->rings[segment.in_ring].dequeued)) -
+                     static_cast<int64_t>(counter_read(stats_->rings[segment.out_ring].enqueued)) -
+                     static_cast<int64_t>(counter_read(stats_->rings[segment.out_ring].dropped_full));
+      for (int nf : segment.nfs) {
+        held -= static_cast<int64_t>(counter_read(stats_->nfs[nf].packets_dropped));
+        worker_of_nf[nf] = plan.name;
+      }
+      held_by_nf[segment.nfs.front()] = held;
+      if (held != 0 && workers_[plan.index].exit_description == "exited with status 0") clean_workers_hold_nothing = false;
+    }
+  }
+
+  json chains = json::array();
+  uint64_t in_flight_total = 0;
+  bool all_exact = clean_workers_hold_nothing;
+  for (const ChainConfig& chain : d_.chains) {
+    int c = chain.index;
+    const ChainDelivery& delivery = sink_->delivery(c);
+    uint64_t generated = generator_->generated(c);
+    json ring_drops = json::object(), nf_drops = json::object();
+    uint64_t dropped = 0, in_rings = 0;
+    int64_t in_nfs = 0;
+    bool counters_match_rings = true;
+    for (int r : chain.rings) {
+      uint64_t drops = counter_read(stats_->rings[r].dropped_full);
+      ring_drops[d_.rings[r].name] = drops;
+      dropped += drops;
+      uint64_t occupancy = rte_ring_count(rings_[r]);
+      in_rings += occupancy;
+      counters_match_rings = counters_match_rings && counter_read(stats_->rings[r].enqueued) - counter_read(stats_->rings[r].dequeued) == occupancy;
+    }
+    for (int n : chain.nfs) {
+      uint64_t drops = counter_read(stats_->nfs[n].packets_dropped);
+      nf_drops[d_.nfs[n].name] = drops;
+      dropped += drops;
+      in_nfs += held_by_nf[n];
+    }
+    uint64_t in_flight = in_rings + static_cast<uint64_t>(in_nfs);
+    in_flight_total += in_flight;
+    bool exact = counters_match_rings && in_nfs >= 0 && generated == delivery.delivered + dropped + in_flight;
+    all_exact = all_exact && exact;
+    uint64_t window_delivered = window_end_.delivered[c] - window_begin_.delivered[c];
+    uint64_t window_generated = window_end_.generated[c] - window_begin_.generated[c];
+    json chain_json = {
+        {"name", chain.name},
+        {"nfs", json::array()},
+        {"generated", generated},
+        {"delivered", delivery.delivered},
+        {"delivered_bytes", delivery.delivered_bytes},
+        {"hop_errors", delivery.hop_errors},
+        {"dropped", {{"total", dropped}, {"rings", ring_drops}, {"nfs", nf_drops}}},
+        {"in_flight", {{"total", in_flight}, {"rings", in_rings}, {"nfs", in_nfs}}},
+        {"accounting_exact", exact},
+        {"window",
+         {{"seconds", window_s},
+          {"generated", window_generated},
+          {"delivered", window_delivered},
+          {"offered_mpps", static_cast<double>(window_generated) / window_s / 1e6},
+          {"delivered_mpps", static_cast<double>(window_delivered) / window_s / 1e6},
+          {"delivered_gbps", static_cast<double>(window_end_.delivered_bytes[c] - window_begin_.delivered_bytes[c]) * 8 / window_s / 1e9}}},
+        {"latency_us", sink_->latency(c).summary_us(hz_)},
+    };
+    for (int n : chain.nfs) chain_json["nfs"].push_back(d_.nfs[n].name);
+    chains.push_back(chain_json);
+  }
+
+  // Every mbuf outside the pool and its caches must be one the accounting says is in flight.
+  uint64_t mbufs_in_use = rte_mempool_in_use_count(pool_);
+  bool pool_matches = mbufs_in_use == in_flight_total;
+  all_exact = all_exact && pool_matches;
+
+  std::map<std::string, json> nf_reports;
+  for (size_t w = 0; w < d_.workers.size(); w++)
+    for (size_t s = 0; s < d_.workers[w].segments.size(); s++) {
+      std::string path = d_.paths.run_dir + "/nf-report-" + std::to_string(w) + "-" + std::to_string(s) + ".json";
+      std::ifstream in(path);
+      if (!in) continue;
+      for (const auto& [name, report] : json::parse(in, nullptr, false).items()) nf_reports[name] = report;
+      unlink(path.c_str());
+    }
+
+  json worker_list = json::array();
+  std::map<std::string, json> os_by_worker;
+  for (size_t w = 0; w < d_.workers.size(); w++) {
+    json os = os_rates(window_begin_.os[w], window_end_.os[w]);
+    os_by_worker[d_.workers[w].name] = os;
+    worker_list.push_back({{"name", d_.workers[w].name},
+                           {"pid", workers_[w].pid},
+                           {"core", d_.workers[w].core},
+                           {"nfs", nf_names_of(static_cast<int>(w))},
+                           {"exit", workers_[w].exit_description},
+                           {"yields", counter_read(stats_->workers[w].yields)},
+                           {"os", os}});
+  }
+
+  json nfs = json::array();
+  for (const NfConfig& nf : d_.nfs) {
+    const NfCounters& a = window_begin_.nfs[nf.index];
+    const NfCounters& b = window_end_.nfs[nf.index];
+    const NfCounters& total = stats_->nfs[nf.index];
+    uint64_t window_in = b.packets_in - a.packets_in;
+    uint64_t busy = b.busy_cycles - a.busy_cycles;
+    nfs.push_back({{"name", nf.name},
+                   {"type", nf.type},
+                   {"chain", d_.chains[nf.chain].name},
+                   {"core", nf.core},
+                   {"worker", worker_of_nf[nf.index]},
+                   {"args", nf.args},
+                   {"packets_in", counter_read(total.packets_in)},
+                   {"packets_out", counter_read(total.packets_out)},
+                   {"packets_dropped", counter_read(total.packets_dropped)},
+                   {"batches", counter_read(total.batches)},
+                   {"empty_polls", counter_read(total.empty_polls)},
+                   {"busy_cycles", counter_read(total.busy_cycles)},
+                   {"held_at_stop", held_by_nf[nf.index]},
+                   {"window",
+                    {{"in_mpps", static_cast<double>(window_in) / window_s / 1e6},
+                     {"out_mpps", static_cast<double>(b.packets_out - a.packets_out) / window_s / 1e6},
+                     {"busy_share", static_cast<double>(busy) / hz_ / window_s},
+                     {"cycles_per_packet", window_in ? json(static_cast<double>(busy) / static_cast<double>(window_in)) : json()}}},
+                   {"report", nf_reports.count(nf.name) ? nf_reports[nf.name] : json::object()},
+                   {"os", os_by_worker[worker_of_nf[nf.index]]}});
+  }
+
+  json rings = json::array();
+  for (const RingConfig& ring : d_.rings)
+    rings.push_back({{"name", ring.name},
+                     {"chain", d_.chains[ring.chain].name},
+                     {"capacity", ring.capacity},
+                     {"enqueued", counter_read(stats_->rings[ring.index].enqueued)},
+                     {"dequeued", counter_read(stats_->rings[ring.index].dequeued)},
+                     {"dropped_full", counter_read(stats_->rings[ring.index].dropped_full)},
+                     {"occupancy_at_stop", rte_ring_count(rings_[ring.index])}});
+
+  return {{"name", d_.name},
+          {"scheduler", {{"name", d_.scheduler.name}, {"options", d_.scheduler.options}, {"report", scheduler_->report(*view_)}}},
+          {"scheduler_location", "control core " + std::to_string(d_.control_core) + ", beside generator and sink"},
+          {"warmup_s", d_.warmup_s},
+          {"duration_s", d_.duration_s},
+          {"tsc_hz", hz_},
+          {"chains", chains},
+          {"nfs", nfs},
+          {"rings", rings},
+          {"workers", worker_list},
+          {"accounting",
+           {{"exact", all_exact},
+            {"mbufs_in_use", mbufs_in_use},
+            {"in_flight", in_flight_total},
+            {"pool_matches_in_flight", pool_matches},
+            {"clean_workers_hold_nothing", clean_workers_hold_nothing},
+            {"allocation_failures", generator_->allocation_failures()}}},
+          {"warnings", warnings_},
+          {"error", error_.empty() ? json() : json(error_)},
+          {"failed_nf", failed_nf_.empty() ? json() : json(failed_nf_)},
+          {"interrupted", interrupted_}};
+}
+
+int Run::execute() {
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  SpecErrors errors = check_deployment(d_);
+  if (!errors.empty()) {
+    for (const SpecError& e : errors) emit(events_, {{"event", "spec_error"}, {"path", e.path}, {"message", e.message}});
+    return kExitBadSpec;
+  }
+  const SchedulerType& type = scheduler_types().at(d_.scheduler.name);
+  scheduler_ = type.create(d_.scheduler.options);
+  d_.workers = scheduler_->plan_workers(d_);
+  bool ran = false;
+  try {
+    set_up_memory();
+    start_workers();
+    ran = true;
+    control_loop();
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+  stop_workers();
+  if (ran) {
+    json out = results();
+    std::string path = d_.paths.run_dir + "/results.json";
+    std::ofstream(path) << out.dump(2);
+    emit(events_, {{"event", "done"}, {"results", path}});
+  }
+  rte_eal_cleanup();
+  if (interrupted_) return kExitInterrupted;
+  return error_.empty() ? kExitOk : kExitRunFailed;
+}
+
+}  // namespace
+
+int run_deployment(const json& doc, FILE* events) {
+  Deployment deployment;
+  try {
+    deployment = parse_deployment(doc);
+  } catch (const std::exception& e) {
+    emit(events, {{"event", "spec_error"}, {"path", ""}, {"message", std::string("malformed run description: ") + e.what()}});
+    return kExitBadSpec;
+  }
+  Run run(std::move(deployment), doc, events);
+  return run.execute();
+}
+
+}  // namespace tandem

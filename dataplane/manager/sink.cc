@@ -1,0 +1,46 @@
+// Packet sink: delivery counts, hop-order verification and latency sampling.
+#include "sink.h"
+
+#include <rte_mbuf.h>
+
+#include "dataplane/batch.h"
+#include "dataplane/packet_meta.h"
+
+namespace tandem {
+
+bool hops_match(const uint8_t* hops, uint8_t hop_count, const std::vector<int>& chain_nfs) {
+  if (hop_count != chain_nfs.size() || hop_count > kMaxHops) return false;
+  for (uint8_t i = 0; i < hop_count; i++)
+    if (hops[i] != chain_nfs[i]) return false;
+  return true;
+}
+
+Sink::Sink(const Deployment& deployment, const std::vector<rte_ring*>& rings, StatsZone& stats)
+    : deployment_(deployment), delivery_(deployment.chains.size()) {
+  for (const ChainConfig& chain : deployment.chains) {
+    exits_.push_back(rings[chain.rings.back()]);
+    exit_counters_.push_back(&stats.rings[chain.rings.back()]);
+    latency_.emplace_back(1 << 18);
+  }
+}
+
+void Sink::poll(uint64_t now_tsc) {
+  rte_mbuf* pkts[kMaxBurst];
+  for (size_t c = 0; c < exits_.size(); c++) {
+    unsigned n = rte_ring_dequeue_burst(exits_[c], reinterpret_cast<void**>(pkts), deployment_.burst, nullptr);
+    if (n == 0) continue;
+    counter_add(exit_counters_[c]->dequeued, static_cast<uint64_t>(n));
+    ChainDelivery& delivery = delivery_[c];
+    const std::vector<int>& chain_nfs = deployment_.chains[c].nfs;
+    for (unsigned i = 0; i < n; i++) {
+      const PacketMeta* meta = meta_of(pkts[i]);
+      if (!hops_match(meta->hops, meta->hop_count, chain_nfs)) delivery.hop_errors++;
+      delivery.delivered_bytes += rte_pktmbuf_pkt_len(pkts[i]) + 4;  // with FCS, as frame sizes are given
+      if (measuring_ && meta->seq % deployment_.latency_sample_every == 0) latency_[c].add(now_tsc - meta->tx_tsc);
+    }
+    delivery.delivered += n;
+    rte_pktmbuf_free_bulk(pkts, n);
+  }
+}
+
+}  // namespace tandem

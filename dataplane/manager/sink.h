@@ -1,0 +1,42 @@
+// The sink: drains each chain's exit ring, verifies every packet's hop record, counts it and samples latency.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <rte_ring.h>
+
+#include "dataplane/deployment.h"
+#include "dataplane/latency.h"
+#include "dataplane/shm_layout.h"
+
+namespace tandem {
+
+struct ChainDelivery {
+  uint64_t delivered = 0;
+  uint64_t delivered_bytes = 0;
+  uint64_t hop_errors = 0;  // packets that skipped, repeated or reordered an NF of their chain
+};
+
+// True when the hop record lists exactly the chain's NFs, in order.
+bool hops_match(const uint8_t* hops, uint8_t hop_count, const std::vector<int>& chain_nfs);
+
+class Sink {
+ public:
+  Sink(const Deployment& deployment, const std::vector<rte_ring*>& rings, StatsZone& stats);
+  void poll(uint64_t now_tsc);
+  // Latency is sampled only while measuring (warm-up and drain are excluded).
+  void set_measuring(bool measuring) { measuring_ = measuring; }
+  const ChainDelivery& delivery(int chain) const { return delivery_[chain]; }
+  LatencySamples& latency(int chain) { return latency_[chain]; }
+
+ private:
+  const Deployment& deployment_;
+  std::vector<rte_ring*> exits_;
+  std::vector<RingCounters*> exit_counters_;
+  std::vector<ChainDelivery> delivery_;
+  std::vector<LatencySamples> latency_;
+  bool measuring_ = false;
+};
+
+}  // namespace tandem

@@ -1,0 +1,54 @@
+// Worker process start-up and reaping.
+#include "worker_launcher.h"
+
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <stdexcept>
+
+#include "dataplane/eal_args.h"
+
+namespace tandem {
+
+pid_t launch_worker(const Deployment& deployment, const WorkerPlan& plan, const std::string& deployment_path) {
+  std::vector<std::string> args = secondary_eal_args(deployment, plan);
+  args.insert(args.end(), {"--", "--deployment", deployment_path, "--worker", std::to_string(plan.index)});
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + strerror(errno));
+  if (pid == 0) {
+    // A busy-polling worker must never outlive its manager: with a real-time policy it would freeze its core.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(1);
+    dup2(STDERR_FILENO, STDOUT_FILENO);  // the manager's stdout is not the workers' to write on
+    signal(SIGINT, SIG_IGN);             // the manager decides when workers stop
+    execv(deployment.paths.worker_binary.c_str(), argv.data());
+    fprintf(stderr, "tandem-manager: cannot execute %s: %s\n", deployment.paths.worker_binary.c_str(), strerror(errno));
+    _exit(127);
+  }
+  return pid;
+}
+
+std::string describe_exit(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    const char* name = sigabbrev_np(sig);
+    return "killed by signal " + std::to_string(sig) + (name ? std::string(" (SIG") + name + ")" : "");
+  }
+  return "ended with wait status " + std::to_string(status);
+}
+
+std::optional<int> reap_if_exited(pid_t pid) {
+  int status = 0;
+  if (pid > 0 && waitpid(pid, &status, WNOHANG) == pid) return status;
+  return std::nullopt;
+}
+
+}  // namespace tandem

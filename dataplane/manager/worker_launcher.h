@@ -1,0 +1,23 @@
+// Starting worker processes (fork + exec, tied to the manager's life) and reaping them.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "dataplane/deployment.h"
+
+namespace tandem {
+
+// Starts the worker for `plan`; it receives SIGKILL if the manager dies. Returns its pid.
+pid_t launch_worker(const Deployment& deployment, const WorkerPlan& plan, const std::string& deployment_path);
+
+// How a reaped worker ended, e.g. "exited with status 3" or "killed by signal 9 (SIGKILL)".
+std::string describe_exit(int wait_status);
+
+// Returns the wait status of `pid` if it has exited, without blocking.
+std::optional<int> reap_if_exited(pid_t pid);
+
+}  // namespace tandem

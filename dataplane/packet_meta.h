@@ -1,0 +1,31 @@
+// Per-packet metadata kept in the mbuf private area: sequence number, TSC timestamp and hop record.
+#pragma once
+
+#include <cstdint>
+
+#include <rte_mbuf.h>
+
+namespace tandem {
+
+inline constexpr int kMaxHops = 24;
+
+struct PacketMeta {
+  uint64_t seq;          // per-chain sequence number set by the generator
+  uint64_t tx_tsc;       // TSC when the generator enqueued the packet
+  uint16_t chain;        // index of the chain the packet belongs to
+  uint8_t hop_count;     // NFs that have stamped the packet so far
+  uint8_t hops[kMaxHops];  // global NF index of each NF in the order they processed it
+};
+
+inline constexpr uint16_t kMbufPrivSize = (sizeof(PacketMeta) + RTE_MBUF_PRIV_ALIGN - 1) & ~(RTE_MBUF_PRIV_ALIGN - 1);
+
+inline PacketMeta* meta_of(rte_mbuf* m) { return static_cast<PacketMeta*>(rte_mbuf_to_priv(m)); }
+
+// Each NF stamps the packets it processes; the sink compares the record with the chain's NF list.
+inline void stamp_hop(rte_mbuf* m, uint8_t nf_index) {
+  PacketMeta* meta = meta_of(m);
+  if (meta->hop_count < kMaxHops) meta->hops[meta->hop_count] = nf_index;
+  meta->hop_count++;
+}
+
+}  // namespace tandem

@@ -1,0 +1,75 @@
+// The worker's poll loop and per-burst segment execution, with its counters and yield points.
+#include "worker_loop.h"
+
+#include <sched.h>
+
+#include <rte_cycles.h>
+#include <rte_mbuf.h>
+
+#include "dataplane/packet_meta.h"
+
+namespace tandem {
+
+uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t burst) {
+  rte_mbuf* pkts[kMaxBurst];
+  rte_mbuf* dropped[kMaxBurst];
+  unsigned n = rte_ring_dequeue_burst(segment.in, reinterpret_cast<void**>(pkts), burst, nullptr);
+  if (n == 0) {
+    counter_add(stats.nfs[segment.nf_indexes.front()].empty_polls, uint64_t{1});
+    return 0;
+  }
+  counter_add(segment.in_counters->dequeued, static_cast<uint64_t>(n));
+  Batch batch{pkts, static_cast<uint16_t>(n), dropped, 0};
+  for (size_t k = 0; k < segment.nfs.size() && batch.count > 0; k++) {
+    NfCounters& counters = stats.nfs[segment.nf_indexes[k]];
+    auto hop = static_cast<uint8_t>(segment.nf_indexes[k]);
+    for (uint16_t i = 0; i < batch.count; i++) stamp_hop(batch.pkts[i], hop);
+    uint16_t in = batch.count;
+    uint64_t start = rte_rdtsc();
+    segment.nfs[k]->process(batch);
+    uint64_t spent = rte_rdtsc() - start;
+    counter_add(counters.packets_in, static_cast<uint64_t>(in));
+    counter_add(counters.packets_out, static_cast<uint64_t>(batch.count));
+    counter_add(counters.batches, uint64_t{1});
+    counter_add(counters.busy_cycles, spent);
+    if (batch.dropped_count > 0) {
+      counter_add(counters.packets_dropped, static_cast<uint64_t>(batch.dropped_count));
+      rte_pktmbuf_free_bulk(batch.dropped, batch.dropped_count);
+      batch.dropped_count = 0;
+    }
+  }
+  if (batch.count > 0) {
+    unsigned sent = rte_ring_enqueue_burst(segment.out, reinterpret_cast<void**>(batch.pkts), batch.count, nullptr);
+    counter_add(segment.out_counters->enqueued, static_cast<uint64_t>(sent));
+    if (sent < batch.count) {
+      // The next ring is full: the packet is lost here, after the work upstream was spent on it.
+      rte_pktmbuf_free_bulk(batch.pkts + sent, batch.count - sent);
+      counter_add(segment.out_counters->dropped_full, static_cast<uint64_t>(batch.count - sent));
+    }
+  }
+  return static_cast<uint16_t>(n);
+}
+
+void run_worker_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats, WorkerControl& control, uint16_t burst) {
+  const YieldPolicy policy = control.yield;  // set by the scheduler module before `go`
+  uint32_t batches_since_yield = 0;
+  while (!flag_load(stats.stop)) {
+    bool any_input = false;
+    for (SegmentRuntime& segment : segments) {
+      if (run_segment_once(segment, stats, burst) == 0) continue;
+      any_input = true;
+      if (policy.after_batches != 0 && ++batches_since_yield >= policy.after_batches) {
+        batches_since_yield = 0;
+        sched_yield();
+        counter_add(control.yields, uint64_t{1});
+      }
+    }
+    if (!any_input && policy.on_empty != 0) {
+      sched_yield();
+      counter_add(control.yields, uint64_t{1});
+    }
+    counter_add(control.heartbeat, uint64_t{1});
+  }
+}
+
+}  // namespace tandem

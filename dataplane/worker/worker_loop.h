@@ -1,0 +1,30 @@
+// The poll loop of a worker process: dequeue a burst, run the segment's NFs, enqueue, yield as told.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <rte_ring.h>
+
+#include "dataplane/deployment.h"
+#include "dataplane/shm_layout.h"
+#include "nfs/nf.h"
+
+namespace tandem {
+
+struct SegmentRuntime {
+  rte_ring* in;
+  RingCounters* in_counters;
+  rte_ring* out;
+  RingCounters* out_counters;
+  std::vector<int> nf_indexes;
+  std::vector<std::unique_ptr<NetworkFunction>> nfs;
+};
+
+// Polls `segments` until the manager sets stop; `control` is this worker's slot in the stats zone.
+void run_worker_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats, WorkerControl& control, uint16_t burst);
+
+// Runs one burst through a segment; returns the number of packets dequeued (0 = its input was empty).
+uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t burst);
+
+}  // namespace tandem

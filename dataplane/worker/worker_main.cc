@@ -1,0 +1,83 @@
+// tandem-worker: a DPDK secondary process that runs one or more NFs of a deployment on its pinned core.
+// Usage (started by tandem-manager): tandem-worker <EAL args> -- --deployment PATH --worker N
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_memzone.h>
+
+#include "dataplane/eal_args.h"
+#include "dataplane/shm_layout.h"
+#include "worker_loop.h"
+
+using namespace tandem;
+
+namespace {
+
+int fail(const std::string& worker, const std::string& message) {
+  fprintf(stderr, "tandem-worker %s: %s\n", worker.c_str(), message.c_str());
+  return 3;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int eal_consumed = rte_eal_init(argc, argv);
+  if (eal_consumed < 0) return fail("?", std::string("EAL init failed: ") + rte_strerror(rte_errno));
+  argc -= eal_consumed;
+  argv += eal_consumed;
+  std::string deployment_path;
+  int worker_index = -1;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (strcmp(argv[i], "--deployment") == 0) deployment_path = argv[i + 1];
+    if (strcmp(argv[i], "--worker") == 0) worker_index = std::stoi(argv[i + 1]);
+  }
+  std::ifstream file(deployment_path);
+  if (!file || worker_index < 0) return fail("?", "usage: tandem-worker <EAL args> -- --deployment PATH --worker N");
+
+  Deployment deployment = parse_deployment(json::parse(file));
+  const WorkerPlan& plan = deployment.workers.at(worker_index);
+  const rte_memzone* zone = rte_memzone_lookup(kStatsZoneName);
+  if (zone == nullptr) return fail(plan.name, "stats memzone not found: is the manager running?");
+  auto& stats = *static_cast<StatsZone*>(zone->addr);
+  WorkerControl& control = stats.workers[worker_index];
+
+  std::vector<SegmentRuntime> segments;
+  try {
+    for (const Segment& s : plan.segments) {
+      SegmentRuntime runtime{rte_ring_lookup(ring_object_name(s.in_ring).c_str()), &stats.rings[s.in_ring],
+                             rte_ring_lookup(ring_object_name(s.out_ring).c_str()), &stats.rings[s.out_ring], s.nfs, {}};
+      if (runtime.in == nullptr || runtime.out == nullptr) return fail(plan.name, "rings not found");
+      for (int index : s.nfs) {
+        const NfConfig& nf = deployment.nfs[index];
+        NfContext context{nf.name, std::to_string(getpid()) + "_" + std::to_string(index), index};
+        runtime.nfs.push_back(nf_types().at(nf.type).create(nf.args, context));
+      }
+      segments.push_back(std::move(runtime));
+    }
+  } catch (const std::exception& e) {
+    return fail(plan.name, std::string("could not create NF: ") + e.what());
+  }
+
+  control.pid = getpid();
+  flag_store(control.ready, 1u);
+  // Sleep, not spin, until every worker is attached: a spinning worker would starve its core's siblings
+  // through their EAL initialisation once the scheduler module gives it a real-time policy.
+  while (!flag_load(stats.go) && !flag_load(stats.stop)) usleep(200);
+  run_worker_loop(segments, stats, control, deployment.burst);
+
+  for (size_t s = 0; s < segments.size(); s++) {
+    json reports = json::object();
+    for (size_t k = 0; k < segments[s].nfs.size(); k++) reports[deployment.nfs[segments[s].nf_indexes[k]].name] = segments[s].nfs[k]->report();
+    // NF-specific reports go through a file the manager merges into the results.
+    std::ofstream(deployment.paths.run_dir + "/nf-report-" + std::to_string(worker_index) + "-" + std::to_string(s) + ".json") << reports.dump();
+  }
+  segments.clear();  // free DPDK objects before detaching
+  rte_eal_cleanup();
+  return 0;
+}

@@ -1,0 +1,39 @@
+// checkip: validates the IPv4 header (version, length, checksum) and drops packets that fail.
+#include "checkip.h"
+
+#include "ipv4_view.h"
+#include "nf.h"
+
+namespace tandem {
+
+bool ipv4_header_valid(const rte_ipv4_hdr* ip, uint32_t l3_len) {
+  if ((ip->version_ihl >> 4) != 4) return false;
+  uint32_t header_len = (ip->version_ihl & 0x0f) * 4u;
+  if (header_len < sizeof(rte_ipv4_hdr) || header_len > l3_len) return false;
+  uint32_t total_len = rte_be_to_cpu_16(ip->total_length);
+  if (total_len < header_len || total_len > l3_len) return false;
+  // The one's complement sum over a header with a correct checksum is 0xffff.
+  return rte_raw_cksum(ip, header_len) == 0xffff;
+}
+
+namespace {
+
+class CheckIp final : public NetworkFunction {
+ public:
+  void process(Batch& batch) override {
+    batch.filter([](rte_mbuf* m) {
+      const rte_ipv4_hdr* ip = ipv4_header(m);
+      return ip != nullptr && ipv4_header_valid(ip, rte_pktmbuf_data_len(m) - sizeof(rte_ether_hdr));
+    });
+  }
+};
+
+const NfRegistration registration({
+    .name = "checkip",
+    .help = "Validates IPv4 version, header length, total length and header checksum; drops bad packets.",
+    .args = {},
+    .create = [](const json&, const NfContext&) { return std::make_unique<CheckIp>(); },
+});
+
+}  // namespace
+}  // namespace tandem

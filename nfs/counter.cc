@@ -1,0 +1,74 @@
+// counter: a monitoring NF that keeps per-flow packet and byte counts in a DPDK rte_hash table.
+#include <vector>
+
+#include <rte_errno.h>
+#include <rte_hash.h>
+#include <rte_jhash.h>
+
+#include "five_tuple.h"
+#include "nf.h"
+
+namespace tandem {
+namespace {
+
+struct FlowCount {
+  uint64_t packets;
+  uint64_t bytes;
+};
+
+class Counter final : public NetworkFunction {
+ public:
+  Counter(uint32_t max_flows, const NfContext& context) : counts_(max_flows) {
+    std::string name = "flows_" + context.unique_name;
+    rte_hash_parameters params{};
+    params.name = name.c_str();
+    params.entries = max_flows;
+    params.key_len = sizeof(FiveTuple);
+    params.hash_func = rte_jhash;
+    params.socket_id = SOCKET_ID_ANY;
+    table_ = rte_hash_create(&params);
+    if (table_ == nullptr) throw std::runtime_error("rte_hash_create failed for " + name + ": " + rte_strerror(rte_errno));
+  }
+  ~Counter() override { rte_hash_free(table_); }
+
+  void process(Batch& batch) override {
+    for (uint16_t i = 0; i < batch.count; i++) {
+      std::optional<FiveTuple> key = five_tuple_of(batch.pkts[i]);
+      if (!key) {
+        untracked_++;
+        continue;
+      }
+      int32_t slot = rte_hash_add_key(table_, &*key);  // returns the existing slot for a known key
+      if (slot < 0) {
+        table_full_++;
+        continue;
+      }
+      counts_[slot].packets++;
+      counts_[slot].bytes += rte_pktmbuf_pkt_len(batch.pkts[i]);
+    }
+  }
+
+  json report() const override {
+    return {{"flows", rte_hash_count(table_)}, {"untracked_packets", untracked_}, {"table_full_packets", table_full_}};
+  }
+
+ private:
+  rte_hash* table_ = nullptr;
+  std::vector<FlowCount> counts_;
+  uint64_t untracked_ = 0;   // non-IPv4 packets
+  uint64_t table_full_ = 0;  // packets of flows that did not fit in the table
+};
+
+const NfRegistration registration({
+    .name = "counter",
+    .help = "Counts packets and bytes per flow (5-tuple) in an rte_hash table; forwards everything.",
+    .args = {{.name = "max_flows", .type = ArgType::Integer, .default_value = 65536,
+              .help = "flow table capacity", .min = 16, .max = 1 << 24}},
+    .create =
+        [](const json& args, const NfContext& context) {
+          return std::make_unique<Counter>(args["max_flows"].get<uint32_t>(), context);
+        },
+});
+
+}  // namespace
+}  // namespace tandem

@@ -1,0 +1,31 @@
+// Parsing of the firewall NF's L3/L4 rules from a spec, independent of the ACL engine that runs them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "dataplane/arg_schema.h"
+
+namespace tandem {
+
+struct FirewallRule {
+  uint32_t src_ip = 0;  // host byte order
+  uint8_t src_prefix = 0;
+  uint32_t dst_ip = 0;
+  uint8_t dst_prefix = 0;
+  uint16_t src_port_lo = 0, src_port_hi = 65535;
+  uint16_t dst_port_lo = 0, dst_port_hi = 65535;
+  std::optional<uint8_t> proto;  // nullopt = any protocol
+  bool allow = true;
+};
+
+// Parses one rule such as {src: 10.0.0.0/8, dst_port: 80-90, proto: tcp, action: deny};
+// errors are appended with `path` as prefix and nullopt is returned.
+std::optional<FirewallRule> parse_firewall_rule(const json& rule, const std::string& path, SpecErrors& errors);
+
+// The rules of a firewall NF: the explicit ones, then `synthetic_rules` deny rules that match nothing the
+// generator sends (addresses in 172.16.0.0/12), to give the classifier a realistic rule-set size.
+std::vector<FirewallRule> firewall_rules_from_args(const json& args);
+
+}  // namespace tandem

@@ -1,0 +1,48 @@
+// The NF API: a network function is an object with one per-batch function, registered by type name.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "dataplane/arg_schema.h"
+#include "dataplane/batch.h"
+
+namespace tandem {
+
+// What an NF instance knows about where it runs; DPDK objects it creates are named after `unique_name`
+// so that several instances of one type can live in one deployment.
+struct NfContext {
+  std::string name;         // the NF's name in the spec
+  std::string unique_name;  // short, unique in the run; safe for rte_* object names
+  int index = 0;            // global NF index in the deployment
+};
+
+class NetworkFunction {
+ public:
+  virtual ~NetworkFunction() = default;
+  // Processes `batch` in place; packets to drop go to batch.dropped (see Batch::filter).
+  virtual void process(Batch& batch) = 0;
+  // NF-specific counters for the results (e.g. the flow table size of `counter`).
+  virtual json report() const { return json::object(); }
+};
+
+struct NfType {
+  std::string name;
+  std::string help;
+  std::vector<ArgSpec> args;
+  // Checks what the schema cannot (e.g. the syntax of firewall rules); needs no EAL.
+  std::function<void(const json& args, const std::string& path, SpecErrors& errors)> check = nullptr;
+  // Builds an instance from resolved arguments; may use DPDK libraries, so runs after EAL init.
+  std::function<std::unique_ptr<NetworkFunction>(const json& args, const NfContext& context)> create;
+};
+
+const std::map<std::string, NfType>& nf_types();
+
+// Each NF file registers its type with one static NfRegistration.
+struct NfRegistration {
+  explicit NfRegistration(NfType type);
+};
+
+}  // namespace tandem

@@ -1,0 +1,17 @@
+// The table of NF types, filled by the static registrations in each NF's file.
+#include "nf.h"
+
+namespace tandem {
+
+namespace {
+std::map<std::string, NfType>& registry() {
+  static std::map<std::string, NfType> types;
+  return types;
+}
+}  // namespace
+
+const std::map<std::string, NfType>& nf_types() { return registry(); }
+
+NfRegistration::NfRegistration(NfType type) { registry().emplace(type.name, std::move(type)); }
+
+}  // namespace tandem

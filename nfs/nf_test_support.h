@@ -1,0 +1,62 @@
+// Test support for code that needs DPDK: an EAL without hugepages and a pool of test frames.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include <netinet/in.h>
+
+#include <rte_ether.h>
+#include <rte_ip.h>
+#include <rte_mbuf.h>
+
+#include "dataplane/batch.h"
+#include "dataplane/manager/frame_builder.h"
+#include "dataplane/packet_meta.h"
+#include "nfs/nf.h"
+
+namespace tandem::testing {
+
+// The pool created by nf_test_main.cc after EAL init.
+rte_mempool* test_pool();
+
+// An mbuf holding a valid frame of flow `flow` (see flow_address) with the given size and protocol.
+inline rte_mbuf* make_frame(uint32_t flow = 0, uint16_t size = 64, uint8_t protocol = IPPROTO_UDP) {
+  rte_mbuf* m = rte_pktmbuf_alloc(test_pool());
+  uint16_t length = size - kFcsBytes;
+  m->data_len = m->pkt_len = length;
+  memset(rte_pktmbuf_mtod(m, void*), 0, length);
+  build_frame(rte_pktmbuf_mtod(m, uint8_t*), size, protocol, flow_address(flow, 0));
+  meta_of(m)->hop_count = 0;
+  return m;
+}
+
+// Runs `nf` over `frames`; returns the packets kept, frees the dropped ones and reports how many.
+struct BatchOutcome {
+  std::vector<rte_mbuf*> kept;
+  uint16_t dropped = 0;
+};
+
+inline BatchOutcome run_batch(NetworkFunction& nf, std::vector<rte_mbuf*> frames) {
+  std::vector<rte_mbuf*> dropped(frames.size());
+  Batch batch{frames.data(), static_cast<uint16_t>(frames.size()), dropped.data(), 0};
+  nf.process(batch);
+  BatchOutcome out{{frames.begin(), frames.begin() + batch.count}, batch.dropped_count};
+  rte_pktmbuf_free_bulk(dropped.data(), batch.dropped_count);
+  return out;
+}
+
+inline std::unique_ptr<NetworkFunction> make_nf(const std::string& type, const json& args = json::object()) {
+  SpecErrors errors;
+  json resolved = resolve_args(nf_types().at(type).args, args, "args", errors);
+  EXPECT_TRUE(errors.empty()) << (errors.empty() ? "" : errors[0].path + ": " + errors[0].message);
+  static int counter = 0;
+  return nf_types().at(type).create(resolved, {type, "test" + std::to_string(counter++), 0});
+}
+
+inline void free_all(const std::vector<rte_mbuf*>& pkts) {
+  for (rte_mbuf* m : pkts) rte_pktmbuf_free(m);
+}
+
+}  // namespace tandem::testing

@@ -1,0 +1,29 @@
+// A Linux scheduling policy (SCHED_OTHER/BATCH/RR/FIFO with nice or RT priority) applied to worker processes.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "dataplane/arg_schema.h"
+
+namespace tandem {
+
+struct KernelPolicy {
+  std::string name;  // cfs, batch, rr or fifo
+  int priority = 1;  // RT priority for rr and fifo
+  int nice = 0;      // for cfs and batch
+
+  static KernelPolicy from_options(const std::string& name, const json& options);
+  bool realtime() const { return name == "rr" || name == "fifo"; }
+  // Applies the policy to a process; throws std::runtime_error naming the pid and the error.
+  void apply(pid_t pid) const;
+  // Puts a process back on SCHED_OTHER with nice 0; failures (process gone) are ignored.
+  static void restore(pid_t pid);
+};
+
+// The options shared by modules that run workers under a kernel policy.
+std::vector<ArgSpec> kernel_policy_options(const std::string& policy);
+
+}  // namespace tandem

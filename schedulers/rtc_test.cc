@@ -1,0 +1,49 @@
+// Tests of worker planning: one process per NF by default; rtc groups consecutive NFs per core.
+#include <gtest/gtest.h>
+
+#include "schedulers/scheduler.h"
+
+namespace tandem {
+namespace {
+
+Deployment two_chain_deployment() {
+  json chain_a = {{"name", "a"}, {"traffic", {{"sizes", {{64, 1}}}}},
+                  {"nfs", {{{"name", "a1"}, {"type", "macswap"}, {"core", 1}}, {{"name", "a2"}, {"type", "macswap"}, {"core", 1}},
+                           {{"name", "a3"}, {"type", "macswap"}, {"core", 2}}, {{"name", "a4"}, {"type", "macswap"}, {"core", 1}}}}};
+  json chain_b = {{"name", "b"}, {"traffic", {{"sizes", {{64, 1}}}}}, {"nfs", {{{"name", "b1"}, {"type", "macswap"}, {"core", 1}}}}};
+  return parse_deployment({{"scheduler", {{"name", "rtc"}}}, {"chains", {chain_a, chain_b}}});
+}
+
+TEST(WorkerPlans, OneWorkerPerNfWithUniqueLcores) {
+  Deployment d = two_chain_deployment();
+  std::vector<WorkerPlan> plans = one_worker_per_nf(d);
+  ASSERT_EQ(plans.size(), 5u);
+  std::set<int> lcores;
+  for (const WorkerPlan& p : plans) {
+    lcores.insert(p.lcore_id);
+    ASSERT_EQ(p.segments.size(), 1u);
+    EXPECT_NE(p.lcore_id, 0);  // the manager's
+  }
+  EXPECT_EQ(lcores.size(), 5u);
+  // a2 reads the ring a1 writes.
+  EXPECT_EQ(plans[1].segments[0].in_ring, plans[0].segments[0].out_ring);
+}
+
+TEST(WorkerPlans, RtcGroupsConsecutiveNfsOnACore) {
+  Deployment d = two_chain_deployment();
+  auto scheduler = scheduler_types().at("rtc").create(json::object());
+  std::vector<WorkerPlan> plans = scheduler->plan_workers(d);
+  ASSERT_EQ(plans.size(), 2u);  // core 1 and core 2
+  const WorkerPlan& core1 = plans[0];
+  EXPECT_EQ(core1.core, 1);
+  ASSERT_EQ(core1.segments.size(), 3u);  // a1+a2, a4, b1
+  EXPECT_EQ(core1.segments[0].nfs, (std::vector<int>{0, 1}));
+  EXPECT_EQ(core1.segments[0].in_ring, d.chains[0].rings[0]);
+  EXPECT_EQ(core1.segments[0].out_ring, d.chains[0].rings[2]);
+  EXPECT_EQ(core1.segments[1].nfs, (std::vector<int>{3}));
+  EXPECT_EQ(core1.segments[2].nfs, (std::vector<int>{4}));
+  EXPECT_EQ(plans[1].segments[0].nfs, (std::vector<int>{2}));
+}
+
+}  // namespace
+}  // namespace tandem

@@ -1,0 +1,69 @@
+// The scheduler module interface: plan workers, attach to a deployment, tick periodically, detach and restore.
+// Like Caladan's sched_ops, every scheduler (kernel policies, cooperative, run-to-completion, and later
+// UNiS, NFVnice, Bubble) implements this one interface, and the manager drives it from its control loop.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <rte_ring.h>
+
+#include "dataplane/deployment.h"
+#include "dataplane/shm_layout.h"
+
+namespace tandem {
+
+// What the manager gives a scheduler module: the deployment, its live counters, rings and worker pids.
+struct SchedulerView {
+  const Deployment& deployment;
+  StatsZone& stats;
+  std::vector<rte_ring*>& rings;
+  std::vector<pid_t>& worker_pids;  // by worker index; 0 once a worker has exited
+};
+
+// Machine-wide settings a scheduler needs; the control plane applies them and restores them on every exit path.
+struct MachineRequirements {
+  bool rt_unthrottled = false;               // sched_rt_runtime_us = -1, or busy RT tasks stall 50 ms a second
+  std::optional<int> rr_timeslice_ms = std::nullopt;  // /proc/sys/kernel/sched_rr_timeslice_ms
+};
+
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  // Which NFs share a worker process. The default is one process per NF.
+  virtual std::vector<WorkerPlan> plan_workers(const Deployment& deployment) const;
+  // Called once every worker is attached and waiting, before they start polling.
+  virtual void attach(SchedulerView& view) = 0;
+  // Period of tick() in nanoseconds; 0 = the module needs no periodic work.
+  virtual uint64_t tick_period_ns() const { return 0; }
+  virtual void tick(SchedulerView& /*view*/, uint64_t /*now_tsc*/) {}
+  // Called before the workers are stopped, also after an error: undo everything attach() and tick() did.
+  virtual void detach(SchedulerView& view) = 0;
+  // What the module did, for the results (e.g. policy applied, yields).
+  virtual json report(const SchedulerView& /*view*/) const { return json::object(); }
+};
+
+struct SchedulerType {
+  std::string name;
+  std::string help;
+  std::vector<ArgSpec> options;
+  std::function<MachineRequirements(const json& options)> requirements;
+  std::function<std::unique_ptr<Scheduler>(const json& options)> create;
+};
+
+const std::map<std::string, SchedulerType>& scheduler_types();
+
+struct SchedulerRegistration {
+  explicit SchedulerRegistration(SchedulerType type);
+};
+
+// One worker process per NF, each segment a single NF: the shape every scheduler but rtc uses.
+std::vector<WorkerPlan> one_worker_per_nf(const Deployment& deployment);
+
+}  // namespace tandem

@@ -1,0 +1,36 @@
+// The table of scheduler modules, filled by the static registrations in each module's file.
+#include "scheduler.h"
+
+namespace tandem {
+
+namespace {
+std::map<std::string, SchedulerType>& registry() {
+  static std::map<std::string, SchedulerType> types;
+  return types;
+}
+}  // namespace
+
+const std::map<std::string, SchedulerType>& scheduler_types() { return registry(); }
+
+SchedulerRegistration::SchedulerRegistration(SchedulerType type) { registry().emplace(type.name, std::move(type)); }
+
+std::vector<WorkerPlan> one_worker_per_nf(const Deployment& deployment) {
+  std::vector<WorkerPlan> plans;
+  for (const NfConfig& nf : deployment.nfs) {
+    const ChainConfig& chain = deployment.chains[nf.chain];
+    WorkerPlan plan;
+    plan.index = static_cast<int>(plans.size());
+    plan.name = nf.name;
+    plan.core = nf.core;
+    plan.lcore_id = plan.index + 1;  // lcore 0 is the manager's
+    plan.segments.push_back({chain.rings[nf.position], {nf.index}, chain.rings[nf.position + 1]});
+    plans.push_back(plan);
+  }
+  return plans;
+}
+
+std::vector<WorkerPlan> Scheduler::plan_workers(const Deployment& deployment) const {
+  return one_worker_per_nf(deployment);
+}
+
+}  // namespace tandem
