@@ -36,6 +36,7 @@ class Firewall final : public NetworkFunction {
  public:
   Firewall(const std::vector<FirewallRule>& rules, bool default_allow, const NfContext& context)
       : default_allow_(default_allow) {
+    if (rules.empty()) return;  // rte_acl cannot build an empty context; every packet gets the default
     std::string name = "fw_" + context.unique_name;
     rte_acl_param params{};
     params.name = name.c_str();
@@ -63,8 +64,7 @@ class Firewall final : public NetworkFunction {
       a.field[kFieldDstPort].value.u16 = r.dst_port_lo;
       a.field[kFieldDstPort].mask_range.u16 = r.dst_port_hi;
     }
-    if (!acl_rules.empty() &&
-        rte_acl_add_rules(acl_, reinterpret_cast<rte_acl_rule*>(acl_rules.data()), acl_rules.size()) != 0)
+    if (rte_acl_add_rules(acl_, reinterpret_cast<rte_acl_rule*>(acl_rules.data()), acl_rules.size()) != 0)
       throw std::runtime_error("rte_acl_add_rules failed for " + name);
     rte_acl_config config{};
     config.num_categories = 1;
@@ -88,11 +88,11 @@ class Firewall final : public NetworkFunction {
         order[classified++] = i;
       }
     }
-    if (classified > 0) rte_acl_classify(acl_, fields, results, classified, 1);
+    if (classified > 0 && acl_ != nullptr) rte_acl_classify(acl_, fields, results, classified, 1);
     uint32_t verdict[kMaxBurst];
     for (uint16_t i = 0; i < batch.count; i++) verdict[i] = kDeny;  // unparseable packets are denied
     for (uint16_t j = 0; j < classified; j++)
-      verdict[order[j]] = results[j] != 0 ? results[j] : (default_allow_ ? kAllow : kDeny);
+      verdict[order[j]] = acl_ != nullptr && results[j] != 0 ? results[j] : (default_allow_ ? kAllow : kDeny);
     uint16_t position = 0;
     batch.filter([&](rte_mbuf*) {
       bool allowed = verdict[position++] == kAllow;

@@ -62,5 +62,14 @@ TEST(Firewall, DefaultDenyDropsUnmatched) {
   testing::free_all(out.kept);
 }
 
+TEST(Firewall, NoRulesAppliesTheDefault) {
+  auto allow_all = testing::make_nf("firewall");
+  auto deny_all = testing::make_nf("firewall", {{"default", "deny"}});
+  auto allowed = testing::run_batch(*allow_all, {testing::make_frame(1), testing::make_frame(2)});
+  EXPECT_EQ(allowed.kept.size(), 2u);
+  auto denied = testing::run_batch(*deny_all, allowed.kept);
+  EXPECT_EQ(denied.dropped, 2);
+}
+
 }  // namespace
 }  // namespace tandem

@@ -159,8 +159,9 @@ void Run::start_workers() {
       if (auto status = reap_if_exited(pids_[w])) {
         workers_[w].exited = true;
         pids_[w] = 0;
-        throw std::runtime_error("NF " + nf_names_of(static_cast<int>(w)) + " failed to start: " + describe_exit(*status) +
-                                 " (its message is in the manager log)");
+        std::string names = nf_names_of(static_cast<int>(w));
+        fail("NF " + names + " failed to start: " + describe_exit(*status) + " (its message is in the manager log)", names);
+        throw std::runtime_error(error_);
       }
       all_ready = all_ready && flag_load(stats_->workers[w].ready) != 0;
     }
@@ -444,7 +445,9 @@ json Run::results() {
       std::string path = d_.paths.run_dir + "/nf-report-" + std::to_string(w) + "-" + std::to_string(s) + ".json";
       std::ifstream in(path);
       if (!in) continue;
-      for (const auto& [name, report] : json::parse(in, nullptr, false).items()) nf_reports[name] = report;
+      json reports = json::parse(in, nullptr, false);  // named: a temporary would die before the loop runs
+      if (reports.is_object())
+        for (const auto& [name, report] : reports.items()) nf_reports[name] = report;
       unlink(path.c_str());
     }
 

@@ -1,0 +1,1 @@
+"""Tandem's control plane: validate specs, prepare the machine, launch the data plane, report results."""

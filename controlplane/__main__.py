@@ -1,0 +1,6 @@
+"""Entry point: `python -m controlplane` (the repository's ./tandem script runs this)."""
+import sys
+
+from controlplane.cli import main
+
+sys.exit(main())

@@ -1,0 +1,190 @@
+"""The `tandem` command line: run, compare, validate, nfs."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+
+from controlplane import catalog
+from controlplane.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, SpecError, TandemError
+from controlplane.report import comparison_report, run_report
+from controlplane.spec import load_spec, run_config
+
+
+def _scheduler_list(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("give at least one scheduler, e.g. cfs,coop,rtc")
+    return names
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 3600 seconds, got {text}")
+    return value
+
+
+def _repeat(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 100:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 100, got {text!r}")
+    return int(text)
+
+
+def _check_schedulers(names: list[str], source: str) -> None:
+    known = catalog.scheduler_names()
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise SpecError(source, [("--scheduler", f"unknown scheduler {', '.join(unknown)} (known: {', '.join(known)})")])
+
+
+def _write_json(path: str, document: dict) -> None:
+    try:
+        Path(path).write_text(json.dumps(document, indent=2))
+    except OSError as error:
+        raise TandemError(f"cannot write {path}: {error.strerror}") from None
+
+
+def cmd_run(args) -> int:
+    from controlplane.progress import ProgressLine
+    from controlplane.runner import run_once
+
+    spec = load_spec(args.spec)
+    if args.scheduler:
+        _check_schedulers([args.scheduler], args.spec)
+    config = run_config(spec, args.scheduler, args.duration)
+    progress = None if args.quiet else ProgressLine("", config["warmup"] + config["duration"])
+    outcome = run_once(config, args.spec, progress)
+    if progress:
+        progress.finish()
+    for note in outcome.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if outcome.results is not None:
+        print(run_report(outcome.results))
+        if args.json:
+            _write_json(args.json, dict(outcome.results, spec=args.spec, exit_status=outcome.exit_status))
+    if outcome.exit_status != EXIT_OK:
+        partial = " (partial results above)" if outcome.results is not None else ""
+        print(f"tandem: run failed: {outcome.error}{partial}", file=sys.stderr)
+    return outcome.exit_status
+
+
+def cmd_compare(args) -> int:
+    from controlplane.compare import compare
+
+    spec = load_spec(args.spec)
+    _check_schedulers(args.schedulers, args.spec)
+    comparison, status = compare(spec, args.spec, args.schedulers, args.repeat, args.duration, args.quiet)
+    print(comparison_report(comparison))
+    if args.json:
+        _write_json(args.json, comparison)
+    if args.plot:
+        from controlplane.plot import plot_comparison
+
+        plot_comparison(comparison, args.plot)
+        print(f"plot written to {args.plot}")
+    if status == EXIT_INTERRUPTED:
+        print("tandem: interrupted; the table shows the runs that finished", file=sys.stderr)
+    elif status != EXIT_OK:
+        print("tandem: some runs failed; see the table", file=sys.stderr)
+    return status
+
+
+def cmd_validate(args) -> int:
+    spec = load_spec(args.spec)
+    if args.scheduler:
+        _check_schedulers([args.scheduler], args.spec)
+    verdict = catalog.check(run_config(spec, args.scheduler), args.spec)
+    nfs = sum(len(chain.nfs) for chain in spec.chains)
+    scheduler = args.scheduler or spec.scheduler.name
+    print(f"{args.spec}: valid: {len(spec.chains)} chain(s), {nfs} NF(s), scheduler {scheduler}, "
+          f"needs {verdict['hugepages_2mb']} hugepages of 2 MB")
+    return EXIT_OK
+
+
+def _bound(value, missing: str) -> str:
+    if value is None:
+        return missing
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def cmd_nfs(args) -> int:
+    entries = catalog.catalog()
+    if args.json:
+        print(json.dumps(entries, indent=2))
+        return EXIT_OK
+
+    def describe(arguments):
+        for arg in arguments:
+            default = "required" if arg["default"] is None else f"default {json.dumps(arg['default'])}"
+            bounds = ""
+            if "min" in arg or "max" in arg:
+                bounds = f", {_bound(arg.get('min'), '-inf')}..{_bound(arg.get('max'), 'inf')}"
+            choices = f", one of {'/'.join(arg['choices'])}" if "choices" in arg else ""
+            print(f"      {arg['name']} ({arg['type']}, {default}{bounds}{choices}): {arg['help']}")
+
+    print("NF types (spec: chains[].nfs[].type, arguments under args):")
+    for nf in entries["nfs"]:
+        print(f"  {nf['name']}: {nf['help']}")
+        describe(nf["args"])
+    print("\nSchedulers (spec: scheduler.name, options under scheduler.options):")
+    for scheduler in entries["schedulers"]:
+        print(f"  {scheduler['name']}: {scheduler['help']}")
+        describe(scheduler["options"])
+    return EXIT_OK
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(prog="tandem", description="Run chains of poll-mode NFs on shared cores under NF schedulers.")
+    commands = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser("run", help="run a spec once and print its results")
+    run.add_argument("spec")
+    run.add_argument("--scheduler", help="scheduler to use instead of the spec's")
+    run.add_argument("--duration", type=_positive, help="seconds to measure (after warm-up)")
+    run.add_argument("--json", metavar="PATH", help="write the full results as JSON")
+    run.add_argument("--quiet", action="store_true", help="no live progress")
+    run.set_defaults(handler=cmd_run)
+
+    comp = commands.add_parser("compare", help="run a spec under several schedulers and compare medians")
+    comp.add_argument("spec")
+    comp.add_argument("--schedulers", type=_scheduler_list, default=["cfs", "batch", "rr", "fifo", "coop", "rtc"])
+    comp.add_argument("--repeat", type=_repeat, default=3)
+    comp.add_argument("--duration", type=_positive, help="seconds to measure each run (after warm-up)")
+    comp.add_argument("--json", metavar="PATH", help="write every run's results and the medians as JSON")
+    comp.add_argument("--plot", metavar="PATH", help="draw throughput and latency per scheduler (PNG)")
+    comp.add_argument("--quiet", action="store_true", help="no live progress")
+    comp.set_defaults(handler=cmd_compare)
+
+    validate = commands.add_parser("validate", help="check a spec without running it")
+    validate.add_argument("spec")
+    validate.add_argument("--scheduler", help="check with this scheduler instead of the spec's")
+    validate.set_defaults(handler=cmd_validate)
+
+    nfs = commands.add_parser("nfs", help="list NF types and schedulers with their arguments")
+    nfs.add_argument("--json", action="store_true")
+    nfs.set_defaults(handler=cmd_nfs)
+    return root
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except TandemError as error:
+        print(f"tandem: {error}" if not isinstance(error, SpecError) else str(error), file=sys.stderr)
+        return error.exit_status
+    except KeyboardInterrupt:
+        print("tandem: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as error:  # noqa: BLE001 - the user gets one line; TANDEM_DEBUG=1 shows the traceback
+        if os.environ.get("TANDEM_DEBUG"):
+            traceback.print_exc()
+        print(f"tandem: internal error: {type(error).__name__}: {error} (TANDEM_DEBUG=1 shows the traceback)", file=sys.stderr)
+        return 1

@@ -1,0 +1,56 @@
+"""Runs one spec under several schedulers, several times each, and summarises the medians side by side."""
+from __future__ import annotations
+
+import sys
+
+from controlplane.errors import EXIT_INTERRUPTED, EXIT_OK
+from controlplane.progress import ProgressLine
+from controlplane.report import machine_description, median_of, run_summary
+from controlplane.runner import run_once
+from controlplane.spec import Spec, run_config
+
+SUMMARY_FIELDS = ("delivered_mpps", "offered_mpps", "p50_us", "p99_us", "dropped", "context_switches_per_s")
+
+
+def compare(spec: Spec, source: str, schedulers: list[str], repeat: int, duration: float | None, quiet: bool = False) -> tuple[dict, int]:
+    """Returns the comparison and an exit status (0, 1 if any run failed, 130 if interrupted)."""
+    run_duration = duration if duration is not None else spec.duration
+    comparison = {
+        "spec_name": spec.name,
+        "spec": source,
+        "machine": machine_description(),
+        "repeat": repeat,
+        "duration_s": run_duration,
+        "warmup_s": spec.warmup,
+        "schedulers": {name: {"runs": [], "results": [], "median": None} for name in schedulers},
+    }
+    status = EXIT_OK
+    for name in schedulers:
+        entry = comparison["schedulers"][name]
+        for attempt in range(repeat):
+            config = run_config(spec, name, duration)
+            label = f"[{name} {attempt + 1}/{repeat}] "
+            progress = ProgressLine(label, config["warmup"] + config["duration"]) if not quiet else None
+            outcome = run_once(config, source, progress)
+            if progress:
+                progress.finish()
+            for note in outcome.notes:
+                print(f"{label}{note}", file=sys.stderr)
+            if outcome.results is not None and outcome.exit_status == EXIT_OK:
+                entry["results"].append(outcome.results)
+                entry["runs"].append(run_summary(outcome.results))
+            else:
+                entry["error"] = outcome.error
+                status = outcome.exit_status
+                if outcome.exit_status == EXIT_INTERRUPTED:
+                    _summarise(comparison)
+                    return comparison, status
+        _summarise(comparison)
+    return comparison, status
+
+
+def _summarise(comparison: dict) -> None:
+    for entry in comparison["schedulers"].values():
+        runs = entry["runs"]
+        if runs:
+            entry["median"] = {field: median_of([r[field] for r in runs]) for field in SUMMARY_FIELDS}

@@ -1,0 +1,205 @@
+"""Changes Tandem makes to the machine (sysctls, hugepages, hugetlbfs, DPDK runtime files), journaled and undone.
+
+Every change is written to a journal before it is made, and undone in reverse order when the run ends,
+whatever the way it ends. A run killed with SIGKILL leaves its journal behind; the next run finds it
+(the lock is free but the journal is there), undoes those changes first and says what it cleared.
+"""
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+from controlplane.errors import SetupError
+
+STATE_DIR = Path(os.environ.get("TANDEM_STATE_DIR", "/run/tandem"))
+HUGEPAGES = Path("/sys/kernel/mm/hugepages/hugepages-2048kB")
+RT_RUNTIME = Path("/proc/sys/kernel/sched_rt_runtime_us")
+RR_TIMESLICE = Path("/proc/sys/kernel/sched_rr_timeslice_ms")
+DPDK_RUNTIME = Path("/var/run/dpdk")
+
+
+def _read_int(path: Path) -> int:
+    return int(path.read_text().split()[0])
+
+
+def _is_mounted(path: Path) -> bool:
+    target = str(path.resolve())
+    with open("/proc/mounts") as mounts:
+        return any(line.split()[1] == target for line in mounts)
+
+
+def _undo(change: dict) -> str | None:
+    """Undoes one journaled change; returns a description of what was done, or None if nothing was left."""
+    kind = change["kind"]
+    if kind == "write":
+        path = Path(change["path"])
+        if path.read_text().strip() == str(change["original"]):
+            return None
+        path.write_text(str(change["original"]))
+        return f"restored {path} to {change['original']}"
+    if kind == "mount":
+        path = Path(change["path"])
+        done = None
+        if _is_mounted(path):
+            if subprocess.run(["umount", str(path)], capture_output=True).returncode != 0:
+                subprocess.run(["umount", "-l", str(path)], capture_output=True)
+            done = f"unmounted {path}"
+        if path.exists():
+            shutil.rmtree(path, ignore_errors=True)
+        return done
+    if kind == "directory":
+        path = Path(change["path"])
+        if not path.exists():
+            return None
+        shutil.rmtree(path, ignore_errors=True)
+        return f"removed {path}"
+    raise ValueError(f"unknown journal entry {kind}")
+
+
+def _stray_processes() -> list[tuple[int, str]]:
+    """Tandem data-plane processes that no live run owns (their run's control plane died)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            name = (entry / "comm").read_text().strip()
+            arguments = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        # A manager only holds the machine with --run (a --check or --catalog may run beside a run).
+        if name == "tandem-worker" or (name == "tandem-manager" and b"--run" in arguments):
+            found.append((int(entry.name), name))
+    return found
+
+
+class MachineSession:
+    """Holds the machine for one run (one at a time) and undoes every change it makes when it ends."""
+
+    def __init__(self):
+        self.notes: list[str] = []  # what was cleared from an earlier run, for the user
+        self._lock_file = None
+        self._journal: list[dict] = []
+
+    # -- ownership ---------------------------------------------------------------------------------
+    def __enter__(self) -> "MachineSession":
+        if os.geteuid() != 0:
+            raise SetupError("tandem runs need root: they reserve hugepages and set real-time scheduling policies (use sudo)")
+        STATE_DIR.mkdir(parents=True, exist_ok=True)
+        self._lock_file = open(STATE_DIR / "lock", "a+")
+        try:
+            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            owner = self._journal_owner()
+            self._lock_file.close()
+            raise SetupError(f"another tandem run{f' (pid {owner})' if owner else ''} holds the machine; wait for it to end") from None
+        self._clear_stale_state()
+        self._save()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.restore()
+        if self._lock_file:
+            self._lock_file.close()
+            self._lock_file = None
+
+    @property
+    def _journal_path(self) -> Path:
+        return STATE_DIR / "journal.json"
+
+    def _journal_owner(self) -> int | None:
+        try:
+            return json.loads(self._journal_path.read_text()).get("pid")
+        except (OSError, ValueError):
+            return None
+
+    def _save(self) -> None:
+        temporary = self._journal_path.with_suffix(".tmp")
+        temporary.write_text(json.dumps({"pid": os.getpid(), "changes": self._journal}))
+        os.replace(temporary, self._journal_path)
+
+    def _clear_stale_state(self) -> None:
+        for pid, name in _stray_processes():
+            try:
+                os.kill(pid, signal.SIGKILL)
+                self.notes.append(f"killed stray {name} (pid {pid}) left by an earlier run")
+            except ProcessLookupError:
+                pass
+        try:
+            stale = json.loads(self._journal_path.read_text())
+        except FileNotFoundError:
+            return
+        except ValueError:
+            self.notes.append(f"ignored an unreadable journal {self._journal_path}")
+            return
+        for change in reversed(stale.get("changes", [])):
+            try:
+                done = _undo(change)
+            except OSError as error:
+                done = f"could not undo {change}: {error}"
+            if done:
+                self.notes.append(f"{done} (left by run pid {stale.get('pid')}, which did not end cleanly)")
+
+    # -- changes -----------------------------------------------------------------------------------
+    def write(self, path: Path, value) -> None:
+        """Writes a sysctl-like file, journaling its original value first."""
+        original = path.read_text().strip()
+        if original == str(value):
+            return
+        self._journal.append({"kind": "write", "path": str(path), "original": original})
+        self._save()
+        try:
+            path.write_text(str(value))
+        except OSError as error:
+            raise SetupError(f"cannot write {value} to {path}: {error.strerror}") from None
+
+    def reserve_hugepages(self, pages: int) -> None:
+        """Makes sure `pages` free 2 MB hugepages exist, raising nr_hugepages for the run if needed."""
+        if not HUGEPAGES.exists():
+            raise SetupError("this kernel has no 2 MB hugepages (/sys/kernel/mm/hugepages/hugepages-2048kB is missing)")
+        free = _read_int(HUGEPAGES / "free_hugepages")
+        if free >= pages:
+            return
+        total = _read_int(HUGEPAGES / "nr_hugepages")
+        self.write(HUGEPAGES / "nr_hugepages", total + pages - free)
+        got = _read_int(HUGEPAGES / "free_hugepages")
+        if got < pages:
+            raise SetupError(
+                f"could reserve only {got} of the {pages} free 2 MB hugepages this run needs "
+                "(memory is fragmented or short: free some, or reserve them at boot with hugepages=N)"
+            )
+
+    def mount_hugetlbfs(self, path: Path) -> None:
+        self._journal.append({"kind": "mount", "path": str(path)})
+        self._save()
+        path.mkdir(parents=True, exist_ok=True)
+        result = subprocess.run(["mount", "-t", "hugetlbfs", "-o", "pagesize=2M", "nodev", str(path)], capture_output=True, text=True)
+        if result.returncode != 0:
+            raise SetupError(f"cannot mount hugetlbfs on {path}: {result.stderr.strip()}")
+
+    def own_directory(self, path: Path) -> None:
+        """Marks a directory that the run creates (e.g. DPDK's runtime files) for removal at the end."""
+        self._journal.append({"kind": "directory", "path": str(path)})
+        self._save()
+
+    def restore(self) -> list[str]:
+        """Undoes every change in reverse order; safe to call more than once."""
+        undone = []
+        while self._journal:
+            change = self._journal[-1]
+            try:
+                done = _undo(change)
+                if done:
+                    undone.append(done)
+            except OSError as error:
+                undone.append(f"could not undo {change}: {error}")
+            self._journal.pop()
+            self._save()
+        if self._journal_path.exists():
+            self._journal_path.unlink()
+        return undone

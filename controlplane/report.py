@@ -1,0 +1,174 @@
+"""Text tables of run and comparison results, and a description of the machine they came from."""
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+
+
+def machine_description() -> str:
+    model = "unknown CPU"
+    virtual = False
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith("model name") and model == "unknown CPU":
+                    model = line.split(":", 1)[1].strip()
+                if line.startswith("flags") and " hypervisor" in line:
+                    virtual = True
+    except OSError:
+        pass
+    kind = "VM" if virtual else "host"
+    return f"{os.cpu_count()} vCPU {kind}, {model}, Linux {platform.release()}"
+
+
+def table(headers: list[str], rows: list[list], align_left: int = 1) -> str:
+    """A plain aligned table; the first `align_left` columns are left-aligned, the rest right-aligned."""
+    cells = [[str(h) for h in headers]] + [[str(c) for c in row] for row in rows]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
+    lines = []
+    for index, row in enumerate(cells):
+        parts = [c.ljust(w) if i < align_left else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        lines.append("  ".join(parts).rstrip())
+        if index == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def count(n: int | float) -> str:
+    return f"{int(n):,}"
+
+
+def number(value, digits: int = 2, scale: float = 1.0) -> str:
+    return "n/a" if value is None else f"{value * scale:.{digits}f}"
+
+
+def _os_value(os_counters: dict, name: str, scale: float = 1.0, digits: int = 0):
+    return "n/a" if name not in os_counters else f"{os_counters[name] * scale:.{digits}f}"
+
+
+def run_report(results: dict) -> str:
+    scheduler = results["scheduler"]
+    options = ", ".join(f"{k}={v}" for k, v in scheduler["options"].items())
+    lines = [
+        f"{results['name']} under {scheduler['name']}{f' ({options})' if options else ''}: "
+        f"{results['chains'][0]['window']['seconds']:.2f} s measured after {results['warmup_s']} s warm-up",
+        "",
+    ]
+    chain_rows = []
+    for chain in results["chains"]:
+        latency = chain["latency_us"]
+        chain_rows.append([
+            chain["name"],
+            number(chain["window"]["offered_mpps"]),
+            number(chain["window"]["delivered_mpps"]),
+            number(chain["window"]["delivered_gbps"]),
+            number(latency.get("p50"), 1),
+            number(latency.get("p99"), 1),
+            count(chain["dropped"]["total"]),
+            count(chain["hop_errors"]),
+        ])
+    lines.append(table(["chain", "offered Mpps", "delivered Mpps", "Gbps", "p50 us", "p99 us", "dropped", "hop errors"], chain_rows))
+    lines.append("")
+    nf_rows = []
+    unavailable = set()
+    for nf in results["nfs"]:
+        window, os_counters = nf["window"], nf["os"]
+        unavailable.update(os_counters.get("unavailable", []))
+        nf_rows.append([
+            nf["name"],
+            nf["type"],
+            nf["core"],
+            number(window["in_mpps"]),
+            count(nf["packets_dropped"]),
+            number(window["cycles_per_packet"], 0),
+            number(window["busy_share"], 0, 100),
+            _os_value(os_counters, "cpu_share", 100),
+            _os_value(os_counters, "runnable_wait_share", 100),
+            _os_value(os_counters, "voluntary_switches_per_s"),
+            _os_value(os_counters, "involuntary_switches_per_s"),
+            _os_value(os_counters, "migrations_per_s"),
+        ])
+    lines.append(table(
+        ["NF", "type", "core", "in Mpps", "dropped", "cyc/pkt", "busy %", "CPU %", "wait %", "vol cs/s", "invol cs/s", "migr/s"],
+        nf_rows, align_left=2,
+    ))
+    if unavailable:
+        lines.append(f"(n/a: {', '.join(sorted(unavailable))} not available on this machine)")
+    lines.append("")
+    for chain in results["chains"]:
+        places = {**chain["dropped"]["rings"], **chain["dropped"]["nfs"]}
+        where = ", ".join(f"{name} {count(n)}" for name, n in places.items() if n) or "none"
+        verdict = "exact" if chain["accounting_exact"] else "MISMATCH"
+        lines.append(
+            f"accounting {chain['name']}: {count(chain['generated'])} generated = {count(chain['delivered'])} delivered"
+            f" + {count(chain['dropped']['total'])} dropped + {count(chain['in_flight']['total'])} in flight: {verdict}"
+            f" (drops at: {where})"
+        )
+    pool = results["accounting"]
+    if not pool["pool_matches_in_flight"]:
+        lines.append(f"MISMATCH: {count(pool['mbufs_in_use'])} mbufs in use but {count(pool['in_flight'])} packets in flight")
+    for warning in results.get("warnings", []):
+        lines.append(f"warning: {warning}")
+    if results.get("error"):
+        lines.append(f"error: {results['error']}")
+    return "\n".join(lines)
+
+
+def run_summary(results: dict) -> dict:
+    """The numbers a comparison puts side by side, from one run's results."""
+    chains = results["chains"]
+    latencies = [c["latency_us"] for c in chains if c["latency_us"].get("samples")]
+    workers = results["workers"]
+
+    def switches(w):
+        os_counters = w["os"]
+        if "voluntary_switches_per_s" not in os_counters:
+            return None
+        return os_counters["voluntary_switches_per_s"] + os_counters.get("involuntary_switches_per_s", 0)
+
+    per_worker = [switches(w) for w in workers]
+    return {
+        "delivered_mpps": sum(c["window"]["delivered_mpps"] for c in chains),
+        "offered_mpps": sum(c["window"]["offered_mpps"] for c in chains),
+        # The worst chain's latency: a scheduler that starves one chain must not hide behind another.
+        "p50_us": max((l["p50"] for l in latencies), default=None),
+        "p99_us": max((l["p99"] for l in latencies), default=None),
+        "dropped": sum(c["dropped"]["total"] for c in chains),
+        "context_switches_per_s": None if None in per_worker else sum(per_worker),
+        "accounting_exact": all(c["accounting_exact"] for c in chains) and results["accounting"]["exact"],
+        "hop_errors": sum(c["hop_errors"] for c in chains),
+    }
+
+
+def median_of(values):
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+def comparison_report(comparison: dict) -> str:
+    rows = []
+    ceiling = comparison["schedulers"].get("rtc", {}).get("median", {}).get("delivered_mpps")
+    for name, entry in comparison["schedulers"].items():
+        median = entry["median"]
+        if not median:
+            rows.append([name, "failed", "", "", "", "", "", entry.get("error", "")])
+            continue
+        ratio = f"{median['delivered_mpps'] / ceiling:.1%}" if ceiling else "n/a"
+        runs = entry["runs"]
+        rows.append([
+            name,
+            number(median["delivered_mpps"], 3),
+            ratio,
+            number(median["p50_us"], 1),
+            number(median["p99_us"], 1),
+            count(median["dropped"]),
+            "n/a" if median["context_switches_per_s"] is None else count(median["context_switches_per_s"]),
+            f"{sum(r['accounting_exact'] for r in runs)}/{len(runs)} exact",
+        ])
+    header = (
+        f"{comparison['spec_name']}: median of {comparison['repeat']} runs of {comparison['duration_s']} s each "
+        f"on {comparison['machine']}"
+    )
+    body = table(["scheduler", "Mpps", "vs rtc", "p50 us", "p99 us", "dropped", "cs/s", "accounting"], rows)
+    return header + "\n\n" + body

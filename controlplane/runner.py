@@ -1,0 +1,152 @@
+"""One run: prepare the machine, start the manager, show its progress, forward Ctrl-C, collect the results."""
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from controlplane import catalog, machine
+from controlplane.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_RUN_FAILED, RunFailed, SpecError
+
+# Signals that end a run early: the manager is told to stop, and the run ends cleanly with partial results.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@dataclass
+class RunOutcome:
+    results: dict | None
+    exit_status: int
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)  # stale state cleared, warnings
+    log_tail: str = ""
+
+
+class _StopRequests:
+    """Turns Ctrl-C and termination signals into a flag while a run is in progress."""
+
+    def __init__(self):
+        self.requested = False
+        self._previous = {}
+
+    def __enter__(self):
+        for sig in STOP_SIGNALS:
+            self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        self.requested = True
+
+    def __exit__(self, *exc):
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+
+def _expected_seconds(config: dict) -> float:
+    workers = sum(len(chain["nfs"]) for chain in config["chains"])
+    return 10 + 0.5 * workers + config["warmup"] + config["duration"] + 0.2 + 5
+
+
+def run_once(config: dict, source: str, on_event: Callable[[dict], None] | None = None) -> RunOutcome:
+    """Runs `config` (see spec.run_config) on the data plane; every machine change is undone before returning."""
+    verdict = catalog.check(config, source)
+    requirements = verdict["requirements"]
+    with machine.MachineSession() as session, _StopRequests() as stop:
+        run_id = f"tandem{os.getpid()}"
+        run_dir = machine.STATE_DIR / f"run-{os.getpid()}"
+        session.own_directory(run_dir)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        session.own_directory(machine.DPDK_RUNTIME / run_id)
+        huge_dir = machine.STATE_DIR / f"huge-{os.getpid()}"
+        session.reserve_hugepages(verdict["hugepages_2mb"])
+        session.mount_hugetlbfs(huge_dir)
+        if requirements["rt_unthrottled"]:
+            # Busy real-time pollers are otherwise stalled ~50 ms every second by RT throttling.
+            session.write(machine.RT_RUNTIME, -1)
+        if requirements["rr_timeslice_ms"]:
+            session.write(machine.RR_TIMESLICE, requirements["rr_timeslice_ms"])
+
+        config = dict(config, scheduler=dict(config["scheduler"], options=verdict["options"]))
+        config["paths"] = {"file_prefix": run_id, "huge_dir": str(huge_dir), "run_dir": str(run_dir), "worker_binary": str(catalog.WORKER)}
+        (run_dir / "config.json").write_text(json.dumps(config, indent=2))
+        outcome = _drive_manager(config, run_dir, stop, on_event)
+        outcome.notes = session.notes + outcome.notes
+        return outcome
+
+
+def _drive_manager(config: dict, run_dir: Path, stop: _StopRequests, on_event) -> RunOutcome:
+    log_path = run_dir / "manager.log"
+    read_end, write_end = os.pipe()
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(
+            [str(catalog.MANAGER), "--run", str(run_dir / "config.json"), "--events-fd", str(write_end)],
+            pass_fds=(write_end,),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,  # Ctrl-C reaches us, and we decide how the manager stops
+        )
+    os.close(write_end)
+    events = os.fdopen(read_end, "r")
+    selector = selectors.DefaultSelector()
+    selector.register(events, selectors.EVENT_READ)
+    deadline = time.monotonic() + _expected_seconds(config)
+    spec_errors, errors, warnings, results_path = [], [], [], None
+    stop_sent_at = None
+    try:
+        while True:
+            if stop.requested and stop_sent_at is None:
+                process.send_signal(signal.SIGTERM)
+                stop_sent_at = time.monotonic()
+            if time.monotonic() > deadline and stop_sent_at is None:
+                errors.append(f"the data plane did not finish within {_expected_seconds(config):.0f} s")
+                process.send_signal(signal.SIGTERM)
+                stop_sent_at = time.monotonic()
+            if stop_sent_at is not None and time.monotonic() - stop_sent_at > 10:
+                process.kill()
+                errors.append("the manager did not stop within 10 s of being asked and was killed")
+                break
+            if not selector.select(timeout=0.1):
+                continue
+            line = events.readline()
+            if not line:
+                break  # the manager closed its end: it has exited
+            event = json.loads(line)
+            kind = event.get("event")
+            if kind == "spec_error":
+                spec_errors.append((event["path"], event["message"]))
+            elif kind == "error":
+                errors.append(event["message"])
+            elif kind == "warning":
+                warnings.append(event["message"])
+            elif kind == "done":
+                results_path = event["results"]
+            if on_event:
+                on_event(event)
+    finally:
+        selector.close()
+        events.close()
+        status = process.wait()
+    log_tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-15:])
+    if spec_errors:
+        raise SpecError(config["name"], spec_errors)
+    results = json.loads(Path(results_path).read_text()) if results_path else None
+    if stop.requested:
+        return RunOutcome(results, EXIT_INTERRUPTED, "interrupted", warnings, log_tail)
+    if status != 0 or errors or results is None:
+        message = errors[0] if errors else f"the manager exited with status {status}"
+        if results is None and not errors:
+            message += f"; its log ends with:\n{log_tail}"
+        return RunOutcome(results, EXIT_RUN_FAILED, message, warnings, log_tail)
+    return RunOutcome(results, EXIT_OK, None, warnings, log_tail)
+
+
+def require_success(outcome: RunOutcome) -> dict:
+    if outcome.exit_status != EXIT_OK or outcome.results is None:
+        raise RunFailed(outcome.error or "the run failed")
+    return outcome.results

@@ -1,0 +1,267 @@
+"""The spec file: typed models of chains, NFs, traffic and scheduler, loaded from YAML with located errors."""
+from __future__ import annotations
+
+import math
+import os
+import re
+from pathlib import Path
+from typing import Any, Union
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from controlplane.errors import SpecError
+
+# The papers' data-centre traffic: a bimodal mix around 200 B and 1400 B (UNiS Fig. 8, after Benson et al.).
+DATACENTER_MIX = [(64, 5), (180, 15), (200, 20), (220, 10), (1380, 15), (1400, 25), (1420, 10)]
+MIN_FRAME, MAX_FRAME = 64, 1518
+MAX_HOPS = 24  # hop record size in the packet metadata (dataplane/packet_meta.h)
+MAX_NFS = 128  # stats zone slots (dataplane/shm_layout.h)
+MAX_BURST = 1024
+
+_RATE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMgG]?)pps\s*$")
+_RATE_SCALE = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SizeWeight(Strict):
+    size: int = Field(ge=MIN_FRAME, le=MAX_FRAME)
+    weight: float = Field(gt=0)
+
+
+class Traffic(Strict):
+    """What the generator offers a chain. Fields left out fall back to the spec's top-level traffic."""
+
+    rate: Union[float, str, None] = None
+    size: Union[int, str, list[SizeWeight], None] = None
+    flows: int | None = Field(default=None, ge=1, le=1 << 20)
+    protocol: str | None = None
+
+    @field_validator("rate", mode="before")
+    @classmethod
+    def _rate(cls, value):
+        if value is None or (isinstance(value, str) and value.strip() == "max"):
+            return value
+        if isinstance(value, bool):
+            raise ValueError("must be 'max', a number of packets per second, or like '2.5 Mpps'")
+        if isinstance(value, (int, float)):
+            pps = float(value)
+        else:
+            match = _RATE.match(value)
+            if not match:
+                raise ValueError(f"must be 'max', a number of packets per second, or like '2.5 Mpps', got {value!r}")
+            pps = float(match.group(1)) * _RATE_SCALE[match.group(2).lower()]
+        if not math.isfinite(pps) or pps <= 0:
+            raise ValueError(f"must be a positive rate, got {value!r}")
+        return pps
+
+    @field_validator("size", mode="before")
+    @classmethod
+    def _size(cls, value):
+        if isinstance(value, bool):
+            raise ValueError("must be a frame size in bytes, 'datacenter', or a list of {size, weight}")
+        if isinstance(value, int) and not MIN_FRAME <= value <= MAX_FRAME:
+            raise ValueError(f"must be between {MIN_FRAME} and {MAX_FRAME} bytes, got {value}")
+        if isinstance(value, str) and value != "datacenter":
+            raise ValueError(f"must be a frame size in bytes, 'datacenter', or a list of {{size, weight}}, got {value!r}")
+        if isinstance(value, list) and not value:
+            raise ValueError("the size list is empty")
+        return value
+
+    @field_validator("protocol", mode="before")
+    @classmethod
+    def _protocol(cls, value):
+        if value is not None and value not in ("udp", "tcp"):
+            raise ValueError(f"must be udp or tcp, got {value!r}")
+        return value
+
+
+class NfSpec(Strict):
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    type: str
+    core: int = Field(ge=0)
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class ChainSpec(Strict):
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    nfs: list[NfSpec]
+    ring_capacity: int | None = None
+    traffic: Traffic = Field(default_factory=Traffic)
+
+
+class SchedulerSpec(Strict):
+    name: str
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class Spec(Strict):
+    name: str = "tandem"
+    description: str = ""
+    control_core: int = Field(default=0, ge=0)
+    burst: int = Field(default=32, ge=1, le=MAX_BURST)
+    ring_capacity: int = 2048
+    duration: float = Field(default=5.0, gt=0, le=3600)
+    warmup: float = Field(default=0.5, ge=0, le=600)
+    traffic: Traffic = Field(default_factory=Traffic)
+    scheduler: Union[str, SchedulerSpec] = "coop"
+    chains: list[ChainSpec]
+
+    @field_validator("scheduler")
+    @classmethod
+    def _scheduler(cls, value):
+        return SchedulerSpec(name=value) if isinstance(value, str) else value
+
+
+# Pydantic names the branch of a union that failed ("float", "list[SizeWeight]", "function-after[...]");
+# spec fields are lower-case words, so anything else in a location is such a name and is left out.
+_FIELD_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
+_TYPE_NAMES = {"str", "float", "int", "bool", "list", "dict"}
+
+
+def _location(loc: tuple) -> str:
+    path = ""
+    for part in loc:
+        if isinstance(part, int):
+            path += f"[{part}]"
+        elif _FIELD_NAME.match(str(part)) and part not in _TYPE_NAMES:
+            path += ("." if path else "") + str(part)
+    return path
+
+
+def _pydantic_problems(error: ValidationError) -> list[tuple[str, str]]:
+    problems: dict[str, str] = {}
+    for item in error.errors():
+        path = _location(item["loc"])
+        message = item["msg"].removeprefix("Value error, ")
+        if item["type"] == "extra_forbidden":
+            message = "unknown field"
+        elif item["type"] == "missing":
+            message = "is required"
+        problems.setdefault(path, message)  # a union reports once per branch; the first says enough
+    return list(problems.items())
+
+
+def usable_cores() -> set[int]:
+    return set(os.sched_getaffinity(0))
+
+
+def _semantic_problems(spec: Spec) -> list[tuple[str, str]]:
+    problems = []
+    cores = usable_cores()
+    if spec.control_core not in cores:
+        problems.append(("control_core", f"core {spec.control_core} does not exist on this machine (cores: {sorted(cores)})"))
+
+    def check_capacity(path: str, capacity: int):
+        if capacity < 2 or capacity & (capacity - 1):
+            problems.append((path, f"must be a power of two (e.g. 1024, 2048), got {capacity}"))
+        elif capacity < spec.burst:
+            problems.append((path, f"must hold at least one burst ({spec.burst}), got {capacity}"))
+
+    check_capacity("ring_capacity", spec.ring_capacity)
+    if not spec.chains:
+        problems.append(("chains", "the spec has no chains"))
+    chain_names: dict[str, int] = {}
+    nf_names: dict[str, str] = {}
+    total_nfs = 0
+    for c, chain in enumerate(spec.chains):
+        where = f"chains[{c}]"
+        if chain.name in chain_names:
+            problems.append((f"{where}.name", f"duplicate chain name {chain.name!r} (also chains[{chain_names[chain.name]}])"))
+        chain_names.setdefault(chain.name, c)
+        if chain.ring_capacity is not None:
+            check_capacity(f"{where}.ring_capacity", chain.ring_capacity)
+        if not chain.nfs:
+            problems.append((f"{where}.nfs", f"chain {chain.name!r} is empty: give it at least one NF"))
+        if len(chain.nfs) > MAX_HOPS:
+            problems.append((f"{where}.nfs", f"a chain has at most {MAX_HOPS} NFs, got {len(chain.nfs)}"))
+        total_nfs += len(chain.nfs)
+        for n, nf in enumerate(chain.nfs):
+            nf_where = f"{where}.nfs[{n}]"
+            if nf.name in nf_names:
+                problems.append((f"{nf_where}.name", f"duplicate NF name {nf.name!r} (also {nf_names[nf.name]})"))
+            nf_names.setdefault(nf.name, nf_where)
+            if nf.core not in cores:
+                problems.append((f"{nf_where}.core", f"core {nf.core} does not exist on this machine (cores: {sorted(cores)})"))
+            elif nf.core == spec.control_core:
+                problems.append((f"{nf_where}.core", f"core {nf.core} is the control core (generator, sink, scheduler); pin NFs elsewhere"))
+    if total_nfs > MAX_NFS:
+        problems.append(("chains", f"at most {MAX_NFS} NFs in all, got {total_nfs}"))
+    return problems
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Reads and checks a spec; raises SpecError naming the file and every bad field."""
+    source = str(path)
+    try:
+        text = Path(path).read_text()
+    except OSError as error:
+        raise SpecError(source, [("", f"cannot read the spec: {error.strerror}")]) from None
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise SpecError(source, [("", f"malformed YAML: {where}{getattr(error, 'problem', None) or error}")]) from None
+    if not isinstance(document, dict):
+        raise SpecError(source, [("", "the spec must be a YAML mapping with at least 'chains'")])
+    try:
+        spec = Spec.model_validate(document)
+    except ValidationError as error:
+        raise SpecError(source, _pydantic_problems(error)) from None
+    problems = _semantic_problems(spec)
+    if problems:
+        raise SpecError(source, problems)
+    return spec
+
+
+def _resolved_traffic(spec: Spec, chain: ChainSpec) -> dict:
+    def pick(field, default):
+        own = getattr(chain.traffic, field)
+        if own is not None:
+            return own
+        shared = getattr(spec.traffic, field)
+        return shared if shared is not None else default
+
+    rate = pick("rate", "max")
+    size = pick("size", 64)
+    if size == "datacenter":
+        sizes = [[s, w] for s, w in DATACENTER_MIX]
+    elif isinstance(size, list):
+        sizes = [[entry.size, entry.weight] for entry in size]
+    else:
+        sizes = [[size, 1.0]]
+    return {
+        "rate_pps": 0.0 if rate == "max" else float(rate),
+        "sizes": sizes,
+        "flows": pick("flows", 64),
+        "protocol": pick("protocol", "udp"),
+    }
+
+
+def run_config(spec: Spec, scheduler: str | None = None, duration: float | None = None) -> dict:
+    """The data plane's run description; `scheduler` and `duration` override the spec's."""
+    if scheduler is None or scheduler == spec.scheduler.name:
+        chosen = {"name": spec.scheduler.name, "options": dict(spec.scheduler.options)}
+    else:
+        chosen = {"name": scheduler, "options": {}}
+    return {
+        "name": spec.name,
+        "control_core": spec.control_core,
+        "burst": spec.burst,
+        "duration": duration if duration is not None else spec.duration,
+        "warmup": spec.warmup,
+        "scheduler": chosen,
+        "chains": [
+            {
+                "name": chain.name,
+                "ring_capacity": chain.ring_capacity or spec.ring_capacity,
+                "traffic": _resolved_traffic(spec, chain),
+                "nfs": [{"name": nf.name, "type": nf.type, "core": nf.core, "args": nf.args} for nf in chain.nfs],
+            }
+            for chain in spec.chains
+        ],
+    }
