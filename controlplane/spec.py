@@ -107,13 +107,13 @@ class Spec(Strict):
     duration: float = Field(default=5.0, gt=0, le=3600)
     warmup: float = Field(default=0.5, ge=0, le=600)
     traffic: Traffic = Field(default_factory=Traffic)
-    scheduler: Union[str, SchedulerSpec] = "coop"
+    scheduler: SchedulerSpec = Field(default_factory=lambda: SchedulerSpec(name="coop"))
     chains: list[ChainSpec]
 
-    @field_validator("scheduler")
+    @field_validator("scheduler", mode="before")
     @classmethod
     def _scheduler(cls, value):
-        return SchedulerSpec(name=value) if isinstance(value, str) else value
+        return {"name": value} if isinstance(value, str) else value  # `scheduler: cfs` is short for {name: cfs}
 
 
 # Pydantic names the branch of a union that failed ("float", "list[SizeWeight]", "function-after[...]");

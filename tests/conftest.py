@@ -1,0 +1,44 @@
+"""Shared test helpers: the repository root, the ./tandem command, and specs written to temporary files."""
+from __future__ import annotations
+
+import os
+import subprocess
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+BASE_SPEC = """\
+name: test
+duration: 1
+warmup: 0.3
+traffic: {rate: max, size: 64, flows: 16}
+scheduler: coop
+chains:
+  - name: c
+    nfs:
+      - {name: a, type: macswap, core: 1}
+      - {name: b, type: ttl, core: 1}
+      - {name: c3, type: checkip, core: 1}
+"""
+
+
+def tandem(*args: str, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([str(REPO / "tandem"), *args], capture_output=True, text=True, timeout=timeout, **kwargs)
+
+
+@pytest.fixture
+def write_spec(tmp_path):
+    def write(text: str, name: str = "spec.yaml") -> Path:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(text))
+        return path
+
+    return write
+
+
+requires_root = pytest.mark.skipif(os.geteuid() != 0, reason="runs need root (hugepages, real-time policies)")

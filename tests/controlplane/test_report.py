@@ -1,0 +1,69 @@
+"""Run summaries and reports: totals, worst-chain latency, unavailable counters and accounting verdicts."""
+import copy
+
+from controlplane.report import comparison_report, run_report, run_summary
+
+CHAIN = {
+    "name": "c", "nfs": ["a"], "generated": 1000, "delivered": 900, "delivered_bytes": 57600, "hop_errors": 0,
+    "dropped": {"total": 90, "rings": {"c:entry": 90, "c:exit": 0}, "nfs": {"a": 0}},
+    "in_flight": {"total": 10, "rings": 10, "nfs": 0}, "accounting_exact": True,
+    "window": {"seconds": 1.0, "generated": 800, "delivered": 700, "offered_mpps": 0.8, "delivered_mpps": 0.7, "delivered_gbps": 0.36},
+    "latency_us": {"samples": 10, "p5": 1.0, "p50": 2.0, "p95": 3.0, "p99": 4.0, "max": 5.0},
+}
+RESULTS = {
+    "name": "t", "warmup_s": 0.5, "duration_s": 1.0,
+    "scheduler": {"name": "coop", "options": {"k": 8}, "report": {}},
+    "chains": [CHAIN],
+    "nfs": [{"name": "a", "type": "macswap", "core": 1, "packets_dropped": 0,
+             "window": {"in_mpps": 0.7, "cycles_per_packet": 30.0, "busy_share": 0.2},
+             "os": {"cpu_share": 0.9, "runnable_wait_share": 0.1, "voluntary_switches_per_s": 5.0,
+                    "involuntary_switches_per_s": 7.0, "unavailable": ["migrations_per_s"]}}],
+    "workers": [{"name": "a", "os": {"voluntary_switches_per_s": 5.0, "involuntary_switches_per_s": 7.0}}],
+    "accounting": {"exact": True, "mbufs_in_use": 10, "in_flight": 10, "pool_matches_in_flight": True},
+    "warnings": [], "error": None,
+}
+
+
+def test_summary_sums_chains_and_takes_the_worst_latency():
+    results = copy.deepcopy(RESULTS)
+    second = copy.deepcopy(CHAIN)
+    second["name"] = "d"
+    second["window"]["delivered_mpps"] = 0.3
+    second["latency_us"]["p99"] = 40.0
+    results["chains"].append(second)
+    summary = run_summary(results)
+    assert summary["delivered_mpps"] == 1.0
+    assert summary["p99_us"] == 40.0
+    assert summary["dropped"] == 180
+    assert summary["context_switches_per_s"] == 12.0
+    assert summary["accounting_exact"] is True
+
+
+def test_summary_flags_inexact_accounting_and_unavailable_switches():
+    results = copy.deepcopy(RESULTS)
+    results["accounting"]["exact"] = False
+    results["workers"][0]["os"] = {"unavailable": ["voluntary_switches_per_s"]}
+    summary = run_summary(results)
+    assert summary["accounting_exact"] is False
+    assert summary["context_switches_per_s"] is None
+
+
+def test_report_shows_accounting_and_says_what_is_unavailable():
+    text = run_report(RESULTS)
+    assert "1,000 generated = 900 delivered + 90 dropped + 10 in flight: exact" in text
+    assert "drops at: c:entry 90" in text
+    assert "migrations_per_s not available on this machine" in text
+    broken = copy.deepcopy(RESULTS)
+    broken["chains"][0]["accounting_exact"] = False
+    assert "MISMATCH" in run_report(broken)
+
+
+def test_comparison_ratio_to_rtc():
+    def entry(mpps):
+        run = run_summary(RESULTS) | {"delivered_mpps": mpps}
+        return {"runs": [run], "median": {k: run[k] for k in ("delivered_mpps", "p50_us", "p99_us", "dropped", "context_switches_per_s")}}
+
+    comparison = {"spec_name": "t", "repeat": 1, "duration_s": 1.0, "machine": "m",
+                  "schedulers": {"cfs": entry(0.1), "rtc": entry(4.0)}}
+    text = comparison_report(comparison)
+    assert "2.5%" in text and "100.0%" in text and "1/1 exact" in text

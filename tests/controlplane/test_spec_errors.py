@@ -1,0 +1,86 @@
+"""Bad specs get exit status 2 and one clear message naming the file and the field, never a traceback."""
+import pytest
+
+from conftest import BASE_SPEC, tandem
+
+
+def bad(spec_text: str, old: str, new: str) -> str:
+    assert old in spec_text, old
+    return spec_text.replace(old, new)
+
+
+CASES = [
+    ("unknown NF type", bad(BASE_SPEC, "type: macswap", "type: teleporter"), "chains[0].nfs[0].type", "unknown NF type 'teleporter'"),
+    ("unknown argument", bad(BASE_SPEC, "type: macswap, core: 1}", "type: cost, core: 1, args: {cylces: 5}}"),
+     "chains[0].nfs[0].args.cylces", "unknown argument"),
+    ("argument out of range", bad(BASE_SPEC, "type: macswap, core: 1}", "type: drop, core: 1, args: {fraction: 2}}"),
+     "chains[0].nfs[0].args.fraction", "between 0 and 1"),
+    ("bad firewall rule", bad(BASE_SPEC, "type: macswap, core: 1}", "type: firewall, core: 1, args: {rules: [{src: 10.0.0.0/40, action: deny}]}}"),
+     "chains[0].nfs[0].args.rules[0].src", "IPv4 address or prefix"),
+    ("core that does not exist", bad(BASE_SPEC, "type: ttl, core: 1", "type: ttl, core: 64"), "chains[0].nfs[1].core", "does not exist on this machine"),
+    ("control core for an NF", bad(BASE_SPEC, "type: checkip, core: 1", "type: checkip, core: 0"), "chains[0].nfs[2].core", "control core"),
+    ("duplicate NF names", bad(BASE_SPEC, "name: b,", "name: a,"), "chains[0].nfs[1].name", "duplicate NF name 'a'"),
+    ("duplicate chain names", BASE_SPEC + "  - name: c\n    nfs: [{name: z, type: macswap, core: 1}]\n", "chains[1].name", "duplicate chain name"),
+    ("ring capacity not a power of two", BASE_SPEC + "ring_capacity: 1000\n", "ring_capacity", "power of two"),
+    ("empty chain", BASE_SPEC + "  - name: empty\n    nfs: []\n", "chains[1].nfs", "is empty"),
+    ("rate not a number", bad(BASE_SPEC, "rate: max", "rate: fast"), "traffic.rate", "'max', a number of packets per second"),
+    ("negative rate", bad(BASE_SPEC, "rate: max", "rate: -5"), "traffic.rate", "positive rate"),
+    ("frame too small", bad(BASE_SPEC, "size: 64", "size: 20"), "traffic.size", "between 64 and 1518"),
+    ("unknown field", BASE_SPEC + "colour: blue\n", "colour", "unknown field"),
+    ("missing chains", "name: x\n", "chains", "is required"),
+    ("unknown scheduler", bad(BASE_SPEC, "scheduler: coop", "scheduler: magic"), "scheduler.name", "unknown scheduler 'magic'"),
+    ("bad scheduler option", bad(BASE_SPEC, "scheduler: coop", "scheduler: {name: coop, options: {k: 0}}"), "scheduler.k", "between 1 and"),
+    ("malformed YAML", "chains: [\n  {name: x\n", "", "malformed YAML: line"),
+    ("not a mapping", "- just\n- a list\n", "", "must be a YAML mapping"),
+]
+
+
+@pytest.mark.parametrize("label,text,field,message", CASES, ids=[c[0] for c in CASES])
+def test_bad_spec_is_rejected_with_file_and_field(write_spec, label, text, field, message):
+    path = write_spec(text)
+    result = tandem("validate", str(path))
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert str(path) in result.stderr
+    if field:
+        assert f": {field}: " in result.stderr, result.stderr
+    assert message in result.stderr, result.stderr
+
+
+def test_missing_spec_file_is_a_clear_error(tmp_path):
+    result = tandem("validate", str(tmp_path / "nope.yaml"))
+    assert result.returncode == 2
+    assert "cannot read the spec" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_every_problem_is_reported_at_once(write_spec):
+    text = bad(bad(BASE_SPEC, "type: ttl, core: 1", "type: ttl, core: 64"), "name: b,", "name: a,")
+    result = tandem("validate", str(write_spec(text)))
+    assert result.returncode == 2
+    assert "chains[0].nfs[1].core" in result.stderr and "duplicate NF name" in result.stderr
+
+
+def test_run_rejects_bad_spec_before_touching_the_machine(write_spec):
+    result = tandem("run", str(write_spec(bad(BASE_SPEC, "type: macswap", "type: teleporter"))))
+    assert result.returncode == 2
+    assert "unknown NF type" in result.stderr
+
+
+def test_unknown_scheduler_on_the_command_line(write_spec):
+    result = tandem("compare", str(write_spec(BASE_SPEC)), "--schedulers", "cfs,warp")
+    assert result.returncode == 2
+    assert "--scheduler: unknown scheduler warp" in result.stderr
+
+
+@pytest.mark.parametrize("args", [["run"], ["compare", "x.yaml", "--repeat", "0"], ["run", "x.yaml", "--duration", "soon"], ["fly"]])
+def test_bad_command_lines_exit_2(args):
+    result = tandem(*args)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+
+
+def test_valid_examples_validate():
+    for example in ("three-firewalls", "light-chain", "heterogeneous"):
+        result = tandem("validate", f"examples/{example}.yaml")
+        assert result.returncode == 0, result.stderr
+        assert "valid" in result.stdout

@@ -1,0 +1,40 @@
+"""The spec model: defaults, rates with units, size mixes and the run description given to the data plane."""
+from controlplane.spec import DATACENTER_MIX, load_spec, run_config
+
+
+def test_rates_with_units_and_inherited_traffic(write_spec):
+    spec = load_spec(write_spec("""\
+        traffic: {rate: 2.5 Mpps, size: datacenter, flows: 8}
+        chains:
+          - name: a
+            nfs: [{name: x, type: macswap, core: 1}]
+          - name: b
+            traffic: {rate: 300 kpps, size: [{size: 64, weight: 3}, {size: 1500, weight: 1}], protocol: tcp}
+            nfs: [{name: y, type: macswap, core: 1}]
+        """))
+    config = run_config(spec)
+    a, b = config["chains"]
+    assert a["traffic"]["rate_pps"] == 2.5e6
+    assert a["traffic"]["sizes"] == [[s, w] for s, w in DATACENTER_MIX]
+    assert a["traffic"]["protocol"] == "udp"
+    assert b["traffic"]["rate_pps"] == 300e3
+    assert b["traffic"]["sizes"] == [[64, 3.0], [1500, 1.0]]
+    assert b["traffic"]["flows"] == 8  # inherited
+    assert b["traffic"]["protocol"] == "tcp"
+    assert a["ring_capacity"] == 2048
+
+
+def test_scheduler_override_keeps_options_only_for_the_same_scheduler(write_spec):
+    spec = load_spec(write_spec("""\
+        scheduler: {name: coop, options: {k: 16}}
+        chains: [{name: a, nfs: [{name: x, type: macswap, core: 1}]}]
+        """))
+    assert run_config(spec)["scheduler"] == {"name": "coop", "options": {"k": 16}}
+    assert run_config(spec, "coop")["scheduler"]["options"] == {"k": 16}
+    assert run_config(spec, "cfs")["scheduler"] == {"name": "cfs", "options": {}}
+    assert run_config(spec, duration=2.5)["duration"] == 2.5
+
+
+def test_max_rate_is_zero_for_the_generator(write_spec):
+    spec = load_spec(write_spec("chains: [{name: a, nfs: [{name: x, type: macswap, core: 1}]}]\n"))
+    assert run_config(spec)["chains"][0]["traffic"]["rate_pps"] == 0.0

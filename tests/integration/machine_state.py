@@ -1,0 +1,40 @@
+"""What a finished run must leave behind: nothing. Reads the machine state the integration tests compare."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from controlplane import machine
+
+
+def snapshot() -> dict:
+    """The machine state that Tandem changes during a run and must restore afterwards."""
+    return {
+        "sched_rt_runtime_us": machine.RT_RUNTIME.read_text().strip(),
+        "sched_rr_timeslice_ms": machine.RR_TIMESLICE.read_text().strip(),
+        "nr_hugepages": (machine.HUGEPAGES / "nr_hugepages").read_text().strip(),
+    }
+
+
+def leftovers() -> list[str]:
+    """Everything a run could leave behind that it must not: processes, real-time tasks, files, mounts."""
+    found = []
+    processes = subprocess.run(["ps", "-eo", "pid,cls,comm", "--no-headers"], capture_output=True, text=True).stdout
+    for line in processes.splitlines():
+        pid, policy, name = line.split(None, 2)
+        if name.startswith("tandem-"):
+            found.append(f"process {name} ({pid})")
+        elif policy in ("FF", "RR") and not any(k in name for k in ("migration", "watchdog", "rcu", "ksoftirq", "irq/", "idle_inject")):
+            found.append(f"real-time process {name} ({pid})")
+    if machine.DPDK_RUNTIME.exists():
+        found += [f"DPDK runtime {p}" for p in machine.DPDK_RUNTIME.iterdir() if p.name.startswith("tandem")]
+    if machine.STATE_DIR.exists():
+        found += [f"state {p}" for p in machine.STATE_DIR.iterdir() if p.name != "lock"]
+    with open("/proc/mounts") as mounts:
+        found += [f"mount {line.split()[1]}" for line in mounts if str(machine.STATE_DIR) in line]
+    return found
+
+
+def assert_clean(before: dict) -> None:
+    assert leftovers() == []
+    assert snapshot() == before

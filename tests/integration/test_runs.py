@@ -1,0 +1,160 @@
+"""Real chains on real DPDK for a second or two: every scheduler, exact accounting, hop order, failures and cleanup."""
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import BASE_SPEC, REPO, requires_root, tandem
+from integration.machine_state import assert_clean, snapshot
+
+pytestmark = requires_root
+
+SCHEDULERS = ["cfs", "batch", "rr", "fifo", "coop", "rtc"]
+
+
+@pytest.fixture
+def machine_before():
+    before = snapshot()
+    yield before
+    assert_clean(before)
+
+
+def run_results(path) -> dict:
+    return json.loads(path.read_text())
+
+
+def assert_accounted(results: dict) -> None:
+    assert results["accounting"]["exact"], results["accounting"]
+    assert results["accounting"]["pool_matches_in_flight"]
+    for chain in results["chains"]:
+        total = chain["delivered"] + chain["dropped"]["total"] + chain["in_flight"]["total"]
+        assert chain["generated"] == total, chain
+        assert chain["accounting_exact"]
+        assert chain["hop_errors"] == 0
+
+
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
+def test_scheduler_runs_a_three_nf_chain_on_one_core(scheduler, write_spec, tmp_path, machine_before):
+    out = tmp_path / "results.json"
+    result = tandem("run", str(write_spec(BASE_SPEC)), "--scheduler", scheduler, "--json", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    results = run_results(out)
+    assert results["scheduler"]["name"] == scheduler
+    assert_accounted(results)
+    chain = results["chains"][0]
+    assert chain["generated"] > 0
+    if scheduler == "fifo":
+        # SCHED_FIFO without yields: the first NF to run keeps the core, its successors never run.
+        assert chain["delivered"] == 0
+        assert any("starved" in w for w in results["warnings"]), results["warnings"]
+    else:
+        assert chain["delivered"] > 0
+    if scheduler == "rtc":
+        assert len(results["workers"]) == 1
+    else:
+        assert len(results["workers"]) == 3
+    assert "accounting c:" in result.stdout and ": exact" in result.stdout
+
+
+def test_coop_yields_and_keeps_up_with_rtc_on_light_nfs(write_spec, tmp_path, machine_before):
+    """Not a speed test (see bench/): coop must yield, and must be far from the kernel collapse."""
+    coop_out, cfs_out = tmp_path / "coop.json", tmp_path / "cfs.json"
+    spec = str(write_spec(BASE_SPEC))
+    assert tandem("run", spec, "--scheduler", "coop", "--json", str(coop_out), "--quiet").returncode == 0
+    assert tandem("run", spec, "--scheduler", "cfs", "--json", str(cfs_out), "--quiet").returncode == 0
+    coop, cfs = run_results(coop_out), run_results(cfs_out)
+    assert coop["scheduler"]["report"]["yields"] > 0
+    assert coop["chains"][0]["window"]["delivered_mpps"] > 5 * cfs["chains"][0]["window"]["delivered_mpps"]
+
+
+def test_traffic_mix_and_rate_are_honoured(write_spec, tmp_path, machine_before):
+    spec = BASE_SPEC.replace("traffic: {rate: max, size: 64, flows: 16}", "traffic: {rate: 200 kpps, size: datacenter, flows: 16, protocol: tcp}")
+    out = tmp_path / "r.json"
+    result = tandem("run", str(write_spec(spec)), "--scheduler", "rtc", "--json", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    chain = run_results(out)["chains"][0]
+    assert chain["window"]["offered_mpps"] == pytest.approx(0.2, rel=0.05)
+    assert chain["dropped"]["nfs"]["c3"] == 0  # checkip: every generated header is valid
+    mean_frame = chain["delivered_bytes"] / chain["delivered"]
+    assert 600 < mean_frame < 900  # the datacenter mix averages ~746 B
+    assert chain["latency_us"]["samples"] > 0
+
+
+def start_run(spec_path, json_path, *extra) -> tuple[subprocess.Popen, dict]:
+    """Starts a 20-second run and waits for its workers; returns the process and NF name -> pid."""
+    process = subprocess.Popen(
+        [str(REPO / "tandem"), "run", str(spec_path), "--duration", "20", "--json", str(json_path), *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        line = process.stderr.readline()
+        if line.startswith("started"):
+            return process, {name: int(pid) for name, pid in re.findall(r"(\w+) \(pid (\d+)", line)}
+    process.kill()
+    raise AssertionError("the run did not start")
+
+
+def test_killed_nf_is_reported_by_name(write_spec, tmp_path, machine_before):
+    out = tmp_path / "r.json"
+    process, pids = start_run(write_spec(BASE_SPEC), out)
+    time.sleep(1)
+    started = time.monotonic()
+    subprocess.run(["kill", "-9", str(pids["b"])])
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 1
+    assert time.monotonic() - started < 5
+    assert "NF b (pid" in stderr and "killed by signal 9" in stderr
+    results = run_results(out)
+    assert results["failed_nf"] == "b"
+    assert results["chains"][0]["accounting_exact"]  # packets the dead NF held are counted in flight
+    assert "Traceback" not in stderr
+
+
+def test_hung_nf_is_detected_within_seconds(write_spec, tmp_path, machine_before):
+    out = tmp_path / "r.json"
+    process, pids = start_run(write_spec(BASE_SPEC), out)
+    time.sleep(1)
+    started = time.monotonic()
+    subprocess.run(["kill", "-STOP", str(pids["c3"])])  # stopped: alive, but never finishes a loop again
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 1
+    assert time.monotonic() - started < 8
+    assert "NF c3" in stderr and "is hung" in stderr
+    assert run_results(out)["failed_nf"] == "c3"
+
+
+def test_ctrl_c_stops_cleanly_with_partial_results(write_spec, tmp_path, machine_before):
+    out = tmp_path / "r.json"
+    process, _ = start_run(write_spec(BASE_SPEC), out)
+    time.sleep(1.5)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 130
+    results = run_results(out)
+    assert results["interrupted"] is True
+    assert results["chains"][0]["delivered"] > 0
+    assert_accounted(results)
+    assert "accounting c:" in stdout
+
+
+def test_run_after_a_sigkilled_run_clears_stale_state(write_spec, tmp_path, machine_before):
+    spec = write_spec(BASE_SPEC)  # coop on FIFO: the killed run leaves RT throttling off and hugepages mounted
+    process, pids = start_run(spec, tmp_path / "killed.json")
+    time.sleep(1)
+    process.kill()  # SIGKILL: no cleanup runs in the control plane
+    process.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and subprocess.run(["pgrep", "-x", "tandem-worker"], capture_output=True).returncode == 0:
+        time.sleep(0.1)
+    assert subprocess.run(["pgrep", "-x", "tandem-worker"], capture_output=True).returncode != 0, "workers outlived their run"
+    out = tmp_path / "next.json"
+    result = tandem("run", str(spec), "--duration", "1", "--json", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "which did not end cleanly" in result.stderr
+    assert_accounted(run_results(out))
