@@ -164,14 +164,17 @@ def _semantic_problems(spec: Spec) -> list[tuple[str, str]]:
     check_capacity("ring_capacity", spec.ring_capacity)
     if not spec.chains:
         problems.append(("chains", "the spec has no chains"))
-    chain_names: dict[str, int] = {}
-    nf_names: dict[str, str] = {}
+    first_place: dict[tuple[str, str], str] = {}  # (kind, name) -> where it was first given
+
+    def check_unique(kind: str, name: str, where: str):
+        if (kind, name) in first_place:
+            problems.append((f"{where}.name", f"duplicate {kind} name {name!r} (also {first_place[kind, name]})"))
+        first_place.setdefault((kind, name), where)
+
     total_nfs = 0
     for c, chain in enumerate(spec.chains):
         where = f"chains[{c}]"
-        if chain.name in chain_names:
-            problems.append((f"{where}.name", f"duplicate chain name {chain.name!r} (also chains[{chain_names[chain.name]}])"))
-        chain_names.setdefault(chain.name, c)
+        check_unique("chain", chain.name, where)
         if chain.ring_capacity is not None:
             check_capacity(f"{where}.ring_capacity", chain.ring_capacity)
         if not chain.nfs:
@@ -181,9 +184,7 @@ def _semantic_problems(spec: Spec) -> list[tuple[str, str]]:
         total_nfs += len(chain.nfs)
         for n, nf in enumerate(chain.nfs):
             nf_where = f"{where}.nfs[{n}]"
-            if nf.name in nf_names:
-                problems.append((f"{nf_where}.name", f"duplicate NF name {nf.name!r} (also {nf_names[nf.name]})"))
-            nf_names.setdefault(nf.name, nf_where)
+            check_unique("NF", nf.name, nf_where)
             if nf.core not in cores:
                 problems.append((f"{nf_where}.core", f"core {nf.core} does not exist on this machine (cores: {sorted(cores)})"))
             elif nf.core == spec.control_core:

@@ -29,9 +29,9 @@ const NfRegistration registration({
     .name = "cost",
     .help = "Burns cycles per packet (papers: light 50, medium 150, heavy 250) plus optional cycles per byte.",
     .args = {{.name = "cycles", .type = ArgType::Integer, .default_value = 50,
-              .help = "TSC cycles per packet", .min = 0, .max = 1e7},
+              .help = "TSC cycles per packet", .min = 0, .max = 1e6},
              {.name = "cycles_per_byte", .type = ArgType::Number, .default_value = 0.0,
-              .help = "extra TSC cycles per byte of frame, for variable-cost NFs", .min = 0, .max = 1e4}},
+              .help = "extra TSC cycles per byte of frame, for variable-cost NFs", .min = 0, .max = 500}},
     .create =
         [](const json& args, const NfContext&) {
           return std::make_unique<Cost>(args["cycles"].get<uint64_t>(), args["cycles_per_byte"].get<double>());

@@ -32,6 +32,10 @@ namespace tandem {
 
 namespace {
 
+// A worker that finishes no loop iteration for this long is hung (or starved, if its scheduler gives it no CPU).
+// The longest legitimate iteration is one burst of the costliest NF: 1024 packets x 1e6 cycles is < 0.5 s.
+constexpr double kHangSeconds = 0.75;
+
 volatile std::sig_atomic_t g_interrupted = 0;
 void on_signal(int) { g_interrupted = 1; }
 
@@ -220,20 +224,22 @@ void Run::check_workers(double now_s, bool check_hangs) {
       state.at_heartbeat_change = sample_os_counters(state.pid);
       continue;
     }
-    if (now_s - state.heartbeat_changed_s < 1.0) continue;
-    // No loop iteration for a second. Spinning on a CPU or sleeping means the NF itself is stuck;
+    // Checked every 250 ms, so a hang is named within a second of its start.
+    if (now_s - state.heartbeat_changed_s < kHangSeconds) continue;
+    // No loop iteration for kHangSeconds. Spinning on a CPU or sleeping means the NF itself is stuck;
     // runnable but given no CPU means its scheduler starves it, which is a result, not a failure.
     OsSample now = sample_os_counters(state.pid);
     uint64_t cpu_used = (now.cpu_ns && state.at_heartbeat_change.cpu_ns) ? *now.cpu_ns - *state.at_heartbeat_change.cpu_ns : 0;
     std::string name = nf_names_of(static_cast<int>(w));
-    if (now.state != 'R' || cpu_used > 500'000'000) {
+    if (now.state != 'R' || cpu_used > static_cast<uint64_t>(kHangSeconds * 0.5e9)) {
       fail("NF " + name + " (pid " + std::to_string(state.pid) + ") is hung: no loop iteration for " +
                std::to_string(now_s - state.heartbeat_changed_s).substr(0, 4) + " s while " +
                (now.state != 'R' ? std::string("in state ") + now.state : "spinning on its CPU"),
            name);
     } else if (!state.starvation_reported) {
       state.starvation_reported = true;
-      std::string message = "NF " + name + " is starved: runnable but not scheduled for over 1 s";
+      std::string message = "NF " + name + " is starved: runnable but not scheduled for " +
+                            std::to_string(now_s - state.heartbeat_changed_s).substr(0, 4) + " s";
       warnings_.push_back(message);
       emit(events_, {{"event", "warning"}, {"message", message}});
     }

@@ -61,6 +61,17 @@ def test_scheduler_runs_a_three_nf_chain_on_one_core(scheduler, write_spec, tmp_
     assert "accounting c:" in result.stdout and ": exact" in result.stdout
 
 
+def test_rr_timeslice_is_set_for_the_run_and_restored(write_spec, tmp_path, machine_before):
+    spec = BASE_SPEC.replace("scheduler: coop", "scheduler: {name: rr, options: {timeslice_ms: 3}}")
+    out = tmp_path / "r.json"
+    process, _ = start_run(write_spec(spec), out)
+    assert open("/proc/sys/kernel/sched_rr_timeslice_ms").read().strip() == "3"
+    process.send_signal(signal.SIGINT)
+    process.communicate(timeout=30)
+    assert run_results(out)["scheduler"]["options"]["timeslice_ms"] == 3
+    # machine_before checks that the machine's own timeslice is back
+
+
 def test_coop_yields_and_keeps_up_with_rtc_on_light_nfs(write_spec, tmp_path, machine_before):
     """Not a speed test (see bench/): coop must yield, and must be far from the kernel collapse."""
     coop_out, cfs_out = tmp_path / "coop.json", tmp_path / "cfs.json"
@@ -124,7 +135,7 @@ def test_hung_nf_is_detected_within_seconds(write_spec, tmp_path, machine_before
     subprocess.run(["kill", "-STOP", str(pids["c3"])])  # stopped: alive, but never finishes a loop again
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 1
-    assert time.monotonic() - started < 8
+    assert time.monotonic() - started < 4  # detected within a second, plus shutdown
     assert "NF c3" in stderr and "is hung" in stderr
     assert run_results(out)["failed_nf"] == "c3"
 
