@@ -9,7 +9,7 @@ import traceback
 from pathlib import Path
 
 from controlplane import catalog
-from controlplane.errors import EXIT_BAD_INPUT, EXIT_INTERRUPTED, EXIT_OK, SpecError, TandemError
+from controlplane.errors import EXIT_INTERRUPTED, EXIT_OK, SpecError, TandemError
 from controlplane.report import comparison_report, run_report
 from controlplane.spec import load_spec, run_config
 
