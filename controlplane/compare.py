@@ -26,6 +26,8 @@ def compare(spec: Spec, source: str, schedulers: list[str], repeat: int, duratio
     }
     status = EXIT_OK
     for name in schedulers:
+        if status == EXIT_INTERRUPTED:
+            break
         entry = comparison["schedulers"][name]
         for attempt in range(repeat):
             config = run_config(spec, name, duration)
@@ -43,9 +45,8 @@ def compare(spec: Spec, source: str, schedulers: list[str], repeat: int, duratio
                 entry["error"] = outcome.error
                 status = outcome.exit_status
                 if outcome.exit_status == EXIT_INTERRUPTED:
-                    _summarise(comparison)
-                    return comparison, status
-        _summarise(comparison)
+                    break
+    _summarise(comparison)
     return comparison, status
 
 

@@ -107,6 +107,13 @@ json deployment_to_json(const Deployment& deployment, const json& original) {
   return doc;
 }
 
+unsigned mbuf_pool_size(const Deployment& deployment) {
+  unsigned mbufs = 8192;
+  for (const RingConfig& ring : deployment.rings) mbufs += ring.capacity;
+  mbufs += static_cast<unsigned>(deployment.nfs.size()) * (kMbufCache * 3 / 2 + 2u * deployment.burst);
+  return mbufs;
+}
+
 SpecErrors check_deployment(Deployment& deployment) {
   SpecErrors errors;
   for (NfConfig& nf : deployment.nfs) {

@@ -91,6 +91,12 @@ struct Deployment {
 Deployment parse_deployment(const json& doc);
 json deployment_to_json(const Deployment& deployment, const json& original);
 
+inline constexpr unsigned kMbufCache = 256;  // per-lcore mempool cache
+
+// Mbufs the run's pool needs: every ring full, every process's cache and bursts, and slack for the generator.
+// Sized per NF (an upper bound on worker processes), so it can be computed before workers are planned.
+unsigned mbuf_pool_size(const Deployment& deployment);
+
 // Checks every NF's arguments and the scheduler's options against their declared schemas.
 // `deployment` gets resolved arguments (defaults filled in).
 SpecErrors check_deployment(Deployment& deployment);

@@ -125,11 +125,7 @@ void Run::set_up_memory() {
                              " (hugepages reserved and mounted? see the manager log)");
   hz_ = static_cast<double>(rte_get_tsc_hz());
 
-  constexpr unsigned kCache = 256;
-  unsigned mbufs = 8192;
-  for (const RingConfig& ring : d_.rings) mbufs += ring.capacity;
-  mbufs += static_cast<unsigned>(d_.workers.size()) * (kCache * 3 / 2 + 2u * d_.burst);
-  pool_ = rte_pktmbuf_pool_create(kMbufPoolName, mbufs, kCache, kMbufPrivSize, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+  pool_ = rte_pktmbuf_pool_create(kMbufPoolName, mbuf_pool_size(d_), kMbufCache, kMbufPrivSize, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
   if (pool_ == nullptr) throw std::runtime_error(std::string("cannot create the mbuf pool: ") + rte_strerror(rte_errno));
 
   const rte_memzone* zone = rte_memzone_reserve(kStatsZoneName, sizeof(StatsZone), SOCKET_ID_ANY, 0);

@@ -37,10 +37,7 @@ json check(const json& doc) {
   out["requirements"] = {{"rt_unthrottled", needs.rt_unthrottled},
                          {"rr_timeslice_ms", needs.rr_timeslice_ms ? json(*needs.rr_timeslice_ms) : json()}};
   // Each mbuf takes ~2.4 KB with its headroom and metadata; leave room for rings and EAL's own heap.
-  uint64_t mbufs = 8192;
-  for (const RingConfig& ring : deployment.rings) mbufs += ring.capacity;
-  mbufs += deployment.nfs.size() * 512;
-  out["hugepages_2mb"] = 96 + mbufs * 2560 / (2u << 20);
+  out["hugepages_2mb"] = 96 + static_cast<uint64_t>(mbuf_pool_size(deployment)) * 2560 / (2u << 20);
   out["options"] = deployment.scheduler.options;
   return out;
 }
