@@ -52,6 +52,8 @@ def _undo(change: dict) -> str | None:
         if path.exists():
             shutil.rmtree(path, ignore_errors=True)
         return done
+    if kind == "cgroup":
+        return _remove_cgroup(Path(change["path"]), Path(change["root"]))
     if kind == "directory":
         path = Path(change["path"])
         if not path.exists():
@@ -59,6 +61,34 @@ def _undo(change: dict) -> str | None:
         shutil.rmtree(path, ignore_errors=True)
         return f"removed {path}"
     raise ValueError(f"unknown journal entry {kind}")
+
+
+def _remove_cgroup(path: Path, root: Path) -> str | None:
+    """Thaws a cgroup tree, moves its processes back to the hierarchy's root and removes it, deepest first."""
+    if not path.exists():
+        return None
+    groups = sorted((p for p in path.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True) + [path]
+    for group in groups:
+        freeze = group / "cgroup.freeze"
+        if freeze.exists():
+            freeze.write_text("0")
+        procs = group / "cgroup.procs"
+        for pid in procs.read_text().split() if procs.exists() else []:
+            try:
+                (root / "cgroup.procs").write_text(pid)
+            except OSError:
+                pass  # exited meanwhile
+        group.rmdir()
+    return f"removed cgroup {path}"
+
+
+def cgroup_v2_mount() -> Path | None:
+    with open("/proc/self/mounts") as mounts:
+        for line in mounts:
+            fields = line.split()
+            if fields[2] == "cgroup2":
+                return Path(fields[1])
+    return None
 
 
 def _stray_processes() -> list[tuple[int, str]]:
@@ -186,6 +216,15 @@ class MachineSession:
         """Marks a directory that the run creates (e.g. DPDK's runtime files) for removal at the end."""
         self._journal.append({"kind": "directory", "path": str(path)})
         self._save()
+
+    def own_cgroup(self, path: Path, root: Path) -> None:
+        """Creates a cgroup for the run; it is emptied (processes back to `root`) and removed at the end."""
+        self._journal.append({"kind": "cgroup", "path": str(path), "root": str(root)})
+        self._save()
+        try:
+            path.mkdir()
+        except OSError as error:
+            raise SetupError(f"cannot create the cgroup {path}: {error.strerror}") from None
 
     def restore(self) -> list[str]:
         """Undoes every change in reverse order; safe to call more than once."""

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Callable
 
 from controlplane import catalog, machine
-from controlplane.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_RUN_FAILED, RunFailed, SpecError
+from controlplane.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_RUN_FAILED, RunFailed, SetupError, SpecError
 
 # Signals that end a run early: the manager is told to stop, and the run ends cleanly with partial results.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -73,6 +73,12 @@ def run_once(config: dict, source: str, on_event: Callable[[dict], None] | None 
 
         config = dict(config, scheduler=dict(config["scheduler"], options=verdict["options"]))
         config["paths"] = {"file_prefix": run_id, "huge_dir": str(huge_dir), "run_dir": str(run_dir), "worker_binary": str(catalog.WORKER)}
+        if requirements.get("cgroup_v2_dir"):
+            root = machine.cgroup_v2_mount()
+            if root is None:
+                raise SetupError("this scheduler needs cgroup v2, which is not mounted on this machine")
+            session.own_cgroup(root / run_id, root)
+            config["paths"]["cgroup_dir"] = str(root / run_id)
         (run_dir / "config.json").write_text(json.dumps(config, indent=2))
         outcome = _drive_manager(config, run_dir, stop, on_event)
         outcome.notes = session.notes + outcome.notes

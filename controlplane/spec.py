@@ -84,6 +84,8 @@ class NfSpec(Strict):
     type: str
     core: int = Field(ge=0)
     args: dict[str, Any] = Field(default_factory=dict)
+    # Cycles per packet, overriding the cycle estimator (schedulers that need costs: unis).
+    cost_cycles: float | None = Field(default=None, gt=0, le=1e9)
 
 
 class ChainSpec(Strict):
@@ -243,6 +245,14 @@ def _resolved_traffic(spec: Spec, chain: ChainSpec) -> dict:
     }
 
 
+def _nf_config(nf: NfSpec) -> dict:
+    config = {"name": nf.name, "type": nf.type, "core": nf.core, "args": nf.args}
+    if nf.cost_cycles is not None:
+        config["cost_cycles"] = nf.cost_cycles
+        config["cost_source"] = "spec"
+    return config
+
+
 def run_config(spec: Spec, scheduler: str | None = None, duration: float | None = None) -> dict:
     """The data plane's run description; `scheduler` and `duration` override the spec's."""
     if scheduler is None or scheduler == spec.scheduler.name:
@@ -261,7 +271,7 @@ def run_config(spec: Spec, scheduler: str | None = None, duration: float | None 
                 "name": chain.name,
                 "ring_capacity": chain.ring_capacity or spec.ring_capacity,
                 "traffic": _resolved_traffic(spec, chain),
-                "nfs": [{"name": nf.name, "type": nf.type, "core": nf.core, "args": nf.args} for nf in chain.nfs],
+                "nfs": [_nf_config(nf) for nf in chain.nfs],
             }
             for chain in spec.chains
         ],

@@ -78,6 +78,7 @@ Deployment parse_deployment(const json& doc) {
       nf.type = nfs[position].at("type");
       nf.args = nfs[position].value("args", json::object());
       nf.core = nfs[position].at("core");
+      nf.cost_cycles = nfs[position].value("cost_cycles", 0.0);
       nf.chain = chain.index;
       nf.position = static_cast<int>(position);
       chain.nfs.push_back(nf.index);
@@ -89,7 +90,8 @@ Deployment parse_deployment(const json& doc) {
     for (const auto& w : doc.at("workers")) d.workers.push_back(worker_from_json(w));
   if (doc.contains("paths")) {
     const json& p = doc.at("paths");
-    d.paths = {p.value("file_prefix", ""), p.value("huge_dir", ""), p.value("run_dir", ""), p.value("worker_binary", "")};
+    d.paths = {p.value("file_prefix", ""), p.value("huge_dir", ""), p.value("run_dir", ""), p.value("worker_binary", ""),
+               p.value("cgroup_dir", "")};
   }
   if (d.nfs.size() > static_cast<size_t>(kMaxNfs) || d.rings.size() > static_cast<size_t>(kMaxRings))
     throw std::runtime_error("deployment too large: at most " + std::to_string(kMaxNfs) + " NFs and " + std::to_string(kMaxRings) + " rings");
@@ -135,7 +137,9 @@ SpecErrors check_deployment(Deployment& deployment) {
     for (const auto& [name, _] : scheduler_types()) known += (known.empty() ? "" : ", ") + name;
     errors.push_back({"scheduler.name", "unknown scheduler '" + deployment.scheduler.name + "' (known: " + known + ")"});
   } else {
+    size_t before = errors.size();
     deployment.scheduler.options = resolve_args(scheduler->second.options, deployment.scheduler.options, "scheduler", errors);
+    if (errors.size() == before && scheduler->second.check) scheduler->second.check(deployment, errors);
   }
   return errors;
 }

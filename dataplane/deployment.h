@@ -25,6 +25,7 @@ struct NfConfig {
   int core = 0;
   int chain = 0;
   int position = 0;  // place in its chain, from 0
+  double cost_cycles = 0;  // estimated TSC cycles per packet (cycle estimator or spec); 0 = not estimated
 };
 
 struct RingConfig {
@@ -68,6 +69,7 @@ struct RunPaths {
   std::string huge_dir;     // hugetlbfs mount for this run
   std::string run_dir;      // where deployment.json and results.json are written
   std::string worker_binary;
+  std::string cgroup_dir;   // a cgroup v2 directory the control plane made for the run, if the scheduler asked
 };
 
 struct Deployment {

@@ -31,6 +31,8 @@ struct SchedulerView {
 struct MachineRequirements {
   bool rt_unthrottled = false;               // sched_rt_runtime_us = -1, or busy RT tasks stall 50 ms a second
   std::optional<int> rr_timeslice_ms = std::nullopt;  // /proc/sys/kernel/sched_rr_timeslice_ms
+  bool cgroup_v2_dir = false;  // a cgroup v2 directory for the run (paths.cgroup_dir), removed with everything in it
+  bool cycle_costs = false;    // every NF's cost_cycles, from the cycle estimator or the spec
 };
 
 class Scheduler {
@@ -45,6 +47,9 @@ class Scheduler {
   virtual void tick(SchedulerView& /*view*/, uint64_t /*now_tsc*/) {}
   // Called before the workers are stopped, also after an error: undo everything attach() and tick() did.
   virtual void detach(SchedulerView& view) = 0;
+  // True while the module deliberately keeps a worker from running (parked, stopped, frozen): its idle
+  // heartbeat is then neither a hang nor starvation.
+  virtual bool holds(size_t /*worker*/) const { return false; }
   // What the module did, for the results (e.g. policy applied, yields).
   virtual json report(const SchedulerView& /*view*/) const { return json::object(); }
 };
@@ -54,6 +59,8 @@ struct SchedulerType {
   std::string help;
   std::vector<ArgSpec> options;
   std::function<MachineRequirements(const json& options)> requirements;
+  // Checks of the resolved options against the deployment (ring capacities, NF costs, the machine); optional.
+  std::function<void(const Deployment& deployment, SpecErrors& errors)> check = nullptr;
   std::function<std::unique_ptr<Scheduler>(const json& options)> create;
 };
 

@@ -213,6 +213,12 @@ void Run::check_workers(double now_s, bool check_hangs) {
       continue;
     }
     if (!check_hangs) continue;
+    if (attached_ && scheduler_->holds(w)) {
+      // Parked by its scheduler: no iterations is the point, not a hang; start counting when it is let run.
+      state.heartbeat_changed_s = now_s;
+      state.at_heartbeat_change = sample_os_counters(state.pid);
+      continue;
+    }
     uint64_t heartbeat = counter_read(stats_->workers[w].heartbeat);
     if (heartbeat != state.last_heartbeat || state.heartbeat_changed_s == 0) {
       state.last_heartbeat = heartbeat;

@@ -1,0 +1,183 @@
+// Process-controller backends: SCHED_FIFO priority switching (the paper's choice), SIGSTOP/SIGCONT, cgroup v2 freezer.
+#include "process_controller.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+namespace tandem::unis {
+namespace {
+
+std::runtime_error system_error(const std::string& what, pid_t task) {
+  return std::runtime_error(what + " for task " + std::to_string(task) + " failed: " + strerror(errno));
+}
+
+// A task that has exited cannot be switched; the manager reaps it and names the NF, so that is not our error.
+bool gone() { return errno == ESRCH; }
+
+// All parked tasks of a core sit at the low priority, the running one at the high one: the kernel's RT
+// scheduler hands the core over as soon as the priorities change. FIFO tasks are never time-sliced by the
+// kernel, so only UNiS decides (the paper used RR with the same effect: its slices are far shorter than RR's).
+class FifoPriorityController final : public ProcessController {
+ public:
+  std::string name() const override { return "fifo"; }
+  void adopt(pid_t task) override {
+    sched_param param{.sched_priority = kParked};
+    if (sched_setscheduler(task, SCHED_FIFO, &param) != 0 && !gone()) throw system_error("sched_setscheduler(SCHED_FIFO)", task);
+    tasks_.push_back(task);
+  }
+  void activate(pid_t task) override { set_priority(task, kRunning); }
+  void deactivate(pid_t task) override { set_priority(task, kParked); }
+  void release_all() override {
+    sched_param param{.sched_priority = 0};
+    for (pid_t task : tasks_) sched_setscheduler(task, SCHED_OTHER, &param);
+    tasks_.clear();
+  }
+
+ private:
+  static constexpr int kParked = 1, kRunning = 2;
+  static void set_priority(pid_t task, int priority) {
+    sched_param param{.sched_priority = priority};
+    if (sched_setparam(task, &param) != 0 && !gone()) throw system_error("sched_setparam", task);
+  }
+  std::vector<pid_t> tasks_;
+};
+
+// SIGSTOP parks the whole process (stop signals act on every thread of a process), SIGCONT resumes it.
+class SignalController final : public ProcessController {
+ public:
+  std::string name() const override { return "signal"; }
+  void adopt(pid_t task) override {
+    send(task, SIGSTOP);
+    tasks_.push_back(task);
+  }
+  void activate(pid_t task) override { send(task, SIGCONT); }
+  void deactivate(pid_t task) override { send(task, SIGSTOP); }
+  void release_all() override {
+    for (pid_t task : tasks_) kill(task, SIGCONT);
+    tasks_.clear();
+  }
+
+ private:
+  static void send(pid_t task, int sig) {
+    if (kill(task, sig) != 0 && !gone()) throw system_error(sig == SIGSTOP ? "SIGSTOP" : "SIGCONT", task);
+  }
+  std::vector<pid_t> tasks_;
+};
+
+pid_t process_of(pid_t task) {
+  std::ifstream status("/proc/" + std::to_string(task) + "/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("Tgid:", 0) == 0) return static_cast<pid_t>(std::stol(line.substr(5)));
+  return task;
+}
+
+bool write_file(const std::string& path, const std::string& value) {
+  int fd = open(path.c_str(), O_WRONLY);
+  if (fd < 0) return false;
+  bool ok = write(fd, value.data(), value.size()) == static_cast<ssize_t>(value.size());
+  close(fd);
+  return ok;
+}
+
+// Each adopted process gets its own child cgroup; cgroup.freeze is kept open so that a switch is one write.
+class FreezerController final : public ProcessController {
+ public:
+  explicit FreezerController(std::string parent) : parent_(std::move(parent)) {
+    if (parent_.empty()) throw std::runtime_error("the freezer backend needs a cgroup v2 directory for the run");
+    root_ = cgroup_v2_mount().value_or("/sys/fs/cgroup");
+  }
+  ~FreezerController() override { release_all(); }
+  std::string name() const override { return "freezer"; }
+  void adopt(pid_t task) override {
+    pid_t process = process_of(task);
+    std::string dir = parent_ + "/task-" + std::to_string(task);
+    if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) throw system_error("mkdir " + dir, task);
+    Group group{.process = process, .dir = dir, .freeze_fd = -1};
+    if (!write_file(dir + "/cgroup.procs", std::to_string(process))) {
+      rmdir(dir.c_str());
+      throw system_error("moving into " + dir, task);
+    }
+    group.freeze_fd = open((dir + "/cgroup.freeze").c_str(), O_WRONLY);
+    if (group.freeze_fd < 0) {
+      write_file(root_ + "/cgroup.procs", std::to_string(process));
+      rmdir(dir.c_str());
+      throw system_error("opening " + dir + "/cgroup.freeze", task);
+    }
+    groups_[task] = group;
+    freeze(task, true);
+  }
+  void activate(pid_t task) override { freeze(task, false); }
+  void deactivate(pid_t task) override { freeze(task, true); }
+  void release_all() override {
+    for (auto& [task, group] : groups_) {
+      if (pwrite(group.freeze_fd, "0", 1, 0) != 1) { /* the group is gone with its process */ }
+      close(group.freeze_fd);
+      write_file(root_ + "/cgroup.procs", std::to_string(group.process));
+      rmdir(group.dir.c_str());
+    }
+    groups_.clear();
+  }
+
+ private:
+  struct Group {
+    pid_t process;
+    std::string dir;
+    int freeze_fd;
+  };
+  void freeze(pid_t task, bool frozen) {
+    auto it = groups_.find(task);
+    if (it == groups_.end()) throw std::runtime_error("task " + std::to_string(task) + " was not adopted");
+    if (pwrite(it->second.freeze_fd, frozen ? "1" : "0", 1, 0) != 1 && !gone())
+      throw system_error(std::string("cgroup.freeze=") + (frozen ? "1" : "0"), task);
+  }
+  std::string parent_, root_;
+  std::map<pid_t, Group> groups_;
+};
+
+}  // namespace
+
+std::optional<std::string> cgroup_v2_mount() {
+  std::ifstream mounts("/proc/self/mounts");
+  std::string line;
+  while (std::getline(mounts, line)) {
+    std::istringstream fields(line);
+    std::string device, target, type;
+    fields >> device >> target >> type;
+    if (type == "cgroup2") return target;
+  }
+  return std::nullopt;
+}
+
+std::unique_ptr<ProcessController> make_process_controller(const std::string& backend, const std::string& cgroup_dir) {
+  if (backend == "fifo") return std::make_unique<FifoPriorityController>();
+  if (backend == "signal") return std::make_unique<SignalController>();
+  if (backend == "freezer") return std::make_unique<FreezerController>(cgroup_dir);
+  throw std::runtime_error("unknown process-controller backend " + backend);
+}
+
+std::optional<std::string> backend_unavailable(const std::string& backend) {
+  if (backend != "freezer") return std::nullopt;  // scheduling policies and signals exist on every Linux
+  std::optional<std::string> mount = cgroup_v2_mount();
+  if (!mount) return "the freezer backend needs cgroup v2, which is not mounted on this machine (no cgroup2 in /proc/self/mounts)";
+  // The root group has no cgroup.freeze; a child shows whether this kernel has the v2 freezer (Linux >= 5.2).
+  std::string probe = *mount + "/tandem-probe-" + std::to_string(getpid());
+  if (mkdir(probe.c_str(), 0755) != 0)
+    return "the freezer backend needs to create cgroups under " + *mount + ": " + strerror(errno) + " (run as root)";
+  bool has_freezer = access((probe + "/cgroup.freeze").c_str(), W_OK) == 0;
+  rmdir(probe.c_str());
+  if (!has_freezer) return "this kernel's cgroup v2 has no freezer (cgroup.freeze needs Linux 5.2 or later)";
+  return std::nullopt;
+}
+
+}  // namespace tandem::unis

@@ -1,0 +1,40 @@
+// The UNiS process controller: starts and stops unmodified NF processes from outside, with interchangeable backends.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tandem::unis {
+
+// A backend parks the tasks it adopts and lets exactly the activated ones run. Tasks are pids or thread ids
+// (an external DPDK application is scheduled through its rte-worker thread).
+class ProcessController {
+ public:
+  virtual ~ProcessController() = default;
+  virtual std::string name() const = 0;
+  // Takes charge of a task and parks it: it does not run until activated. Throws std::runtime_error.
+  virtual void adopt(pid_t task) = 0;
+  virtual void activate(pid_t task) = 0;
+  virtual void deactivate(pid_t task) = 0;
+  // Puts every adopted task back as it was found (SCHED_OTHER, running, in its own cgroup). Never throws;
+  // called on every exit path, so a parked real-time or stopped NF is never left behind.
+  virtual void release_all() = 0;
+};
+
+inline const std::vector<std::string> kBackends = {"fifo", "signal", "freezer"};
+
+// `cgroup_dir` is a cgroup v2 directory the run owns (the control plane creates and journals it); only the
+// freezer backend uses it.
+std::unique_ptr<ProcessController> make_process_controller(const std::string& backend, const std::string& cgroup_dir);
+
+// Why `backend` cannot work on this machine, or nothing if it can.
+std::optional<std::string> backend_unavailable(const std::string& backend);
+
+// Where cgroup v2 is mounted (e.g. /sys/fs/cgroup or /sys/fs/cgroup/unified), or nothing.
+std::optional<std::string> cgroup_v2_mount();
+
+}  // namespace tandem::unis

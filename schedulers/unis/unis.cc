@@ -1,0 +1,206 @@
+// unis: the UNiS scheduler module (Sec. 4): watches ring occupancy, runs Algorithm 1 per shared core on the
+// control core, and switches unmodified NF processes with a process controller. It never asks an NF anything.
+#include <rte_cycles.h>
+
+#include <cmath>
+#include <map>
+
+#include "interface_monitor.h"
+#include "process_controller.h"
+#include "schedulers/scheduler.h"
+#include "wait_queue.h"
+
+namespace tandem::unis {
+namespace {
+
+struct Options {
+  double gamma;
+  double slice_fraction;  // of capacity(egress) x cost; the paper uses gamma
+  int theta_min;          // -1: burst - 8
+  int theta_max;          // -1: gamma x capacity(egress)
+  double interval_us;
+  bool occupancy;
+  std::string backend;
+
+  static Options from(const json& o) {
+    double gamma = o["gamma"].get<double>();
+    double fraction = o["slice_fraction"].get<double>();
+    return {gamma, fraction > 0 ? fraction : gamma, o["theta_min"].get<int>(), o["theta_max"].get<int>(),
+            o["interval_us"].get<double>(), o["occupancy"].get<bool>(), o["backend"].get<std::string>()};
+  }
+  uint32_t theta_min_for(const Deployment& d) const {
+    return theta_min >= 0 ? static_cast<uint32_t>(theta_min) : static_cast<uint32_t>(std::max(0, d.burst - 8));
+  }
+  uint32_t theta_max_for(uint32_t capacity) const {
+    return theta_max >= 0 ? static_cast<uint32_t>(theta_max) : static_cast<uint32_t>(std::lround(gamma * capacity));
+  }
+};
+
+class UnisScheduler final : public Scheduler {
+ public:
+  explicit UnisScheduler(Options options) : options_(std::move(options)) {}
+
+  void attach(SchedulerView& view) override {
+    const Deployment& d = view.deployment;
+    double hz = static_cast<double>(rte_get_tsc_hz());
+    monitor_ = std::make_unique<InterfaceMonitor>(view.rings, static_cast<uint64_t>(options_.interval_us * 1e-6 * hz));
+    controller_ = make_process_controller(options_.backend, d.paths.cgroup_dir);
+    worker_of_nf_.assign(d.nfs.size(), -1);
+    for (const WorkerPlan& plan : d.workers) worker_of_nf_[plan.segments.front().nfs.front()] = plan.index;
+    held_.assign(d.workers.size(), true);
+
+    std::map<int, bool> cores;
+    for (const NfConfig& nf : d.nfs) cores[nf.core] = true;
+    for (const auto& [core, _] : cores) {
+      std::vector<ScheduledNf> queue;
+      for (int nf : wait_queue_order(d, core)) {
+        const ChainConfig& chain = d.chains[d.nfs[nf].chain];
+        int ingress = chain.rings[d.nfs[nf].position], egress = chain.rings[d.nfs[nf].position + 1];
+        uint32_t capacity = monitor_->capacity(egress);
+        queue.push_back({.nf = nf,
+                         .worker = worker_of_nf_[nf],
+                         .ingress = ingress,
+                         .egress = egress,
+                         .slice_cycles = static_cast<uint64_t>(d.nfs[nf].cost_cycles * options_.slice_fraction * capacity),
+                         .theta_min = options_.theta_min_for(d),
+                         .theta_max = options_.theta_max_for(capacity)});
+      }
+      cores_.emplace_back(core, CoreQueue(std::move(queue), options_.occupancy));
+    }
+    // Park everyone first, then let the head of each wait queue run (Algorithm 1, before line 3).
+    for (pid_t pid : view.worker_pids) controller_->adopt(pid);
+    uint64_t now = rte_get_tsc_cycles();
+    monitor_->sample();
+    for (auto& [core, queue] : cores_) {
+      const ScheduledNf& first = queue.start(now);
+      controller_->activate(view.worker_pids[first.worker]);
+      held_[first.worker] = false;
+    }
+  }
+
+  // Polled from the manager's loop every iteration; the monitoring timer paces the decisions at T.
+  uint64_t tick_period_ns() const override { return 1; }
+
+  void tick(SchedulerView& view, uint64_t now_tsc) override {
+    if (!monitor_->poll(now_tsc)) return;
+    intervals_++;
+    for (auto& [core, queue] : cores_) {
+      std::optional<Switch> change = queue.decide(now_tsc, monitor_->occupancy());
+      if (!change) continue;
+      int from = worker_of_nf_[change->from], to = worker_of_nf_[change->to];
+      uint64_t begin = rte_get_tsc_cycles();
+      // A worker that exited has pid 0 here (and pid 0 would mean the manager itself to the kernel).
+      if (view.worker_pids[from] > 0) controller_->deactivate(view.worker_pids[from]);
+      if (view.worker_pids[to] > 0) controller_->activate(view.worker_pids[to]);
+      switch_cycles_ += rte_get_tsc_cycles() - begin;
+      held_[from] = true;
+      held_[to] = false;
+      switches_++;
+      switches_to_[change->to]++;
+    }
+  }
+
+  bool holds(size_t worker) const override { return worker < held_.size() && held_[worker]; }
+
+  void detach(SchedulerView&) override {
+    if (controller_) controller_->release_all();
+    held_.assign(held_.size(), false);
+  }
+
+  json report(const SchedulerView& view) const override {
+    const Deployment& d = view.deployment;
+    double hz = static_cast<double>(rte_get_tsc_hz());
+    json nfs = json::object();
+    for (const auto& [core, queue] : cores_)
+      for (const ScheduledNf& nf : queue.nfs())
+        nfs[d.nfs[nf.nf].name] = {{"core", core},
+                                  {"cost_cycles", d.nfs[nf.nf].cost_cycles},
+                                  {"slice_us", static_cast<double>(nf.slice_cycles) / hz * 1e6},
+                                  {"theta_min", nf.theta_min},
+                                  {"theta_max", nf.theta_max},
+                                  {"switched_in", switches_to_.count(nf.nf) ? switches_to_.at(nf.nf) : 0}};
+    json order = json::object();
+    for (const auto& [core, queue] : cores_) {
+      json names = json::array();
+      for (const ScheduledNf& nf : queue.nfs()) names.push_back(d.nfs[nf.nf].name);
+      order[std::to_string(core)] = names;
+    }
+    return {{"backend", options_.backend},
+            {"gamma", options_.gamma},
+            {"slice_fraction", options_.slice_fraction},
+            {"occupancy_rules", options_.occupancy},
+            {"interval_us", options_.interval_us},
+            {"wait_queues", order},
+            {"nfs", nfs},
+            {"intervals", intervals_},
+            {"monitor_samples", monitor_ ? monitor_->samples() : 0},
+            {"switches", switches_},
+            {"controller_us_per_switch", switches_ ? json(static_cast<double>(switch_cycles_) / switches_ / hz * 1e6) : json()}};
+  }
+
+ private:
+  Options options_;
+  std::unique_ptr<InterfaceMonitor> monitor_;
+  std::unique_ptr<ProcessController> controller_;
+  std::vector<std::pair<int, CoreQueue>> cores_;
+  std::vector<int> worker_of_nf_;
+  std::vector<bool> held_;
+  std::map<int, uint64_t> switches_to_;
+  uint64_t intervals_ = 0, switches_ = 0, switch_cycles_ = 0;
+};
+
+void check(const Deployment& d, SpecErrors& errors) {
+  Options o = Options::from(d.scheduler.options);
+  if (!(o.gamma > 0)) errors.push_back({"scheduler.options.gamma", "must be in (0, 1], got " + std::to_string(o.gamma)});
+  if (auto reason = backend_unavailable(o.backend)) errors.push_back({"scheduler.options.backend", *reason});
+  uint32_t theta_min = o.theta_min_for(d);
+  for (const NfConfig& nf : d.nfs) {
+    std::string path = "chains[" + std::to_string(nf.chain) + "].nfs[" + std::to_string(nf.position) + "]";
+    if (!(nf.cost_cycles > 0))
+      errors.push_back({path, "unis needs a cycle estimate for NF '" + nf.name + "' (./tandem profile, or cost_cycles in the spec)"});
+    const ChainConfig& chain = d.chains[nf.chain];
+    uint32_t in_capacity = d.rings[chain.rings[nf.position]].capacity;
+    uint32_t out_capacity = d.rings[chain.rings[nf.position + 1]].capacity;
+    if (theta_min >= in_capacity)
+      errors.push_back({"scheduler.options.theta_min", "must be below the capacity of NF '" + nf.name + "''s input ring (" +
+                                                           std::to_string(in_capacity) + "), got " + std::to_string(theta_min)});
+    uint32_t theta_max = o.theta_max_for(out_capacity);
+    if (theta_max == 0 || theta_max > out_capacity)
+      errors.push_back({"scheduler.options.theta_max", "must be between 1 and the capacity of NF '" + nf.name + "''s output ring (" +
+                                                           std::to_string(out_capacity) + "), got " + std::to_string(theta_max)});
+  }
+}
+
+const SchedulerRegistration registration({
+    .name = "unis",
+    .help = "UNiS: a user-space, chain-order-aware scheduler that only watches ring occupancy and switches unmodified NF "
+            "processes (Algorithm 1 on the control core).",
+    .options =
+        {
+            {.name = "gamma", .type = ArgType::Number, .default_value = 0.75,
+             .help = "head-room factor in (0, 1]: time slice = cost x gamma x capacity(egress); theta_max = gamma x capacity", .min = 0, .max = 1},
+            {.name = "slice_fraction", .type = ArgType::Number, .default_value = 0,
+             .help = "time slice as a fraction of cost x capacity(egress), for the paper's slice sweep; 0 = gamma", .min = 0, .max = 4},
+            {.name = "theta_min", .type = ArgType::Integer, .default_value = -1,
+             .help = "preempt when the input ring holds no more than this; -1 = burst - 8", .min = -1, .max = 1 << 20},
+            {.name = "theta_max", .type = ArgType::Integer, .default_value = -1,
+             .help = "preempt when the output ring holds at least this; -1 = gamma x capacity", .min = -1, .max = 1 << 20},
+            {.name = "interval_us", .type = ArgType::Number, .default_value = 1.0,
+             .help = "scheduling interval T: the monitoring timer's period in microseconds", .min = 0.1, .max = 100000},
+            {.name = "occupancy", .type = ArgType::Boolean, .default_value = true,
+             .help = "interface-occupancy optimisation; false = switch only when the slice expires (the paper's ablation)"},
+            {.name = "backend", .type = ArgType::Choice, .default_value = "fifo",
+             .help = "process controller: SCHED_FIFO priority switching, SIGSTOP/SIGCONT, or the cgroup v2 freezer",
+             .choices = kBackends},
+        },
+    .requirements =
+        [](const json& options) {
+          std::string backend = options["backend"];
+          return MachineRequirements{.rt_unthrottled = backend == "fifo", .cgroup_v2_dir = backend == "freezer", .cycle_costs = true};
+        },
+    .check = check,
+    .create = [](const json& options) { return std::make_unique<UnisScheduler>(Options::from(options)); },
+});
+
+}  // namespace
+}  // namespace tandem::unis

@@ -1,0 +1,70 @@
+// Algorithm 1 of UNiS (Sec. 4.4.2) for one core, and the chain-ordered initial wait queue.
+#include "wait_queue.h"
+
+#include <algorithm>
+
+namespace tandem::unis {
+
+std::vector<int> wait_queue_order(const Deployment& deployment, int core) {
+  std::vector<std::vector<int>> per_chain;
+  for (const ChainConfig& chain : deployment.chains) {
+    std::vector<int> here;
+    for (int nf : chain.nfs)
+      if (deployment.nfs[nf].core == core) here.push_back(nf);
+    if (!here.empty()) per_chain.push_back(here);
+  }
+  std::vector<int> order;
+  for (size_t depth = 0;; depth++) {
+    bool any = false;
+    for (const auto& chain : per_chain)
+      if (depth < chain.size()) {
+        order.push_back(chain[depth]);
+        any = true;
+      }
+    if (!any) break;
+  }
+  return order;
+}
+
+CoreQueue::CoreQueue(std::vector<ScheduledNf> nfs, bool occupancy_rules) : nfs_(std::move(nfs)), occupancy_rules_(occupancy_rules) {
+  for (size_t i = 1; i < nfs_.size(); i++) queue_.push_back(i);
+}
+
+const ScheduledNf& CoreQueue::start(uint64_t now_tsc) {
+  running_ = 0;
+  slice_.reset(now_tsc, nfs_[0].slice_cycles);
+  return nfs_[0];
+}
+
+std::optional<Switch> CoreQueue::decide(uint64_t now_tsc, const std::vector<uint32_t>& occupancy) {
+  const ScheduledNf& current = nfs_[running_];
+  bool preempt = slice_.expired(now_tsc) ||
+                 (occupancy_rules_ && (starved_of_input(current, occupancy) || egress_full(current, occupancy)));
+  if (!preempt || queue_.empty()) return std::nullopt;
+  // Lines 8-12: requeue the running NF, then take NFs from the front until one has work and room.
+  // At most one pass: reaching the running NF again means nobody else is worth a switch.
+  queue_.push_back(running_);
+  size_t candidate = queue_.front();
+  queue_.pop_front();
+  if (occupancy_rules_) {
+    while (candidate != running_ && (starved_of_input(nfs_[candidate], occupancy) || egress_full(nfs_[candidate], occupancy))) {
+      queue_.push_back(candidate);
+      candidate = queue_.front();
+      queue_.pop_front();
+    }
+  }
+  if (candidate == running_) return std::nullopt;  // keeps the core; the expired slice is re-examined next interval
+  // Lines 13-18.
+  Switch change{current.nf, nfs_[candidate].nf};
+  running_ = candidate;
+  slice_.reset(now_tsc, nfs_[candidate].slice_cycles);
+  return change;
+}
+
+std::vector<int> CoreQueue::waiting() const {
+  std::vector<int> out;
+  for (size_t position : queue_) out.push_back(nfs_[position].nf);
+  return out;
+}
+
+}  // namespace tandem::unis

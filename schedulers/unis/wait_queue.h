@@ -1,0 +1,67 @@
+// UNiS's per-core wait queue and Algorithm 1: which NF runs on a shared core, for how long, and when it is preempted.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <vector>
+
+#include "dataplane/deployment.h"
+#include "tsc_timer.h"
+
+namespace tandem::unis {
+
+// What Algorithm 1 knows of an NF: where its packets come from and go to, and its time slice.
+struct ScheduledNf {
+  int nf = 0;          // global NF index
+  int worker = 0;      // the process the controller switches
+  int ingress = 0;     // ring index
+  int egress = 0;      // ring index
+  uint64_t slice_cycles = 0;  // cost x slice fraction x capacity(egress)
+  uint32_t theta_min = 0;     // preempt when the ingress holds no more than this
+  uint32_t theta_max = 0;     // preempt when the egress holds at least this
+};
+
+// The NFs placed on `core` in the order UNiS queues them: each chain's NFs in chain order (so non-consecutive
+// NFs of one chain keep their relative order), chains interleaved (first NF of every chain, then the second...).
+std::vector<int> wait_queue_order(const Deployment& deployment, int core);
+
+struct Switch {
+  int from;  // global NF indexes
+  int to;
+};
+
+// One core's scheduling state. `occupancy` in decide() is indexed by ring, as sampled by the interface monitor.
+class CoreQueue {
+ public:
+  // `nfs` in wait-queue order; the first one runs first. `occupancy_rules` = false is the paper's ablation:
+  // preempt only when the slice expires, and take the next NF in the queue whatever its rings hold.
+  CoreQueue(std::vector<ScheduledNf> nfs, bool occupancy_rules);
+
+  // Starts the first NF of the queue and its slice timer; returns it.
+  const ScheduledNf& start(uint64_t now_tsc);
+  // Algorithm 1, lines 6-18: if the running NF must yield the core and another NF is worth running,
+  // requeue the running one, take the candidate and restart the timer. Returns the switch to carry out.
+  std::optional<Switch> decide(uint64_t now_tsc, const std::vector<uint32_t>& occupancy);
+
+  const ScheduledNf& running() const { return nfs_[running_]; }
+  // The waiting NFs, front first (global NF indexes), for tests and reports.
+  std::vector<int> waiting() const;
+  const std::vector<ScheduledNf>& nfs() const { return nfs_; }
+
+ private:
+  bool starved_of_input(const ScheduledNf& nf, const std::vector<uint32_t>& occupancy) const {
+    return occupancy[nf.ingress] <= nf.theta_min;
+  }
+  bool egress_full(const ScheduledNf& nf, const std::vector<uint32_t>& occupancy) const {
+    return occupancy[nf.egress] >= nf.theta_max;
+  }
+
+  std::vector<ScheduledNf> nfs_;
+  std::deque<size_t> queue_;  // positions in nfs_, waiting
+  size_t running_ = 0;
+  TscTimer slice_;
+  bool occupancy_rules_;
+};
+
+}  // namespace tandem::unis
