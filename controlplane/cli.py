@@ -1,4 +1,4 @@
-"""The `tandem` command line: run, compare, validate, nfs."""
+"""The `tandem` command line: run, compare, validate, profile, nfs."""
 from __future__ import annotations
 
 import argparse
@@ -108,6 +108,29 @@ def cmd_validate(args) -> int:
     return EXIT_OK
 
 
+def cmd_profile(args) -> int:
+    from controlplane import profile
+    from controlplane.report import profile_report
+
+    spec = load_spec(args.spec)
+    config = run_config(spec)
+    catalog.check(config, args.spec)  # bad NF arguments are reported before anything runs
+    say = None if args.quiet else (lambda text: print(f"tandem: {text}", file=sys.stderr))
+    costs = profile.estimate_costs(config, args.spec, refresh=args.refresh, say=say)
+    nf_cores = sorted({nf.core for chain in spec.chains for nf in chain.nfs})
+    latency = None
+    if not args.no_switch_latency:
+        if say:
+            say(f"measuring process-controller switch latency on core {nf_cores[0]}...")
+        latency = profile.switch_latency(config, args.spec, nf_cores[0])
+    document = {"spec": args.spec, "machine": profile.machine_description(), "cycle_costs": costs,
+                "switch_latency": latency, "switch_latency_core": nf_cores[0]}
+    print(profile_report(document))
+    if args.json:
+        _write_json(args.json, document)
+    return EXIT_OK
+
+
 def _bound(value, missing: str) -> str:
     if value is None:
         return missing
@@ -166,6 +189,14 @@ def parser() -> argparse.ArgumentParser:
     validate.add_argument("spec")
     validate.add_argument("--scheduler", help="check with this scheduler instead of the spec's")
     validate.set_defaults(handler=cmd_validate)
+
+    prof = commands.add_parser("profile", help="estimate each NF's cycles per packet (cached) and the switch latency of each backend")
+    prof.add_argument("spec")
+    prof.add_argument("--refresh", action="store_true", help="measure again instead of using cached estimates")
+    prof.add_argument("--no-switch-latency", action="store_true", help="skip the process-controller switch-latency probe")
+    prof.add_argument("--json", metavar="PATH", help="write the estimates and latencies as JSON")
+    prof.add_argument("--quiet", action="store_true", help="no progress messages")
+    prof.set_defaults(handler=cmd_profile)
 
     nfs = commands.add_parser("nfs", help="list NF types and schedulers with their arguments")
     nfs.add_argument("--json", action="store_true")

@@ -105,6 +105,14 @@ def run_report(results: dict) -> str:
             f" + {count(chain['dropped']['total'])} dropped + {count(chain['in_flight']['total'])} in flight: {verdict}"
             f" (drops at: {where})"
         )
+    if results.get("cycle_costs"):
+        lines.append("cycle costs: " + ", ".join(
+            f"{name} {cost['cycles_per_packet']:.0f} cyc/pkt ({cost['source']})" for name, cost in results["cycle_costs"].items()))
+    report = scheduler.get("report", {})
+    if "switches" in report:
+        seconds = max(results["chains"][0]["window"]["seconds"] + results["warmup_s"], 1e-9)
+        lines.append(f"scheduler: {count(report['switches'])} switches (~{report['switches'] / seconds:,.0f}/s), "
+                     f"{number(report.get('controller_us_per_switch'), 1)} us in the process controller per switch")
     pool = results["accounting"]
     if not pool["pool_matches_in_flight"]:
         lines.append(f"MISMATCH: {count(pool['mbufs_in_use'])} mbufs in use but {count(pool['in_flight'])} packets in flight")
@@ -172,3 +180,37 @@ def comparison_report(comparison: dict) -> str:
     )
     body = table(["scheduler", "Mpps", "vs rtc", "p50 us", "p99 us", "dropped", "cs/s", "accounting"], rows)
     return header + "\n\n" + body
+
+
+def profile_report(document: dict) -> str:
+    """The cycle estimates of a spec's NFs and the switch latency of each process-controller backend."""
+    rows = []
+    for name, cost in document["cycle_costs"].items():
+        sizes = cost.get("per_size_cycles") or {}
+        rows.append([
+            name,
+            number(cost["cycles_per_packet"], 0),
+            number(cost.get("ns_per_packet"), 1),
+            number(cost.get("cycles_inside_nf"), 0),
+            "yes (mean of 64-1500 B)" if cost.get("size_dependent") else ("no" if sizes else "-"),
+            " ".join(f"{size}B:{value:.0f}" for size, value in sorted(sizes.items(), key=lambda item: int(item[0]))) or "-",
+            cost["source"],
+        ])
+    lines = [f"cycle estimates ({document['machine']}): a probe batch through each NF alone on its core, ring I/O included", "",
+             table(["NF", "cyc/pkt", "ns/pkt", "inside NF", "size-dependent", "per size", "source"], rows)]
+    latency = document.get("switch_latency")
+    if latency:
+        rows = []
+        for backend, entry in latency.items():
+            if not entry.get("supported"):
+                rows.append([backend, "unsupported here", "", "", entry.get("reason", "")])
+            elif entry.get("error"):
+                rows.append([backend, "failed", "", "", entry["error"]])
+            else:
+                visible, call = entry.get("visible_us") or {}, entry.get("call_us") or {}
+                missed = entry.get("not_seen_within_50ms", 0)
+                rows.append([backend, number(visible.get("p50"), 1), number(visible.get("p90"), 1), number(call.get("p50"), 1),
+                             f"{missed} of {entry['rounds']} switches not seen within 50 ms" if missed else ""])
+        lines += ["", f"process-controller switch latency on core {document['switch_latency_core']} (two idle NFs, call until the other runs):", "",
+                  table(["backend", "p50 us", "p90 us", "call p50 us", "note"], rows)]
+    return "\n".join(lines)

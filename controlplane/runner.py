@@ -6,6 +6,7 @@ import os
 import selectors
 import signal
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,11 @@ def run_once(config: dict, source: str, on_event: Callable[[dict], None] | None 
     """Runs `config` (see spec.run_config) on the data plane; every machine change is undone before returning."""
     verdict = catalog.check(config, source)
     requirements = verdict["requirements"]
+    costs = None
+    if requirements.get("cycle_costs"):
+        from controlplane.profile import with_costs
+
+        config, costs = with_costs(config, source, say=lambda text: print(f"tandem: {text}", file=sys.stderr))
     with machine.MachineSession() as session, _StopRequests() as stop:
         run_id = f"tandem{os.getpid()}"
         run_dir = machine.STATE_DIR / f"run-{os.getpid()}"
@@ -73,7 +79,7 @@ def run_once(config: dict, source: str, on_event: Callable[[dict], None] | None 
 
         config = dict(config, scheduler=dict(config["scheduler"], options=verdict["options"]))
         config["paths"] = {"file_prefix": run_id, "huge_dir": str(huge_dir), "run_dir": str(run_dir), "worker_binary": str(catalog.WORKER)}
-        if requirements.get("cgroup_v2_dir"):
+        if requirements.get("cgroup_v2_dir") or config.get("profile", {}).get("switch_latency"):
             root = machine.cgroup_v2_mount()
             if root is None:
                 raise SetupError("this scheduler needs cgroup v2, which is not mounted on this machine")
@@ -82,6 +88,8 @@ def run_once(config: dict, source: str, on_event: Callable[[dict], None] | None 
         (run_dir / "config.json").write_text(json.dumps(config, indent=2))
         outcome = _drive_manager(config, run_dir, stop, on_event)
         outcome.notes = session.notes + outcome.notes
+        if costs is not None and outcome.results is not None:
+            outcome.results["cycle_costs"] = costs
         return outcome
 
 

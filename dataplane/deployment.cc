@@ -48,6 +48,7 @@ Deployment parse_deployment(const json& doc) {
   d.warmup_s = doc.value("warmup", 0.5);
   d.drain_s = doc.value("drain", 0.2);
   d.latency_sample_every = doc.value("latency_sample_every", 16u);
+  d.profile = doc.value("profile", json());
   d.scheduler.name = doc.at("scheduler").at("name");
   d.scheduler.options = doc.at("scheduler").value("options", json::object());
   for (const auto& c : doc.at("chains")) {

@@ -86,6 +86,8 @@ struct Deployment {
   SchedulerConfig scheduler;
   std::vector<WorkerPlan> workers;  // filled by the scheduler module's plan
   RunPaths paths;
+  // A profiling run instead of traffic: {"estimate": {...}} (cycle estimator), {"switch_latency": {...}}.
+  json profile;
 };
 
 // Parses the JSON written by the control plane (and, once planned, by the manager for its workers).

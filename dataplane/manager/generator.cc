@@ -40,7 +40,7 @@ void Generator::poll(uint64_t now_tsc) {
   }
 }
 
-void Generator::emit(Stream& stream, uint16_t count, uint64_t now_tsc) {
+void Generator::emit(Stream& stream, uint16_t count, uint64_t now_tsc, uint16_t frame_size) {
   rte_mbuf* pkts[kMaxBurst];
   if (rte_pktmbuf_alloc_bulk(pool_, pkts, count) != 0) {
     allocation_failures_ += count;
@@ -49,8 +49,11 @@ void Generator::emit(Stream& stream, uint16_t count, uint64_t now_tsc) {
   const TrafficConfig& traffic = stream.chain->traffic;
   for (uint16_t i = 0; i < count; i++) {
     rte_mbuf* m = pkts[i];
-    uint16_t size = stream.sizes[stream.size_cursor];
-    stream.size_cursor = (stream.size_cursor + 1) % stream.sizes.size();
+    uint16_t size = frame_size;
+    if (size == 0) {
+      size = stream.sizes[stream.size_cursor];
+      stream.size_cursor = (stream.size_cursor + 1) % stream.sizes.size();
+    }
     uint16_t length = size - kFcsBytes;
     m->data_len = length;
     m->pkt_len = length;

@@ -18,6 +18,8 @@ class Generator {
   void start(uint64_t now_tsc);
   // Emits the packets due by now (at most one burst per chain), stamping sequence number and TSC.
   void poll(uint64_t now_tsc);
+  // Emits `count` frames of one size into a chain's entry now, unpaced (the cycle estimator's probes).
+  void emit_probe(int chain, uint16_t count, uint16_t frame_size, uint64_t now_tsc) { emit(streams_[chain], count, now_tsc, frame_size); }
   uint64_t generated(int chain) const { return streams_[chain].generated; }
   // Packets that could not be allocated (pool exhausted): not generated, reported as a warning.
   uint64_t allocation_failures() const { return allocation_failures_; }
@@ -34,7 +36,8 @@ class Generator {
     uint64_t start_tsc = 0;
     double packets_per_cycle = 0;  // 0 = as fast as possible
   };
-  void emit(Stream& stream, uint16_t count, uint64_t now_tsc);
+  // `frame_size` 0 = the chain's size mix.
+  void emit(Stream& stream, uint16_t count, uint64_t now_tsc, uint16_t frame_size = 0);
 
   rte_mempool* pool_;
   uint16_t burst_;

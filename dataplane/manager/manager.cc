@@ -22,9 +22,12 @@
 #include "dataplane/deployment.h"
 #include "dataplane/eal_args.h"
 #include "dataplane/packet_meta.h"
+#include "cycle_estimator.h"
 #include "generator.h"
 #include "os_counters.h"
 #include "schedulers/scheduler.h"
+#include "schedulers/unis/process_controller.h"
+#include "schedulers/unis/switch_latency.h"
 #include "sink.h"
 #include "worker_launcher.h"
 
@@ -75,8 +78,10 @@ class Run {
   void check_workers(double now_s, bool check_hangs);
   void fail(const std::string& message, const std::string& nf = "");
   void stop_workers();
+  void probe_switch_latency();
   Snapshot snapshot(double now_s);
   json results();
+  json profile_results() const;
   double seconds_since_go(uint64_t tsc) const { return static_cast<double>(tsc - go_tsc_) / hz_; }
   std::string nf_names_of(int worker) const;
 
@@ -93,6 +98,8 @@ class Run {
   std::vector<WorkerState> workers_;
   std::unique_ptr<Generator> generator_;
   std::unique_ptr<Sink> sink_;
+  std::unique_ptr<CycleEstimator> estimator_;  // profiling runs: probes instead of paced traffic
+  json switch_latency_;
   std::unique_ptr<SchedulerView> view_;
   Snapshot window_begin_, window_end_;
   bool window_begun_ = false, window_ended_ = false;
@@ -251,6 +258,8 @@ void Run::check_workers(double now_s, bool check_hangs) {
 void Run::control_loop() {
   generator_ = std::make_unique<Generator>(d_, pool_, rings_, *stats_);
   sink_ = std::make_unique<Sink>(d_, rings_, *stats_);
+  if (d_.profile.is_object() && d_.profile.contains("estimate"))
+    estimator_ = std::make_unique<CycleEstimator>(EstimatorPlan::from_json(d_.profile["estimate"]), hz_);
   scheduler_->attach(*view_);
   attached_ = true;
 
@@ -269,8 +278,13 @@ void Run::control_loop() {
 
   for (;;) {
     uint64_t now = rte_get_tsc_cycles();
-    bool generating = now < window_end;
-    if (generating) generator_->poll(now);
+    bool generating = now < window_end && !(estimator_ && estimator_->finished());
+    if (generating) {
+      if (estimator_)
+        estimator_->poll(now, *generator_, *sink_, *stats_);
+      else
+        generator_->poll(now);
+    }
     sink_->poll(now);
     if (tick_period != 0 && now >= next_tick) {
       scheduler_->tick(*view_, now);
@@ -281,7 +295,7 @@ void Run::control_loop() {
       window_begun_ = true;
       sink_->set_measuring(true);
     }
-    if (window_begun_ && !window_ended_ && now >= window_end) {
+    if (window_begun_ && !window_ended_ && !generating) {
       window_end_ = snapshot(seconds_since_go(now));
       window_ended_ = true;
       sink_->set_measuring(false);
@@ -362,6 +376,17 @@ void Run::stop_workers() {
     }
     usleep(1000);
   }
+}
+
+void Run::probe_switch_latency() {
+  if (pids_.size() < 2 || d_.workers[0].core != d_.workers[1].core)
+    throw std::runtime_error("the switch-latency probe needs two workers on one core");
+  std::vector<std::string> backends = d_.profile["switch_latency"].value("backends", unis::kBackends);
+  uint32_t rounds = d_.profile["switch_latency"].value("rounds", 200u);
+  scheduler_->detach(*view_);  // the probe's controllers take the workers over
+  attached_ = false;
+  switch_latency_ = unis::measure_switch_latency(backends, {pids_[0], &stats_->workers[0].heartbeat}, {pids_[1], &stats_->workers[1].heartbeat},
+                                                 d_.paths.cgroup_dir, rounds);
 }
 
 json Run::results() {
@@ -532,7 +557,21 @@ json Run::results() {
           {"warnings", warnings_},
           {"error", error_.empty() ? json() : json(error_)},
           {"failed_nf", failed_nf_.empty() ? json() : json(failed_nf_)},
-          {"interrupted", interrupted_}};
+          {"interrupted", interrupted_},
+          {"profile", profile_results()}};
+}
+
+json Run::profile_results() const {
+  json out = json::object();
+  if (estimator_) {
+    out["estimate"] = estimator_->result();
+    // The NF's own view, from the TSC around its batch function: the estimate minus ring I/O and polling.
+    const NfCounters& nf = stats_->nfs[0];
+    uint64_t in = counter_read(nf.packets_in);
+    out["estimate"]["cycles_inside_nf"] = in ? json(static_cast<double>(counter_read(nf.busy_cycles)) / static_cast<double>(in)) : json();
+  }
+  if (!switch_latency_.is_null()) out["switch_latency"] = switch_latency_;
+  return out;
 }
 
 int Run::execute() {
@@ -552,6 +591,7 @@ int Run::execute() {
     start_workers();
     ran = true;
     control_loop();
+    if (error_.empty() && d_.profile.is_object() && d_.profile.contains("switch_latency")) probe_switch_latency();
   } catch (const std::exception& e) {
     fail(e.what());
   }

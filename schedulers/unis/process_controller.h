@@ -20,6 +20,13 @@ class ProcessController {
   virtual void adopt(pid_t task) = 0;
   virtual void activate(pid_t task) = 0;
   virtual void deactivate(pid_t task) = 0;
+  // Gives the core from one task to another. The new task is let run first: the old one stops only once its
+  // successor is on its way, so the core is not left idle for the length of a system call. `from` or `to`
+  // may be 0 (an NF that exited): that side is skipped.
+  void hand_over(pid_t from, pid_t to) {
+    if (to > 0) activate(to);
+    if (from > 0) deactivate(from);
+  }
   // Puts every adopted task back as it was found (SCHED_OTHER, running, in its own cgroup). Never throws;
   // called on every exit path, so a parked real-time or stopped NF is never left behind.
   virtual void release_all() = 0;

@@ -51,6 +51,9 @@ class UnisScheduler final : public Scheduler {
 
     std::map<int, bool> cores;
     for (const NfConfig& nf : d.nfs) cores[nf.core] = true;
+    for (const NfConfig& nf : d.nfs)
+      if (!(nf.cost_cycles > 0))  // the control plane fills costs in (requirements.cycle_costs): this is a bug, not bad input
+        throw std::runtime_error("unis has no cycle estimate for NF " + nf.name);
     for (const auto& [core, _] : cores) {
       std::vector<ScheduledNf> queue;
       for (int nf : wait_queue_order(d, core)) {
@@ -89,9 +92,8 @@ class UnisScheduler final : public Scheduler {
       if (!change) continue;
       int from = worker_of_nf_[change->from], to = worker_of_nf_[change->to];
       uint64_t begin = rte_get_tsc_cycles();
-      // A worker that exited has pid 0 here (and pid 0 would mean the manager itself to the kernel).
-      if (view.worker_pids[from] > 0) controller_->deactivate(view.worker_pids[from]);
-      if (view.worker_pids[to] > 0) controller_->activate(view.worker_pids[to]);
+      // A worker that exited has pid 0 here (to the kernel, pid 0 would be the manager itself): hand_over skips it.
+      controller_->hand_over(view.worker_pids[from], view.worker_pids[to]);
       switch_cycles_ += rte_get_tsc_cycles() - begin;
       held_[from] = true;
       held_[to] = false;
@@ -155,9 +157,6 @@ void check(const Deployment& d, SpecErrors& errors) {
   if (auto reason = backend_unavailable(o.backend)) errors.push_back({"scheduler.options.backend", *reason});
   uint32_t theta_min = o.theta_min_for(d);
   for (const NfConfig& nf : d.nfs) {
-    std::string path = "chains[" + std::to_string(nf.chain) + "].nfs[" + std::to_string(nf.position) + "]";
-    if (!(nf.cost_cycles > 0))
-      errors.push_back({path, "unis needs a cycle estimate for NF '" + nf.name + "' (./tandem profile, or cost_cycles in the spec)"});
     const ChainConfig& chain = d.chains[nf.chain];
     uint32_t in_capacity = d.rings[chain.rings[nf.position]].capacity;
     uint32_t out_capacity = d.rings[chain.rings[nf.position + 1]].capacity;
