@@ -2,7 +2,6 @@
 // control core, and switches unmodified NF processes with a process controller. It never asks an NF anything.
 #include <rte_cycles.h>
 
-#include <cmath>
 #include <map>
 
 #include "interface_monitor.h"
@@ -29,10 +28,10 @@ struct Options {
             o["interval_us"].get<double>(), o["occupancy"].get<bool>(), o["backend"].get<std::string>()};
   }
   uint32_t theta_min_for(const Deployment& d) const {
-    return theta_min >= 0 ? static_cast<uint32_t>(theta_min) : static_cast<uint32_t>(std::max(0, d.burst - 8));
+    return theta_min >= 0 ? static_cast<uint32_t>(theta_min) : default_theta_min(d.burst);
   }
   uint32_t theta_max_for(uint32_t capacity) const {
-    return theta_max >= 0 ? static_cast<uint32_t>(theta_max) : static_cast<uint32_t>(std::lround(gamma * capacity));
+    return theta_max >= 0 ? static_cast<uint32_t>(theta_max) : default_theta_max(gamma, capacity);
   }
 };
 
@@ -64,7 +63,7 @@ class UnisScheduler final : public Scheduler {
                          .worker = worker_of_nf_[nf],
                          .ingress = ingress,
                          .egress = egress,
-                         .slice_cycles = static_cast<uint64_t>(d.nfs[nf].cost_cycles * options_.slice_fraction * capacity),
+                         .slice_cycles = time_slice_cycles(d.nfs[nf].cost_cycles, options_.slice_fraction, capacity),
                          .theta_min = options_.theta_min_for(d),
                          .theta_max = options_.theta_max_for(capacity)});
       }

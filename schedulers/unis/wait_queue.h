@@ -22,6 +22,16 @@ struct ScheduledNf {
   uint32_t theta_max = 0;     // preempt when the egress holds at least this
 };
 
+// The paper's parameters (Sec. 4.5): time_slice = cost x gamma x capacity(egress), theta_min = batch - 8,
+// theta_max = gamma x capacity(egress). `fraction` stands for gamma in the slice so it can be swept alone.
+inline uint64_t time_slice_cycles(double cost_cycles, double fraction, uint32_t egress_capacity) {
+  return static_cast<uint64_t>(cost_cycles * fraction * static_cast<double>(egress_capacity));
+}
+inline uint32_t default_theta_min(uint32_t burst) { return burst > 8 ? burst - 8 : 0; }
+inline uint32_t default_theta_max(double gamma, uint32_t egress_capacity) {
+  return static_cast<uint32_t>(gamma * static_cast<double>(egress_capacity) + 0.5);
+}
+
 // The NFs placed on `core` in the order UNiS queues them: each chain's NFs in chain order (so non-consecutive
 // NFs of one chain keep their relative order), chains interleaved (first NF of every chain, then the second...).
 std::vector<int> wait_queue_order(const Deployment& deployment, int core);

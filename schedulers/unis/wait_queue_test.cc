@@ -1,0 +1,133 @@
+// Tests of UNiS's wait-queue order, Algorithm 1's selection rule (the paper's Fig. 3 b-c) and slice arithmetic.
+#include "wait_queue.h"
+
+#include <gtest/gtest.h>
+
+namespace tandem::unis {
+namespace {
+
+// Rings 0..5; NFs 10 (A), 12 (C), 13 (D) of chain A->B->C->D share this core, as in the paper's example.
+constexpr uint32_t kThetaMin = 24, kThetaMax = 1536;
+ScheduledNf nf(int index, int ingress, int egress, uint64_t slice = 1000) {
+  return {.nf = index, .worker = index, .ingress = ingress, .egress = egress, .slice_cycles = slice, .theta_min = kThetaMin, .theta_max = kThetaMax};
+}
+CoreQueue paper_example(bool occupancy = true) { return CoreQueue({nf(10, 0, 1), nf(12, 2, 3), nf(13, 3, 4)}, occupancy); }
+std::vector<uint32_t> rings(std::vector<uint32_t> occupancy) { return occupancy; }
+
+TEST(WaitQueueOrder, NonConsecutiveNfsOfAChainKeepTheirOrder) {
+  json chain = {{"name", "s"}, {"traffic", {{"sizes", {{64, 1}}}}},
+                {"nfs", {{{"name", "A"}, {"type", "macswap"}, {"core", 1}}, {{"name", "B"}, {"type", "macswap"}, {"core", 2}},
+                         {{"name", "C"}, {"type", "macswap"}, {"core", 1}}, {{"name", "D"}, {"type", "macswap"}, {"core", 1}}}}};
+  Deployment d = parse_deployment({{"scheduler", {{"name", "unis"}}}, {"chains", {chain}}});
+  EXPECT_EQ(wait_queue_order(d, 1), (std::vector<int>{0, 2, 3}));
+  EXPECT_EQ(wait_queue_order(d, 2), (std::vector<int>{1}));
+}
+
+TEST(WaitQueueOrder, ChainsInterleave) {
+  auto chain = [](const std::string& name, int n) {
+    json nfs = json::array();
+    for (int i = 0; i < n; i++) nfs.push_back({{"name", name + std::to_string(i)}, {"type", "macswap"}, {"core", 1}});
+    return json{{"name", name}, {"traffic", {{"sizes", {{64, 1}}}}}, {"nfs", nfs}};
+  };
+  Deployment d = parse_deployment({{"scheduler", {{"name", "unis"}}}, {"chains", {chain("x", 3), chain("y", 2)}}});
+  // x0 x1 x2 are NFs 0-2, y0 y1 are 3-4: first of each chain, then the second of each, then the rest.
+  EXPECT_EQ(wait_queue_order(d, 1), (std::vector<int>{0, 3, 1, 4, 2}));
+}
+
+TEST(Algorithm1, KeepsTheRunningNfWhileItsSliceLastsAndItHasWorkAndRoom) {
+  CoreQueue q = paper_example();
+  EXPECT_EQ(q.start(0).nf, 10);
+  EXPECT_EQ(q.waiting(), (std::vector<int>{12, 13}));
+  EXPECT_FALSE(q.decide(500, rings({100, 100, 100, 100, 0})).has_value());
+  EXPECT_EQ(q.running().nf, 10);
+}
+
+TEST(Algorithm1, Fig3bFrontSatisfiesTheCriteria) {
+  CoreQueue q = paper_example();
+  q.start(0);
+  auto change = q.decide(1000, rings({100, 100, 100, 100, 0}));  // A's slice expired; C has work and room
+  ASSERT_TRUE(change.has_value());
+  EXPECT_EQ(change->from, 10);
+  EXPECT_EQ(change->to, 12);
+  EXPECT_EQ(q.waiting(), (std::vector<int>{13, 10}));
+}
+
+TEST(Algorithm1, Fig3cFrontDoesNotSatisfyTheCriteria) {
+  CoreQueue q = paper_example();
+  q.start(0);
+  auto change = q.decide(1000, rings({100, 100, kThetaMin, 100, 0}));  // C's ingress holds only theta_min
+  ASSERT_TRUE(change.has_value());
+  EXPECT_EQ(change->to, 13);
+  EXPECT_EQ(q.waiting(), (std::vector<int>{10, 12}));
+}
+
+TEST(Algorithm1, CandidateWithAFullEgressIsSkipped) {
+  CoreQueue q = paper_example();
+  q.start(0);
+  auto change = q.decide(1000, rings({100, 100, 100, kThetaMax, 0}));  // C's egress (ring 3) is at theta_max
+  ASSERT_TRUE(change.has_value());
+  EXPECT_EQ(change->to, 13);
+}
+
+TEST(Algorithm1, PreemptsBeforeTheSliceEndsWhenInputRunsOutOrOutputFills) {
+  CoreQueue empty_input = paper_example();
+  empty_input.start(0);
+  auto change = empty_input.decide(10, rings({kThetaMin, 0, 100, 0, 0}));
+  ASSERT_TRUE(change.has_value());
+  EXPECT_EQ(change->to, 12);
+
+  CoreQueue full_output = paper_example();
+  full_output.start(0);
+  change = full_output.decide(10, rings({500, kThetaMax, 100, 0, 0}));
+  ASSERT_TRUE(change.has_value());
+  EXPECT_EQ(change->to, 12);
+}
+
+TEST(Algorithm1, NobodyWorthRunningKeepsTheCoreAndTheQueueOrder) {
+  CoreQueue q = paper_example();
+  q.start(0);
+  EXPECT_FALSE(q.decide(1000, rings({0, 0, 0, 0, 0})).has_value());
+  EXPECT_EQ(q.running().nf, 10);
+  EXPECT_EQ(q.waiting(), (std::vector<int>{12, 13}));
+  // Still expired: as soon as C gets packets it takes over.
+  auto change = q.decide(1001, rings({0, 0, 100, 0, 0}));
+  ASSERT_TRUE(change.has_value());
+  EXPECT_EQ(change->to, 12);
+}
+
+TEST(Algorithm1, WithoutTheOccupancyRulesOnlyTheSliceCounts) {
+  CoreQueue q = paper_example(false);
+  q.start(0);
+  EXPECT_FALSE(q.decide(10, rings({0, 2048, 0, 0, 0})).has_value());  // no input, full output: still its slice
+  auto change = q.decide(1000, rings({0, 0, 0, 0, 0}));                 // slice over: next in line, work or not
+  ASSERT_TRUE(change.has_value());
+  EXPECT_EQ(change->to, 12);
+  EXPECT_EQ(q.waiting(), (std::vector<int>{13, 10}));
+}
+
+TEST(Algorithm1, TheNewNfGetsItsOwnSlice) {
+  CoreQueue q({nf(1, 0, 1, 100), nf(2, 1, 2, 5000)}, true);
+  q.start(0);
+  ASSERT_TRUE(q.decide(100, rings({100, 100, 0})).has_value());
+  EXPECT_FALSE(q.decide(5099, rings({100, 100, 0})).has_value());
+  EXPECT_TRUE(q.decide(5100, rings({100, 100, 0})).has_value());
+}
+
+TEST(TimeSlice, IsCostTimesFractionTimesEgressCapacity) {
+  EXPECT_EQ(time_slice_cycles(60, 0.75, 2048), 92160u);
+  EXPECT_EQ(time_slice_cycles(60, 1.25, 2048), 153600u);
+  EXPECT_EQ(default_theta_min(32), 24u);
+  EXPECT_EQ(default_theta_min(4), 0u);
+  EXPECT_EQ(default_theta_max(0.75, 2048), 1536u);
+}
+
+TEST(TscTimer, ExpiresAtItsDeadline) {
+  TscTimer timer;
+  EXPECT_TRUE(timer.expired(0));  // never armed
+  timer.reset(100, 50);
+  EXPECT_FALSE(timer.expired(149));
+  EXPECT_TRUE(timer.expired(150));
+}
+
+}  // namespace
+}  // namespace tandem::unis
