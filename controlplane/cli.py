@@ -37,11 +37,22 @@ def _repeat(text: str) -> int:
     return int(text)
 
 
-def _check_schedulers(names: list[str], source: str) -> None:
+def _check_schedulers(names: list[str], source: str, field: str = "--scheduler") -> None:
     known = catalog.scheduler_names()
     unknown = [name for name in names if name not in known]
     if unknown:
-        raise SpecError(source, [("--scheduler", f"unknown scheduler {', '.join(unknown)} (known: {', '.join(known)})")])
+        raise SpecError(source, [(field, f"unknown scheduler {', '.join(repr(n) for n in unknown)} (known: {', '.join(known)})")])
+
+
+def _check_scheduler_options(spec, source: str) -> None:
+    """The spec's options for other schedulers are checked like its own, named by where they were given."""
+    _check_schedulers(list(spec.scheduler_options), source, "scheduler_options")
+    for name in spec.scheduler_options:
+        try:
+            catalog.check(run_config(spec, name), source)
+        except SpecError as error:
+            raise SpecError(source, [(path.replace("scheduler", f"scheduler_options.{name}", 1), message)
+                                     for path, message in error.problems]) from None
 
 
 def _write_json(path: str, document: dict) -> None:
@@ -80,6 +91,7 @@ def cmd_compare(args) -> int:
 
     spec = load_spec(args.spec)
     _check_schedulers(args.schedulers, args.spec)
+    _check_scheduler_options(spec, args.spec)
     comparison, status = compare(spec, args.spec, args.schedulers, args.repeat, args.duration, args.quiet)
     print(comparison_report(comparison))
     if args.json:
@@ -100,6 +112,7 @@ def cmd_validate(args) -> int:
     spec = load_spec(args.spec)
     if args.scheduler:
         _check_schedulers([args.scheduler], args.spec)
+    _check_scheduler_options(spec, args.spec)
     verdict = catalog.check(run_config(spec, args.scheduler), args.spec)
     nfs = sum(len(chain.nfs) for chain in spec.chains)
     scheduler = args.scheduler or spec.scheduler.name

@@ -110,6 +110,8 @@ class Spec(Strict):
     warmup: float = Field(default=0.5, ge=0, le=600)
     traffic: Traffic = Field(default_factory=Traffic)
     scheduler: SchedulerSpec = Field(default_factory=lambda: SchedulerSpec(name="coop"))
+    # Options for the other schedulers a comparison runs (`compare --schedulers`), by scheduler name.
+    scheduler_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     chains: list[ChainSpec]
 
     @field_validator("scheduler", mode="before")
@@ -258,7 +260,7 @@ def run_config(spec: Spec, scheduler: str | None = None, duration: float | None 
     if scheduler is None or scheduler == spec.scheduler.name:
         chosen = {"name": spec.scheduler.name, "options": dict(spec.scheduler.options)}
     else:
-        chosen = {"name": scheduler, "options": {}}
+        chosen = {"name": scheduler, "options": dict(spec.scheduler_options.get(scheduler, {}))}
     return {
         "name": spec.name,
         "control_core": spec.control_core,

@@ -152,19 +152,19 @@ class UnisScheduler final : public Scheduler {
 
 void check(const Deployment& d, SpecErrors& errors) {
   Options o = Options::from(d.scheduler.options);
-  if (!(o.gamma > 0)) errors.push_back({"scheduler.options.gamma", "must be in (0, 1], got " + std::to_string(o.gamma)});
-  if (auto reason = backend_unavailable(o.backend)) errors.push_back({"scheduler.options.backend", *reason});
+  if (!(o.gamma > 0)) errors.push_back({"scheduler.gamma", "must be in (0, 1], got " + std::to_string(o.gamma)});
+  if (auto reason = backend_unavailable(o.backend)) errors.push_back({"scheduler.backend", *reason});
   uint32_t theta_min = o.theta_min_for(d);
   for (const NfConfig& nf : d.nfs) {
     const ChainConfig& chain = d.chains[nf.chain];
     uint32_t in_capacity = d.rings[chain.rings[nf.position]].capacity;
     uint32_t out_capacity = d.rings[chain.rings[nf.position + 1]].capacity;
     if (theta_min >= in_capacity)
-      errors.push_back({"scheduler.options.theta_min", "must be below the capacity of NF '" + nf.name + "''s input ring (" +
+      errors.push_back({"scheduler.theta_min", "must be below the capacity of NF '" + nf.name + "''s input ring (" +
                                                            std::to_string(in_capacity) + "), got " + std::to_string(theta_min)});
     uint32_t theta_max = o.theta_max_for(out_capacity);
     if (theta_max == 0 || theta_max > out_capacity)
-      errors.push_back({"scheduler.options.theta_max", "must be between 1 and the capacity of NF '" + nf.name + "''s output ring (" +
+      errors.push_back({"scheduler.theta_max", "must be between 1 and the capacity of NF '" + nf.name + "''s output ring (" +
                                                            std::to_string(out_capacity) + "), got " + std::to_string(theta_max)});
   }
 }

@@ -30,6 +30,17 @@ CASES = [
     ("missing chains", "name: x\n", "chains", "is required"),
     ("unknown scheduler", bad(BASE_SPEC, "scheduler: coop", "scheduler: magic"), "scheduler.name", "unknown scheduler 'magic'"),
     ("bad scheduler option", bad(BASE_SPEC, "scheduler: coop", "scheduler: {name: coop, options: {k: 0}}"), "scheduler.k", "between 1 and"),
+    ("unis gamma zero", bad(BASE_SPEC, "scheduler: coop", "scheduler: {name: unis, options: {gamma: 0}}"), "scheduler.gamma", "must be in (0, 1]"),
+    ("unis gamma above one", bad(BASE_SPEC, "scheduler: coop", "scheduler: {name: unis, options: {gamma: 1.5}}"), "scheduler.gamma", "between 0 and 1"),
+    ("unis theta_min above capacity", bad(BASE_SPEC, "scheduler: coop", "scheduler: {name: unis, options: {theta_min: 5000}}"),
+     "scheduler.theta_min", "below the capacity"),
+    ("unis theta_max above capacity", bad(BASE_SPEC, "scheduler: coop", "scheduler: {name: unis, options: {theta_max: 4096}}"),
+     "scheduler.theta_max", "between 1 and the capacity"),
+    ("unis unknown backend", bad(BASE_SPEC, "scheduler: coop", "scheduler: {name: unis, options: {backend: nice}}"),
+     "scheduler.backend", "fifo"),
+    ("negative cycle cost", bad(BASE_SPEC, "type: macswap, core: 1}", "type: macswap, core: 1, cost_cycles: -3}"),
+     "chains[0].nfs[0].cost_cycles", "greater than 0"),
+    ("options for an unknown scheduler", BASE_SPEC + "scheduler_options: {magic: {k: 1}}\n", "scheduler_options", "unknown scheduler 'magic'"),
     ("malformed YAML", "chains: [\n  {name: x\n", "", "malformed YAML: line"),
     ("not a mapping", "- just\n- a list\n", "", "must be a YAML mapping"),
 ]
@@ -69,7 +80,7 @@ def test_run_rejects_bad_spec_before_touching_the_machine(write_spec):
 def test_unknown_scheduler_on_the_command_line(write_spec):
     result = tandem("compare", str(write_spec(BASE_SPEC)), "--schedulers", "cfs,warp")
     assert result.returncode == 2
-    assert "--scheduler: unknown scheduler warp" in result.stderr
+    assert "--scheduler: unknown scheduler 'warp'" in result.stderr
 
 
 @pytest.mark.parametrize("args", [["run"], ["compare", "x.yaml", "--repeat", "0"], ["run", "x.yaml", "--duration", "soon"], ["fly"]])

@@ -1,0 +1,105 @@
+"""UNiS on real chains: every process-controller backend, the cycle estimator, and cleanup on every exit path."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import BASE_SPEC, requires_root, tandem
+from integration.machine_state import assert_clean, snapshot
+from integration.test_runs import assert_accounted, run_results, start_run
+
+pytestmark = requires_root
+
+# Costs given in the spec, so these runs need no profiling run first.
+UNIS_SPEC = (BASE_SPEC.replace("scheduler: coop", "scheduler: {name: unis, options: {backend: BACKEND}}")
+             .replace("core: 1}", "core: 1, cost_cycles: 80}"))
+
+
+@pytest.fixture
+def machine_before():
+    before = snapshot()
+    yield before
+    assert_clean(before)
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TANDEM_CACHE_DIR", str(tmp_path / "cache"))
+
+
+@pytest.mark.parametrize("backend", ["fifo", "signal", "freezer"])
+def test_unis_switches_nfs_with_each_backend(backend, write_spec, tmp_path, machine_before):
+    out = tmp_path / "r.json"
+    result = tandem("run", str(write_spec(UNIS_SPEC.replace("BACKEND", backend))), "--json", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    results = run_results(out)
+    assert_accounted(results)
+    report = results["scheduler"]["report"]
+    assert report["backend"] == backend
+    assert report["wait_queues"] == {"1": ["a", "b", "c3"]}
+    assert report["switches"] > 100, report  # all three NFs took turns
+    assert all(nf["switched_in"] > 0 for nf in report["nfs"].values())
+    assert results["chains"][0]["delivered"] > 0
+    assert not results["warnings"], results["warnings"]  # parked NFs are neither hung nor starved
+    assert results["cycle_costs"]["a"] == {"cycles_per_packet": 80, "source": "spec"}
+
+
+def test_unis_profiles_nfs_it_has_no_cost_for(write_spec, tmp_path, machine_before):
+    spec = BASE_SPEC.replace("scheduler: coop", "scheduler: unis")
+    out = tmp_path / "r.json"
+    result = tandem("run", str(write_spec(spec)), "--json", str(out), "--quiet", timeout=300)
+    assert result.returncode == 0, result.stderr
+    assert "profiling a (macswap)" in result.stderr
+    costs = run_results(out)["cycle_costs"]
+    assert {cost["source"] for cost in costs.values()} == {"profiled"}
+    assert all(0 < cost["cycles_per_packet"] < 5000 for cost in costs.values())
+
+
+def test_profile_estimates_track_the_real_cost_and_are_cached(write_spec, tmp_path, machine_before):
+    spec = write_spec(BASE_SPEC.replace(
+        "      - {name: a, type: macswap, core: 1}\n      - {name: b, type: ttl, core: 1}\n      - {name: c3, type: checkip, core: 1}\n",
+        "      - {name: cheap, type: cost, core: 1, args: {cycles: 200}}\n"
+        "      - {name: dear, type: cost, core: 1, args: {cycles: 1200}}\n"
+        "      - {name: bytes, type: cost, core: 1, args: {cycles: 50, cycles_per_byte: 2}}\n"))
+    out = tmp_path / "profile.json"
+    result = tandem("profile", str(spec), "--json", str(out), timeout=300)
+    assert result.returncode == 0, result.stderr
+    document = json.loads(out.read_text())
+    costs = document["cycle_costs"]
+    difference = costs["dear"]["cycles_per_packet"] - costs["cheap"]["cycles_per_packet"]
+    assert 700 < difference < 1500, costs  # 1000 cycles more work per packet, measured from outside
+    assert not costs["cheap"]["size_dependent"] and costs["bytes"]["size_dependent"]
+    assert costs["bytes"]["per_size_cycles"]["1500"] > 4 * costs["bytes"]["per_size_cycles"]["64"]
+    latency = document["switch_latency"]
+    assert latency["fifo"]["supported"] and latency["fifo"]["visible_us"]["p50"] > 0
+    assert "cyc/pkt" in result.stdout and "switch latency" in result.stdout
+
+    again = tandem("profile", str(spec), "--json", str(out), "--no-switch-latency", timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert {c["source"] for c in json.loads(out.read_text())["cycle_costs"].values()} == {"cache"}
+
+
+@pytest.mark.parametrize("backend", ["signal", "freezer"])
+def test_ctrl_c_under_unis_leaves_no_stopped_or_frozen_nf(backend, write_spec, tmp_path, machine_before):
+    out = tmp_path / "r.json"
+    process, _ = start_run(write_spec(UNIS_SPEC.replace("BACKEND", backend)), out)
+    time.sleep(1.5)
+    process.send_signal(signal.SIGINT)
+    process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert_accounted(run_results(out))
+
+
+def test_killed_nf_under_unis_is_named_and_its_cgroup_removed(write_spec, tmp_path, machine_before):
+    out = tmp_path / "r.json"
+    process, pids = start_run(write_spec(UNIS_SPEC.replace("BACKEND", "freezer")), out)
+    time.sleep(1)
+    subprocess.run(["kill", "-9", str(pids["b"])])
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 1
+    assert "NF b (pid" in stderr and "killed by signal 9" in stderr
+    assert run_results(out)["chains"][0]["accounting_exact"]
