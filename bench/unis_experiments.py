@@ -1,0 +1,259 @@
+"""UNiS experiments (UNiS Sec. 5): chain length, heterogeneous and variable-cost chains, several chains on a
+shared core, the occupancy ablation over a time-slice sweep, latency at 80 % load, context switches and CPU share.
+
+Usage (as root): .venv/bin/python bench/unis_experiments.py [--repeat 3] [--duration 2] [--only NAME]
+Writes bench/results/unis-<name>.json, .md and .png. Every number is a median of --repeat runs, and every
+ratio is taken inside one invocation. The UNiS loop runs on the control core, beside the generator and sink.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from controlplane.compare import compare  # noqa: E402
+from controlplane.report import machine_description, table  # noqa: E402
+from controlplane.spec import Spec  # noqa: E402
+
+RESULTS = HERE / "results"
+SCHEDULERS = ["unis", "coop", "rtc", "cfs"]
+LIGHT, MEDIUM, HEAVY = 50, 150, 250  # the paper's cycles per packet (Sec. 5.1.2)
+
+
+def chain_spec(name: str, chains: dict[str, list[dict]], size="64", rate="max", options: dict | None = None) -> Spec:
+    """chains: chain name -> list of cost-NF argument dicts, every NF on core 1."""
+    document = {
+        "name": name,
+        "traffic": {"rate": rate, "size": size if size == "datacenter" else int(size), "flows": 64},
+        "scheduler": {"name": "unis", "options": options or {}},
+        "scheduler_options": {"coop": {"k": 8}},
+        "chains": [{"name": chain, "nfs": [{"name": f"{chain}-{i + 1}", "type": "cost", "core": 1, "args": args}
+                                           for i, args in enumerate(nfs)]} for chain, nfs in chains.items()],
+    }
+    return Spec.model_validate(document)
+
+
+def run(spec: Spec, schedulers: list[str], repeat: int, duration: float) -> dict:
+    print(f"{spec.name}: {', '.join(schedulers)}", file=sys.stderr, flush=True)
+    comparison, _ = compare(spec, f"bench {spec.name}", schedulers, repeat, duration, quiet=True)
+    return comparison
+
+
+def mpps(comparison: dict, scheduler: str) -> float | None:
+    return ((comparison["schedulers"][scheduler]["median"]) or {}).get("delivered_mpps")
+
+
+def chain_mpps(comparison: dict, scheduler: str, chain: str) -> float | None:
+    values = [c["window"]["delivered_mpps"] for r in comparison["schedulers"][scheduler]["results"] for c in r["chains"] if c["name"] == chain]
+    return statistics.median(values) if values else None
+
+
+def exact(comparison: dict) -> str:
+    runs = [r["accounting_exact"] for e in comparison["schedulers"].values() for r in e["runs"]]
+    return f"{sum(runs)}/{len(runs)} runs exact"
+
+
+def fmt(value, digits=3) -> str:
+    return "failed" if value is None else f"{value:.{digits}f}"
+
+
+def ratio(a, b) -> str:
+    return "n/a" if a is None or not b else f"{a / b:.0%}"
+
+
+def save(name: str, document: dict, text: str) -> None:
+    (RESULTS / f"unis-{name}.json").write_text(json.dumps(document, indent=1))
+    (RESULTS / f"unis-{name}.md").write_text(f"```\n{text}\n```\n")
+    print(text, flush=True)
+
+
+def header(what: str, repeat: int, duration: float) -> str:
+    return f"{what}\nmedian of {repeat} runs x {duration} s on {machine_description()}; UNiS on the control core\n\n"
+
+
+# 1. Fig. 4: identical light and medium NFs, chain length 1-8, one core.
+def chain_length(repeat, duration, lengths):
+    summary = {"machine": machine_description(), "lengths": lengths, "light": {}, "medium": {}}
+    for label, cycles in (("light", LIGHT), ("medium", MEDIUM)):
+        for n in lengths:
+            summary[label][n] = run(chain_spec(f"{label}-{n}", {"c": [{"cycles": cycles}] * n}), SCHEDULERS, repeat, duration)
+    rows, verdicts = [], []
+    for label in ("light", "medium"):
+        for n in lengths:
+            c = summary[label][n]
+            rows.append([label, n] + [fmt(mpps(c, s)) for s in SCHEDULERS] + [ratio(mpps(c, "unis"), mpps(c, "coop")), exact(c)])
+    for label, target in (("light", 0.90), ("medium", 0.97)):
+        shares = [mpps(summary[label][n], "unis") / mpps(summary[label][n], "coop") for n in lengths
+                  if n > 1 and mpps(summary[label][n], "unis") and mpps(summary[label][n], "coop")]
+        if shares:
+            median = statistics.median(shares)
+            verdicts.append(f"unis vs coop, {label} NFs, chains of 2-8 (median): {median:.0%} (target >= {target:.0%}: "
+                            f"{'met' if median >= target else 'missed'})")
+    if 3 in lengths:
+        c = summary["light"][3]
+        verdicts.append(f"unis vs cfs, 3 light NFs: {mpps(c, 'unis') / mpps(c, 'cfs'):.0f}x (target >= 20x: "
+                        f"{'met' if mpps(c, 'unis') >= 20 * mpps(c, 'cfs') else 'missed'})")
+    text = header("Fig. 4: chains of identical NFs on one core (light 50, medium 150 cycles/packet), 64 B, delivered Mpps",
+                  repeat, duration) + table(["NFs", "length"] + SCHEDULERS + ["unis/coop", "accounting"], rows, align_left=1) + "\n\n" + "\n".join(verdicts)
+    save("chain-length", summary, text)
+    figure, axes = plt.subplots(1, 2, figsize=(11, 4.2))
+    for axis, label in zip(axes, ("light", "medium")):
+        for s in SCHEDULERS:
+            axis.plot(lengths, [mpps(summary[label][n], s) or float("nan") for n in lengths], marker="o", label=s)
+        axis.set_yscale("symlog", linthresh=0.1)
+        axis.set_title(f"{label} NFs ({LIGHT if label == 'light' else MEDIUM} cycles/packet)")
+        axis.set_xlabel("NFs in the chain (one core)")
+        axis.set_ylabel("delivered Mpps (median, symlog)")
+        axis.legend()
+    figure.suptitle(machine_description(), fontsize=9)
+    figure.tight_layout()
+    figure.savefig(RESULTS / "unis-chain-length.png", dpi=110)
+    return summary
+
+
+# 2. Fig. 7 (alternating medium/heavy) and Fig. 8 (variable cost under the data-centre size mix).
+def heterogeneous(repeat, duration):
+    alternating = [{"cycles": MEDIUM if i % 2 == 0 else HEAVY} for i in range(4)]
+    variable = [{"cycles": 40, "cycles_per_byte": 0.25}] * 4  # ~90 cycles at 200 B, ~390 at 1400 B
+    cases = {
+        "alternating medium/heavy, 4 NFs, 64 B (Fig. 7)": run(chain_spec("alternating", {"c": alternating}), SCHEDULERS, repeat, duration),
+        "variable cost, 4 NFs, data-centre mix (Fig. 8)": run(chain_spec("variable", {"c": variable}, size="datacenter"), SCHEDULERS, repeat, duration),
+    }
+    rows = [[name] + [fmt(mpps(c, s)) for s in SCHEDULERS] + [ratio(mpps(c, "unis"), mpps(c, "coop")), exact(c)] for name, c in cases.items()]
+    text = header("Fig. 7-8: heterogeneous and variable-cost chains on one core, delivered Mpps", repeat, duration) + table(
+        ["chain"] + SCHEDULERS + ["unis/coop", "accounting"], rows)
+    save("heterogeneous", cases, text)
+    bars(cases, "unis-heterogeneous.png", "delivered Mpps (median)")
+
+
+# 3. Table 1, scaled to our one NF core.
+def multiple_chains(repeat, duration):
+    m = {"cycles": MEDIUM}
+    configs = {
+        "(a) S1=3, S2=1 on one core (as the paper)": {"S1": [m] * 3, "S2": [m]},
+        "(b) S1=2, S2=2 on one core (paper: 4+4 over two cores)": {"S1": [m] * 2, "S2": [m] * 2},
+        "(c) S1=4 on one core (paper: 8 over two cores)": {"S1": [m] * 4},
+    }
+    results, rows = {}, []
+    for label, chains in configs.items():
+        c = run(chain_spec("table1", chains), ["unis", "coop"], repeat, duration)
+        results[label] = c
+        for s in ("unis", "coop"):
+            per_chain = {chain: chain_mpps(c, s, chain) for chain in chains}
+            values = [v for v in per_chain.values() if v is not None]
+            starving = "no" if values and min(values) > 0.5 * max(values) else "YES"
+            rows.append([label, s, "  ".join(f"{k}={fmt(v)}" for k, v in per_chain.items()), starving])
+    text = header("Table 1: several chains of medium NFs sharing core 1 (our machines have one NF core), delivered Mpps per chain",
+                  repeat, duration) + table(["configuration", "scheduler", "per chain", "a chain starves"], rows, align_left=3)
+    save("multiple-chains", results, text)
+
+
+# 4. Fig. 15: the occupancy optimisation on and off while the slice sweeps 25-125 % of the egress capacity.
+def occupancy(repeat, duration):
+    fractions = [0.25, 0.5, 0.75, 1.0, 1.25]
+    sweep = {"on": {}, "off": {}}
+    for switch in ("on", "off"):
+        for f in fractions:
+            spec = chain_spec(f"occupancy-{switch}-{f}", {"c": [{"cycles": MEDIUM}] * 3},
+                              options={"slice_fraction": f, "occupancy": switch == "on"})
+            sweep[switch][f] = run(spec, ["unis"], repeat, duration)
+    rows = [[f"{f:.0%}"] + [fmt(mpps(sweep[s][f], "unis")) for s in ("on", "off")] +
+            [ratio(mpps(sweep["off"][f], "unis"), mpps(sweep["on"][f], "unis"))] for f in fractions]
+    text = header("Fig. 15: 3 medium NFs, unis time slice = cost x fraction x capacity(egress), occupancy rules on/off, delivered Mpps",
+                  repeat, duration) + table(["slice fraction", "occupancy on", "occupancy off", "off/on"], rows)
+    save("occupancy", sweep, text)
+    figure, axis = plt.subplots(figsize=(6.5, 4))
+    for s in ("on", "off"):
+        axis.plot([f * 100 for f in fractions], [mpps(sweep[s][f], "unis") or float("nan") for f in fractions], marker="o", label=f"occupancy {s}")
+    axis.set_xlabel("time slice, % of egress capacity x cost")
+    axis.set_ylabel("delivered Mpps (median)")
+    axis.set_ylim(bottom=0)
+    axis.set_title(f"UNiS occupancy optimisation (3 medium NFs)\n{machine_description()}", fontsize=9)
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(RESULTS / "unis-occupancy.png", dpi=110)
+
+
+# 5. Fig. 5: latency at 80 % of the maximum sustainable rate, 128 B; 6. Figs. 10-11 from the same chains at full load.
+def latency_and_switches(repeat, duration):
+    cases, rows, switch_rows = {}, [], []
+    for label, cycles in (("light", LIGHT), ("medium", MEDIUM)):
+        full = run(chain_spec(f"{label}-3-max", {"c": [{"cycles": cycles}] * 3}, size="128"), ["unis", "coop"], repeat, duration)
+        sustainable = min(mpps(full, "unis"), mpps(full, "coop"))
+        rate = f"{0.8 * sustainable:.3f} Mpps"
+        loaded = run(chain_spec(f"{label}-3-80pct", {"c": [{"cycles": cycles}] * 3}, size="128", rate=rate), ["unis", "coop"], repeat, duration)
+        cases[label] = {"full": full, "at_80_percent": loaded, "rate": rate}
+        for s in ("unis", "coop"):
+            lat = [r["chains"][0]["latency_us"] for r in loaded["schedulers"][s]["results"]]
+            rows.append([label, rate, s] + [fmt(statistics.median(l[p] for l in lat), 1) for p in ("p5", "p50", "p95")])
+            per_nf = [r["nfs"] for r in full["schedulers"][s]["results"]]
+            switches = statistics.median(sum(nf["os"].get("voluntary_switches_per_s", 0) + nf["os"].get("involuntary_switches_per_s", 0)
+                                             for nf in nfs) / len(nfs) for nfs in per_nf)
+            slowest = statistics.median(min(nf["os"].get("cpu_share", 0) for nf in nfs) for nfs in per_nf)
+            switch_rows.append([label, s, fmt(mpps(full, s)), f"{switches:,.0f}", f"{slowest:.1%}"])
+    text = (header("Fig. 5: 3-NF chains, 128 B, offered 80 % of the lower maximum of unis and coop: latency in microseconds", repeat, duration)
+            + table(["NFs", "offered", "scheduler", "p5", "p50", "p95"], rows, align_left=3)
+            + "\n\nFigs. 10-11: the same chains at full load: context switches per NF per second, CPU share of the slowest NF\n\n"
+            + table(["NFs", "scheduler", "Mpps", "cs/s per NF", "slowest NF CPU"], switch_rows, align_left=2))
+    save("latency", cases, text)
+    figure, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for axis, label in zip(axes, ("light", "medium")):
+        for offset, s in enumerate(("unis", "coop")):
+            lat = [r["chains"][0]["latency_us"] for r in cases[label]["at_80_percent"]["schedulers"][s]["results"]]
+            values = [statistics.median(l[p] for l in lat) for p in ("p5", "p50", "p95")]
+            axis.bar([i + offset * 0.4 for i in range(3)], values, width=0.4, label=s)
+        axis.set_xticks([0.2, 1.2, 2.2], ["p5", "p50", "p95"])
+        axis.set_ylabel("latency, us")
+        axis.set_title(f"3 {label} NFs at {cases[label]['rate']}")
+        axis.legend()
+    figure.suptitle(machine_description(), fontsize=9)
+    figure.tight_layout()
+    figure.savefig(RESULTS / "unis-latency.png", dpi=110)
+
+
+def bars(cases: dict, filename: str, ylabel: str) -> None:
+    figure, axis = plt.subplots(figsize=(9, 4))
+    width = 0.8 / len(SCHEDULERS)
+    for k, s in enumerate(SCHEDULERS):
+        axis.bar([i + k * width for i in range(len(cases))], [mpps(c, s) or 0 for c in cases.values()], width=width, label=s)
+    axis.set_xticks([i + 0.4 - width / 2 for i in range(len(cases))], [name.split(" (")[0] for name in cases], fontsize=8)
+    axis.set_ylabel(ylabel)
+    axis.set_title(machine_description(), fontsize=9)
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(RESULTS / filename, dpi=110)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--duration", type=float, default=2.0)
+    parser.add_argument("--lengths", default="1,2,3,4,6,8")
+    parser.add_argument("--only", choices=["chain-length", "heterogeneous", "multiple-chains", "occupancy", "latency"])
+    args = parser.parse_args()
+    RESULTS.mkdir(exist_ok=True)
+    steps = {
+        "chain-length": lambda: chain_length(args.repeat, args.duration, [int(x) for x in args.lengths.split(",")]),
+        "heterogeneous": lambda: heterogeneous(args.repeat, args.duration),
+        "multiple-chains": lambda: multiple_chains(args.repeat, args.duration),
+        "occupancy": lambda: occupancy(args.repeat, args.duration),
+        "latency": lambda: latency_and_switches(args.repeat, args.duration),
+    }
+    for name, step in steps.items():
+        if args.only in (None, name):
+            step()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
