@@ -50,7 +50,7 @@ class _StopRequests:
 
 def _expected_seconds(config: dict) -> float:
     workers = sum(len(chain["nfs"]) for chain in config["chains"])
-    return 10 + 0.5 * workers + config["warmup"] + config["duration"] + 0.2 + 5
+    return 10 + 0.5 * workers + config["warmup"] + config["duration"] + 0.2 + 5 + 5  # the last 5: workers stopping
 
 
 def run_once(config: dict, source: str, on_event: Callable[[dict], None] | None = None) -> RunOutcome:

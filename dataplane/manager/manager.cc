@@ -40,6 +40,8 @@ namespace {
 // A worker that finishes no loop iteration for this long is hung (or starved, if its scheduler gives it no CPU).
 // The longest legitimate iteration is one burst of the costliest NF: 1024 packets x 1e6 cycles is < 0.5 s.
 constexpr double kHangSeconds = 0.75;
+// How long workers get to leave their loop and detach from shared memory before they are killed.
+constexpr double kStopSeconds = 5.0;
 
 volatile std::sig_atomic_t g_interrupted = 0;
 void on_signal(int) { g_interrupted = 1; }
@@ -108,6 +110,7 @@ class Run {
   std::string error_, failed_nf_;
   bool interrupted_ = false;
   bool attached_ = false;
+  bool killed_workers_ = false;
   std::vector<std::string> warnings_;
 };
 
@@ -358,7 +361,8 @@ void Run::stop_workers() {
     }
   }
   if (stats_ != nullptr) flag_store(stats_->stop, 1u);
-  uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(2.0 * hz_);
+  // Workers detach from DPDK's shared memory one after another under a lock; many on one core take a while.
+  uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(kStopSeconds * hz_);
   for (;;) {
     bool all_exited = true;
     for (size_t w = 0; w < pids_.size(); w++) {
@@ -379,8 +383,10 @@ void Run::stop_workers() {
         int status = 0;
         waitpid(pids_[w], &status, 0);
         workers_[w].exited = true;
-        workers_[w].exit_description = "killed: did not stop within 2 s";
-        warnings_.push_back("NF " + nf_names_of(static_cast<int>(w)) + " did not stop within 2 s and was killed");
+        workers_[w].exit_description = "killed: did not stop within " + std::to_string(static_cast<int>(kStopSeconds)) + " s";
+        warnings_.push_back("NF " + nf_names_of(static_cast<int>(w)) + " did not stop within " + std::to_string(static_cast<int>(kStopSeconds)) +
+                            " s and was killed");
+        killed_workers_ = true;
         pids_[w] = 0;
       }
       break;
@@ -613,7 +619,9 @@ int Run::execute() {
     std::ofstream(path) << out.dump(2);
     emit(events_, {{"event", "done"}, {"results", path}});
   }
-  rte_eal_cleanup();
+  // A worker killed while detaching may hold DPDK's shared memory lock forever; cleaning up would then wait
+  // for it forever. The control plane removes the run's hugepage files and runtime directory either way.
+  if (!killed_workers_) rte_eal_cleanup();
   if (interrupted_) return kExitInterrupted;
   return error_.empty() ? kExitOk : kExitRunFailed;
 }
