@@ -67,6 +67,7 @@ struct WorkerState {
   double heartbeat_changed_s = 0;
   OsSample at_heartbeat_change;
   bool starvation_reported = false;
+  bool hung = false;  // declared hung: it will not stop by itself
 };
 
 class Run {
@@ -255,6 +256,7 @@ void Run::check_workers(double now_s, bool check_hangs) {
     uint64_t cpu_used = (now.cpu_ns && state.at_heartbeat_change.cpu_ns) ? *now.cpu_ns - *state.at_heartbeat_change.cpu_ns : 0;
     std::string name = nf_names_of(static_cast<int>(w));
     if (now.state != 'R' || cpu_used > static_cast<uint64_t>(kHangSeconds * 0.5e9)) {
+      state.hung = true;
       fail("NF " + name + " (pid " + std::to_string(state.pid) + ") is hung: no loop iteration for " +
                std::to_string(now_s - state.heartbeat_changed_s).substr(0, 4) + " s while " +
                (now.state != 'R' ? std::string("in state ") + now.state : "spinning on its CPU"),
@@ -376,7 +378,15 @@ void Run::stop_workers() {
       }
     }
     if (all_exited) break;
-    if (rte_get_tsc_cycles() > deadline) {
+    bool give_up = rte_get_tsc_cycles() > deadline;
+    if (!give_up) {
+      // A hung worker will not see the stop flag: kill it now rather than after the grace period.
+      for (size_t w = 0; w < pids_.size(); w++)
+        if (!workers_[w].exited && workers_[w].hung) {
+          kill(pids_[w], SIGKILL);
+          killed_workers_ = true;
+        }
+    } else {
       for (size_t w = 0; w < pids_.size(); w++) {
         if (workers_[w].exited) continue;
         kill(pids_[w], SIGKILL);

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
 import time
 
 import pytest
@@ -93,27 +92,3 @@ def test_ctrl_c_under_unis_leaves_no_stopped_or_frozen_nf(backend, write_spec, t
     assert process.returncode == 130
     assert_accounted(run_results(out))
 
-
-def test_killed_nf_under_unis_is_named_and_its_cgroup_removed(write_spec, tmp_path, machine_before):
-    out = tmp_path / "r.json"
-    process, pids = start_run(write_spec(UNIS_SPEC.replace("BACKEND", "freezer")), out)
-    time.sleep(1)
-    subprocess.run(["kill", "-9", str(pids["b"])])
-    _, stderr = process.communicate(timeout=30)
-    assert process.returncode == 1
-    assert "NF b (pid" in stderr and "killed by signal 9" in stderr
-    assert run_results(out)["chains"][0]["accounting_exact"]
-
-
-def test_unis_without_occupancy_rules_and_long_slices_finishes(write_spec, tmp_path, machine_before):
-    """NFs stopped halfway through returning mbufs to the shared pool must not wedge the manager (unis's loop)."""
-    spec = (UNIS_SPEC.replace("{backend: BACKEND}", "{occupancy: false, slice_fraction: 1.25}")
-            .replace("cost_cycles: 80}", "cost_cycles: 80, args: {}}").replace("type: macswap", "type: drop")
-            .replace("{name: a, type: drop, core: 1, cost_cycles: 80, args: {}}", "{name: a, type: drop, core: 1, cost_cycles: 80, args: {fraction: 0.5}}"))
-    out = tmp_path / "r.json"
-    result = tandem("run", str(write_spec(spec)), "--json", str(out), "--quiet")
-    assert result.returncode == 0, result.stderr
-    results = run_results(out)
-    assert_accounted(results)
-    assert results["nfs"][0]["packets_dropped"] > 0  # it returned mbufs to the pool all along
-    assert results["chains"][0]["delivered"] > 0
