@@ -123,7 +123,7 @@ def cmd_validate(args) -> int:
 
 def cmd_profile(args) -> int:
     from controlplane import profile
-    from controlplane.report import profile_report
+    from controlplane.report import machine_description, profile_report
 
     spec = load_spec(args.spec)
     config = run_config(spec)
@@ -136,7 +136,7 @@ def cmd_profile(args) -> int:
         if say:
             say(f"measuring process-controller switch latency on core {nf_cores[0]}...")
         latency = profile.switch_latency(config, args.spec, nf_cores[0])
-    document = {"spec": args.spec, "machine": profile.machine_description(), "cycle_costs": costs,
+    document = {"spec": args.spec, "machine": machine_description(), "cycle_costs": costs,
                 "switch_latency": latency, "switch_latency_core": nf_cores[0]}
     print(profile_report(document))
     if args.json:

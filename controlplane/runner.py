@@ -79,7 +79,7 @@ def run_once(config: dict, source: str, on_event: Callable[[dict], None] | None 
 
         config = dict(config, scheduler=dict(config["scheduler"], options=verdict["options"]))
         config["paths"] = {"file_prefix": run_id, "huge_dir": str(huge_dir), "run_dir": str(run_dir), "worker_binary": str(catalog.WORKER)}
-        if requirements.get("cgroup_v2_dir") or config.get("profile", {}).get("switch_latency"):
+        if requirements.get("cgroup_v2_dir"):
             root = machine.cgroup_v2_mount()
             if root is None:
                 raise SetupError("this scheduler needs cgroup v2, which is not mounted on this machine")

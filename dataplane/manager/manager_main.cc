@@ -34,6 +34,8 @@ json check(const json& doc) {
   for (const SpecError& e : errors) out["errors"].push_back({{"path", e.path}, {"message", e.message}});
   if (!errors.empty()) return out;
   MachineRequirements needs = scheduler_types().at(deployment.scheduler.name).requirements(deployment.scheduler.options);
+  // The switch-latency probe drives the freezer backend too, whatever the run's scheduler.
+  if (deployment.profile.is_object() && deployment.profile.contains("switch_latency")) needs.cgroup_v2_dir = true;
   out["requirements"] = {{"rt_unthrottled", needs.rt_unthrottled},
                          {"rr_timeslice_ms", needs.rr_timeslice_ms ? json(*needs.rr_timeslice_ms) : json()},
                          {"cgroup_v2_dir", needs.cgroup_v2_dir},

@@ -3,6 +3,7 @@
 #include <rte_cycles.h>
 
 #include <map>
+#include <set>
 
 #include "interface_monitor.h"
 #include "process_controller.h"
@@ -48,12 +49,12 @@ class UnisScheduler final : public Scheduler {
     for (const WorkerPlan& plan : d.workers) worker_of_nf_[plan.segments.front().nfs.front()] = plan.index;
     held_.assign(d.workers.size(), true);
 
-    std::map<int, bool> cores;
-    for (const NfConfig& nf : d.nfs) cores[nf.core] = true;
+    std::set<int> cores;
+    for (const NfConfig& nf : d.nfs) cores.insert(nf.core);
     for (const NfConfig& nf : d.nfs)
       if (!(nf.cost_cycles > 0))  // the control plane fills costs in (requirements.cycle_costs): this is a bug, not bad input
         throw std::runtime_error("unis has no cycle estimate for NF " + nf.name);
-    for (const auto& [core, _] : cores) {
+    for (int core : cores) {
       std::vector<ScheduledNf> queue;
       for (int nf : wait_queue_order(d, core)) {
         const ChainConfig& chain = d.chains[d.nfs[nf].chain];
