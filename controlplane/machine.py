@@ -91,6 +91,16 @@ def cgroup_v2_mount() -> Path | None:
     return None
 
 
+def cgroup_v1_mount(controller: str) -> Path | None:
+    """Where the cgroup v1 hierarchy that has `controller` (e.g. cpu) is mounted, if it is."""
+    with open("/proc/self/mounts") as mounts:
+        for line in mounts:
+            fields = line.split()
+            if fields[2] == "cgroup" and controller in fields[3].split(","):
+                return Path(fields[1])
+    return None
+
+
 def _stray_processes() -> list[tuple[int, str]]:
     """Tandem data-plane processes that no live run owns (their run's control plane died)."""
     found = []

@@ -97,13 +97,13 @@ def run_report(results: dict) -> str:
         lines.append(f"(n/a: {', '.join(sorted(unavailable))} not available on this machine)")
     lines.append("")
     for chain in results["chains"]:
-        places = {**chain["dropped"]["rings"], **chain["dropped"]["nfs"]}
+        places = {**chain["dropped"]["rings"], **chain["dropped"]["nfs"], "entry-backpressure": chain["dropped"].get("entry_backpressure", 0)}
         where = ", ".join(f"{name} {count(n)}" for name, n in places.items() if n) or "none"
         verdict = "exact" if chain["accounting_exact"] else "MISMATCH"
         lines.append(
             f"accounting {chain['name']}: {count(chain['generated'])} generated = {count(chain['delivered'])} delivered"
             f" + {count(chain['dropped']['total'])} dropped + {count(chain['in_flight']['total'])} in flight: {verdict}"
-            f" (drops at: {where})"
+            f" (drops at: {where}; wasted work: {count(chain.get('wasted_work', 0))} processed then dropped)"
         )
     if results.get("cycle_costs"):
         lines.append("cycle costs: " + ", ".join(
@@ -113,6 +113,13 @@ def run_report(results: dict) -> str:
         seconds = max(results["chains"][0]["window"]["seconds"] + results["warmup_s"], 1e-9)
         lines.append(f"scheduler: {count(report['switches'])} switches (~{report['switches'] / seconds:,.0f}/s), "
                      f"{number(report.get('controller_us_per_switch'), 1)} us in the process controller per switch")
+    if "weight_updates" in report:
+        lines.append(
+            f"scheduler: {count(report['weight_updates'])} weight updates, {count(report['shares_writes'])} cpu.shares writes, "
+            f"{count(report['wakeups'])} wake-ups, {count(report['congestion_episodes'])} congestion episodes; cost {report['cost_mode']}")
+        lines.append("cpu.shares (mean over the run): " + ", ".join(
+            f"{name} {number(nf['shares_mean'], 0)} ({number(nf['arrival_mpps'])} Mpps x {number(nf['cost_cycles'], 0)} cyc"
+            f"{'' if nf['weight'] == 1 else ' x weight ' + number(nf['weight'])})" for name, nf in report["nfs"].items()))
     pool = results["accounting"]
     if not pool["pool_matches_in_flight"]:
         lines.append(f"MISMATCH: {count(pool['mbufs_in_use'])} mbufs in use but {count(pool['in_flight'])} packets in flight")

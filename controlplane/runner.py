@@ -85,6 +85,15 @@ def run_once(config: dict, source: str, on_event: Callable[[dict], None] | None 
                 raise SetupError("this scheduler needs cgroup v2, which is not mounted on this machine")
             session.own_cgroup(root / run_id, root)
             config["paths"]["cgroup_dir"] = str(root / run_id)
+        if requirements.get("cgroup_v1_cpu_dir"):
+            root = machine.cgroup_v1_mount("cpu")
+            if root is None:
+                raise SetupError(
+                    "this scheduler needs the cgroup v1 `cpu` controller, which is not mounted on this machine "
+                    "(mount it with: mkdir -p /sys/fs/cgroup/cpu && mount -t cgroup -o cpu cgroup /sys/fs/cgroup/cpu)"
+                )
+            session.own_cgroup(root / run_id, root)
+            config["paths"]["cpu_cgroup_dir"] = str(root / run_id)
         (run_dir / "config.json").write_text(json.dumps(config, indent=2))
         outcome = _drive_manager(config, run_dir, stop, on_event)
         outcome.notes = session.notes + outcome.notes

@@ -86,6 +86,8 @@ class NfSpec(Strict):
     args: dict[str, Any] = Field(default_factory=dict)
     # Cycles per packet, overriding the cycle estimator (schedulers that need costs: unis).
     cost_cycles: float | None = Field(default=None, gt=0, le=1e9)
+    # Priority weight for schedulers that share CPU by weight (nfvnice); multiplied by the chain's.
+    weight: float = Field(default=1.0, gt=0, le=1e6)
 
 
 class ChainSpec(Strict):
@@ -93,6 +95,7 @@ class ChainSpec(Strict):
     nfs: list[NfSpec]
     ring_capacity: int | None = None
     traffic: Traffic = Field(default_factory=Traffic)
+    weight: float = Field(default=1.0, gt=0, le=1e6)  # priority weight of every NF of the chain
 
 
 class SchedulerSpec(Strict):
@@ -247,8 +250,8 @@ def _resolved_traffic(spec: Spec, chain: ChainSpec) -> dict:
     }
 
 
-def _nf_config(nf: NfSpec) -> dict:
-    config = {"name": nf.name, "type": nf.type, "core": nf.core, "args": nf.args}
+def _nf_config(nf: NfSpec, chain: ChainSpec) -> dict:
+    config = {"name": nf.name, "type": nf.type, "core": nf.core, "args": nf.args, "weight": nf.weight * chain.weight}
     if nf.cost_cycles is not None:
         config["cost_cycles"] = nf.cost_cycles
         config["cost_source"] = "spec"
@@ -273,7 +276,7 @@ def run_config(spec: Spec, scheduler: str | None = None, duration: float | None 
                 "name": chain.name,
                 "ring_capacity": chain.ring_capacity or spec.ring_capacity,
                 "traffic": _resolved_traffic(spec, chain),
-                "nfs": [_nf_config(nf) for nf in chain.nfs],
+                "nfs": [_nf_config(nf, chain) for nf in chain.nfs],
             }
             for chain in spec.chains
         ],

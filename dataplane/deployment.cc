@@ -80,6 +80,7 @@ Deployment parse_deployment(const json& doc) {
       nf.args = nfs[position].value("args", json::object());
       nf.core = nfs[position].at("core");
       nf.cost_cycles = nfs[position].value("cost_cycles", 0.0);
+      nf.weight = nfs[position].value("weight", 1.0);
       nf.chain = chain.index;
       nf.position = static_cast<int>(position);
       chain.nfs.push_back(nf.index);
@@ -92,7 +93,7 @@ Deployment parse_deployment(const json& doc) {
   if (doc.contains("paths")) {
     const json& p = doc.at("paths");
     d.paths = {p.value("file_prefix", ""), p.value("huge_dir", ""), p.value("run_dir", ""), p.value("worker_binary", ""),
-               p.value("cgroup_dir", "")};
+               p.value("cgroup_dir", ""), p.value("cpu_cgroup_dir", "")};
   }
   if (d.nfs.size() > static_cast<size_t>(kMaxNfs) || d.rings.size() > static_cast<size_t>(kMaxRings))
     throw std::runtime_error("deployment too large: at most " + std::to_string(kMaxNfs) + " NFs and " + std::to_string(kMaxRings) + " rings");

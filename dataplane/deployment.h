@@ -26,6 +26,7 @@ struct NfConfig {
   int chain = 0;
   int position = 0;  // place in its chain, from 0
   double cost_cycles = 0;  // estimated TSC cycles per packet (cycle estimator or spec); 0 = not estimated
+  double weight = 1;       // priority weight (NF's times its chain's), for schedulers that share CPU by weight
 };
 
 struct RingConfig {
@@ -70,6 +71,7 @@ struct RunPaths {
   std::string run_dir;      // where deployment.json and results.json are written
   std::string worker_binary;
   std::string cgroup_dir;   // a cgroup v2 directory the control plane made for the run, if the scheduler asked
+  std::string cpu_cgroup_dir;  // a cgroup v1 `cpu` directory made for the run, if the scheduler asked
 };
 
 struct Deployment {

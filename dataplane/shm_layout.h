@@ -10,6 +10,7 @@ inline constexpr const char* kMbufPoolName = "tandem_mbufs";
 inline constexpr int kMaxRings = 256;
 inline constexpr int kMaxNfs = 128;
 inline constexpr int kMaxWorkers = 128;
+inline constexpr int kMaxChains = 128;
 
 // Counters have exactly one writer each (the ring's producer or consumer, the NF's worker), so
 // relaxed atomic stores suffice; readers on other cores see them within a cache-line transfer.
@@ -26,12 +27,17 @@ struct alignas(64) NfCounters {
   uint64_t batches;
   uint64_t empty_polls;
   uint64_t busy_cycles;  // TSC cycles spent inside the NF's batch function
+  // The same for the batches the process was not descheduled in (see worker_loop.cc): the NF's own
+  // per-packet service time, which NFVnice's intrusive mode reads.
+  uint64_t service_cycles;
+  uint64_t service_packets;
 };
 
 // How a worker gives the CPU away; written by the scheduler module before `go`.
 struct YieldPolicy {
   uint32_t after_batches;  // 0 = never yield after a number of batches
   uint32_t on_empty;       // 1 = sched_yield() when every input ring of the worker is empty
+  uint32_t block_on_empty;  // 1 = sleep on `idle` (a futex) when every input ring is empty, until woken
 };
 
 struct alignas(64) WorkerControl {
@@ -40,6 +46,15 @@ struct alignas(64) WorkerControl {
   uint32_t ready;      // set by the worker once it is attached and waiting for `go`
   YieldPolicy yield;
   uint64_t yields;     // sched_yield() calls made
+  uint32_t throttled;  // scheduler -> worker: do not run (backpressure) until cleared and woken
+  uint32_t idle;       // futex word of dataplane/idle_wait.h: 1 while the worker sleeps, 0 otherwise
+  uint64_t sleeps;     // times the worker blocked (idle input or throttled)
+};
+
+// Per-chain entry control: a scheduler closes the entry to shed load before any NF spends work on it.
+struct alignas(64) ChainControl {
+  uint32_t entry_closed;         // scheduler -> generator: drop this chain's new packets at entry
+  uint64_t entry_backpressure;   // packets so dropped (written by the generator)
 };
 
 struct StatsZone {
@@ -48,6 +63,7 @@ struct StatsZone {
   RingCounters rings[kMaxRings];
   NfCounters nfs[kMaxNfs];
   WorkerControl workers[kMaxWorkers];
+  ChainControl chains[kMaxChains];
 };
 
 template <typename T>

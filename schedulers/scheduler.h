@@ -33,6 +33,7 @@ struct MachineRequirements {
   std::optional<int> rr_timeslice_ms = std::nullopt;  // /proc/sys/kernel/sched_rr_timeslice_ms
   bool cgroup_v2_dir = false;  // a cgroup v2 directory for the run (paths.cgroup_dir), removed with everything in it
   bool cycle_costs = false;    // every NF's cost_cycles, from the cycle estimator or the spec
+  bool cgroup_v1_cpu_dir = false;  // a cgroup v1 `cpu` directory for the run (paths.cpu_cgroup_dir), removed likewise
 };
 
 class Scheduler {

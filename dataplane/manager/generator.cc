@@ -19,6 +19,7 @@ Generator::Generator(const Deployment& deployment, rte_mempool* pool, const std:
     stream.chain = &chain;
     stream.entry = rings[chain.rings.front()];
     stream.entry_counters = &stats.rings[chain.rings.front()];
+    stream.control = &stats.chains[chain.index];
     stream.sizes = size_schedule(chain.traffic.sizes);
     stream.packets_per_cycle = chain.traffic.rate_pps / static_cast<double>(rte_get_tsc_hz());
     streams_.push_back(std::move(stream));
@@ -41,6 +42,13 @@ void Generator::poll(uint64_t now_tsc) {
 }
 
 void Generator::emit(Stream& stream, uint16_t count, uint64_t now_tsc, uint16_t frame_size) {
+  if (flag_load(stream.control->entry_closed) != 0) {
+    // Shed at the chain's entry (NFVnice backpressure): the packets arrived and are dropped before any
+    // mbuf or NF work is spent on them.
+    stream.generated += count;
+    counter_add(stream.control->entry_backpressure, static_cast<uint64_t>(count));
+    return;
+  }
   rte_mbuf* pkts[kMaxBurst];
   if (rte_pktmbuf_alloc_bulk(pool_, pkts, count) != 0) {
     allocation_failures_ += count;

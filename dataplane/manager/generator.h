@@ -29,6 +29,7 @@ class Generator {
     const ChainConfig* chain;
     rte_ring* entry;
     RingCounters* entry_counters;
+    ChainControl* control;
     std::vector<uint16_t> sizes;
     size_t size_cursor = 0;
     uint32_t flow_cursor = 0;

@@ -23,6 +23,7 @@
 
 #include "dataplane/deployment.h"
 #include "dataplane/eal_args.h"
+#include "dataplane/idle_wait.h"
 #include "dataplane/packet_meta.h"
 #include "cycle_estimator.h"
 #include "generator.h"
@@ -55,6 +56,7 @@ void emit(FILE* events, const json& event) {
 struct Snapshot {
   double tsc_seconds = 0;
   std::vector<uint64_t> generated, delivered, delivered_bytes;
+  std::vector<uint64_t> wasted, entry_backpressure;  // per chain: drops after NF work, drops at the entry
   std::vector<NfCounters> nfs;
   std::vector<OsSample> os;  // per worker
 };
@@ -81,6 +83,8 @@ class Run {
   void start_workers();
   void control_loop();
   void check_workers(double now_s, bool check_hangs);
+  // Packets of a chain that an NF processed and a full ring further down then dropped: wasted work.
+  uint64_t wasted_work(int chain) const;
   void fail(const std::string& message, const std::string& nf = "");
   void stop_workers();
   void probe_switch_latency();
@@ -198,6 +202,13 @@ void Run::start_workers() {
   emit(events_, {{"event", "started"}, {"workers", list}});
 }
 
+uint64_t Run::wasted_work(int chain) const {
+  const std::vector<int>& rings = d_.chains[chain].rings;
+  uint64_t wasted = 0;
+  for (size_t i = 1; i < rings.size(); i++) wasted += counter_read(stats_->rings[rings[i]].dropped_full);
+  return wasted;
+}
+
 Snapshot Run::snapshot(double now_s) {
   Snapshot s;
   s.tsc_seconds = now_s;
@@ -205,6 +216,8 @@ Snapshot Run::snapshot(double now_s) {
     s.generated.push_back(generator_->generated(static_cast<int>(c)));
     s.delivered.push_back(sink_->delivery(static_cast<int>(c)).delivered);
     s.delivered_bytes.push_back(sink_->delivery(static_cast<int>(c)).delivered_bytes);
+    s.wasted.push_back(wasted_work(static_cast<int>(c)));
+    s.entry_backpressure.push_back(counter_read(stats_->chains[c].entry_backpressure));
   }
   for (size_t n = 0; n < d_.nfs.size(); n++) {
     NfCounters copy{};
@@ -215,6 +228,8 @@ Snapshot Run::snapshot(double now_s) {
     copy.batches = counter_read(live.batches);
     copy.empty_polls = counter_read(live.empty_polls);
     copy.busy_cycles = counter_read(live.busy_cycles);
+    copy.service_cycles = counter_read(live.service_cycles);
+    copy.service_packets = counter_read(live.service_packets);
     s.nfs.push_back(copy);
   }
   for (pid_t pid : pids_) s.os.push_back(pid > 0 ? sample_os_counters(pid) : OsSample{});
@@ -339,6 +354,7 @@ void Run::control_loop() {
         }
         for (size_t r = 0; r < rings_.size(); r++) dropped += counter_read(stats_->rings[r].dropped_full);
         for (size_t n = 0; n < d_.nfs.size(); n++) dropped += counter_read(stats_->nfs[n].packets_dropped);
+        for (size_t c = 0; c < d_.chains.size(); c++) dropped += counter_read(stats_->chains[c].entry_backpressure);
         double interval = static_cast<double>(now - last_progress_tsc) / hz_;
         emit(events_, {{"event", "progress"},
                        {"t", seconds_since_go(now)},
@@ -362,7 +378,10 @@ void Run::stop_workers() {
       warnings_.push_back(std::string("scheduler detach: ") + e.what());
     }
   }
-  if (stats_ != nullptr) flag_store(stats_->stop, 1u);
+  if (stats_ != nullptr) {
+    flag_store(stats_->stop, 1u);
+    for (size_t w = 0; w < pids_.size(); w++) idle_wake(stats_->workers[w]);  // blocked workers see `stop` now
+  }
   // Workers detach from DPDK's shared memory one after another under a lock; many on one core take a while.
   uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(kStopSeconds * hz_);
   for (;;) {
@@ -465,6 +484,8 @@ json Run::results() {
       dropped += drops;
       in_nfs += held_by_nf[n];
     }
+    uint64_t entry_backpressure = counter_read(stats_->chains[c].entry_backpressure);
+    dropped += entry_backpressure;
     uint64_t in_flight = in_rings + static_cast<uint64_t>(in_nfs);
     in_flight_total += in_flight;
     bool exact = counters_match_rings && in_nfs >= 0 && generated == delivery.delivered + dropped + in_flight;
@@ -478,7 +499,8 @@ json Run::results() {
         {"delivered", delivery.delivered},
         {"delivered_bytes", delivery.delivered_bytes},
         {"hop_errors", delivery.hop_errors},
-        {"dropped", {{"total", dropped}, {"rings", ring_drops}, {"nfs", nf_drops}}},
+        {"dropped", {{"total", dropped}, {"rings", ring_drops}, {"nfs", nf_drops}, {"entry_backpressure", entry_backpressure}}},
+        {"wasted_work", wasted_work(c)},
         {"in_flight", {{"total", in_flight}, {"rings", in_rings}, {"nfs", in_nfs}}},
         {"accounting_exact", exact},
         {"window",
@@ -487,7 +509,9 @@ json Run::results() {
           {"delivered", window_delivered},
           {"offered_mpps", static_cast<double>(window_generated) / window_s / 1e6},
           {"delivered_mpps", static_cast<double>(window_delivered) / window_s / 1e6},
-          {"delivered_gbps", static_cast<double>(window_end_.delivered_bytes[c] - window_begin_.delivered_bytes[c]) * 8 / window_s / 1e9}}},
+          {"delivered_gbps", static_cast<double>(window_end_.delivered_bytes[c] - window_begin_.delivered_bytes[c]) * 8 / window_s / 1e9},
+          {"wasted_pps", static_cast<double>(window_end_.wasted[c] - window_begin_.wasted[c]) / window_s},
+          {"entry_backpressure_pps", static_cast<double>(window_end_.entry_backpressure[c] - window_begin_.entry_backpressure[c]) / window_s}}},
         {"latency_us", sink_->latency(c).summary_us(hz_)},
     };
     for (int n : chain.nfs) chain_json["nfs"].push_back(d_.nfs[n].name);
@@ -522,6 +546,7 @@ json Run::results() {
                            {"nfs", nf_names_of(static_cast<int>(w))},
                            {"exit", workers_[w].exit_description},
                            {"yields", counter_read(stats_->workers[w].yields)},
+                           {"sleeps", counter_read(stats_->workers[w].sleeps)},
                            {"os", os}});
   }
 
@@ -532,6 +557,7 @@ json Run::results() {
     const NfCounters& total = stats_->nfs[nf.index];
     uint64_t window_in = b.packets_in - a.packets_in;
     uint64_t busy = b.busy_cycles - a.busy_cycles;
+    uint64_t service = b.service_cycles - a.service_cycles, service_packets = b.service_packets - a.service_packets;
     nfs.push_back({{"name", nf.name},
                    {"type", nf.type},
                    {"chain", d_.chains[nf.chain].name},
@@ -549,7 +575,8 @@ json Run::results() {
                     {{"in_mpps", static_cast<double>(window_in) / window_s / 1e6},
                      {"out_mpps", static_cast<double>(b.packets_out - a.packets_out) / window_s / 1e6},
                      {"busy_share", static_cast<double>(busy) / hz_ / window_s},
-                     {"cycles_per_packet", window_in ? json(static_cast<double>(busy) / static_cast<double>(window_in)) : json()}}},
+                     // From undisturbed batches: a batch the NF was preempted in counts other processes' time.
+                     {"cycles_per_packet", service_packets ? json(static_cast<double>(service) / static_cast<double>(service_packets)) : json()}}},
                    {"report", nf_reports.count(nf.name) ? nf_reports[nf.name] : json::object()},
                    {"os", os_by_worker[worker_of_nf[nf.index]]}});
   }

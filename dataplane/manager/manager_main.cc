@@ -39,7 +39,8 @@ json check(const json& doc) {
   out["requirements"] = {{"rt_unthrottled", needs.rt_unthrottled},
                          {"rr_timeslice_ms", needs.rr_timeslice_ms ? json(*needs.rr_timeslice_ms) : json()},
                          {"cgroup_v2_dir", needs.cgroup_v2_dir},
-                         {"cycle_costs", needs.cycle_costs}};
+                         {"cycle_costs", needs.cycle_costs},
+                         {"cgroup_v1_cpu_dir", needs.cgroup_v1_cpu_dir}};
   // Each mbuf takes ~2.4 KB with its headroom and metadata; leave room for rings and EAL's own heap.
   out["hugepages_2mb"] = 96 + static_cast<uint64_t>(mbuf_pool_size(deployment)) * 2560 / (2u << 20);
   out["options"] = deployment.scheduler.options;

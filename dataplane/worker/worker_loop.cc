@@ -3,12 +3,32 @@
 
 #include <sched.h>
 
+#include <algorithm>
+
 #include <rte_cycles.h>
 #include <rte_mbuf.h>
 
+#include "dataplane/idle_wait.h"
 #include "dataplane/packet_meta.h"
 
 namespace tandem {
+
+// A batch during which the kernel descheduled the process also counts the other processes' time (a CFS
+// slice is milliseconds, a batch microseconds). Batches above kPreemptedFactor x the running per-packet
+// estimate are left out of the service time; the estimate moves by clipped steps, so a real change of
+// cost (bigger packets) is followed within a few dozen batches.
+constexpr double kPreemptedFactor = 4.0;
+
+void account_service_time(SegmentRuntime& segment, size_t k, NfCounters& counters, uint64_t spent, uint16_t packets) {
+  if (segment.cost_estimate.size() < segment.nfs.size()) segment.cost_estimate.resize(segment.nfs.size(), 0.0);
+  double& estimate = segment.cost_estimate[k];
+  double per_packet = static_cast<double>(spent) / packets;
+  if (estimate == 0 || per_packet <= kPreemptedFactor * estimate) {
+    counter_add(counters.service_cycles, spent);
+    counter_add(counters.service_packets, static_cast<uint64_t>(packets));
+  }
+  estimate = estimate == 0 ? per_packet : estimate + (std::min(per_packet, kPreemptedFactor * estimate) - estimate) / 16;
+}
 
 uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t burst) {
   rte_mbuf* pkts[kMaxBurst];
@@ -32,6 +52,7 @@ uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t bu
     counter_add(counters.packets_out, static_cast<uint64_t>(batch.count));
     counter_add(counters.batches, uint64_t{1});
     counter_add(counters.busy_cycles, spent);
+    account_service_time(segment, k, counters, spent, in);
     if (batch.dropped_count > 0) {
       counter_add(counters.packets_dropped, static_cast<uint64_t>(batch.dropped_count));
       rte_pktmbuf_free_bulk(batch.dropped, batch.dropped_count);
@@ -52,8 +73,19 @@ uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t bu
 
 void run_worker_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats, WorkerControl& control, uint16_t burst) {
   const YieldPolicy policy = control.yield;  // set by the scheduler module before `go`
+  auto inputs_empty = [&segments] {
+    for (const SegmentRuntime& segment : segments)
+      if (rte_ring_count(segment.in) != 0) return false;
+    return true;
+  };
   uint32_t batches_since_yield = 0;
   while (!flag_load(stats.stop)) {
+    if (flag_load(control.throttled)) {
+      // Backpressure downstream: block rather than spend CPU on packets the chain would drop later.
+      idle_wait(control, [&] { return flag_load(control.throttled) != 0 && !flag_load(stats.stop); }, kIdleTimeoutUs);
+      counter_add(control.heartbeat, uint64_t{1});
+      continue;
+    }
     bool any_input = false;
     for (SegmentRuntime& segment : segments) {
       if (run_segment_once(segment, stats, burst) == 0) continue;
@@ -64,7 +96,9 @@ void run_worker_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats, Wo
         counter_add(control.yields, uint64_t{1});
       }
     }
-    if (!any_input && policy.on_empty != 0) {
+    if (!any_input && policy.block_on_empty != 0) {
+      idle_wait(control, [&] { return inputs_empty() && !flag_load(stats.stop); }, kIdleTimeoutUs);
+    } else if (!any_input && policy.on_empty != 0) {
       sched_yield();
       counter_add(control.yields, uint64_t{1});
     }

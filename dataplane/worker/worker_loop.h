@@ -19,7 +19,11 @@ struct SegmentRuntime {
   RingCounters* out_counters;
   std::vector<int> nf_indexes;
   std::vector<std::unique_ptr<NetworkFunction>> nfs;
+  std::vector<double> cost_estimate = {};  // per NF: running cycles per packet of undisturbed batches
 };
+
+// Longest a blocked worker sleeps without a wake-up: bounds a lost wake-up and keeps its heartbeat going.
+inline constexpr uint32_t kIdleTimeoutUs = 5000;
 
 // Polls `segments` until the manager sets stop; `control` is this worker's slot in the stats zone.
 void run_worker_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats, WorkerControl& control, uint16_t burst);

@@ -14,6 +14,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "schedulers/cgroup_fs.h"
+
 namespace tandem::unis {
 namespace {
 
@@ -82,14 +84,6 @@ pid_t process_of(pid_t task) {
   return task;
 }
 
-bool write_file(const std::string& path, const std::string& value) {
-  int fd = open(path.c_str(), O_WRONLY);
-  if (fd < 0) return false;
-  bool ok = write(fd, value.data(), value.size()) == static_cast<ssize_t>(value.size());
-  close(fd);
-  return ok;
-}
-
 // Each adopted process gets its own child cgroup; cgroup.freeze is kept open so that a switch is one write.
 class FreezerController final : public ProcessController {
  public:
@@ -146,18 +140,6 @@ class FreezerController final : public ProcessController {
 };
 
 }  // namespace
-
-std::optional<std::string> cgroup_v2_mount() {
-  std::ifstream mounts("/proc/self/mounts");
-  std::string line;
-  while (std::getline(mounts, line)) {
-    std::istringstream fields(line);
-    std::string device, target, type;
-    fields >> device >> target >> type;
-    if (type == "cgroup2") return target;
-  }
-  return std::nullopt;
-}
 
 std::unique_ptr<ProcessController> make_process_controller(const std::string& backend, const std::string& cgroup_dir) {
   if (backend == "fifo") return std::make_unique<FifoPriorityController>();

@@ -41,7 +41,4 @@ std::unique_ptr<ProcessController> make_process_controller(const std::string& ba
 // Why `backend` cannot work on this machine, or nothing if it can.
 std::optional<std::string> backend_unavailable(const std::string& backend);
 
-// Where cgroup v2 is mounted (e.g. /sys/fs/cgroup or /sys/fs/cgroup/unified), or nothing.
-std::optional<std::string> cgroup_v2_mount();
-
 }  // namespace tandem::unis

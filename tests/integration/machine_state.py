@@ -31,9 +31,9 @@ def leftovers() -> list[str]:
         found += [f"state {p}" for p in machine.STATE_DIR.iterdir() if p.name != "lock"]
     with open("/proc/mounts") as mounts:
         found += [f"mount {line.split()[1]}" for line in mounts if str(machine.STATE_DIR) in line]
-    cgroup_root = machine.cgroup_v2_mount()
-    if cgroup_root is not None:
-        found += [f"cgroup {p}" for p in cgroup_root.iterdir() if p.is_dir() and p.name.startswith("tandem")]
+    for cgroup_root in (machine.cgroup_v2_mount(), machine.cgroup_v1_mount("cpu")):
+        if cgroup_root is not None:
+            found += [f"cgroup {p}" for p in cgroup_root.iterdir() if p.is_dir() and p.name.startswith("tandem")]
     return found
 
 

@@ -1,0 +1,44 @@
+// NFVnice's chain backpressure: per-ring high/low watermarks with hysteresis decide which chains shed load
+// at their entry and which NFs (those upstream of a congested ring) are kept from running.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "dataplane/deployment.h"
+
+namespace tandem::nfvnice {
+
+class Backpressure {
+ public:
+  // `high` and `low` are fractions of each ring's capacity, 0 < low < high <= 1.
+  Backpressure(const Deployment& deployment, double high, double low);
+
+  // Feeds every ring's occupancy (indexed by ring); returns true if any chain or NF changed state.
+  // A ring turns congested when it holds at least high x capacity and stays so until it holds no more
+  // than low x capacity.
+  bool update(const std::vector<uint32_t>& occupancy);
+
+  bool ring_congested(int ring) const { return congested_[ring]; }
+  bool entry_closed(int chain) const { return entry_closed_[chain]; }
+  // True while a ring further down the NF's chain is congested.
+  bool nf_throttled(int nf) const { return nf_throttled_[nf]; }
+  // Times a ring crossed its high watermark.
+  uint64_t episodes() const { return episodes_; }
+
+ private:
+  struct Watermarks {
+    uint32_t high, low;
+    int chain, position;  // the ring feeds the NF at `position` of `chain` (position == length: the sink)
+  };
+  const Deployment& deployment_;
+  std::vector<Watermarks> rings_;
+  std::vector<bool> congested_, entry_closed_, nf_throttled_;
+  uint64_t episodes_ = 0;
+};
+
+// The watermark in packets for a fraction of a ring's capacity: the high one rounds up, the low one down,
+// so that high > low for any capacity of at least 2 when high > low as fractions.
+uint32_t watermark(uint32_t capacity, double fraction, bool round_up);
+
+}  // namespace tandem::nfvnice

@@ -1,0 +1,70 @@
+// Tests of NFVnice's weight arithmetic: rate x cost x priority, normalised per core, clamped to the kernel's range.
+#include "cpu_shares.h"
+
+#include <gtest/gtest.h>
+
+namespace tandem::nfvnice {
+namespace {
+
+TEST(CpuShares, ProportionalToRateTimesCostPerCore) {
+  // The paper's heterogeneous case with even load: costs 500/250/50 at equal rates.
+  std::vector<NfDemand> nfs = {{.core = 1, .rate_pps = 2e6, .cost_cycles = 500},
+                               {.core = 1, .rate_pps = 2e6, .cost_cycles = 250},
+                               {.core = 1, .rate_pps = 2e6, .cost_cycles = 50}};
+  std::vector<uint64_t> shares = cpu_shares(nfs);
+  EXPECT_EQ(shares[0] + shares[1] + shares[2], 3u * kDefaultShares) << "a core's shares sum to 1024 per NF";
+  EXPECT_NEAR(static_cast<double>(shares[0]) / shares[1], 2.0, 0.01);
+  EXPECT_NEAR(static_cast<double>(shares[1]) / shares[2], 5.0, 0.02);
+}
+
+TEST(CpuShares, RateCountsLikeCost) {
+  std::vector<NfDemand> nfs = {{.core = 1, .rate_pps = 1e6, .cost_cycles = 250}, {.core = 1, .rate_pps = 4e6, .cost_cycles = 250}};
+  std::vector<uint64_t> shares = cpu_shares(nfs);
+  EXPECT_NEAR(static_cast<double>(shares[1]) / shares[0], 4.0, 0.01);
+}
+
+TEST(CpuShares, PriorityWeightScalesTheShare) {
+  std::vector<NfDemand> nfs = {{.core = 1, .weight = 3, .rate_pps = 1e6, .cost_cycles = 100},
+                               {.core = 1, .weight = 1, .rate_pps = 1e6, .cost_cycles = 100}};
+  std::vector<uint64_t> shares = cpu_shares(nfs);
+  EXPECT_EQ(shares[0], 1536u);
+  EXPECT_EQ(shares[1], 512u);
+}
+
+TEST(CpuShares, CoresAreNormalisedSeparately) {
+  std::vector<NfDemand> nfs = {{.core = 1, .rate_pps = 1e6, .cost_cycles = 100},
+                               {.core = 2, .rate_pps = 9e6, .cost_cycles = 100},
+                               {.core = 2, .rate_pps = 1e6, .cost_cycles = 100}};
+  std::vector<uint64_t> shares = cpu_shares(nfs);
+  EXPECT_EQ(shares[0], kDefaultShares) << "alone on its core, whatever its demand";
+  EXPECT_EQ(shares[1], 1843u);
+  EXPECT_EQ(shares[2], 205u);
+}
+
+TEST(CpuShares, NoDemandKeepsDefaultsAndIdleNfsGetTheMinimum) {
+  std::vector<NfDemand> idle = {{.core = 1}, {.core = 1}};
+  EXPECT_EQ(cpu_shares(idle), (std::vector<uint64_t>{kDefaultShares, kDefaultShares}));
+  std::vector<NfDemand> one_busy = {{.core = 1, .rate_pps = 1e6, .cost_cycles = 100}, {.core = 1, .rate_pps = 0, .cost_cycles = 100}};
+  std::vector<uint64_t> shares = cpu_shares(one_busy);
+  EXPECT_EQ(shares[1], kMinShares);
+  EXPECT_EQ(shares[0], 2 * kDefaultShares);
+}
+
+TEST(CpuShares, ClampedToTheKernelsMaximum) {
+  std::vector<NfDemand> nfs;
+  for (int i = 0; i < 300; i++) nfs.push_back({.core = 1, .rate_pps = i == 0 ? 1e9 : 1.0, .cost_cycles = 100});
+  EXPECT_EQ(cpu_shares(nfs)[0], kMaxShares);
+}
+
+TEST(CpuShares, UnknownCostIsChargedTheCoresMeanKnownCost) {
+  // An NF that has not run yet has no measured cost; it must not be starved for it.
+  std::vector<NfDemand> nfs = {{.core = 1, .rate_pps = 1e6, .cost_cycles = 100},
+                               {.core = 1, .rate_pps = 1e6, .cost_cycles = 300},
+                               {.core = 1, .rate_pps = 1e6, .cost_cycles = 0}};
+  std::vector<uint64_t> shares = cpu_shares(nfs);
+  EXPECT_EQ(shares[2], 1024u);
+  EXPECT_EQ(shares[0], 512u);
+}
+
+}  // namespace
+}  // namespace tandem::nfvnice

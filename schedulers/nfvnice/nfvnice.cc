@@ -1,0 +1,248 @@
+// nfvnice: the NFVnice scheduler module (SIGCOMM '17): per-NF cgroup cpu.shares from priority x arrival
+// rate x cost, chain backpressure that sheds load at the entry, and idle NFs that block until woken.
+// Runs on the control core: the weight loop every `period_us`, watermarks and wake-ups every `wakeup_us`.
+#include <rte_cycles.h>
+
+#include <memory>
+
+#include "backpressure.h"
+#include "cpu_cgroups.h"
+#include "cpu_shares.h"
+#include "dataplane/idle_wait.h"
+#include "schedulers/cgroup_fs.h"
+#include "schedulers/kernel_policy.h"
+#include "schedulers/scheduler.h"
+#include "smoothed_rate.h"
+
+namespace tandem::nfvnice {
+namespace {
+
+struct Options {
+  bool intrusive_cost;  // the NF runtime's TSC count around each batch; else the cycle estimator / the spec
+  std::string policy;   // cfs or batch, under the cgroups
+  double period_us;
+  double smoothing_ms;
+  bool backpressure;
+  double high, low;
+  bool block_on_empty;
+  double wakeup_us;
+
+  static Options from(const json& o) {
+    return {o["cost"].get<std::string>() == "intrusive", o["policy"].get<std::string>(), o["period_us"].get<double>(),
+            o["smoothing_ms"].get<double>(), o["backpressure"].get<bool>(), o["high_watermark"].get<double>(),
+            o["low_watermark"].get<double>(), o["block_on_empty"].get<bool>(), o["wakeup_us"].get<double>()};
+  }
+};
+
+// What the weight loop knows about one NF.
+struct NfState {
+  int worker = -1;
+  int input_ring = 0;
+  bool entry = false;  // first NF of its chain: arrivals shed at the entry count as its demand
+  size_t group = 0;
+  SmoothedRate rate, cost;
+  uint64_t last_busy = 0, last_in = 0;
+  double shares_seconds = 0;  // integral of cpu.shares over time, for the mean
+  NfState(double tau_s) : rate(tau_s), cost(tau_s) {}
+};
+
+class NfvniceScheduler final : public Scheduler {
+ public:
+  explicit NfvniceScheduler(Options options) : options_(std::move(options)) {}
+
+  void attach(SchedulerView& view) override {
+    const Deployment& d = view.deployment;
+    hz_ = static_cast<double>(rte_get_tsc_hz());
+    std::optional<std::string> root = cgroup_v1_mount("cpu");
+    if (!root) throw std::runtime_error("nfvnice needs the cgroup v1 cpu controller, which is not mounted");
+    cgroups_ = std::make_unique<CpuCgroups>(d.paths.cpu_cgroup_dir, *root);
+    if (options_.backpressure) backpressure_ = std::make_unique<Backpressure>(d, options_.high, options_.low);
+    occupancy_.assign(d.rings.size(), 0);
+    throttled_.assign(d.workers.size(), false);
+    policy_ = KernelPolicy::from_options(options_.policy, json::object());
+    nfs_.assign(d.nfs.size(), NfState(options_.smoothing_ms * 1e-3));
+    for (const WorkerPlan& plan : d.workers) {
+      int n = plan.segments.front().nfs.front();
+      NfState& state = nfs_[n];
+      state.worker = plan.index;
+      state.input_ring = plan.segments.front().in_ring;
+      state.entry = d.nfs[n].position == 0;
+      state.group = cgroups_->add(d.nfs[n].name, view.worker_pids[plan.index]);
+      policy_.apply(view.worker_pids[plan.index]);
+      view.stats.workers[plan.index].yield = {.after_batches = 0, .on_empty = 0, .block_on_empty = options_.block_on_empty ? 1u : 0u};
+    }
+    period_cycles_ = static_cast<uint64_t>(options_.period_us * 1e-6 * hz_);
+  }
+
+  uint64_t tick_period_ns() const override { return static_cast<uint64_t>(options_.wakeup_us * 1e3); }
+
+  void tick(SchedulerView& view, uint64_t now_tsc) override {
+    if (backpressure_) {
+      for (size_t r = 0; r < view.rings.size(); r++) occupancy_[r] = rte_ring_count(view.rings[r]);
+      if (backpressure_->update(occupancy_)) apply_backpressure(view);
+    }
+    // The wake-up subsystem: an NF asleep on an empty input is woken once its input holds packets.
+    for (const NfState& nf : nfs_) {
+      WorkerControl& control = view.stats.workers[nf.worker];
+      if (!throttled_[nf.worker] && idle_sleeping(control) && rte_ring_count(view.rings[nf.input_ring]) != 0) {
+        idle_wake(control);
+        wakeups_++;
+      }
+    }
+    if (now_tsc >= next_weights_tsc_) {
+      update_weights(view, static_cast<double>(now_tsc) / hz_);
+      next_weights_tsc_ = now_tsc + period_cycles_;
+    }
+  }
+
+  void detach(SchedulerView& view) override {
+    for (size_t c = 0; c < view.deployment.chains.size(); c++) flag_store(view.stats.chains[c].entry_closed, 0u);
+    for (size_t w = 0; w < throttled_.size(); w++) {
+      flag_store(view.stats.workers[w].throttled, 0u);
+      idle_wake(view.stats.workers[w]);
+      throttled_[w] = false;
+    }
+    if (cgroups_) {
+      for (const NfState& nf : nfs_) final_shares_.push_back(cgroups_->shares(nf.group));
+      writes_ = cgroups_->writes();
+      cgroups_->release_all();
+    }
+    for (pid_t pid : view.worker_pids) KernelPolicy::restore(pid);
+  }
+
+  bool holds(size_t worker) const override { return worker < throttled_.size() && throttled_[worker]; }
+
+  json report(const SchedulerView& view) const override {
+    const Deployment& d = view.deployment;
+    json nfs = json::object();
+    double elapsed = last_update_s_ - first_update_s_;
+    for (size_t n = 0; n < nfs_.size(); n++)
+      nfs[d.nfs[n].name] = {{"arrival_mpps", nfs_[n].rate.value() / 1e6},
+                            {"cost_cycles", cost_of(d, n)},
+                            {"weight", d.nfs[n].weight},
+                            {"shares_final", n < final_shares_.size() ? json(final_shares_[n]) : json()},
+                            {"shares_mean", elapsed > 0 ? json(nfs_[n].shares_seconds / elapsed) : json()}};
+    return {{"cost_mode", options_.intrusive_cost ? "intrusive (TSC around each batch, in the NF runtime)" : "blackbox (cycle estimator or spec)"},
+            {"policy", options_.policy},
+            {"weight_updates", updates_},
+            {"shares_writes", writes_},
+            {"backpressure", options_.backpressure},
+            {"congestion_episodes", backpressure_ ? backpressure_->episodes() : 0},
+            {"wakeups", wakeups_},
+            {"nfs", nfs}};
+  }
+
+ private:
+  double cost_of(const Deployment& d, size_t n) const {
+    if (!options_.intrusive_cost) return d.nfs[n].cost_cycles;
+    return nfs_[n].cost.has_value() ? nfs_[n].cost.value() : 0.0;
+  }
+
+  void apply_backpressure(SchedulerView& view) {
+    for (const ChainConfig& chain : view.deployment.chains)
+      flag_store(view.stats.chains[chain.index].entry_closed, backpressure_->entry_closed(chain.index) ? 1u : 0u);
+    for (size_t n = 0; n < nfs_.size(); n++) {
+      int w = nfs_[n].worker;
+      bool throttled = backpressure_->nf_throttled(static_cast<int>(n));
+      if (throttled == throttled_[w]) continue;
+      throttled_[w] = throttled;
+      flag_store(view.stats.workers[w].throttled, throttled ? 1u : 0u);
+      if (!throttled) idle_wake(view.stats.workers[w]);
+    }
+  }
+
+  void update_weights(SchedulerView& view, double now_s) {
+    const Deployment& d = view.deployment;
+    std::vector<NfDemand> demands;
+    for (size_t n = 0; n < nfs_.size(); n++) {
+      NfState& nf = nfs_[n];
+      const RingCounters& input = view.stats.rings[nf.input_ring];
+      uint64_t arrivals = counter_read(input.enqueued) + counter_read(input.dropped_full);
+      if (nf.entry) arrivals += counter_read(view.stats.chains[d.nfs[n].chain].entry_backpressure);
+      nf.rate.update(arrivals, now_s);
+      if (options_.intrusive_cost) {
+        const NfCounters& counters = view.stats.nfs[n];
+        uint64_t busy = counter_read(counters.service_cycles), in = counter_read(counters.service_packets);
+        if (in > nf.last_in && updates_ > 0)
+          nf.cost.fold(static_cast<double>(busy - nf.last_busy) / static_cast<double>(in - nf.last_in), now_s - last_update_s_);
+        nf.last_busy = busy;
+        nf.last_in = in;
+      }
+      demands.push_back({.core = d.nfs[n].core, .weight = d.nfs[n].weight, .rate_pps = nf.rate.value(), .cost_cycles = cost_of(d, n)});
+    }
+    std::vector<uint64_t> shares = cpu_shares(demands);
+    for (size_t n = 0; n < nfs_.size(); n++) {
+      if (updates_ > 0) nfs_[n].shares_seconds += static_cast<double>(cgroups_->shares(nfs_[n].group)) * (now_s - last_update_s_);
+      cgroups_->set_shares(nfs_[n].group, shares[n]);
+    }
+    if (updates_ == 0) first_update_s_ = now_s;
+    last_update_s_ = now_s;
+    updates_++;
+  }
+
+  Options options_;
+  double hz_ = 1;
+  KernelPolicy policy_;
+  std::unique_ptr<CpuCgroups> cgroups_;
+  std::unique_ptr<Backpressure> backpressure_;
+  std::vector<NfState> nfs_;
+  std::vector<uint32_t> occupancy_;
+  std::vector<bool> throttled_;  // by worker
+  uint64_t period_cycles_ = 0, next_weights_tsc_ = 0;
+  uint64_t updates_ = 0, writes_ = 0, wakeups_ = 0;
+  double first_update_s_ = 0, last_update_s_ = 0;
+  std::vector<uint64_t> final_shares_;
+};
+
+void check(const Deployment& d, SpecErrors& errors) {
+  Options o = Options::from(d.scheduler.options);
+  if (!(o.low < o.high))
+    errors.push_back({"scheduler.low_watermark", "must be below high_watermark (" + std::to_string(o.high) + "), got " + std::to_string(o.low)});
+  for (const NfConfig& nf : d.nfs)
+    if (!(nf.weight > 0))
+      errors.push_back({"chains[" + std::to_string(nf.chain) + "].nfs[" + std::to_string(nf.position) + "].weight",
+                        "must be a positive number, got " + std::to_string(nf.weight)});
+  if (!cgroup_v1_mount("cpu"))
+    errors.push_back({"scheduler.name", "nfvnice needs the cgroup v1 cpu controller, which this machine has not mounted "
+                                        "(no 'cgroup ... cpu' line in /proc/self/mounts)"});
+  if (!o.intrusive_cost)
+    for (const NfConfig& nf : d.nfs)
+      if (nf.cost_cycles < 0) errors.push_back({"chains[" + std::to_string(nf.chain) + "].nfs[" + std::to_string(nf.position) + "].cost_cycles", "must not be negative"});
+}
+
+const SchedulerRegistration registration({
+    .name = "nfvnice",
+    .help = "NFVnice: per-NF cgroup cpu.shares from weight x arrival rate x cost, backpressure that drops at the chain's "
+            "entry, and NFs that block when their input is empty.",
+    .options =
+        {
+            {.name = "cost", .type = ArgType::Choice, .default_value = "intrusive",
+             .help = "per-packet cost: measured by the NF runtime (TSC around each batch), or from the cycle estimator/spec",
+             .choices = {"intrusive", "blackbox"}},
+            {.name = "policy", .type = ArgType::Choice, .default_value = "batch", .help = "kernel policy of the NFs under their cgroups",
+             .choices = {"cfs", "batch"}},
+            {.name = "period_us", .type = ArgType::Number, .default_value = 1000.0, .help = "how often cpu.shares are recomputed",
+             .min = 50, .max = 1e6},
+            {.name = "smoothing_ms", .type = ArgType::Number, .default_value = 10.0,
+             .help = "time constant of the moving averages of arrival rate and cost", .min = 0.1, .max = 10000},
+            {.name = "backpressure", .type = ArgType::Boolean, .default_value = true,
+             .help = "shed a congested chain's packets at its entry and block its upstream NFs"},
+            {.name = "high_watermark", .type = ArgType::Number, .default_value = 0.8,
+             .help = "a ring holding this fraction of its capacity turns its chain's backpressure on", .min = 0.01, .max = 1},
+            {.name = "low_watermark", .type = ArgType::Number, .default_value = 0.6,
+             .help = "... and off again once it holds no more than this fraction", .min = 0, .max = 0.99},
+            {.name = "block_on_empty", .type = ArgType::Boolean, .default_value = true,
+             .help = "an NF whose input is empty sleeps (futex) until the manager sees packets for it"},
+            {.name = "wakeup_us", .type = ArgType::Number, .default_value = 10.0,
+             .help = "how often the manager checks watermarks and wakes sleeping NFs", .min = 1, .max = 10000},
+        },
+    .requirements =
+        [](const json& options) {
+          return MachineRequirements{.cycle_costs = options["cost"].get<std::string>() == "blackbox", .cgroup_v1_cpu_dir = true};
+        },
+    .check = check,
+    .create = [](const json& options) { return std::make_unique<NfvniceScheduler>(Options::from(options)); },
+});
+
+}  // namespace
+}  // namespace tandem::nfvnice
