@@ -8,7 +8,6 @@ ratio is taken inside one invocation. The UNiS loop runs on the control core, be
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from pathlib import Path
@@ -21,11 +20,10 @@ import matplotlib  # noqa: E402
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from controlplane.compare import compare  # noqa: E402
+from bench.experiment_support import RESULTS, chain_mpps, exact, fmt, mpps, ratio, run, save_result  # noqa: E402
 from controlplane.report import machine_description, table  # noqa: E402
 from controlplane.spec import Spec  # noqa: E402
 
-RESULTS = HERE / "results"
 SCHEDULERS = ["unis", "coop", "rtc", "cfs"]
 LIGHT, MEDIUM, HEAVY = 50, 150, 250  # the paper's cycles per packet (Sec. 5.1.2)
 
@@ -43,38 +41,8 @@ def chain_spec(name: str, chains: dict[str, list[dict]], size="64", rate="max", 
     return Spec.model_validate(document)
 
 
-def run(spec: Spec, schedulers: list[str], repeat: int, duration: float) -> dict:
-    print(f"{spec.name}: {', '.join(schedulers)}", file=sys.stderr, flush=True)
-    comparison, _ = compare(spec, f"bench {spec.name}", schedulers, repeat, duration, quiet=True)
-    return comparison
-
-
-def mpps(comparison: dict, scheduler: str) -> float | None:
-    return ((comparison["schedulers"][scheduler]["median"]) or {}).get("delivered_mpps")
-
-
-def chain_mpps(comparison: dict, scheduler: str, chain: str) -> float | None:
-    values = [c["window"]["delivered_mpps"] for r in comparison["schedulers"][scheduler]["results"] for c in r["chains"] if c["name"] == chain]
-    return statistics.median(values) if values else None
-
-
-def exact(comparison: dict) -> str:
-    runs = [r["accounting_exact"] for e in comparison["schedulers"].values() for r in e["runs"]]
-    return f"{sum(runs)}/{len(runs)} runs exact"
-
-
-def fmt(value, digits=3) -> str:
-    return "failed" if value is None else f"{value:.{digits}f}"
-
-
-def ratio(a, b) -> str:
-    return "n/a" if a is None or not b else f"{a / b:.0%}"
-
-
 def save(name: str, document: dict, text: str) -> None:
-    (RESULTS / f"unis-{name}.json").write_text(json.dumps(document, indent=1))
-    (RESULTS / f"unis-{name}.md").write_text(f"```\n{text}\n```\n")
-    print(text, flush=True)
+    save_result(f"unis-{name}", document, text)
 
 
 def header(what: str, repeat: int, duration: float) -> str:

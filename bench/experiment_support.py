@@ -1,0 +1,47 @@
+"""Helpers the experiment scripts under bench/ share: run a comparison, read its medians, save tables."""
+from __future__ import annotations
+
+import json
+import statistics
+import sys
+from pathlib import Path
+
+from controlplane.compare import compare
+from controlplane.spec import Spec
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def run(spec: Spec, schedulers: list[str], repeat: int, duration: float) -> dict:
+    print(f"{spec.name}: {', '.join(schedulers)}", file=sys.stderr, flush=True)
+    comparison, _ = compare(spec, f"bench {spec.name}", schedulers, repeat, duration, quiet=True)
+    return comparison
+
+
+def mpps(comparison: dict, scheduler: str) -> float | None:
+    return ((comparison["schedulers"][scheduler]["median"]) or {}).get("delivered_mpps")
+
+
+def chain_mpps(comparison: dict, scheduler: str, chain: str) -> float | None:
+    values = [c["window"]["delivered_mpps"] for r in comparison["schedulers"][scheduler]["results"] for c in r["chains"] if c["name"] == chain]
+    return statistics.median(values) if values else None
+
+
+def exact(comparison: dict) -> str:
+    runs = [r["accounting_exact"] for e in comparison["schedulers"].values() for r in e["runs"]]
+    return f"{sum(runs)}/{len(runs)} runs exact"
+
+
+def fmt(value, digits=3) -> str:
+    return "failed" if value is None else f"{value:.{digits}f}"
+
+
+def ratio(a, b) -> str:
+    return "n/a" if a is None or not b else f"{a / b:.0%}"
+
+
+def save_result(name: str, document: dict, text: str) -> None:
+    """Writes bench/results/NAME.json (every run) and NAME.md (the table), and prints the table."""
+    (RESULTS / f"{name}.json").write_text(json.dumps(document, indent=1))
+    (RESULTS / f"{name}.md").write_text(f"```\n{text}\n```\n")
+    print(text, flush=True)

@@ -1,0 +1,135 @@
+"""NFVnice on real NFs: fairness against CFS, entry backpressure with exact accounting, cgroups removed on every exit path."""
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import BASE_SPEC, requires_root, tandem
+from controlplane import machine
+from integration.machine_state import assert_clean, snapshot
+from integration.test_runs import assert_accounted, run_results, start_run
+
+pytestmark = requires_root
+
+# The paper's Tables 1-2 scenario, heterogeneous costs with uneven load (the third NF gets half), overloading core 1.
+UNEVEN_HETEROGENEOUS = """\
+name: uneven
+duration: 2
+warmup: 0.5
+traffic: {size: 64, flows: 64}
+scheduler: nfvnice
+chains:
+  - {name: heavy, traffic: {rate: 5 Mpps}, nfs: [{name: nf500, type: cost, core: 1, args: {cycles: 500}}]}
+  - {name: medium, traffic: {rate: 5 Mpps}, nfs: [{name: nf250, type: cost, core: 1, args: {cycles: 250}}]}
+  - {name: light, traffic: {rate: 2.5 Mpps}, nfs: [{name: nf50, type: cost, core: 1, args: {cycles: 50}}]}
+"""
+
+# A chain whose last NF is the bottleneck, offered far more than it can take.
+BOTTLENECK = """\
+name: bottleneck
+duration: 1
+warmup: 0.3
+traffic: {size: 64, flows: 64, rate: 10 Mpps}
+scheduler: nfvnice
+chains:
+  - name: c
+    nfs:
+      - {name: a, type: cost, core: 1, args: {cycles: 50}}
+      - {name: b, type: cost, core: 1, args: {cycles: 50}}
+      - {name: z, type: cost, core: 1, args: {cycles: 500}}
+"""
+
+NFVNICE_BASE = BASE_SPEC.replace("scheduler: coop", "scheduler: nfvnice")
+
+
+@pytest.fixture
+def machine_before():
+    before = snapshot()
+    yield before
+    assert_clean(before)
+
+
+def jain(values: list[float]) -> float:
+    return sum(values) ** 2 / (len(values) * sum(v * v for v in values))
+
+
+def fairness(results: dict) -> float:
+    """Jain's index over output / offered: 1 when every NF gets the same fraction of its demand."""
+    return jain([c["window"]["delivered_mpps"] / c["window"]["offered_mpps"] for c in results["chains"]])
+
+
+def test_nfvnice_is_fairer_than_cfs_on_the_heterogeneous_scenario(write_spec, tmp_path, machine_before):
+    spec = write_spec(UNEVEN_HETEROGENEOUS)
+    index = {}
+    for scheduler in ("cfs", "nfvnice"):
+        out = tmp_path / f"{scheduler}.json"
+        result = tandem("run", str(spec), "--scheduler", scheduler, "--json", str(out), "--quiet")
+        assert result.returncode == 0, result.stderr
+        results = run_results(out)
+        assert_accounted(results)
+        index[scheduler] = fairness(results)
+    assert index["nfvnice"] > index["cfs"], index
+    report = results["scheduler"]["report"]
+    assert report["weight_updates"] > 500  # every 1 ms over 2.5 s
+    shares = {name: nf["shares_mean"] for name, nf in report["nfs"].items()}
+    assert shares["nf500"] > shares["nf250"] > shares["nf50"], shares  # rate x cost, measured inside the NFs
+
+
+def test_backpressure_sheds_at_the_entry_with_exact_accounting(write_spec, tmp_path, machine_before):
+    out = tmp_path / "r.json"
+    result = tandem("run", str(write_spec(BOTTLENECK)), "--json", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    results = run_results(out)
+    assert_accounted(results)
+    chain = results["chains"][0]
+    assert chain["dropped"]["entry_backpressure"] > 1_000_000, chain["dropped"]
+    assert chain["wasted_work"] < chain["dropped"]["entry_backpressure"] / 100, chain  # drops moved to the entry
+    assert chain["delivered"] > 0
+    assert results["scheduler"]["report"]["congestion_episodes"] > 0
+    assert "entry-backpressure" in result.stdout
+
+
+def test_without_backpressure_the_same_chain_wastes_work(write_spec, tmp_path, machine_before):
+    spec = BOTTLENECK.replace("scheduler: nfvnice", "scheduler: {name: nfvnice, options: {backpressure: false}}")
+    out = tmp_path / "r.json"
+    result = tandem("run", str(write_spec(spec)), "--json", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    chain = run_results(out)["chains"][0]
+    assert chain["dropped"]["entry_backpressure"] == 0
+    assert chain["wasted_work"] > 100_000, chain
+
+
+def _run_cgroup(process_pid: int) -> Path:
+    root = machine.cgroup_v1_mount("cpu")
+    assert root is not None
+    groups = [p for p in root.iterdir() if p.name.startswith("tandem")]
+    assert len(groups) == 1, groups
+    return groups[0]
+
+
+def test_each_nf_runs_in_its_own_cpu_cgroup_and_ctrl_c_removes_them(write_spec, tmp_path, machine_before):
+    out = tmp_path / "r.json"
+    process, pids = start_run(write_spec(NFVNICE_BASE), out)
+    time.sleep(1.5)
+    run_group = _run_cgroup(process.pid)
+    for name, pid in pids.items():
+        assert str(pid) in (run_group / name / "cgroup.procs").read_text().split(), name
+        assert int((run_group / name / "cpu.shares").read_text()) >= 2
+    process.send_signal(signal.SIGINT)
+    process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert_accounted(run_results(out))
+
+
+def test_killed_nf_under_nfvnice_is_named_and_cgroups_are_removed(write_spec, tmp_path, machine_before):
+    out = tmp_path / "r.json"
+    process, pids = start_run(write_spec(NFVNICE_BASE), out)
+    time.sleep(1)
+    subprocess.run(["kill", "-9", str(pids["b"])])
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 1
+    assert "NF b (pid" in stderr and "killed by signal 9" in stderr
