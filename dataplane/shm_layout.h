@@ -27,8 +27,9 @@ struct alignas(64) NfCounters {
   uint64_t batches;
   uint64_t empty_polls;
   uint64_t busy_cycles;  // TSC cycles spent inside the NF's batch function
-  // The same for the batches the process was not descheduled in (see worker_loop.cc): the NF's own
-  // per-packet service time, which NFVnice's intrusive mode reads.
+  // Per-packet service time as the NF runtime sees it (NF code plus, for a segment's first NF, the ring
+  // I/O), over the batches the process was not descheduled in (see worker_loop.cc): NFVnice's intrusive
+  // mode reads it.
   uint64_t service_cycles;
   uint64_t service_packets;
 };

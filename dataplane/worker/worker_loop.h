@@ -24,6 +24,8 @@ struct SegmentRuntime {
 
 // Longest a blocked worker sleeps without a wake-up: bounds a lost wake-up and keeps its heartbeat going.
 inline constexpr uint32_t kIdleTimeoutUs = 5000;
+// NFs of a segment whose service time is accounted (a chain has at most 24 NFs).
+inline constexpr size_t kMaxSegmentNfs = 32;
 
 // Polls `segments` until the manager sets stop; `control` is this worker's slot in the stats zone.
 void run_worker_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats, WorkerControl& control, uint16_t burst);

@@ -20,6 +20,7 @@ UNEVEN_HETEROGENEOUS = """\
 name: uneven
 duration: 2
 warmup: 0.5
+ring_capacity: 16384
 traffic: {size: 64, flows: 64}
 scheduler: nfvnice
 chains:
