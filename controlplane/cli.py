@@ -190,7 +190,7 @@ def parser() -> argparse.ArgumentParser:
 
     comp = commands.add_parser("compare", help="run a spec under several schedulers and compare medians")
     comp.add_argument("spec")
-    comp.add_argument("--schedulers", type=_scheduler_list, default=["cfs", "batch", "rr", "fifo", "coop", "rtc"])
+    comp.add_argument("--schedulers", type=_scheduler_list, default=["cfs", "batch", "rr", "fifo", "coop", "rtc", "unis", "nfvnice"])
     comp.add_argument("--repeat", type=_repeat, default=3)
     comp.add_argument("--duration", type=_positive, help="seconds to measure each run (after warm-up)")
     comp.add_argument("--json", metavar="PATH", help="write every run's results and the medians as JSON")
