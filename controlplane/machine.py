@@ -82,23 +82,23 @@ def _remove_cgroup(path: Path, root: Path) -> str | None:
     return f"removed cgroup {path}"
 
 
-def cgroup_v2_mount() -> Path | None:
+def _find_mount(matches) -> Path | None:
+    """The first mount point whose file-system type and options `matches(type, options)` accepts."""
     with open("/proc/self/mounts") as mounts:
         for line in mounts:
             fields = line.split()
-            if fields[2] == "cgroup2":
+            if matches(fields[2], fields[3].split(",")):
                 return Path(fields[1])
     return None
+
+
+def cgroup_v2_mount() -> Path | None:
+    return _find_mount(lambda fs_type, options: fs_type == "cgroup2")
 
 
 def cgroup_v1_mount(controller: str) -> Path | None:
     """Where the cgroup v1 hierarchy that has `controller` (e.g. cpu) is mounted, if it is."""
-    with open("/proc/self/mounts") as mounts:
-        for line in mounts:
-            fields = line.split()
-            if fields[2] == "cgroup" and controller in fields[3].split(","):
-                return Path(fields[1])
-    return None
+    return _find_mount(lambda fs_type, options: fs_type == "cgroup" and controller in options)
 
 
 def _stray_processes() -> list[tuple[int, str]]:

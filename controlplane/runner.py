@@ -80,26 +80,27 @@ def run_once(config: dict, source: str, on_event: Callable[[dict], None] | None 
         config = dict(config, scheduler=dict(config["scheduler"], options=verdict["options"]))
         config["paths"] = {"file_prefix": run_id, "huge_dir": str(huge_dir), "run_dir": str(run_dir), "worker_binary": str(catalog.WORKER)}
         if requirements.get("cgroup_v2_dir"):
-            root = machine.cgroup_v2_mount()
-            if root is None:
-                raise SetupError("this scheduler needs cgroup v2, which is not mounted on this machine")
-            session.own_cgroup(root / run_id, root)
-            config["paths"]["cgroup_dir"] = str(root / run_id)
+            config["paths"]["cgroup_dir"] = _own_run_cgroup(
+                session, machine.cgroup_v2_mount(), run_id, "this scheduler needs cgroup v2, which is not mounted on this machine")
         if requirements.get("cgroup_v1_cpu_dir"):
-            root = machine.cgroup_v1_mount("cpu")
-            if root is None:
-                raise SetupError(
-                    "this scheduler needs the cgroup v1 `cpu` controller, which is not mounted on this machine "
-                    "(mount it with: mkdir -p /sys/fs/cgroup/cpu && mount -t cgroup -o cpu cgroup /sys/fs/cgroup/cpu)"
-                )
-            session.own_cgroup(root / run_id, root)
-            config["paths"]["cpu_cgroup_dir"] = str(root / run_id)
+            config["paths"]["cpu_cgroup_dir"] = _own_run_cgroup(
+                session, machine.cgroup_v1_mount("cpu"), run_id,
+                "this scheduler needs the cgroup v1 `cpu` controller, which is not mounted on this machine "
+                "(mount it with: mkdir -p /sys/fs/cgroup/cpu && mount -t cgroup -o cpu cgroup /sys/fs/cgroup/cpu)")
         (run_dir / "config.json").write_text(json.dumps(config, indent=2))
         outcome = _drive_manager(config, run_dir, stop, on_event)
         outcome.notes = session.notes + outcome.notes
         if costs is not None and outcome.results is not None:
             outcome.results["cycle_costs"] = costs
         return outcome
+
+
+def _own_run_cgroup(session: machine.MachineSession, root: Path | None, run_id: str, missing: str) -> str:
+    """Creates the run's cgroup under a hierarchy's root (journaled, removed at the end); its path for the data plane."""
+    if root is None:
+        raise SetupError(missing)
+    session.own_cgroup(root / run_id, root)
+    return str(root / run_id)
 
 
 def _drive_manager(config: dict, run_dir: Path, stop: _StopRequests, on_event) -> RunOutcome:

@@ -118,10 +118,14 @@ unsigned mbuf_pool_size(const Deployment& deployment) {
   return mbufs;
 }
 
+std::string spec_path(const NfConfig& nf) {
+  return "chains[" + std::to_string(nf.chain) + "].nfs[" + std::to_string(nf.position) + "]";
+}
+
 SpecErrors check_deployment(Deployment& deployment) {
   SpecErrors errors;
   for (NfConfig& nf : deployment.nfs) {
-    std::string path = "chains[" + std::to_string(nf.chain) + "].nfs[" + std::to_string(nf.position) + "]";
+    std::string path = spec_path(nf);
     auto type = nf_types().find(nf.type);
     if (type == nf_types().end()) {
       std::string known;

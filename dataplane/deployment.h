@@ -103,6 +103,9 @@ inline constexpr unsigned kMbufCache = 256;  // per-lcore mempool cache
 // Sized per NF (an upper bound on worker processes), so it can be computed before workers are planned.
 unsigned mbuf_pool_size(const Deployment& deployment);
 
+// Where an NF sits in the spec, for error messages: "chains[C].nfs[P]".
+std::string spec_path(const NfConfig& nf);
+
 // Checks every NF's arguments and the scheduler's options against their declared schemas.
 // `deployment` gets resolved arguments (defaults filled in).
 SpecErrors check_deployment(Deployment& deployment);

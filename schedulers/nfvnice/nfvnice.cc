@@ -200,14 +200,13 @@ void check(const Deployment& d, SpecErrors& errors) {
     errors.push_back({"scheduler.low_watermark", "must be below high_watermark (" + std::to_string(o.high) + "), got " + std::to_string(o.low)});
   for (const NfConfig& nf : d.nfs)
     if (!(nf.weight > 0))
-      errors.push_back({"chains[" + std::to_string(nf.chain) + "].nfs[" + std::to_string(nf.position) + "].weight",
-                        "must be a positive number, got " + std::to_string(nf.weight)});
+      errors.push_back({spec_path(nf) + ".weight", "must be a positive number, got " + std::to_string(nf.weight)});
   if (!cgroup_v1_mount("cpu"))
     errors.push_back({"scheduler.name", "nfvnice needs the cgroup v1 cpu controller, which this machine has not mounted "
                                         "(no 'cgroup ... cpu' line in /proc/self/mounts)"});
   if (!o.intrusive_cost)
     for (const NfConfig& nf : d.nfs)
-      if (nf.cost_cycles < 0) errors.push_back({"chains[" + std::to_string(nf.chain) + "].nfs[" + std::to_string(nf.position) + "].cost_cycles", "must not be negative"});
+      if (nf.cost_cycles < 0) errors.push_back({spec_path(nf) + ".cost_cycles", "must not be negative"});
 }
 
 const SchedulerRegistration registration({
