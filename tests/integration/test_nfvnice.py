@@ -132,5 +132,5 @@ def test_killed_nf_under_nfvnice_is_named_and_cgroups_are_removed(write_spec, tm
     time.sleep(1)
     subprocess.run(["kill", "-9", str(pids["b"])])
     _, stderr = process.communicate(timeout=30)
-    assert process.returncode == 1
+    assert process.returncode == 1, stderr
     assert "NF b (pid" in stderr and "killed by signal 9" in stderr
