@@ -88,6 +88,8 @@ class NfSpec(Strict):
     cost_cycles: float | None = Field(default=None, gt=0, le=1e9)
     # Priority weight for schedulers that share CPU by weight (nfvnice); multiplied by the chain's.
     weight: float = Field(default=1.0, gt=0, le=1e6)
+    # Initial batch size for bubble (a multiple of 16); by default from the offered rates.
+    batch: int | None = Field(default=None, ge=16, le=MAX_BURST)
 
 
 class ChainSpec(Strict):
@@ -252,6 +254,8 @@ def _resolved_traffic(spec: Spec, chain: ChainSpec) -> dict:
 
 def _nf_config(nf: NfSpec, chain: ChainSpec) -> dict:
     config = {"name": nf.name, "type": nf.type, "core": nf.core, "args": nf.args, "weight": nf.weight * chain.weight}
+    if nf.batch is not None:
+        config["batch"] = nf.batch
     if nf.cost_cycles is not None:
         config["cost_cycles"] = nf.cost_cycles
         config["cost_source"] = "spec"

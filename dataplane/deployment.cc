@@ -24,7 +24,8 @@ TrafficConfig parse_traffic(const json& t) {
 json worker_to_json(const WorkerPlan& plan) {
   json segments = json::array();
   for (const Segment& s : plan.segments) segments.push_back({{"in_ring", s.in_ring}, {"nfs", s.nfs}, {"out_ring", s.out_ring}});
-  return {{"index", plan.index}, {"name", plan.name}, {"core", plan.core}, {"lcore_id", plan.lcore_id}, {"segments", segments}};
+  return {{"index", plan.index}, {"name", plan.name}, {"core", plan.core}, {"lcore_id", plan.lcore_id}, {"segments", segments},
+          {"user_level_threads", plan.user_level_threads}};
 }
 
 WorkerPlan worker_from_json(const json& j) {
@@ -34,6 +35,7 @@ WorkerPlan worker_from_json(const json& j) {
   plan.core = j.at("core");
   plan.lcore_id = j.at("lcore_id");
   for (const auto& s : j.at("segments")) plan.segments.push_back({s.at("in_ring"), s.at("nfs").get<std::vector<int>>(), s.at("out_ring")});
+  plan.user_level_threads = j.value("user_level_threads", false);
   return plan;
 }
 
@@ -81,6 +83,7 @@ Deployment parse_deployment(const json& doc) {
       nf.core = nfs[position].at("core");
       nf.cost_cycles = nfs[position].value("cost_cycles", 0.0);
       nf.weight = nfs[position].value("weight", 1.0);
+      nf.batch = nfs[position].value("batch", 0u);
       nf.chain = chain.index;
       nf.position = static_cast<int>(position);
       chain.nfs.push_back(nf.index);

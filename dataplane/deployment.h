@@ -27,6 +27,7 @@ struct NfConfig {
   int position = 0;  // place in its chain, from 0
   double cost_cycles = 0;  // estimated TSC cycles per packet (cycle estimator or spec); 0 = not estimated
   double weight = 1;       // priority weight (NF's times its chain's), for schedulers that share CPU by weight
+  uint32_t batch = 0;      // initial batch size for bubble (spec or placement solver); 0 = from the rates
 };
 
 struct RingConfig {
@@ -58,6 +59,9 @@ struct WorkerPlan {
   int core = 0;
   int lcore_id = 0;  // unique per process: mempool caches are indexed by lcore id in shared memory
   std::vector<Segment> segments;
+  // Runs each segment as a user-level thread that yields after every batch, and runs only the NFs it holds
+  // in the stats zone's nf_control (Bubble); false = the plain poll loop over all segments.
+  bool user_level_threads = false;
 };
 
 struct SchedulerConfig {

@@ -32,6 +32,19 @@ struct alignas(64) NfCounters {
   // mode reads it.
   uint64_t service_cycles;
   uint64_t service_packets;
+  // Bubble's load measurement, counted only while the worker's `measuring` window is open: TSC cycles from
+  // a receive that got packets to the send after it (load), and the same including empty polls (what
+  // counting busy polling would give).
+  uint64_t load_cycles;
+  uint64_t poll_cycles;
+};
+
+// Per-NF control for workers that host several NFs as user-level threads (Bubble): the scheduler module
+// writes batch_size and owner; a worker runs the NF only while it holds it (running_on == its index).
+struct alignas(64) NfControl {
+  uint32_t batch_size;  // packets the NF may take per turn (its share of the core)
+  int32_t owner;        // worker that should run the NF; changed by the module to migrate it
+  int32_t running_on;   // worker that holds the NF now, -1 = none (a handoff in progress)
 };
 
 // How a worker gives the CPU away; written by the scheduler module before `go`.
@@ -50,6 +63,7 @@ struct alignas(64) WorkerControl {
   uint32_t throttled;  // scheduler -> worker: do not run (backpressure) until cleared and woken
   uint32_t idle;       // futex word of dataplane/idle_wait.h: 1 while the worker sleeps, 0 otherwise
   uint64_t sleeps;     // times the worker blocked (idle input or throttled)
+  uint32_t measuring;  // scheduler -> worker: count load_cycles/poll_cycles (Bubble's measurement window)
 };
 
 // Per-chain entry control: a scheduler closes the entry to shed load before any NF spends work on it.
@@ -65,6 +79,7 @@ struct StatsZone {
   NfCounters nfs[kMaxNfs];
   WorkerControl workers[kMaxWorkers];
   ChainControl chains[kMaxChains];
+  NfControl nf_control[kMaxNfs];
 };
 
 template <typename T>

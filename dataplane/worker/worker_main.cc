@@ -13,6 +13,7 @@
 
 #include "dataplane/eal_args.h"
 #include "dataplane/shm_layout.h"
+#include "ult_worker_loop.h"
 #include "worker_loop.h"
 
 using namespace tandem;
@@ -69,11 +70,23 @@ int main(int argc, char** argv) {
   // Sleep, not spin, until every worker is attached: a spinning worker would starve its core's siblings
   // through their EAL initialisation once the scheduler module gives it a real-time policy.
   while (!flag_load(stats.go) && !flag_load(stats.stop)) usleep(200);
-  run_worker_loop(segments, stats, control, deployment.burst);
+  try {
+    if (plan.user_level_threads)
+      run_ult_worker_loop(segments, stats, worker_index);
+    else
+      run_worker_loop(segments, stats, control, deployment.burst);
+  } catch (const std::exception& e) {
+    return fail(plan.name, std::string("NF failed: ") + e.what());
+  }
 
   for (size_t s = 0; s < segments.size(); s++) {
     json reports = json::object();
-    for (size_t k = 0; k < segments[s].nfs.size(); k++) reports[deployment.nfs[segments[s].nf_indexes[k]].name] = segments[s].nfs[k]->report();
+    for (size_t k = 0; k < segments[s].nfs.size(); k++) {
+      int nf = segments[s].nf_indexes[k];
+      // A worker of user-level threads has an instance of every NF of its core but ran only those it held.
+      if (plan.user_level_threads && flag_load(stats.nf_control[nf].running_on) != worker_index) continue;
+      reports[deployment.nfs[nf].name] = segments[s].nfs[k]->report();
+    }
     // NF-specific reports go through a file the manager merges into the results.
     std::ofstream(deployment.paths.run_dir + "/nf-report-" + std::to_string(worker_index) + "-" + std::to_string(s) + ".json") << reports.dump();
   }

@@ -8,6 +8,7 @@
 #include "interface_monitor.h"
 #include "process_controller.h"
 #include "schedulers/scheduler.h"
+#include "schedulers/chain_order.h"
 #include "wait_queue.h"
 
 namespace tandem::unis {
@@ -56,7 +57,7 @@ class UnisScheduler final : public Scheduler {
         throw std::runtime_error("unis has no cycle estimate for NF " + nf.name);
     for (int core : cores) {
       std::vector<ScheduledNf> queue;
-      for (int nf : wait_queue_order(d, core)) {
+      for (int nf : chain_order_on_core(d, core)) {
         const ChainConfig& chain = d.chains[d.nfs[nf].chain];
         int ingress = chain.rings[d.nfs[nf].position], egress = chain.rings[d.nfs[nf].position + 1];
         uint32_t capacity = monitor_->capacity(egress);

@@ -1,30 +1,9 @@
-// Algorithm 1 of UNiS (Sec. 4.4.2) for one core, and the chain-ordered initial wait queue.
+// Algorithm 1 of UNiS (Sec. 4.4.2) for one core.
 #include "wait_queue.h"
 
 #include <algorithm>
 
 namespace tandem::unis {
-
-std::vector<int> wait_queue_order(const Deployment& deployment, int core) {
-  std::vector<std::vector<int>> per_chain;
-  for (const ChainConfig& chain : deployment.chains) {
-    std::vector<int> here;
-    for (int nf : chain.nfs)
-      if (deployment.nfs[nf].core == core) here.push_back(nf);
-    if (!here.empty()) per_chain.push_back(here);
-  }
-  std::vector<int> order;
-  for (size_t depth = 0;; depth++) {
-    bool any = false;
-    for (const auto& chain : per_chain)
-      if (depth < chain.size()) {
-        order.push_back(chain[depth]);
-        any = true;
-      }
-    if (!any) break;
-  }
-  return order;
-}
 
 CoreQueue::CoreQueue(std::vector<ScheduledNf> nfs, bool occupancy_rules) : nfs_(std::move(nfs)), occupancy_rules_(occupancy_rules) {
   for (size_t i = 1; i < nfs_.size(); i++) queue_.push_back(i);

@@ -32,10 +32,6 @@ inline uint32_t default_theta_max(double gamma, uint32_t egress_capacity) {
   return static_cast<uint32_t>(gamma * static_cast<double>(egress_capacity) + 0.5);
 }
 
-// The NFs placed on `core` in the order UNiS queues them: each chain's NFs in chain order (so non-consecutive
-// NFs of one chain keep their relative order), chains interleaved (first NF of every chain, then the second...).
-std::vector<int> wait_queue_order(const Deployment& deployment, int core);
-
 struct Switch {
   int from;  // global NF indexes
   int to;

@@ -1,4 +1,4 @@
-// Tests of UNiS's wait-queue order, Algorithm 1's selection rule (the paper's Fig. 3 b-c) and slice arithmetic.
+// Tests of UNiS's Algorithm 1: selection rule (the paper's Fig. 3 b-c) and slice arithmetic.
 #include "wait_queue.h"
 
 #include <gtest/gtest.h>
@@ -13,26 +13,6 @@ ScheduledNf nf(int index, int ingress, int egress, uint64_t slice = 1000) {
 }
 CoreQueue paper_example(bool occupancy = true) { return CoreQueue({nf(10, 0, 1), nf(12, 2, 3), nf(13, 3, 4)}, occupancy); }
 std::vector<uint32_t> rings(std::vector<uint32_t> occupancy) { return occupancy; }
-
-TEST(WaitQueueOrder, NonConsecutiveNfsOfAChainKeepTheirOrder) {
-  json chain = {{"name", "s"}, {"traffic", {{"sizes", {{64, 1}}}}},
-                {"nfs", {{{"name", "A"}, {"type", "macswap"}, {"core", 1}}, {{"name", "B"}, {"type", "macswap"}, {"core", 2}},
-                         {{"name", "C"}, {"type", "macswap"}, {"core", 1}}, {{"name", "D"}, {"type", "macswap"}, {"core", 1}}}}};
-  Deployment d = parse_deployment({{"scheduler", {{"name", "unis"}}}, {"chains", {chain}}});
-  EXPECT_EQ(wait_queue_order(d, 1), (std::vector<int>{0, 2, 3}));
-  EXPECT_EQ(wait_queue_order(d, 2), (std::vector<int>{1}));
-}
-
-TEST(WaitQueueOrder, ChainsInterleave) {
-  auto chain = [](const std::string& name, int n) {
-    json nfs = json::array();
-    for (int i = 0; i < n; i++) nfs.push_back({{"name", name + std::to_string(i)}, {"type", "macswap"}, {"core", 1}});
-    return json{{"name", name}, {"traffic", {{"sizes", {{64, 1}}}}}, {"nfs", nfs}};
-  };
-  Deployment d = parse_deployment({{"scheduler", {{"name", "unis"}}}, {"chains", {chain("x", 3), chain("y", 2)}}});
-  // x0 x1 x2 are NFs 0-2, y0 y1 are 3-4: first of each chain, then the second of each, then the rest.
-  EXPECT_EQ(wait_queue_order(d, 1), (std::vector<int>{0, 3, 1, 4, 2}));
-}
 
 TEST(Algorithm1, KeepsTheRunningNfWhileItsSliceLastsAndItHasWorkAndRoom) {
   CoreQueue q = paper_example();

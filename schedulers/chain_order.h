@@ -1,0 +1,15 @@
+// The order in which NFs sharing a core get it: each chain in chain order, chains interleaved (UNiS's wait
+// queues, Bubble's order table).
+#pragma once
+
+#include <vector>
+
+#include "dataplane/deployment.h"
+
+namespace tandem {
+
+// The NFs placed on `core`: each chain's NFs in chain order (so non-consecutive NFs of one chain keep their
+// relative order), chains interleaved (first NF of every chain, then the second...).
+std::vector<int> chain_order_on_core(const Deployment& deployment, int core);
+
+}  // namespace tandem
