@@ -14,7 +14,7 @@ from integration.machine_state import assert_clean, snapshot
 
 pytestmark = requires_root
 
-SCHEDULERS = ["cfs", "batch", "rr", "fifo", "coop", "rtc"]
+SCHEDULERS = ["cfs", "batch", "rr", "fifo", "coop", "rtc", "bubble"]
 
 
 @pytest.fixture

@@ -1,0 +1,142 @@
+"""Bubble on real NFs: user-level threads with exact accounting and hop order, batch sizes that follow
+priority weights, load measurement that ignores busy polling, and NF migration between local schedulers."""
+from __future__ import annotations
+
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import BASE_SPEC, REPO, requires_root, tandem
+from integration.machine_state import assert_clean, snapshot
+from integration.test_runs import assert_accounted, run_results
+
+pytestmark = requires_root
+
+BUBBLE_BASE = BASE_SPEC.replace("scheduler: coop", "scheduler: bubble")
+
+# Three independent NFs on core 1, each offered more than a third of the core, with weights 1:2:3.
+PRIORITIES = """\
+name: priorities
+duration: 1.5
+warmup: 0.5
+traffic: {size: 64, flows: 64, rate: 8 Mpps}
+scheduler: bubble
+chains:
+  - {name: low, nfs: [{name: w1, type: cost, core: 1, weight: 1, args: {cycles: 300}}]}
+  - {name: mid, nfs: [{name: w2, type: cost, core: 1, weight: 2, args: {cycles: 300}}]}
+  - {name: high, nfs: [{name: w3, type: cost, core: 1, weight: 3, args: {cycles: 300}}]}
+"""
+
+# Two NFs and a spare local scheduler on core 1 standing in for a second core; mu low enough that the
+# first measurement window raises a scale event.
+MIGRATION = """\
+name: migration
+duration: 1.5
+warmup: 0.3
+traffic: {size: 64, flows: 64, rate: 2 Mpps}
+scheduler: {name: bubble, options: {spare_workers_per_core: 1, mu: 0.5, load_period_ms: 200}}
+chains:
+  - name: c
+    nfs:
+      - {name: a, type: cost, core: 1, args: {cycles: 200}}
+      - {name: b, type: cost, core: 1, args: {cycles: 200}}
+"""
+
+IDLE = """\
+name: idle
+duration: 1.2
+warmup: 0.1
+traffic: {size: 64, flows: 16, rate: 1}
+scheduler: {name: bubble, options: {load_period_ms: 200}}
+chains:
+  - name: c
+    nfs:
+      - {name: f1, type: firewall, core: 1, args: {synthetic_rules: 100}}
+      - {name: f2, type: firewall, core: 1, args: {synthetic_rules: 100}}
+      - {name: f3, type: firewall, core: 1, args: {synthetic_rules: 100}}
+"""
+
+
+@pytest.fixture
+def machine_before():
+    before = snapshot()
+    yield before
+    assert_clean(before)
+
+
+def run(write_spec, tmp_path, text: str) -> dict:
+    out = tmp_path / "r.json"
+    result = tandem("run", str(write_spec(text)), "--json", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    results = run_results(out)
+    assert_accounted(results)  # exact, and every packet crossed its NFs in chain order
+    return results
+
+
+def test_one_process_runs_the_chain_as_user_level_threads(write_spec, tmp_path, machine_before):
+    results = run(write_spec, tmp_path, BUBBLE_BASE)
+    assert len(results["workers"]) == 1
+    report = results["scheduler"]["report"]
+    assert report["order_tables"] == {"bubble@core1": ["a", "b", "c3"]}
+    assert results["chains"][0]["delivered"] > 100_000
+    for nf in results["nfs"]:
+        assert nf["os"]["involuntary_switches_per_s"] < 1000, nf  # no kernel switch between NFs: one thread per core
+
+
+def test_throughput_follows_priority_weights_under_overload(write_spec, tmp_path, machine_before):
+    results = run(write_spec, tmp_path, PRIORITIES)
+    batches = {name: nf["batch_final"] for name, nf in results["scheduler"]["report"]["nfs"].items()}
+    assert batches == {"w1": 336, "w2": 688, "w3": 1024}, batches
+    out = {c["name"]: c["window"]["delivered_mpps"] for c in results["chains"]}
+    assert 1.5 < out["mid"] / out["low"] < 2.5, out
+    assert 2.2 < out["high"] / out["low"] < 3.8, out
+
+
+def test_load_measurement_ignores_busy_polling(write_spec, tmp_path, machine_before):
+    results = run(write_spec, tmp_path, IDLE)
+    samples = results["scheduler"]["report"]["load"]
+    assert len(samples) >= 4
+    for sample in samples:
+        core = sample["cores"]["1"]
+        assert core["utilisation"] < 0.05, sample  # no traffic: no load
+        assert core["counting_busy_polls"] > 0.5, sample  # what counting from before the poll would claim
+
+
+def test_overloaded_scheduler_migrates_an_nf_to_the_spare(write_spec, tmp_path, machine_before):
+    results = run(write_spec, tmp_path, MIGRATION)
+    report = results["scheduler"]["report"]
+    assert report["migrations"], report["scale_events"]
+    moved = report["migrations"][0]
+    assert (moved["nf"], moved["from"], moved["to"]) == ("b", "bubble@core1", "bubble@core1.spare1")
+    assert report["nfs"]["b"]["worker"] == "bubble@core1.spare1"
+    assert results["chains"][0]["delivered"] > 0
+
+
+def test_a_killed_worker_is_named_and_nothing_is_left_behind(write_spec, tmp_path, machine_before):
+    out = tmp_path / "r.json"
+    process = subprocess.Popen([str(REPO / "tandem"), "run", str(write_spec(BUBBLE_BASE)), "--duration", "20", "--json", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = ""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and not line.startswith("started"):
+        line = process.stderr.readline()
+    pid = int(re.search(r"pid (\d+)", line).group(1))
+    time.sleep(1)
+    subprocess.run(["kill", "-9", str(pid)])
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 1, stderr
+    assert "killed by signal 9" in stderr and "a,b,c3" in stderr, stderr
+
+
+def test_ctrl_c_stops_a_bubble_run_cleanly(write_spec, tmp_path, machine_before):
+    out = tmp_path / "r.json"
+    process = subprocess.Popen([str(REPO / "tandem"), "run", str(write_spec(BUBBLE_BASE)), "--duration", "20", "--json", str(out)],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2)
+    process.send_signal(signal.SIGINT)
+    process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert_accounted(run_results(out))
