@@ -144,6 +144,23 @@ def cmd_profile(args) -> int:
     return EXIT_OK
 
 
+def cmd_place(args) -> int:
+    from controlplane.batch_model import describe
+    from controlplane.placement import place_config
+    from controlplane.report import placement_report
+
+    spec = load_spec(args.spec)
+    config = run_config(spec)
+    catalog.check(config, args.spec)
+    say = None if args.quiet else (lambda text: print(f"tandem: {text}", file=sys.stderr))
+    solution, models = place_config(config, args.spec, require_all=args.all, say=say)
+    print(describe(models))
+    print(placement_report(solution, config))
+    if args.json:
+        _write_json(args.json, {"spec": args.spec, "models": models, "solution": solution})
+    return EXIT_OK
+
+
 def _bound(value, missing: str) -> str:
     if value is None:
         return missing
@@ -190,7 +207,7 @@ def parser() -> argparse.ArgumentParser:
 
     comp = commands.add_parser("compare", help="run a spec under several schedulers and compare medians")
     comp.add_argument("spec")
-    comp.add_argument("--schedulers", type=_scheduler_list, default=["cfs", "batch", "rr", "fifo", "coop", "rtc", "unis", "nfvnice"])
+    comp.add_argument("--schedulers", type=_scheduler_list, default=["cfs", "batch", "rr", "fifo", "coop", "rtc", "unis", "nfvnice", "bubble"])
     comp.add_argument("--repeat", type=_repeat, default=3)
     comp.add_argument("--duration", type=_positive, help="seconds to measure each run (after warm-up)")
     comp.add_argument("--json", metavar="PATH", help="write every run's results and the medians as JSON")
@@ -210,6 +227,13 @@ def parser() -> argparse.ArgumentParser:
     prof.add_argument("--json", metavar="PATH", help="write the estimates and latencies as JSON")
     prof.add_argument("--quiet", action="store_true", help="no progress messages")
     prof.set_defaults(handler=cmd_profile)
+
+    place = commands.add_parser("place", help="choose NF cores and batch sizes with Bubble's placement solver (HiGHS)")
+    place.add_argument("spec")
+    place.add_argument("--all", action="store_true", help="every chain must be placed whole at its offered rate")
+    place.add_argument("--json", metavar="PATH", help="write the models and the solution as JSON")
+    place.add_argument("--quiet", action="store_true", help="no progress messages")
+    place.set_defaults(handler=cmd_place)
 
     nfs = commands.add_parser("nfs", help="list NF types and schedulers with their arguments")
     nfs.add_argument("--json", action="store_true")

@@ -25,7 +25,7 @@ def _machine_key() -> str:
     return f"{machine_description()} | worker {built.st_size}:{int(built.st_mtime)}" if built else machine_description()
 
 
-def _load_cache() -> dict:
+def load_cache() -> dict:
     try:
         cache = json.loads(CACHE_PATH.read_text())
     except (OSError, ValueError):
@@ -33,7 +33,7 @@ def _load_cache() -> dict:
     return cache.get("entries", {}) if cache.get("machine") == _machine_key() else {}
 
 
-def _save_cache(entries: dict) -> None:
+def save_cache(entries: dict) -> None:
     try:
         CACHE_PATH.parent.mkdir(parents=True, exist_ok=True)
         temporary = CACHE_PATH.with_suffix(".tmp")
@@ -43,7 +43,7 @@ def _save_cache(entries: dict) -> None:
         print(f"tandem: note: cannot write the cycle-cost cache {CACHE_PATH}: {error.strerror}", file=sys.stderr)
 
 
-def _estimate_config(nf: dict, base: dict) -> dict:
+def estimate_config(nf: dict, base: dict) -> dict:
     """A run of the NF alone on its core, fed probe batches by the manager instead of paced traffic."""
     return {
         "name": f"profile-{nf['name']}",
@@ -62,7 +62,7 @@ def estimate_nf(nf: dict, base: dict, source: str) -> dict:
     """Profiles one NF; returns the estimator's result (cycles_per_packet, per_size_cycles, ...)."""
     from controlplane.runner import require_success, run_once
 
-    results = require_success(run_once(_estimate_config(nf, base), source))
+    results = require_success(run_once(estimate_config(nf, base), source))
     estimate = results["profile"]["estimate"]
     if estimate.get("error") or estimate.get("cycles_per_packet") is None:
         raise RunFailed(f"cannot estimate the cost of NF {nf['name']}: {estimate.get('error') or 'the probes did not finish'}")
@@ -75,8 +75,8 @@ def estimate_costs(config: dict, source: str, refresh: bool = False, say=None) -
     """Cycle costs for every NF of a run config: {nf name: {cycles_per_packet, source, ...}}.
 
     The spec's cost_cycles wins; otherwise the cache; otherwise a profiling run (whose result is cached)."""
-    cache = {} if refresh else _load_cache()
-    fresh = _load_cache() if refresh else cache
+    cache = {} if refresh else load_cache()
+    fresh = load_cache() if refresh else cache
     costs = {}
     for chain in config["chains"]:
         for nf in chain["nfs"]:
@@ -89,7 +89,7 @@ def estimate_costs(config: dict, source: str, refresh: bool = False, say=None) -
                     say(f"profiling {nf['name']} ({nf['type']}) alone on core {nf['core']}...")
                 cache[key] = estimate_nf(nf, config, source)
                 fresh[key] = cache[key]
-                _save_cache(fresh)
+                save_cache(fresh)
                 costs[nf["name"]] = dict(cache[key], source="profiled")
             else:
                 costs[nf["name"]] = dict(cache[key], source="cache")

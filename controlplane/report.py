@@ -120,6 +120,18 @@ def run_report(results: dict) -> str:
         lines.append("cpu.shares (mean over the run): " + ", ".join(
             f"{name} {number(nf['shares_mean'], 0)} ({number(nf['arrival_mpps'])} Mpps x {number(nf['cost_cycles'], 0)} cyc"
             f"{'' if nf['weight'] == 1 else ' x weight ' + number(nf['weight'])})" for name, nf in report["nfs"].items()))
+    if "order_tables" in report:
+        lines.append("bubble batches (initial -> final): " + ", ".join(
+            f"{name} {nf['batch_initial']}->{nf['batch_final']}" for name, nf in report["nfs"].items()))
+        loads = report["load"]
+        if loads:
+            per_core = {core: [sample["cores"].get(core, {}).get("utilisation", 0) for sample in loads] for core in loads[-1]["cores"]}
+            lines.append(f"bubble load ({len(loads)} windows): " + ", ".join(
+                f"core {core} {number(100 * statistics.median(values), 0)} % median" for core, values in per_core.items()))
+        for event in report["scale_events"][:5]:
+            lines.append(f"bubble scale event at {event['t_s']:.2f} s: {event['worker']} at {100 * event['utilisation']:.0f} %: {event['action']}")
+    if results.get("placement"):
+        lines.append(placement_report(results["placement"]))
     pool = results["accounting"]
     if not pool["pool_matches_in_flight"]:
         lines.append(f"MISMATCH: {count(pool['mbufs_in_use'])} mbufs in use but {count(pool['in_flight'])} packets in flight")
@@ -187,6 +199,16 @@ def comparison_report(comparison: dict) -> str:
     )
     body = table(["scheduler", "Mpps", "vs rtc", "p50 us", "p99 us", "dropped", "cs/s", "accounting"], rows)
     return header + "\n\n" + body
+
+
+def placement_report(solution: dict, config: dict | None = None) -> str:
+    lines = [f"placement by {solution['solver']}: objective {solution['objective'] / 1e6:.3f} weighted Mpps; "
+             f"accepted {', '.join(solution['accepted']) or 'none'}" + (f"; rejected {', '.join(solution['rejected'])}" if solution["rejected"] else "")]
+    rows = [[name, core, solution["batches"][name]] for name, core in solution["placement"].items()]
+    lines.append(table(["NF", "core", "batch"], rows))
+    lines.append("cores: " + ", ".join(f"{core} {100 * u:.0f} % busy" for core, u in solution["core_utilisation"].items())
+                 + "; chains: " + ", ".join(f"{chain} {pps / 1e6:.3f} Mpps" for chain, pps in solution["throughput_pps"].items()))
+    return "\n".join(lines)
 
 
 def profile_report(document: dict) -> str:

@@ -57,6 +57,13 @@ def run_once(config: dict, source: str, on_event: Callable[[dict], None] | None 
     """Runs `config` (see spec.run_config) on the data plane; every machine change is undone before returning."""
     verdict = catalog.check(config, source)
     requirements = verdict["requirements"]
+    placement = None
+    if config.get("placement") == "auto":
+        from controlplane.placement import place_config, placed
+
+        placement, _ = place_config(config, source, require_all=True, say=lambda text: print(f"tandem: {text}", file=sys.stderr))
+        config = placed(config, placement)
+        verdict = catalog.check(config, source)  # the NFs' cores changed
     costs = None
     if requirements.get("cycle_costs"):
         from controlplane.profile import with_costs
@@ -92,6 +99,8 @@ def run_once(config: dict, source: str, on_event: Callable[[dict], None] | None 
         outcome.notes = session.notes + outcome.notes
         if costs is not None and outcome.results is not None:
             outcome.results["cycle_costs"] = costs
+        if placement is not None and outcome.results is not None:
+            outcome.results["placement"] = placement
         return outcome
 
 

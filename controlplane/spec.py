@@ -5,7 +5,7 @@ import math
 import os
 import re
 from pathlib import Path
-from typing import Any, Union
+from typing import Any, Literal, Union
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -82,7 +82,7 @@ class Traffic(Strict):
 class NfSpec(Strict):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
     type: str
-    core: int = Field(ge=0)
+    core: int | None = Field(default=None, ge=0)  # required unless the spec has placement: auto
     args: dict[str, Any] = Field(default_factory=dict)
     # Cycles per packet, overriding the cycle estimator (schedulers that need costs: unis).
     cost_cycles: float | None = Field(default=None, gt=0, le=1e9)
@@ -118,6 +118,9 @@ class Spec(Strict):
     # Options for the other schedulers a comparison runs (`compare --schedulers`), by scheduler name.
     scheduler_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     chains: list[ChainSpec]
+    # spec: every NF's core is given; auto: Bubble's placement solver chooses cores and initial batch sizes.
+    placement: Literal["spec", "auto"] = "spec"
+    placement_cores: list[int] | None = None  # cores the solver may use; default: every core but the control core
 
     @field_validator("scheduler", mode="before")
     @classmethod
@@ -194,10 +197,20 @@ def _semantic_problems(spec: Spec) -> list[tuple[str, str]]:
         for n, nf in enumerate(chain.nfs):
             nf_where = f"{where}.nfs[{n}]"
             check_unique("NF", nf.name, nf_where)
-            if nf.core not in cores:
+            if nf.core is None:
+                if spec.placement != "auto":
+                    problems.append((f"{nf_where}.core", "is required (or let the solver choose: placement: auto)"))
+            elif nf.core not in cores:
                 problems.append((f"{nf_where}.core", f"core {nf.core} does not exist on this machine (cores: {sorted(cores)})"))
             elif nf.core == spec.control_core:
                 problems.append((f"{nf_where}.core", f"core {nf.core} is the control core (generator, sink, scheduler); pin NFs elsewhere"))
+    for p, core in enumerate(spec.placement_cores or []):
+        if core not in cores:
+            problems.append((f"placement_cores[{p}]", f"core {core} does not exist on this machine (cores: {sorted(cores)})"))
+        elif core == spec.control_core:
+            problems.append((f"placement_cores[{p}]", f"core {core} is the control core; NFs go elsewhere"))
+    if spec.placement == "auto" and spec.placement_cores == []:
+        problems.append(("placement_cores", "is empty: the solver needs at least one core"))
     if total_nfs > MAX_NFS:
         problems.append(("chains", f"at most {MAX_NFS} NFs in all, got {total_nfs}"))
     return problems
@@ -252,8 +265,15 @@ def _resolved_traffic(spec: Spec, chain: ChainSpec) -> dict:
     }
 
 
-def _nf_config(nf: NfSpec, chain: ChainSpec) -> dict:
-    config = {"name": nf.name, "type": nf.type, "core": nf.core, "args": nf.args, "weight": nf.weight * chain.weight}
+def placement_cores(spec: Spec) -> list[int]:
+    if spec.placement_cores is not None:
+        return sorted(set(spec.placement_cores))
+    return sorted(usable_cores() - {spec.control_core})
+
+
+def _nf_config(nf: NfSpec, chain: ChainSpec, placeholder_core: int) -> dict:
+    # Until the solver has placed it, an NF of an auto-placed spec sits on the first placement core.
+    config = {"name": nf.name, "type": nf.type, "core": nf.core if nf.core is not None else placeholder_core, "args": nf.args, "weight": nf.weight * chain.weight}
     if nf.batch is not None:
         config["batch"] = nf.batch
     if nf.cost_cycles is not None:
@@ -268,8 +288,12 @@ def run_config(spec: Spec, scheduler: str | None = None, duration: float | None 
         chosen = {"name": spec.scheduler.name, "options": dict(spec.scheduler.options)}
     else:
         chosen = {"name": scheduler, "options": dict(spec.scheduler_options.get(scheduler, {}))}
+    cores = placement_cores(spec)
+    placeholder = cores[0] if cores else spec.control_core
     return {
         "name": spec.name,
+        "placement": spec.placement,
+        "placement_cores": cores,
         "control_core": spec.control_core,
         "burst": spec.burst,
         "duration": duration if duration is not None else spec.duration,
@@ -280,7 +304,7 @@ def run_config(spec: Spec, scheduler: str | None = None, duration: float | None 
                 "name": chain.name,
                 "ring_capacity": chain.ring_capacity or spec.ring_capacity,
                 "traffic": _resolved_traffic(spec, chain),
-                "nfs": [_nf_config(nf, chain) for nf in chain.nfs],
+                "nfs": [_nf_config(nf, chain, placeholder) for nf in chain.nfs],
             }
             for chain in spec.chains
         ],

@@ -97,9 +97,11 @@ class BubbleScheduler final : public Scheduler {
     max_weight_ = max_weight;
     for (const NfConfig& nf : d.nfs) {
       NfState& state = nfs_[nf.index];
-      // A batch from the spec or the placement solver wins; otherwise from the offered rates.
-      state.base = nf.batch > 0 ? round_batch(nf.batch, options_.rule) : initial_batch(offered_rate(d, nf.index), max_rate[nf.core], options_.rule);
-      state.batch = weighted_batch(state.base, nf.weight, max_weight[nf.core], options_.rule);
+      // A batch from the spec or the placement solver (which weighed priorities already) is taken as it is;
+      // otherwise the base comes from the offered rates and is biased by the NF's weight.
+      double bias = nf.weight / max_weight[nf.core];
+      state.base = nf.batch > 0 ? round_batch(nf.batch / bias, options_.rule) : initial_batch(offered_rate(d, nf.index), max_rate[nf.core], options_.rule);
+      state.batch = nf.batch > 0 ? round_batch(nf.batch, options_.rule) : weighted_batch(state.base, nf.weight, max_weight[nf.core], options_.rule);
       initial_.push_back(state.batch);
       NfControl& control = view.stats.nf_control[nf.index];
       flag_store(control.batch_size, state.batch);
