@@ -140,3 +140,34 @@ def test_ctrl_c_stops_a_bubble_run_cleanly(write_spec, tmp_path, machine_before)
     process.communicate(timeout=30)
     assert process.returncode == 130
     assert_accounted(run_results(out))
+
+
+AUTO = """\
+name: auto
+duration: 1
+warmup: 0.2
+placement: auto
+traffic: {size: 64, flows: 64}
+scheduler: bubble
+chains:
+  - {name: a, traffic: {rate: 2 Mpps}, nfs: [{name: fw, type: firewall, args: {synthetic_rules: 10}}, {name: enc, type: ipsec}]}
+  - {name: b, traffic: {rate: 1 Mpps}, nfs: [{name: fw2, type: firewall, args: {synthetic_rules: 10}}]}
+"""
+
+
+def test_auto_placement_profiles_solves_and_runs(write_spec, tmp_path, machine_before):
+    results = run(write_spec, tmp_path, AUTO)
+    placement = results["placement"]
+    assert placement["accepted"] == ["a", "b"]
+    assert set(placement["placement"].values()) == {1}  # the only core but the control core on this machine
+    assert {nf["name"]: nf["core"] for nf in results["nfs"]} == placement["placement"]
+    initial = {name: nf["batch_initial"] for name, nf in results["scheduler"]["report"]["nfs"].items()}
+    assert initial == placement["batches"]
+
+
+def test_infeasible_placement_exits_2_naming_the_constraint(write_spec, machine_before):
+    spec = write_spec(AUTO.replace("rate: 2 Mpps", "rate: 40 Mpps"))
+    result = tandem("run", str(spec), "--quiet")
+    assert result.returncode == 2, result.stderr
+    assert "infeasible placement" in result.stderr and "capacity constraint" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
