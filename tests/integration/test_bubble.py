@@ -7,10 +7,8 @@ import signal
 import subprocess
 import time
 
-import pytest
 
 from conftest import BASE_SPEC, REPO, requires_root, tandem
-from integration.machine_state import assert_clean, snapshot
 from integration.test_runs import assert_accounted, run_results
 
 pytestmark = requires_root
@@ -58,13 +56,6 @@ chains:
       - {name: f2, type: firewall, core: 1, args: {synthetic_rules: 100}}
       - {name: f3, type: firewall, core: 1, args: {synthetic_rules: 100}}
 """
-
-
-@pytest.fixture
-def machine_before():
-    before = snapshot()
-    yield before
-    assert_clean(before)
 
 
 def run(write_spec, tmp_path, text: str) -> dict:

@@ -6,11 +6,9 @@ import subprocess
 import time
 from pathlib import Path
 
-import pytest
 
 from conftest import BASE_SPEC, requires_root, tandem
 from controlplane import machine
-from integration.machine_state import assert_clean, snapshot
 from integration.test_runs import assert_accounted, run_results, start_run
 
 pytestmark = requires_root
@@ -45,13 +43,6 @@ chains:
 """
 
 NFVNICE_BASE = BASE_SPEC.replace("scheduler: coop", "scheduler: nfvnice")
-
-
-@pytest.fixture
-def machine_before():
-    before = snapshot()
-    yield before
-    assert_clean(before)
 
 
 def jain(values: list[float]) -> float:

@@ -10,18 +10,10 @@ import time
 import pytest
 
 from conftest import BASE_SPEC, REPO, requires_root, tandem
-from integration.machine_state import assert_clean, snapshot
 
 pytestmark = requires_root
 
 SCHEDULERS = ["cfs", "batch", "rr", "fifo", "coop", "rtc", "bubble"]
-
-
-@pytest.fixture
-def machine_before():
-    before = snapshot()
-    yield before
-    assert_clean(before)
 
 
 def run_results(path) -> dict:

@@ -8,7 +8,6 @@ import time
 import pytest
 
 from conftest import BASE_SPEC, requires_root, tandem
-from integration.machine_state import assert_clean, snapshot
 from integration.test_runs import assert_accounted, run_results, start_run
 
 pytestmark = requires_root
@@ -16,13 +15,6 @@ pytestmark = requires_root
 # Costs given in the spec, so these runs need no profiling run first.
 UNIS_SPEC = (BASE_SPEC.replace("scheduler: coop", "scheduler: {name: unis, options: {backend: BACKEND}}")
              .replace("core: 1}", "core: 1, cost_cycles: 80}"))
-
-
-@pytest.fixture
-def machine_before():
-    before = snapshot()
-    yield before
-    assert_clean(before)
 
 
 @pytest.fixture(autouse=True)

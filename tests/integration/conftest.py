@@ -1,0 +1,13 @@
+"""Fixtures shared by the integration tests: every run must leave the machine as it found it."""
+from __future__ import annotations
+
+import pytest
+
+from integration.machine_state import assert_clean, snapshot
+
+
+@pytest.fixture
+def machine_before():
+    before = snapshot()
+    yield before
+    assert_clean(before)
