@@ -54,15 +54,9 @@ def batch_models(config: dict, source: str, refresh: bool = False, say=None) -> 
     models = {}
     for chain in config["chains"]:
         for nf in chain["nfs"]:
-            key = "batch-model " + profile.cost_key(nf)
-            if key in cache:
-                models[nf["name"]] = dict(cache[key], source="cache")
-                continue
-            cache[key] = profile_nf(nf, config, source, say)
-            stored = profile.load_cache()  # merge: other entries may have been written meanwhile
-            stored[key] = cache[key]
-            profile.save_cache(stored)
-            models[nf["name"]] = dict(cache[key], source="profiled")
+            entry, origin = profile.cached_or_measured(cache, "batch-model " + profile.cost_key(nf),
+                                                       lambda nf=nf: profile_nf(nf, config, source, say))
+            models[nf["name"]] = dict(entry, source=origin)
     return models
 
 

@@ -71,28 +71,37 @@ def estimate_nf(nf: dict, base: dict, source: str) -> dict:
     return {key: estimate[key] for key in ("cycles_per_packet", "ns_per_packet", "size_dependent", "per_size_cycles", "cycles_inside_nf")}
 
 
+def cached_or_measured(cache: dict, key: str, measure) -> tuple[dict, str]:
+    """The entry `key` of `cache` and "cache", or measure() and "profiled". A new measurement is written to
+    the cache file at once, merged with what is there, so an interrupted profiling keeps what finished."""
+    if key in cache:
+        return cache[key], "cache"
+    cache[key] = measure()
+    stored = load_cache()
+    stored[key] = cache[key]
+    save_cache(stored)
+    return cache[key], "profiled"
+
+
 def estimate_costs(config: dict, source: str, refresh: bool = False, say=None) -> dict:
     """Cycle costs for every NF of a run config: {nf name: {cycles_per_packet, source, ...}}.
 
     The spec's cost_cycles wins; otherwise the cache; otherwise a profiling run (whose result is cached)."""
     cache = {} if refresh else load_cache()
-    fresh = load_cache() if refresh else cache
     costs = {}
     for chain in config["chains"]:
         for nf in chain["nfs"]:
             if nf.get("cost_cycles"):
                 costs[nf["name"]] = {"cycles_per_packet": nf["cost_cycles"], "source": "spec"}
                 continue
-            key = cost_key(nf)
-            if key not in cache:
+
+            def measure(nf=nf):
                 if say:
                     say(f"profiling {nf['name']} ({nf['type']}) alone on core {nf['core']}...")
-                cache[key] = estimate_nf(nf, config, source)
-                fresh[key] = cache[key]
-                save_cache(fresh)
-                costs[nf["name"]] = dict(cache[key], source="profiled")
-            else:
-                costs[nf["name"]] = dict(cache[key], source="cache")
+                return estimate_nf(nf, config, source)
+
+            entry, origin = cached_or_measured(cache, cost_key(nf), measure)
+            costs[nf["name"]] = dict(entry, source=origin)
     return costs
 
 

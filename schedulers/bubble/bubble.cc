@@ -48,6 +48,7 @@ double offered_rate(const Deployment& d, int nf) { return d.chains[d.nfs[nf].cha
 struct NfState {
   uint32_t base = 0;       // rate-driven batch (Algorithm 1)
   uint32_t batch = 0;      // what the NF runs with: base biased by weight
+  uint32_t initial = 0;    // `batch` at attach, for the report
   double last_rate = -1;   // pps over the previous period; -1 = none yet
   uint64_t last_arrivals = 0;
   uint64_t load_at_open = 0, poll_at_open = 0;
@@ -102,7 +103,7 @@ class BubbleScheduler final : public Scheduler {
       double bias = nf.weight / max_weight[nf.core];
       state.base = nf.batch > 0 ? round_batch(nf.batch / bias, options_.rule) : initial_batch(offered_rate(d, nf.index), max_rate[nf.core], options_.rule);
       state.batch = nf.batch > 0 ? round_batch(nf.batch, options_.rule) : weighted_batch(state.base, nf.weight, max_weight[nf.core], options_.rule);
-      initial_.push_back(state.batch);
+      state.initial = state.batch;
       NfControl& control = view.stats.nf_control[nf.index];
       flag_store(control.batch_size, state.batch);
       flag_store(control.running_on, int32_t{-1});
@@ -146,7 +147,7 @@ class BubbleScheduler final : public Scheduler {
     json nfs = json::object();
     for (const NfConfig& nf : d.nfs) {
       const NfState& s = nfs_.empty() ? NfState{} : nfs_[nf.index];
-      nfs[nf.name] = {{"batch_initial", nf.index < static_cast<int>(initial_.size()) ? json(initial_[nf.index]) : json()},
+      nfs[nf.name] = {{"batch_initial", s.initial ? json(s.initial) : json()},
                       {"batch_final", s.batch},
                       {"weight", nf.weight},
                       {"increases", s.increases},
@@ -261,7 +262,6 @@ class BubbleScheduler final : public Scheduler {
   Options options_;
   double hz_ = 1;
   std::vector<NfState> nfs_;
-  std::vector<uint32_t> initial_;
   std::map<int, double> max_weight_;
   uint64_t period_cycles_ = 0, next_adapt_tsc_ = 0, last_adapt_tsc_ = 0, start_tsc_ = 0;
   std::optional<LoadWindows> windows_;
