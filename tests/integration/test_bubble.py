@@ -93,7 +93,9 @@ def test_load_measurement_ignores_busy_polling(write_spec, tmp_path, machine_bef
     for sample in samples:
         core = sample["cores"]["1"]
         assert core["utilisation"] < 0.05, sample  # no traffic: no load
-        assert core["counting_busy_polls"] > 0.5, sample  # what counting from before the poll would claim
+        # What counting from before the poll would claim: the empty receive calls' share of the loop, which
+        # is 0.48-0.66 here depending on the machine's noise (the fiber switches between them are not counted).
+        assert core["counting_busy_polls"] > 0.25, sample
 
 
 def test_overloaded_scheduler_migrates_an_nf_to_the_spare(write_spec, tmp_path, machine_before):
