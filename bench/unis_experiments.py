@@ -189,6 +189,32 @@ def latency_and_switches(repeat, duration):
     figure.savefig(RESULTS / "unis-latency.png", dpi=110)
 
 
+# 7. The non-intrusive claim: unmodified dpdk-testpmd processes as links of a chain, under unis and the kernel.
+def external(repeat, duration):
+    def mixed(name: str, middle: list[dict]) -> Spec:
+        return Spec.model_validate({
+            "name": name,
+            "traffic": {"rate": "max", "size": 64, "flows": 64},
+            "scheduler": {"name": "unis"},
+            "scheduler_options": {"coop": {"k": 8}},
+            "chains": [{"name": "c", "nfs": [{"name": "fw", "type": "firewall", "core": 1, "args": {"synthetic_rules": 10}}, *middle,
+                                             {"name": "ttl", "type": "ttl", "core": 1}]}],
+        })
+    testpmd = [{"name": "pmd1", "type": "external", "core": 1, "args": {"forward_mode": "io"}},
+               {"name": "pmd2", "type": "external", "core": 1, "args": {"forward_mode": "macswap"}}]
+    tandem_nfs = [{"name": "mac1", "type": "macswap", "core": 1}, {"name": "mac2", "type": "macswap", "core": 1}]
+    with_testpmd = run(mixed("with-testpmd", testpmd), ["unis", "rr", "cfs"], repeat, duration)
+    reference = run(mixed("with-tandem-macswap", tandem_nfs), ["unis", "coop", "cfs"], repeat, duration)
+    rows = [["fw > testpmd io > testpmd macswap > ttl", s, fmt(mpps(with_testpmd, s))] for s in ("unis", "rr", "cfs")]
+    rows += [["fw > macswap > macswap > ttl (Tandem NFs)", s, fmt(mpps(reference, s))] for s in ("unis", "coop", "cfs")]
+    rows.append(["unis / cfs with testpmd", "", ratio(mpps(with_testpmd, "unis"), mpps(with_testpmd, "cfs"))])
+    rows.append(["unis with testpmd / unis with Tandem NFs", "", ratio(mpps(with_testpmd, "unis"), mpps(reference, "unis"))])
+    text = header("Unmodified dpdk-testpmd (Debian 22.11) as chain links on core 1, delivered Mpps; coop cannot run them "
+                  "(it needs the NF to yield)", repeat, duration) + table(["chain", "scheduler", "Mpps"], rows, align_left=2)
+    text += f"\naccounting: testpmd chain {exact(with_testpmd)}, Tandem chain {exact(reference)}"
+    save("external", {"with_testpmd": with_testpmd, "with_tandem_nfs": reference}, text)
+
+
 def bars(cases: dict, filename: str, ylabel: str) -> None:
     figure, axis = plt.subplots(figsize=(9, 4))
     width = 0.8 / len(SCHEDULERS)
@@ -207,7 +233,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--duration", type=float, default=2.0)
     parser.add_argument("--lengths", default="1,2,3,4,6,8")
-    parser.add_argument("--only", choices=["chain-length", "heterogeneous", "multiple-chains", "occupancy", "latency"])
+    parser.add_argument("--only", choices=["chain-length", "heterogeneous", "multiple-chains", "occupancy", "latency", "external"])
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
     steps = {
@@ -216,6 +242,7 @@ def main() -> int:
         "multiple-chains": lambda: multiple_chains(args.repeat, args.duration),
         "occupancy": lambda: occupancy(args.repeat, args.duration),
         "latency": lambda: latency_and_switches(args.repeat, args.duration),
+        "external": lambda: external(args.repeat, args.duration),
     }
     for name, step in steps.items():
         if args.only in (None, name):

@@ -25,7 +25,8 @@ json worker_to_json(const WorkerPlan& plan) {
   json segments = json::array();
   for (const Segment& s : plan.segments) segments.push_back({{"in_ring", s.in_ring}, {"nfs", s.nfs}, {"out_ring", s.out_ring}});
   return {{"index", plan.index}, {"name", plan.name}, {"core", plan.core}, {"lcore_id", plan.lcore_id}, {"segments", segments},
-          {"user_level_threads", plan.user_level_threads}};
+          {"user_level_threads", plan.user_level_threads},
+          {"external", plan.external}};
 }
 
 WorkerPlan worker_from_json(const json& j) {
@@ -36,6 +37,7 @@ WorkerPlan worker_from_json(const json& j) {
   plan.lcore_id = j.at("lcore_id");
   for (const auto& s : j.at("segments")) plan.segments.push_back({s.at("in_ring"), s.at("nfs").get<std::vector<int>>(), s.at("out_ring")});
   plan.user_level_threads = j.value("user_level_threads", false);
+  plan.external = j.value("external", false);
   return plan;
 }
 
@@ -141,6 +143,15 @@ SpecErrors check_deployment(Deployment& deployment) {
     if (errors.size() == before && type->second.check) type->second.check(nf.args, path + ".args", errors);
   }
   auto scheduler = scheduler_types().find(deployment.scheduler.name);
+  if (scheduler != scheduler_types().end() && !scheduler->second.external_nfs)
+    for (const NfConfig& nf : deployment.nfs)
+      if (nf.external()) {
+        std::string able;
+        for (const auto& [name, type] : scheduler_types())
+          if (type.external_nfs) able += (able.empty() ? "" : ", ") + name;
+        errors.push_back({spec_path(nf) + ".type", "external NF '" + nf.name + "' cannot run under " + deployment.scheduler.name +
+                                                       ", which runs NFs inside Tandem's workers (external NFs run under: " + able + ")"});
+      }
   if (scheduler == scheduler_types().end()) {
     std::string known;
     for (const auto& [name, _] : scheduler_types()) known += (known.empty() ? "" : ", ") + name;

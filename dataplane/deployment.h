@@ -17,6 +17,9 @@ struct TrafficConfig {
   uint8_t protocol = 17;  // IPPROTO_UDP or IPPROTO_TCP
 };
 
+// The NF type of an unmodified third-party application (nfs/external.cc).
+inline constexpr const char* kExternalNfType = "external";
+
 struct NfConfig {
   int index = 0;  // global, also the NF's slot in the stats zone and its hop stamp
   std::string name;
@@ -28,6 +31,9 @@ struct NfConfig {
   double cost_cycles = 0;  // estimated TSC cycles per packet (cycle estimator or spec); 0 = not estimated
   double weight = 1;       // priority weight (NF's times its chain's), for schedulers that share CPU by weight
   uint32_t batch = 0;      // initial batch size for bubble (spec or placement solver); 0 = from the rates
+  // An unmodified application in its own process (nfs/external.h): it stamps no hops and keeps no NfCounters;
+  // the manager mirrors its port's counters instead.
+  bool external() const { return type == kExternalNfType; }
 };
 
 struct RingConfig {
@@ -62,6 +68,9 @@ struct WorkerPlan {
   // Runs each segment as a user-level thread that yields after every batch, and runs only the NFs it holds
   // in the stats zone's nf_control (Bubble); false = the plain poll loop over all segments.
   bool user_level_threads = false;
+  // The process is an external NF's application (its single segment), started and stopped by the manager's
+  // ExternalNf instead of tandem-worker.
+  bool external = false;
 };
 
 struct SchedulerConfig {

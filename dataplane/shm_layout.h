@@ -87,6 +87,12 @@ inline void counter_add(T& counter, T delta) {
   __atomic_store_n(&counter, __atomic_load_n(&counter, __ATOMIC_RELAXED) + delta, __ATOMIC_RELAXED);
 }
 
+// For counters whose single writer copies them from elsewhere (an external NF's port statistics).
+template <typename T>
+inline void counter_store(T& counter, T value) {
+  __atomic_store_n(&counter, value, __ATOMIC_RELAXED);
+}
+
 template <typename T>
 inline T counter_read(const T& counter) {
   return __atomic_load_n(&counter, __ATOMIC_RELAXED);

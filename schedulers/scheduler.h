@@ -63,6 +63,9 @@ struct SchedulerType {
   // Checks of the resolved options against the deployment (ring capacities, NF costs, the machine); optional.
   std::function<void(const Deployment& deployment, SpecErrors& errors)> check = nullptr;
   std::function<std::unique_ptr<Scheduler>(const json& options)> create;
+  // Whether `external` NFs (unmodified applications in their own process) can run under this module: only
+  // modules that schedule processes from outside can; those that need the worker's cooperation cannot.
+  bool external_nfs = false;
 };
 
 const std::map<std::string, SchedulerType>& scheduler_types();
@@ -71,7 +74,8 @@ struct SchedulerRegistration {
   explicit SchedulerRegistration(SchedulerType type);
 };
 
-// One worker process per NF, each segment a single NF: the shape every scheduler but rtc uses.
+// One worker process per NF, each segment a single NF: the shape every scheduler but rtc and bubble uses.
+// An external NF's plan is its application's process.
 std::vector<WorkerPlan> one_worker_per_nf(const Deployment& deployment);
 
 }  // namespace tandem

@@ -26,6 +26,7 @@
 #include "dataplane/idle_wait.h"
 #include "dataplane/packet_meta.h"
 #include "cycle_estimator.h"
+#include "external_nf.h"
 #include "generator.h"
 #include "os_counters.h"
 #include "schedulers/scheduler.h"
@@ -87,12 +88,17 @@ class Run {
   uint64_t wasted_work(int chain) const;
   void fail(const std::string& message, const std::string& nf = "");
   void stop_workers();
+  void stop_externals_one_by_one();
   void probe_switch_latency();
   Snapshot snapshot(double now_s);
   json results();
   json profile_results() const;
   double seconds_since_go(uint64_t tsc) const { return static_cast<double>(tsc - go_tsc_) / hz_; }
   std::string nf_names_of(int worker) const;
+  // Worker w has exited: neither it nor its task may be signalled or scheduled any more.
+  void forget(size_t w) { pids_[w] = task_ids_[w] = 0; }
+  void mirror_external_counters();
+  json external_report(int nf) const;
 
   Deployment d_;
   json original_;
@@ -103,7 +109,10 @@ class Run {
   StatsZone* stats_ = nullptr;
   std::vector<rte_ring*> rings_;
   std::unique_ptr<Scheduler> scheduler_;
-  std::vector<pid_t> pids_;
+  std::vector<pid_t> pids_;  // worker processes, or external NFs' applications
+  // What schedulers switch and /proc is read for: the worker process, or an external NF's forwarding thread.
+  std::vector<pid_t> task_ids_;
+  std::vector<std::unique_ptr<ExternalNf>> externals_;  // by worker; null for Tandem workers
   std::vector<WorkerState> workers_;
   std::unique_ptr<Generator> generator_;
   std::unique_ptr<Sink> sink_;
@@ -159,6 +168,11 @@ void Run::set_up_memory() {
   stats_ = static_cast<StatsZone*>(zone->addr);
   memset(stats_, 0, sizeof(StatsZone));
 
+  bool any_external = false;
+  for (const WorkerPlan& plan : d_.workers) any_external = any_external || plan.external;
+  if (any_external)
+    for (unsigned i = 0; i < rte_socket_count(); i++) create_pool_for_external_apps(static_cast<unsigned>(rte_socket_id_by_idx(i)));
+
   for (const RingConfig& config : d_.rings) {
     // One producer and one consumer per ring; EXACT_SZ makes the usable capacity the spec's number.
     rte_ring* ring = rte_ring_create(ring_object_name(config.index).c_str(), config.capacity, SOCKET_ID_ANY,
@@ -171,12 +185,23 @@ void Run::set_up_memory() {
 void Run::start_workers() {
   std::string deployment_path = d_.paths.run_dir + "/deployment.json";
   std::ofstream(deployment_path) << deployment_to_json(d_, original_).dump(2);
+  // External applications' main lcores wait on stdin on the control core; their ids must be unique too.
+  int next_external_main_lcore = RTE_MAX_LCORE - 1;
   for (const WorkerPlan& plan : d_.workers) {
-    pid_t pid = launch_worker(d_, plan, deployment_path);
+    externals_.emplace_back();
+    pid_t pid = 0;
+    if (plan.external) {
+      const Segment& segment = plan.segments.front();
+      externals_.back() = std::make_unique<ExternalNf>(d_, plan, rings_[segment.in_ring], rings_[segment.out_ring]);
+      pid = externals_.back()->launch(next_external_main_lcore--);
+    } else {
+      pid = launch_worker(d_, plan, deployment_path);
+    }
     pids_.push_back(pid);
+    task_ids_.push_back(plan.external ? 0 : pid);  // an external NF's thread is known once it forwards
     workers_.push_back({.pid = pid});
   }
-  view_ = std::make_unique<SchedulerView>(SchedulerView{d_, *stats_, rings_, pids_});
+  view_ = std::make_unique<SchedulerView>(SchedulerView{d_, *stats_, rings_, task_ids_});
   // Secondaries attach in ~40 ms each; allow generously for a loaded machine.
   uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(hz_ * (10.0 + 0.5 * static_cast<double>(pids_.size())));
   for (;;) {
@@ -184,16 +209,26 @@ void Run::start_workers() {
     for (size_t w = 0; w < pids_.size(); w++) {
       if (auto status = reap_if_exited(pids_[w])) {
         workers_[w].exited = true;
-        pids_[w] = 0;
+        forget(w);
         std::string names = nf_names_of(static_cast<int>(w));
-        fail("NF " + names + " failed to start: " + describe_exit(*status) + " (its message is in the manager log)", names);
+        std::string where = externals_[w] ? "it printed: " + externals_[w]->log_tail() : "its message is in the manager log";
+        fail("NF " + names + " failed to start: " + describe_exit(*status) + " (" + where + ")", names);
         throw std::runtime_error(error_);
       }
+      if (externals_[w] && task_ids_[w] == 0 && (task_ids_[w] = externals_[w]->forwarding_thread()) != 0)
+        flag_store(stats_->workers[w].ready, 1u);
       all_ready = all_ready && flag_load(stats_->workers[w].ready) != 0;
     }
     if (all_ready) break;
     if (g_interrupted) throw std::runtime_error("interrupted while starting workers");
-    if (rte_get_tsc_cycles() > deadline) throw std::runtime_error("workers did not attach within the start-up timeout");
+    if (rte_get_tsc_cycles() > deadline) {
+      std::string late;
+      for (size_t w = 0; w < pids_.size(); w++)
+        if (flag_load(stats_->workers[w].ready) == 0)
+          late += (late.empty() ? "" : "; ") + nf_names_of(static_cast<int>(w)) +
+                  (externals_[w] ? " (not forwarding; it printed: " + externals_[w]->log_tail() + ")" : "");
+      throw std::runtime_error("NFs did not attach within the start-up timeout: " + late);
+    }
     usleep(1000);
   }
   json list = json::array();
@@ -209,7 +244,24 @@ uint64_t Run::wasted_work(int chain) const {
   return wasted;
 }
 
+void Run::mirror_external_counters() {
+  for (const auto& external : externals_)
+    if (external) external->mirror_counters(*stats_);
+}
+
+json Run::external_report(int nf) const {
+  for (size_t w = 0; w < d_.workers.size(); w++)
+    if (externals_[w] && d_.workers[w].segments.front().nfs.front() == nf)
+      return {{"application", d_.nfs[nf].args["app"]},
+              {"forward_mode", d_.nfs[nf].args["forward_mode"]},
+              {"port", externals_[w]->port()},
+              {"forwarding_thread", externals_[w]->thread() ? json(externals_[w]->thread()) : json()},
+              {"log", externals_[w]->log_path()}};
+  return json::object();
+}
+
 Snapshot Run::snapshot(double now_s) {
+  mirror_external_counters();
   Snapshot s;
   s.tsc_seconds = now_s;
   for (size_t c = 0; c < d_.chains.size(); c++) {
@@ -232,7 +284,7 @@ Snapshot Run::snapshot(double now_s) {
     copy.service_packets = counter_read(live.service_packets);
     s.nfs.push_back(copy);
   }
-  for (pid_t pid : pids_) s.os.push_back(pid > 0 ? sample_os_counters(pid) : OsSample{});
+  for (pid_t task : task_ids_) s.os.push_back(task > 0 ? sample_os_counters(task) : OsSample{});
   return s;
 }
 
@@ -243,13 +295,14 @@ void Run::check_workers(double now_s, bool check_hangs) {
     if (auto status = reap_if_exited(pids_[w])) {
       state.exited = true;
       state.exit_description = describe_exit(*status);
-      pids_[w] = 0;
+      forget(w);
       fail("NF " + nf_names_of(static_cast<int>(w)) + " (pid " + std::to_string(state.pid) + ") " + state.exit_description +
                " at t=" + std::to_string(now_s).substr(0, 5) + " s",
            nf_names_of(static_cast<int>(w)));
       continue;
     }
     if (!check_hangs) continue;
+    if (externals_[w]) continue;  // an unmodified application keeps no heartbeat: only its exit is watched
     if (attached_ && scheduler_->holds(w)) {
       // Parked by its scheduler: no iterations is the point, not a hang; start counting when it is let run.
       state.heartbeat_changed_s = now_s;
@@ -334,6 +387,7 @@ void Run::control_loop() {
     if (now >= next_housekeeping) {
       next_housekeeping = now + housekeeping_period;
       bool progress_due = now >= next_progress;
+      mirror_external_counters();
       check_workers(seconds_since_go(now), progress_due);
       if (g_interrupted && !interrupted_) {
         interrupted_ = true;
@@ -370,6 +424,26 @@ void Run::control_loop() {
   }
 }
 
+void Run::stop_externals_one_by_one() {
+  // testpmd frees hugepage memory as it exits, and a secondary's free is an IPC round through the primary to
+  // every other process; one that is exiting at the same moment never answers, and the request waits out
+  // EAL's 5 s timeout. So the applications go one at a time, while everyone else still answers.
+  for (size_t w = 0; w < externals_.size(); w++) {
+    if (!externals_[w] || workers_[w].exited) continue;
+    externals_[w]->request_stop();
+    uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(kStopSeconds * hz_);
+    while (rte_get_tsc_cycles() < deadline) {
+      if (auto status = reap_if_exited(pids_[w])) {
+        workers_[w].exited = true;
+        workers_[w].exit_description = describe_exit(*status);
+        forget(w);
+        break;
+      }
+      usleep(1000);
+    }
+  }
+}
+
 void Run::stop_workers() {
   if (attached_ && view_) {
     try {
@@ -378,11 +452,12 @@ void Run::stop_workers() {
       warnings_.push_back(std::string("scheduler detach: ") + e.what());
     }
   }
+  stop_externals_one_by_one();
   if (stats_ != nullptr) {
     flag_store(stats_->stop, 1u);
     for (size_t w = 0; w < pids_.size(); w++) idle_wake(stats_->workers[w]);  // blocked workers see `stop` now
   }
-  // Workers detach from DPDK's shared memory one after another under a lock; many on one core take a while.
+  // Workers leave their loops, write their reports and exit (without EAL cleanup: see worker_main.cc).
   uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(kStopSeconds * hz_);
   for (;;) {
     bool all_exited = true;
@@ -391,7 +466,7 @@ void Run::stop_workers() {
       if (auto status = reap_if_exited(pids_[w])) {
         workers_[w].exited = true;
         workers_[w].exit_description = describe_exit(*status);
-        pids_[w] = 0;
+        forget(w);
       } else {
         all_exited = false;
       }
@@ -416,7 +491,7 @@ void Run::stop_workers() {
         warnings_.push_back("NF " + nf_names_of(static_cast<int>(w)) + " did not stop within " + std::to_string(static_cast<int>(kStopSeconds)) +
                             " s and was killed");
         killed_workers_ = true;
-        pids_[w] = 0;
+        forget(w);
       }
       break;
     }
@@ -436,6 +511,10 @@ void Run::probe_switch_latency() {
 }
 
 json Run::results() {
+  mirror_external_counters();  // the applications have stopped: their ports' counters are final
+  for (size_t w = 0; w < externals_.size(); w++)
+    if (externals_[w] && workers_[w].exit_description == "exited with status 0")
+      if (auto disagreement = externals_[w]->settle_drops(*stats_)) warnings_.push_back(*disagreement);
   double now_s = seconds_since_go(rte_get_tsc_cycles());
   if (!window_begun_) window_begin_ = snapshot(now_s);
   if (!window_ended_) window_end_ = snapshot(now_s);  // a failed run: the window ends at the failure
@@ -574,10 +653,11 @@ json Run::results() {
                    {"window",
                     {{"in_mpps", static_cast<double>(window_in) / window_s / 1e6},
                      {"out_mpps", static_cast<double>(b.packets_out - a.packets_out) / window_s / 1e6},
-                     {"busy_share", static_cast<double>(busy) / hz_ / window_s},
+                     // An external NF's time inside its application is not visible to Tandem: unknown, not 0.
+                     {"busy_share", nf.external() ? json() : json(static_cast<double>(busy) / hz_ / window_s)},
                      // From undisturbed batches: a batch the NF was preempted in counts other processes' time.
                      {"cycles_per_packet", service_packets ? json(static_cast<double>(service) / static_cast<double>(service_packets)) : json()}}},
-                   {"report", nf_reports.count(nf.name) ? nf_reports[nf.name] : json::object()},
+                   {"report", nf_reports.count(nf.name) ? nf_reports[nf.name] : external_report(nf.index)},
                    {"os", os_by_worker[worker_of_nf[nf.index]]}});
   }
 
@@ -622,7 +702,7 @@ json Run::profile_results() const {
     // The NF's own view, from the TSC around its batch function: the estimate minus ring I/O and polling.
     const NfCounters& nf = stats_->nfs[0];
     uint64_t in = counter_read(nf.packets_in);
-    out["estimate"]["cycles_inside_nf"] = in ? json(static_cast<double>(counter_read(nf.busy_cycles)) / static_cast<double>(in)) : json();
+    out["estimate"]["cycles_inside_nf"] = in && !d_.nfs[0].external() ? json(static_cast<double>(counter_read(nf.busy_cycles)) / static_cast<double>(in)) : json();
   }
   if (!switch_latency_.is_null()) out["switch_latency"] = switch_latency_;
   return out;

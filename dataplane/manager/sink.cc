@@ -15,11 +15,19 @@ bool hops_match(const uint8_t* hops, uint8_t hop_count, const std::vector<int>& 
   return true;
 }
 
+std::vector<int> stamping_nfs(const Deployment& deployment, const ChainConfig& chain) {
+  std::vector<int> nfs;
+  for (int nf : chain.nfs)
+    if (!deployment.nfs[nf].external()) nfs.push_back(nf);
+  return nfs;
+}
+
 Sink::Sink(const Deployment& deployment, const std::vector<rte_ring*>& rings, StatsZone& stats)
     : deployment_(deployment), delivery_(deployment.chains.size()) {
   for (const ChainConfig& chain : deployment.chains) {
     exits_.push_back(rings[chain.rings.back()]);
     exit_counters_.push_back(&stats.rings[chain.rings.back()]);
+    expected_hops_.push_back(stamping_nfs(deployment, chain));
     latency_.emplace_back(1 << 18);
   }
 }
@@ -31,7 +39,7 @@ void Sink::poll(uint64_t now_tsc) {
     if (n == 0) continue;
     counter_add(exit_counters_[c]->dequeued, static_cast<uint64_t>(n));
     ChainDelivery& delivery = delivery_[c];
-    const std::vector<int>& chain_nfs = deployment_.chains[c].nfs;
+    const std::vector<int>& chain_nfs = expected_hops_[c];
     for (unsigned i = 0; i < n; i++) {
       const PacketMeta* meta = meta_of(pkts[i]);
       if (!hops_match(meta->hops, meta->hop_count, chain_nfs)) delivery.hop_errors++;

@@ -21,6 +21,9 @@ struct ChainDelivery {
 // True when the hop record lists exactly the chain's NFs, in order.
 bool hops_match(const uint8_t* hops, uint8_t hop_count, const std::vector<int>& chain_nfs);
 
+// The NFs of a chain that stamp hops: all but external ones, which are unmodified applications.
+std::vector<int> stamping_nfs(const Deployment& deployment, const ChainConfig& chain);
+
 class Sink {
  public:
   Sink(const Deployment& deployment, const std::vector<rte_ring*>& rings, StatsZone& stats);
@@ -34,6 +37,7 @@ class Sink {
   const Deployment& deployment_;
   std::vector<rte_ring*> exits_;
   std::vector<RingCounters*> exit_counters_;
+  std::vector<std::vector<int>> expected_hops_;  // per chain
   std::vector<ChainDelivery> delivery_;
   std::vector<LatencySamples> latency_;
   bool measuring_ = false;

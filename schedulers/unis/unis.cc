@@ -200,6 +200,7 @@ const SchedulerRegistration registration({
         },
     .check = check,
     .create = [](const json& options) { return std::make_unique<UnisScheduler>(Options::from(options)); },
+    .external_nfs = true,
 });
 
 }  // namespace

@@ -18,13 +18,14 @@ def snapshot() -> dict:
 def leftovers() -> list[str]:
     """Everything a run could leave behind that it must not: processes, real-time tasks, files, mounts."""
     found = []
-    processes = subprocess.run(["ps", "-eo", "pid,cls,comm", "--no-headers"], capture_output=True, text=True).stdout
-    for line in processes.splitlines():
-        pid, policy, name = line.split(None, 2)
-        if name.startswith("tandem-"):
+    # Threads, not processes: an external NF's forwarding thread is what a scheduler makes real-time.
+    threads = subprocess.run(["ps", "-eLo", "pid,tid,cls,comm", "--no-headers"], capture_output=True, text=True).stdout
+    for line in threads.splitlines():
+        pid, tid, policy, name = line.split(None, 3)
+        if pid == tid and (name.startswith("tandem-") or name.startswith("dpdk-testpmd")):
             found.append(f"process {name} ({pid})")
         elif policy in ("FF", "RR") and not any(k in name for k in ("migration", "watchdog", "rcu", "ksoftirq", "irq/", "idle_inject")):
-            found.append(f"real-time process {name} ({pid})")
+            found.append(f"real-time thread {name} ({tid} of {pid})")
     if machine.DPDK_RUNTIME.exists():
         found += [f"DPDK runtime {p}" for p in machine.DPDK_RUNTIME.iterdir() if p.name.startswith("tandem")]
     if machine.STATE_DIR.exists():

@@ -1,0 +1,108 @@
+"""Unmodified DPDK applications (Debian's dpdk-testpmd) as links of a chain: exact accounting, scheduling by unis,
+and no process or real-time thread left behind on any exit path."""
+from __future__ import annotations
+
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import requires_root, tandem
+from integration.test_runs import assert_accounted, run_results, start_run
+
+pytestmark = [requires_root, pytest.mark.skipif(shutil.which("dpdk-testpmd") is None, reason="dpdk-testpmd (Debian package dpdk) is missing")]
+
+# Tandem NFs around two testpmd instances, one passing packets on (io), one swapping their MAC addresses.
+MIXED_SPEC = """\
+name: mixed
+duration: 1
+warmup: 0.3
+ring_capacity: CAPACITY
+traffic: {rate: RATE, size: 64, flows: 16}
+scheduler: SCHEDULER
+chains:
+  - name: c
+    nfs:
+      - {name: fw, type: firewall, core: 1, cost_cycles: 60, args: {synthetic_rules: 10}}
+      - {name: pmd1, type: external, core: 1, cost_cycles: 30, args: {forward_mode: io}}
+      - {name: pmd2, type: external, core: 1, cost_cycles: 30, args: {forward_mode: macswap}}
+      - {name: ttl, type: ttl, core: 1, cost_cycles: 30}
+"""
+
+
+def mixed_spec(scheduler: str = "unis", rate: str = "1000000", capacity: int = 2048) -> str:
+    return MIXED_SPEC.replace("SCHEDULER", scheduler).replace("RATE", rate).replace("CAPACITY", str(capacity))
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("TANDEM_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def test_unis_schedules_testpmd_between_tandem_nfs(write_spec, tmp_path, machine_before):
+    out = tmp_path / "r.json"
+    result = tandem("run", str(write_spec(mixed_spec())), "--json", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    results = run_results(out)
+    assert_accounted(results)  # also: the hops of fw and ttl in order around the unmodified NFs
+    chain = results["chains"][0]
+    assert chain["window"]["delivered_mpps"] > 0.5, chain["window"]  # 1 Mpps offered, a cheap chain
+    report = results["scheduler"]["report"]
+    assert report["wait_queues"] == {"1": ["fw", "pmd1", "pmd2", "ttl"]}
+    assert report["nfs"]["pmd1"]["switched_in"] > 10 and report["nfs"]["pmd2"]["switched_in"] > 10
+    nfs = {nf["name"]: nf for nf in results["nfs"]}
+    for name, mode in (("pmd1", "io"), ("pmd2", "macswap")):
+        assert nfs[name]["report"]["application"] == "testpmd" and nfs[name]["report"]["forward_mode"] == mode
+        assert nfs[name]["report"]["forwarding_thread"] > 0
+        assert nfs[name]["packets_in"] == nfs[name]["packets_out"] > 0
+        assert nfs[name]["window"]["busy_share"] is None  # not visible from outside: unknown, not zero
+    assert [w["exit"] for w in results["workers"]] == ["exited with status 0"] * 4
+    assert not results["warnings"], results["warnings"]
+
+
+def test_packets_testpmd_drops_at_a_full_ring_are_accounted(write_spec, tmp_path, machine_before):
+    # Behind testpmd an NF too slow to empty the ring in its CFS turn: the ring overflows, and testpmd frees what it refuses.
+    spec = (mixed_spec("cfs", "max", 256).replace("name: pmd2, type: external, core: 1, cost_cycles: 30, args: {forward_mode: macswap}",
+                                                  "name: slow, type: cost, core: 1, args: {cycles: 50000}"))
+    out = tmp_path / "r.json"
+    result = tandem("run", str(write_spec(spec)), "--json", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    results = run_results(out)
+    assert_accounted(results)
+    rings = {ring["name"]: ring for ring in results["rings"]}
+    assert rings["c:pmd1->slow"]["dropped_full"] > 0, rings
+    # testpmd's own TX-dropped statistics agreed with what its port received and sent (else a warning).
+    assert not results["warnings"], results["warnings"]
+
+
+def test_profiling_estimates_an_external_nf(write_spec, tmp_path, machine_before):
+    spec = mixed_spec().replace("cost_cycles: 30, args: {forward_mode: io}", "args: {forward_mode: io}")
+    out = tmp_path / "r.json"
+    result = tandem("run", str(write_spec(spec)), "--json", str(out), "--quiet", timeout=300)
+    assert result.returncode == 0, result.stderr
+    costs = run_results(out)["cycle_costs"]
+    assert costs["pmd1"]["source"] == "profiled" and 0 < costs["pmd1"]["cycles_per_packet"] < 5000, costs
+
+
+def test_killed_testpmd_is_reported_by_name(write_spec, tmp_path, machine_before):
+    out = tmp_path / "r.json"
+    process, pids = start_run(write_spec(mixed_spec()), out)
+    time.sleep(1)
+    subprocess.run(["kill", "-9", str(pids["pmd2"])])
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 1
+    assert "NF pmd2" in stderr and "killed by signal 9" in stderr, stderr
+
+
+@pytest.mark.parametrize("backend", ["fifo", "signal"])
+def test_ctrl_c_stops_testpmd_and_restores_it(backend, write_spec, tmp_path, machine_before):
+    out = tmp_path / "r.json"
+    spec = mixed_spec().replace("scheduler: unis", f"scheduler: {{name: unis, options: {{backend: {backend}}}}}")
+    process, _ = start_run(write_spec(spec), out)
+    time.sleep(1.5)
+    process.send_signal(signal.SIGINT)
+    process.communicate(timeout=30)
+    assert process.returncode == 130
+    assert_accounted(run_results(out))
