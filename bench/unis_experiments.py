@@ -207,7 +207,8 @@ def external(repeat, duration):
     reference = run(mixed("with-tandem-macswap", tandem_nfs), ["unis", "coop", "cfs"], repeat, duration)
     rows = [["fw > testpmd io > testpmd macswap > ttl", s, fmt(mpps(with_testpmd, s))] for s in ("unis", "rr", "cfs")]
     rows += [["fw > macswap > macswap > ttl (Tandem NFs)", s, fmt(mpps(reference, s))] for s in ("unis", "coop", "cfs")]
-    rows.append(["unis / cfs with testpmd", "", ratio(mpps(with_testpmd, "unis"), mpps(with_testpmd, "cfs"))])
+    unis, cfs = mpps(with_testpmd, "unis"), mpps(with_testpmd, "cfs")
+    rows.append(["unis / cfs with testpmd", "", f"{unis / cfs:.0f}x" if unis and cfs else "n/a"])
     rows.append(["unis with testpmd / unis with Tandem NFs", "", ratio(mpps(with_testpmd, "unis"), mpps(reference, "unis"))])
     text = header("Unmodified dpdk-testpmd (Debian 22.11) as chain links on core 1, delivered Mpps; coop cannot run them "
                   "(it needs the NF to yield)", repeat, duration) + table(["chain", "scheduler", "Mpps"], rows, align_left=2)

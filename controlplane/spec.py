@@ -32,10 +32,28 @@ class SizeWeight(Strict):
     weight: float = Field(gt=0)
 
 
+def _packets_per_second(value, expected: str, allow_zero: bool) -> float:
+    if isinstance(value, bool):
+        raise ValueError(f"must be {expected}")
+    if isinstance(value, (int, float)):
+        pps = float(value)
+    else:
+        match = _RATE.match(str(value))
+        if not match:
+            raise ValueError(f"must be {expected}, got {value!r}")
+        pps = float(match.group(1)) * _RATE_SCALE[match.group(2).lower()]
+    if not math.isfinite(pps) or pps < 0 or (pps == 0 and not allow_zero):
+        raise ValueError(f"must be a {'non-negative' if allow_zero else 'positive'} rate, got {value!r}")
+    return pps
+
+
 class Traffic(Strict):
     """What the generator offers a chain. Fields left out fall back to the spec's top-level traffic."""
 
     rate: Union[float, str, None] = None
+    # Rates that follow one another every `step_seconds`, cycling (0 = no traffic): load that changes over time.
+    rate_steps: Union[list[Union[float, str]], None] = None
+    step_seconds: float | None = Field(default=None, gt=0, le=3600)
     size: Union[int, str, list[SizeWeight], None] = None
     flows: int | None = Field(default=None, ge=1, le=1 << 20)
     protocol: str | None = None
@@ -45,18 +63,22 @@ class Traffic(Strict):
     def _rate(cls, value):
         if value is None or (isinstance(value, str) and value.strip() == "max"):
             return value
-        if isinstance(value, bool):
-            raise ValueError("must be 'max', a number of packets per second, or like '2.5 Mpps'")
-        if isinstance(value, (int, float)):
-            pps = float(value)
-        else:
-            match = _RATE.match(value)
-            if not match:
-                raise ValueError(f"must be 'max', a number of packets per second, or like '2.5 Mpps', got {value!r}")
-            pps = float(match.group(1)) * _RATE_SCALE[match.group(2).lower()]
-        if not math.isfinite(pps) or pps <= 0:
-            raise ValueError(f"must be a positive rate, got {value!r}")
-        return pps
+        return _packets_per_second(value, "'max', a number of packets per second, or like '2.5 Mpps'", allow_zero=False)
+
+    @field_validator("rate_steps", mode="before")
+    @classmethod
+    def _rate_steps(cls, value):
+        if value is None:
+            return value
+        if not isinstance(value, list) or not value:
+            raise ValueError("must be a non-empty list of rates, e.g. [0, 1 Mpps, 2.5 Mpps]")
+        steps = []
+        for i, step in enumerate(value):
+            try:
+                steps.append(_packets_per_second(step, "a number of packets per second or like '2.5 Mpps' (0 = none)", allow_zero=True))
+            except ValueError as error:
+                raise ValueError(f"step {i}: {error}") from None
+        return steps
 
     @field_validator("size", mode="before")
     @classmethod
@@ -259,6 +281,8 @@ def _resolved_traffic(spec: Spec, chain: ChainSpec) -> dict:
         sizes = [[size, 1.0]]
     return {
         "rate_pps": 0.0 if rate == "max" else float(rate),
+        "rate_steps_pps": pick("rate_steps", []),
+        "step_seconds": pick("step_seconds", 1.0),
         "sizes": sizes,
         "flows": pick("flows", 64),
         "protocol": pick("protocol", "udp"),

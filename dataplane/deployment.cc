@@ -15,6 +15,8 @@ namespace {
 TrafficConfig parse_traffic(const json& t) {
   TrafficConfig traffic;
   traffic.rate_pps = t.value("rate_pps", 0.0);
+  traffic.rate_steps_pps = t.value("rate_steps_pps", std::vector<double>{});
+  traffic.step_seconds = t.value("step_seconds", 1.0);
   for (const auto& entry : t.at("sizes")) traffic.sizes.emplace_back(entry.at(0).get<uint16_t>(), entry.at(1).get<double>());
   traffic.flows = t.value("flows", 1u);
   traffic.protocol = t.value("protocol", std::string("udp")) == "tcp" ? IPPROTO_TCP : IPPROTO_UDP;

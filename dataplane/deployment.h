@@ -12,6 +12,9 @@ namespace tandem {
 
 struct TrafficConfig {
   double rate_pps = 0;  // 0 = as fast as the generator can
+  // If given, the rate follows these steps (pps, 0 = none), one every step_seconds, cycling; rate_pps is unused.
+  std::vector<double> rate_steps_pps;
+  double step_seconds = 1;
   std::vector<std::pair<uint16_t, double>> sizes;  // frame size in bytes (with FCS) and weight
   uint32_t flows = 1;
   uint8_t protocol = 17;  // IPPROTO_UDP or IPPROTO_TCP

@@ -21,7 +21,10 @@ Generator::Generator(const Deployment& deployment, rte_mempool* pool, const std:
     stream.entry_counters = &stats.rings[chain.rings.front()];
     stream.control = &stats.chains[chain.index];
     stream.sizes = size_schedule(chain.traffic.sizes);
-    stream.packets_per_cycle = chain.traffic.rate_pps / static_cast<double>(rte_get_tsc_hz());
+    double hz = static_cast<double>(rte_get_tsc_hz());
+    stream.packets_per_cycle = chain.traffic.rate_pps / hz;
+    for (double pps : chain.traffic.rate_steps_pps) stream.step_packets_per_cycle.push_back(pps / hz);
+    stream.step_cycles = static_cast<uint64_t>(chain.traffic.step_seconds * hz);
     streams_.push_back(std::move(stream));
   }
 }
@@ -33,12 +36,29 @@ void Generator::start(uint64_t now_tsc) {
 void Generator::poll(uint64_t now_tsc) {
   for (Stream& stream : streams_) {
     uint64_t count = burst_;
-    if (stream.packets_per_cycle > 0) {
-      auto due = static_cast<uint64_t>(static_cast<double>(now_tsc - stream.start_tsc) * stream.packets_per_cycle);
+    if (stream.packets_per_cycle > 0 || !stream.step_packets_per_cycle.empty()) {
+      uint64_t elapsed = now_tsc - stream.start_tsc;
+      uint64_t due = stream.step_packets_per_cycle.empty()
+                         ? static_cast<uint64_t>(static_cast<double>(elapsed) * stream.packets_per_cycle)
+                         : stepped_packets_due(stream.step_packets_per_cycle, stream.step_cycles, elapsed);
       count = due > stream.generated ? std::min<uint64_t>(due - stream.generated, burst_) : 0;
     }
     if (count > 0) emit(stream, static_cast<uint16_t>(count), now_tsc);
   }
+}
+
+uint64_t stepped_packets_due(const std::vector<double>& steps_per_cycle, uint64_t step_cycles, uint64_t elapsed) {
+  double per_period = 0;
+  for (double step : steps_per_cycle) per_period += step * static_cast<double>(step_cycles);
+  uint64_t period = step_cycles * steps_per_cycle.size();
+  double due = static_cast<double>(elapsed / period) * per_period;
+  uint64_t into_period = elapsed % period;
+  for (size_t i = 0; i < steps_per_cycle.size() && into_period > 0; i++) {
+    uint64_t in_step = std::min(into_period, step_cycles);
+    due += static_cast<double>(in_step) * steps_per_cycle[i];
+    into_period -= in_step;
+  }
+  return static_cast<uint64_t>(due);
 }
 
 void Generator::emit(Stream& stream, uint16_t count, uint64_t now_tsc, uint16_t frame_size) {

@@ -12,6 +12,10 @@
 
 namespace tandem {
 
+// Packets due `elapsed` cycles after the start at a rate of `steps_per_cycle[i]` packets per cycle during the
+// i-th `step_cycles` (cycling through the steps): the integral of a stepped rate.
+uint64_t stepped_packets_due(const std::vector<double>& steps_per_cycle, uint64_t step_cycles, uint64_t elapsed);
+
 class Generator {
  public:
   Generator(const Deployment& deployment, rte_mempool* pool, const std::vector<rte_ring*>& rings, StatsZone& stats);
@@ -36,7 +40,10 @@ class Generator {
     uint64_t generated = 0;
     uint64_t start_tsc = 0;
     double packets_per_cycle = 0;  // 0 = as fast as possible
+    std::vector<double> step_packets_per_cycle;  // a stepped rate instead (may be empty)
+    uint64_t step_cycles = 0;
   };
+
   // `frame_size` 0 = the chain's size mix.
   void emit(Stream& stream, uint16_t count, uint64_t now_tsc, uint16_t frame_size = 0);
 

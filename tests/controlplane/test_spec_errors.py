@@ -25,6 +25,8 @@ CASES = [
     ("empty chain", BASE_SPEC + "  - name: empty\n    nfs: []\n", "chains[1].nfs", "is empty"),
     ("rate not a number", bad(BASE_SPEC, "rate: max", "rate: fast"), "traffic.rate", "'max', a number of packets per second"),
     ("negative rate", bad(BASE_SPEC, "rate: max", "rate: -5"), "traffic.rate", "positive rate"),
+    ("negative rate step", bad(BASE_SPEC, "rate: max", "rate: max, rate_steps: [1 Mpps, -5]"), "traffic.rate_steps", "step 1: must be a non-negative rate"),
+    ("zero step length", bad(BASE_SPEC, "rate: max", "rate_steps: [0, 1 Mpps], step_seconds: 0"), "traffic.step_seconds", "greater than 0"),
     ("frame too small", bad(BASE_SPEC, "size: 64", "size: 20"), "traffic.size", "between 64 and 1518"),
     ("unknown field", BASE_SPEC + "colour: blue\n", "colour", "unknown field"),
     ("missing chains", "name: x\n", "chains", "is required"),

@@ -58,6 +58,11 @@ chains:
 """
 
 
+# Fig. 5 in small: no traffic, then 2 Mpps, every half second.
+STEPPED = IDLE.replace("duration: 1.2\nwarmup: 0.1", "duration: 2\nwarmup: 0").replace(
+    "rate: 1}", "rate_steps: [0, 2 Mpps], step_seconds: 0.5}").replace("load_period_ms: 200", "load_period_ms: 100")
+
+
 def run(write_spec, tmp_path, text: str) -> dict:
     out = tmp_path / "r.json"
     result = tandem("run", str(write_spec(text)), "--json", str(out), "--quiet")
@@ -166,3 +171,18 @@ def test_infeasible_placement_exits_2_naming_the_constraint(write_spec, machine_
     assert result.returncode == 2, result.stderr
     assert "infeasible placement" in result.stderr and "capacity constraint" in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_measured_load_follows_a_rate_that_changes(write_spec, tmp_path, machine_before):
+    results = run(write_spec, tmp_path, STEPPED)
+    generated = results["chains"][0]["generated"]
+    assert 1_600_000 <= generated <= 2_000_032, generated  # 2 Mpps for two of the four half-seconds
+    by_step = {0: [], 1: []}
+    for sample in results["scheduler"]["report"]["load"]:
+        opened = sample["t_s"] - 0.03
+        step, into = divmod(opened, 0.5)
+        if into > 0.02 and opened + 0.03 < step * 0.5 + 0.5:  # windows wholly inside a step
+            by_step[int(step) % 2].append(sample["cores"]["1"]["utilisation"])
+    assert by_step[0] and by_step[1], by_step
+    assert max(by_step[0]) < 0.05, by_step  # silent steps: nothing to do, nothing measured
+    assert min(by_step[1]) > 0.1 and min(by_step[1]) > 3 * max(by_step[0]), by_step
