@@ -145,15 +145,15 @@ SpecErrors check_deployment(Deployment& deployment) {
     if (errors.size() == before && type->second.check) type->second.check(nf.args, path + ".args", errors);
   }
   auto scheduler = scheduler_types().find(deployment.scheduler.name);
-  if (scheduler != scheduler_types().end() && !scheduler->second.external_nfs)
+  if (scheduler != scheduler_types().end() && !scheduler->second.external_nfs) {
+    std::string able;
+    for (const auto& [name, type] : scheduler_types())
+      if (type.external_nfs) able += (able.empty() ? "" : ", ") + name;
     for (const NfConfig& nf : deployment.nfs)
-      if (nf.external()) {
-        std::string able;
-        for (const auto& [name, type] : scheduler_types())
-          if (type.external_nfs) able += (able.empty() ? "" : ", ") + name;
+      if (nf.external())
         errors.push_back({spec_path(nf) + ".type", "external NF '" + nf.name + "' cannot run under " + deployment.scheduler.name +
                                                        ", which runs NFs inside Tandem's workers (external NFs run under: " + able + ")"});
-      }
+  }
   if (scheduler == scheduler_types().end()) {
     std::string known;
     for (const auto& [name, _] : scheduler_types()) known += (known.empty() ? "" : ", ") + name;

@@ -140,11 +140,11 @@ void ExternalNf::mirror_counters(StatsZone& stats) const {
 }
 
 std::optional<std::string> ExternalNf::settle_drops(StatsZone& stats) const {
-  mirror_counters(stats);
-  const Segment& segment = plan_.segments.front();
-  uint64_t received = counter_read(stats.nfs[nf_].packets_in), sent = counter_read(stats.nfs[nf_].packets_out);
+  rte_eth_stats port_stats{};
+  if (rte_eth_stats_get(port_, &port_stats) != 0) return "NF " + deployment_.nfs[nf_].name + ": its port's statistics are unreadable";
+  uint64_t received = port_stats.ipackets, sent = port_stats.opackets;
   uint64_t freed = received - sent;
-  counter_store(stats.rings[segment.out_ring].dropped_full, freed);
+  counter_store(stats.rings[plan_.segments.front().out_ring].dropped_full, freed);
   // testpmd prints, per port, "Forward statistics for port P" and then "TX-dropped: N".
   std::ifstream log(log_path_);
   std::string header = "Forward statistics for port " + std::to_string(port_) + " ";

@@ -97,6 +97,8 @@ class Run {
   std::string nf_names_of(int worker) const;
   // Worker w has exited: neither it nor its task may be signalled or scheduled any more.
   void forget(size_t w) { pids_[w] = task_ids_[w] = 0; }
+  // True once worker w has exited (reaped now or before); records how it ended and forgets it.
+  bool reap(size_t w);
   void mirror_external_counters();
   json external_report(int nf) const;
 
@@ -207,12 +209,10 @@ void Run::start_workers() {
   for (;;) {
     bool all_ready = true;
     for (size_t w = 0; w < pids_.size(); w++) {
-      if (auto status = reap_if_exited(pids_[w])) {
-        workers_[w].exited = true;
-        forget(w);
+      if (reap(w)) {
         std::string names = nf_names_of(static_cast<int>(w));
         std::string where = externals_[w] ? "it printed: " + externals_[w]->log_tail() : "its message is in the manager log";
-        fail("NF " + names + " failed to start: " + describe_exit(*status) + " (" + where + ")", names);
+        fail("NF " + names + " failed to start: " + workers_[w].exit_description + " (" + where + ")", names);
         throw std::runtime_error(error_);
       }
       if (externals_[w] && task_ids_[w] == 0 && (task_ids_[w] = externals_[w]->forwarding_thread()) != 0)
@@ -242,6 +242,16 @@ uint64_t Run::wasted_work(int chain) const {
   uint64_t wasted = 0;
   for (size_t i = 1; i < rings.size(); i++) wasted += counter_read(stats_->rings[rings[i]].dropped_full);
   return wasted;
+}
+
+bool Run::reap(size_t w) {
+  if (workers_[w].exited) return true;
+  auto status = reap_if_exited(pids_[w]);
+  if (!status) return false;
+  workers_[w].exited = true;
+  workers_[w].exit_description = describe_exit(*status);
+  forget(w);
+  return true;
 }
 
 void Run::mirror_external_counters() {
@@ -292,10 +302,7 @@ void Run::check_workers(double now_s, bool check_hangs) {
   for (size_t w = 0; w < pids_.size(); w++) {
     WorkerState& state = workers_[w];
     if (state.exited) continue;
-    if (auto status = reap_if_exited(pids_[w])) {
-      state.exited = true;
-      state.exit_description = describe_exit(*status);
-      forget(w);
+    if (reap(w)) {
       fail("NF " + nf_names_of(static_cast<int>(w)) + " (pid " + std::to_string(state.pid) + ") " + state.exit_description +
                " at t=" + std::to_string(now_s).substr(0, 5) + " s",
            nf_names_of(static_cast<int>(w)));
@@ -432,15 +439,7 @@ void Run::stop_externals_one_by_one() {
     if (!externals_[w] || workers_[w].exited) continue;
     externals_[w]->request_stop();
     uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(kStopSeconds * hz_);
-    while (rte_get_tsc_cycles() < deadline) {
-      if (auto status = reap_if_exited(pids_[w])) {
-        workers_[w].exited = true;
-        workers_[w].exit_description = describe_exit(*status);
-        forget(w);
-        break;
-      }
-      usleep(1000);
-    }
+    while (rte_get_tsc_cycles() < deadline && !reap(w)) usleep(1000);
   }
 }
 
@@ -461,16 +460,8 @@ void Run::stop_workers() {
   uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(kStopSeconds * hz_);
   for (;;) {
     bool all_exited = true;
-    for (size_t w = 0; w < pids_.size(); w++) {
-      if (workers_[w].exited) continue;
-      if (auto status = reap_if_exited(pids_[w])) {
-        workers_[w].exited = true;
-        workers_[w].exit_description = describe_exit(*status);
-        forget(w);
-      } else {
-        all_exited = false;
-      }
-    }
+    for (size_t w = 0; w < pids_.size(); w++)
+      if (!reap(w)) all_exited = false;
     if (all_exited) break;
     bool give_up = rte_get_tsc_cycles() > deadline;
     if (!give_up) {

@@ -15,12 +15,15 @@ bool hops_match(const uint8_t* hops, uint8_t hop_count, const std::vector<int>& 
   return true;
 }
 
+namespace {
+// The NFs of a chain that stamp hops: all but external ones, which are unmodified applications.
 std::vector<int> stamping_nfs(const Deployment& deployment, const ChainConfig& chain) {
   std::vector<int> nfs;
   for (int nf : chain.nfs)
     if (!deployment.nfs[nf].external()) nfs.push_back(nf);
   return nfs;
 }
+}  // namespace
 
 Sink::Sink(const Deployment& deployment, const std::vector<rte_ring*>& rings, StatsZone& stats)
     : deployment_(deployment), delivery_(deployment.chains.size()) {

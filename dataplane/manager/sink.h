@@ -21,9 +21,6 @@ struct ChainDelivery {
 // True when the hop record lists exactly the chain's NFs, in order.
 bool hops_match(const uint8_t* hops, uint8_t hop_count, const std::vector<int>& chain_nfs);
 
-// The NFs of a chain that stamp hops: all but external ones, which are unmodified applications.
-std::vector<int> stamping_nfs(const Deployment& deployment, const ChainConfig& chain);
-
 class Sink {
  public:
   Sink(const Deployment& deployment, const std::vector<rte_ring*>& rings, StatsZone& stats);

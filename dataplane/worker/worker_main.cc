@@ -90,9 +90,9 @@ int main(int argc, char** argv) {
     // NF-specific reports go through a file the manager merges into the results.
     std::ofstream(deployment.paths.run_dir + "/nf-report-" + std::to_string(worker_index) + "-" + std::to_string(s) + ".json") << reports.dump();
   }
-  // No rte_eal_cleanup() and no freeing of the NFs' DPDK objects: in a secondary, a free that empties a hugepage
-  // is a synchronous IPC through the primary to every other process, and processes that exit at the same time
-  // (other workers, an external NF's application) cannot answer, so the requests wait out EAL's timeouts and
-  // the run's stop overran its 5 s. The memory is the primary's: it goes when the run ends.
+  // No rte_eal_cleanup(): in a secondary it frees EAL's own hugepage memory (services, ...), and a free that
+  // empties a hugepage is a synchronous IPC through the primary to every other process; processes that exit at
+  // the same time (other workers, an external NF's application) cannot answer, so the requests waited out EAL's
+  // timeouts and the run's stop overran its 5 s. That memory is the primary's: it goes when the run ends.
   return 0;
 }
