@@ -1,7 +1,9 @@
 """NFVnice on real NFs: fairness against CFS, entry backpressure with exact accounting, cgroups removed on every exit path."""
 from __future__ import annotations
 
+
 import signal
+import statistics
 import subprocess
 import time
 from pathlib import Path
@@ -56,14 +58,18 @@ def fairness(results: dict) -> float:
 
 def test_nfvnice_is_fairer_than_cfs_on_the_heterogeneous_scenario(write_spec, tmp_path, machine_before):
     spec = write_spec(UNEVEN_HETEROGENEOUS)
+    # Median of 3 runs each: one cfs run on this noisy VM reached 0.937 (its median in bench/ is 0.876).
     index = {}
     for scheduler in ("cfs", "nfvnice"):
-        out = tmp_path / f"{scheduler}.json"
-        result = tandem("run", str(spec), "--scheduler", scheduler, "--json", str(out), "--quiet")
-        assert result.returncode == 0, result.stderr
-        results = run_results(out)
-        assert_accounted(results)
-        index[scheduler] = fairness(results)
+        runs = []
+        for repeat in range(3):
+            out = tmp_path / f"{scheduler}-{repeat}.json"
+            result = tandem("run", str(spec), "--scheduler", scheduler, "--json", str(out), "--quiet")
+            assert result.returncode == 0, result.stderr
+            results = run_results(out)
+            assert_accounted(results)
+            runs.append(fairness(results))
+        index[scheduler] = statistics.median(runs)
     assert index["nfvnice"] > index["cfs"], index
     report = results["scheduler"]["report"]
     assert report["weight_updates"] > 500  # every 1 ms over 2.5 s
