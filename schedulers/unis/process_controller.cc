@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -26,9 +27,14 @@ std::runtime_error system_error(const std::string& what, pid_t task) {
 // A task that has exited cannot be switched; the manager reaps it and names the NF, so that is not our error.
 bool gone() { return errno == ESRCH; }
 
-// All parked tasks of a core sit at the low priority, the running one at the high one: the kernel's RT
-// scheduler hands the core over as soon as the priorities change. FIFO tasks are never time-sliced by the
-// kernel, so only UNiS decides (the paper used RR with the same effect: its slices are far shorter than RR's).
+// Every task of a core is SCHED_FIFO; the one that runs is the one with the highest priority, and the kernel's RT
+// scheduler hands the core over as soon as the priorities change. FIFO tasks are never time-sliced by the kernel,
+// so only UNiS decides (the paper used RR with the same effect: its slices are far shorter than RR's).
+// A hand-over is one system call: the new task is raised above every priority given so far, and the old one is
+// left where it is, already below. Lowering it too would cost a second call and, while it still runs, a second
+// reschedule interrupt to its core; on a KVM guest each of those is a VM exit, and the two together kept the
+// manager's loop away from the generator, sink and monitor for ~8 us a switch. Once the climbing priority reaches
+// the top of the range, every task is brought back down (parked ones first, so none ever overtakes a running one).
 class FifoPriorityController final : public ProcessController {
  public:
   std::string name() const override { return "fifo"; }
@@ -37,21 +43,44 @@ class FifoPriorityController final : public ProcessController {
     if (sched_setscheduler(task, SCHED_FIFO, &param) != 0 && !gone()) throw system_error("sched_setscheduler(SCHED_FIFO)", task);
     tasks_.push_back(task);
   }
-  void activate(pid_t task) override { set_priority(task, kRunning); }
-  void deactivate(pid_t task) override { set_priority(task, kParked); }
+  void activate(pid_t task) override {
+    if (top_ == kHighest) renormalise();
+    set_priority(task, ++top_);
+    running_.insert(task);
+  }
+  void deactivate(pid_t task) override {
+    set_priority(task, kParked);
+    running_.erase(task);
+  }
+  void hand_over(pid_t from, pid_t to) override {
+    if (to > 0) activate(to);
+    running_.erase(from);  // stays at its priority, below `to`'s, until the next renormalisation
+  }
   void release_all() override {
     sched_param param{.sched_priority = 0};
     for (pid_t task : tasks_) sched_setscheduler(task, SCHED_OTHER, &param);
     tasks_.clear();
+    running_.clear();
+    top_ = kFirstRunning - 1;
   }
 
  private:
-  static constexpr int kParked = 1, kRunning = 2;
+  // Below the kernel's own real-time threads (migration, watchdogs at 99); the range only sets how often
+  // renormalise() runs.
+  static constexpr int kParked = 1, kFirstRunning = 2, kHighest = 90;
   static void set_priority(pid_t task, int priority) {
     sched_param param{.sched_priority = priority};
     if (sched_setparam(task, &param) != 0 && !gone()) throw system_error("sched_setparam", task);
   }
+  void renormalise() {
+    for (pid_t task : tasks_)
+      if (!running_.count(task)) set_priority(task, kParked);
+    for (pid_t task : running_) set_priority(task, kFirstRunning);
+    top_ = kFirstRunning;
+  }
   std::vector<pid_t> tasks_;
+  std::set<pid_t> running_;  // at most one per core: the last one activated there
+  int top_ = kFirstRunning - 1;
 };
 
 // SIGSTOP parks the whole process (stop signals act on every thread of a process), SIGCONT resumes it.
