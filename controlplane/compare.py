@@ -25,11 +25,13 @@ def compare(spec: Spec, source: str, schedulers: list[str], repeat: int, duratio
         "schedulers": {name: {"runs": [], "results": [], "median": None} for name in schedulers},
     }
     status = EXIT_OK
-    for name in schedulers:
+    # Round-robin over the schedulers rather than all repeats of one, then the next: this VM's speed drifts over
+    # minutes, and interleaving spreads the drift over every scheduler instead of loading it onto one.
+    for attempt in range(repeat):
         if status == EXIT_INTERRUPTED:
             break
-        entry = comparison["schedulers"][name]
-        for attempt in range(repeat):
+        for name in schedulers:
+            entry = comparison["schedulers"][name]
             config = run_config(spec, name, duration)
             label = f"[{name} {attempt + 1}/{repeat}] "
             progress = ProgressLine(label, config["warmup"] + config["duration"]) if not quiet else None
