@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 import time
 
 import pytest
@@ -84,3 +85,36 @@ def test_ctrl_c_under_unis_leaves_no_stopped_or_frozen_nf(backend, write_spec, t
     assert process.returncode == 130
     assert_accounted(run_results(out))
 
+
+
+def test_occupancy_off_with_an_overlong_slice_and_a_dropping_nf_finishes(write_spec, tmp_path, machine_before):
+    # The paper's ablation at its worst: slices that overfill the egress, no occupancy rules, and an NF that drops,
+    # so the rings behind it fill more slowly than their slices assume. Such a run once wedged instead of finishing.
+    spec = (UNIS_SPEC.replace("backend: BACKEND", "backend: fifo, occupancy: false, slice_fraction: 1.25")
+            .replace("{name: b, type: ttl, core: 1, cost_cycles: 80}", "{name: b, type: drop, core: 1, cost_cycles: 80, args: {fraction: 0.5}}"))
+    out = tmp_path / "r.json"
+    result = tandem("run", str(write_spec(spec)), "--json", str(out), "--quiet", timeout=60)
+    assert result.returncode == 0, result.stderr
+    results = run_results(out)
+    assert_accounted(results)
+    assert results["scheduler"]["report"]["occupancy_rules"] is False
+    nfs = {nf["name"]: nf for nf in results["nfs"]}
+    assert nfs["b"]["packets_dropped"] > 0 and results["chains"][0]["delivered"] > 0
+
+
+def test_killed_nf_under_unis_is_reported_by_name(write_spec, tmp_path, machine_before):
+    # A parked NF cannot tell anyone it died; the manager must still notice and name it, and unis must not switch
+    # the core to a process that no longer exists.
+    out = tmp_path / "r.json"
+    process, pids = start_run(write_spec(UNIS_SPEC.replace("BACKEND", "fifo")), out)
+    time.sleep(1)
+    started = time.monotonic()
+    subprocess.run(["kill", "-9", str(pids["b"])])
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 1
+    assert time.monotonic() - started < 5
+    assert "NF b (pid" in stderr and "killed by signal 9" in stderr, stderr
+    results = run_results(out)
+    assert results["failed_nf"] == "b"
+    assert results["chains"][0]["accounting_exact"]
+    assert "Traceback" not in stderr
