@@ -41,6 +41,32 @@ TEST(ProcessController, FifoPriorityBackend) {
   exercise(*controller);
 }
 
+// The fifo backend hands over with one call by raising the new task above every priority given so far; after
+// more hand-overs than its priority range holds it must bring everyone down and still let only the last one run.
+TEST(ProcessController, FifoHandOversOutlastThePriorityRange) {
+  if (geteuid() != 0) GTEST_SKIP() << "SCHED_FIFO needs root";
+  auto controller = make_process_controller("fifo", "");
+  Spinners s;
+  controller->adopt(s.pid(0));
+  controller->adopt(s.pid(1));
+  controller->activate(s.pid(0));
+  int running = 0;
+  for (int round = 0; round < 301; round++) {
+    controller->hand_over(s.pid(running), s.pid(1 - running));
+    running = 1 - running;
+    sched_param active{}, parked{};
+    ASSERT_EQ(sched_getparam(s.pid(running), &active), 0);
+    ASSERT_EQ(sched_getparam(s.pid(1 - running), &parked), 0);
+    ASSERT_GT(active.sched_priority, parked.sched_priority) << "round " << round;
+    ASSERT_LT(active.sched_priority, 99) << "NFs must stay below the kernel's own real-time threads";
+  }
+  usleep(20000);
+  EXPECT_EQ(s.progress(), std::make_pair(false, true)) << "after 301 hand-overs only the last task activated runs";
+  controller->release_all();
+  EXPECT_EQ(sched_getscheduler(s.pid(0)), SCHED_OTHER);
+  EXPECT_EQ(sched_getscheduler(s.pid(1)), SCHED_OTHER);
+}
+
 TEST(ProcessController, SignalBackend) {
   auto controller = make_process_controller("signal", "");
   exercise(*controller);
