@@ -9,7 +9,7 @@ import traceback
 from pathlib import Path
 
 from controlplane import catalog
-from controlplane.errors import EXIT_INTERRUPTED, EXIT_OK, SpecError, TandemError
+from controlplane.errors import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK, SpecError, TandemError
 from controlplane.report import comparison_report, run_report
 from controlplane.spec import load_spec, run_config
 
@@ -77,9 +77,10 @@ def cmd_run(args) -> int:
     for note in outcome.notes:
         print(f"note: {note}", file=sys.stderr)
     if outcome.results is not None:
-        print(run_report(outcome.results))
+        # Files first: a reader of stdout that goes away (`| head`) must not cost the user the JSON.
         if args.json:
             _write_json(args.json, dict(outcome.results, spec=args.spec, exit_status=outcome.exit_status))
+        print(run_report(outcome.results))
     if outcome.exit_status != EXIT_OK:
         partial = " (partial results above)" if outcome.results is not None else ""
         print(f"tandem: run failed: {outcome.error}{partial}", file=sys.stderr)
@@ -93,13 +94,14 @@ def cmd_compare(args) -> int:
     _check_schedulers(args.schedulers, args.spec)
     _check_scheduler_options(spec, args.spec)
     comparison, status = compare(spec, args.spec, args.schedulers, args.repeat, args.duration, args.quiet)
-    print(comparison_report(comparison))
-    if args.json:
+    if args.json:  # files first, as in cmd_run
         _write_json(args.json, comparison)
     if args.plot:
         from controlplane.plot import plot_comparison
 
         plot_comparison(comparison, args.plot)
+    print(comparison_report(comparison))
+    if args.plot:
         print(f"plot written to {args.plot}")
     if status == EXIT_INTERRUPTED:
         print("tandem: interrupted; the table shows the runs that finished", file=sys.stderr)
@@ -138,9 +140,9 @@ def cmd_profile(args) -> int:
         latency = profile.switch_latency(config, args.spec, nf_cores[0])
     document = {"spec": args.spec, "machine": machine_description(), "cycle_costs": costs,
                 "switch_latency": latency, "switch_latency_core": nf_cores[0]}
-    print(profile_report(document))
-    if args.json:
+    if args.json:  # files first, as in cmd_run
         _write_json(args.json, document)
+    print(profile_report(document))
     return EXIT_OK
 
 
@@ -154,10 +156,10 @@ def cmd_place(args) -> int:
     catalog.check(config, args.spec)
     say = None if args.quiet else (lambda text: print(f"tandem: {text}", file=sys.stderr))
     solution, models = place_config(config, args.spec, require_all=args.all, say=say)
+    if args.json:  # files first, as in cmd_run
+        _write_json(args.json, {"spec": args.spec, "models": models, "solution": solution})
     print(describe(models))
     print(placement_report(solution, config))
-    if args.json:
-        _write_json(args.json, {"spec": args.spec, "models": models, "solution": solution})
     return EXIT_OK
 
 
@@ -244,7 +246,14 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
-        return args.handler(args)
+        status = args.handler(args)
+        sys.stdout.flush()  # inside the try: a reader that went away shows up here, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        # The reader stopped reading (`./tandem place SPEC | head`): what it wanted it has, and the handler has
+        # already cleaned up. Say nothing more on the dead pipe; exit as a process killed by SIGPIPE would.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except TandemError as error:
         print(f"tandem: {error}" if not isinstance(error, SpecError) else str(error), file=sys.stderr)
         return error.exit_status
