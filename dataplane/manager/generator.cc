@@ -35,7 +35,10 @@ void Generator::start(uint64_t now_tsc) {
 
 void Generator::poll(uint64_t now_tsc) {
   for (Stream& stream : streams_) {
-    uint64_t count = burst_;
+    // As fast as possible means as fast as the entry takes: frames a full ring would refuse are not built.
+    // Building and freeing them cost the control core a burst per loop, time the sink and a scheduler that
+    // decides on this core (unis) then lacked.
+    uint64_t count = std::min<uint64_t>(burst_, rte_ring_free_count(stream.entry));
     if (stream.packets_per_cycle > 0 || !stream.step_packets_per_cycle.empty()) {
       uint64_t elapsed = now_tsc - stream.start_tsc;
       uint64_t due = stream.step_packets_per_cycle.empty()

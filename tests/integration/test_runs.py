@@ -40,6 +40,8 @@ def test_scheduler_runs_a_three_nf_chain_on_one_core(scheduler, write_spec, tmp_
     assert_accounted(results)
     chain = results["chains"][0]
     assert chain["generated"] > 0
+    # rate: max builds only what the entry ring takes, so nothing is ever dropped there.
+    assert chain["dropped"]["rings"]["c:entry"] == 0, chain["dropped"]
     if scheduler == "fifo":
         # SCHED_FIFO without yields: the first NF to run keeps the core, its successors never run.
         assert chain["delivered"] == 0
