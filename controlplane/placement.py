@@ -125,13 +125,20 @@ def _why_infeasible(nfs: list[PlacedNf], cores: list[int], hz: float, upper: int
             f"(core capacity constraint), or the chains do not fit the cores whole (chain integrity constraint)")
 
 
+def mean_offered_pps(traffic: dict) -> float | None:
+    """A chain's offered rate on average: its fixed rate or the mean of its rate steps (as bubble's initial batches
+    take it); None = as fast as the generator can."""
+    steps = traffic.get("rate_steps_pps") or []
+    return (sum(steps) / len(steps) if steps else traffic["rate_pps"]) or None
+
+
 def place_config(config: dict, source: str, require_all: bool, say=None) -> tuple[dict, dict]:
     """Profiles the batch-time models (cached) and solves the placement for a run config's chains on its
     placement cores; returns the solution and the models."""
     from controlplane.batch_model import batch_models
 
     models = batch_models(config, source, say=say)
-    nfs = [PlacedNf(name=nf["name"], chain=chain["name"], rate_pps=chain["traffic"]["rate_pps"] or None, weight=nf.get("weight", 1.0),
+    nfs = [PlacedNf(name=nf["name"], chain=chain["name"], rate_pps=mean_offered_pps(chain["traffic"]), weight=nf.get("weight", 1.0),
                     k_cycles=models[nf["name"]]["k_cycles"], c_cycles=models[nf["name"]]["c_cycles"])
            for chain in config["chains"] for nf in chain["nfs"]]
     options = config["scheduler"]["options"] if config["scheduler"]["name"] == "bubble" else {}

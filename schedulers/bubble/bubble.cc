@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
 
 #include "batch_size.h"
 #include "dataplane/batch.h"
@@ -43,7 +44,13 @@ std::vector<int> nf_cores(const Deployment& d) {
   return cores;
 }
 
-double offered_rate(const Deployment& d, int nf) { return d.chains[d.nfs[nf].chain].traffic.rate_pps; }
+// What a chain offers on average: its fixed rate, or the mean of its rate steps (load that changes over time;
+// Algorithm 1 then follows the steps). 0 = as fast as the generator can, unknown in advance.
+double offered_rate(const Deployment& d, int nf) {
+  const TrafficConfig& traffic = d.chains[d.nfs[nf].chain].traffic;
+  if (traffic.rate_steps_pps.empty()) return traffic.rate_pps;
+  return std::accumulate(traffic.rate_steps_pps.begin(), traffic.rate_steps_pps.end(), 0.0) / static_cast<double>(traffic.rate_steps_pps.size());
+}
 
 struct NfState {
   uint32_t base = 0;       // rate-driven batch (Algorithm 1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from controlplane.batch_model import fit_line
-from controlplane.placement import PlacedNf, PlacementError, solve
+from controlplane.placement import PlacedNf, PlacementError, mean_offered_pps, solve
 
 HZ = 1e9  # one core = 1e9 cycles a second
 
@@ -68,3 +68,9 @@ def test_infeasible_problem_names_the_constraint():
         solve(nfs, [1], HZ, require_all=True)
     with pytest.raises(PlacementError, match="no core"):
         solve(nfs, [], HZ)
+
+
+def test_a_stepped_rate_offers_its_mean_and_max_offers_nothing_known():
+    assert mean_offered_pps({"rate_pps": 2e6, "rate_steps_pps": []}) == 2e6
+    assert mean_offered_pps({"rate_pps": 0, "rate_steps_pps": [0, 1e6, 5e6]}) == 2e6
+    assert mean_offered_pps({"rate_pps": 0, "rate_steps_pps": []}) is None
