@@ -1,7 +1,8 @@
 """Bubble experiments: Table I (three firewalls on one core), co-located independent NFs (Fig. 2) and chains
-(Fig. 3) of 1-8 light (firewall) and heavy (ipsec) NFs, priority configurations (Fig. 4) and load measurement
-(Fig. 5), comparing bubble with cfs, coop on SCHED_OTHER (the paper's "CFS with yielding"), nfvnice (the
-paper's "tuned CFS": cgroup shares from weight x rate x cost) and rtc.
+(Fig. 3) of 1-8 light (firewall) and heavy (ipsec) NFs, priority configurations (Fig. 4), load measurement
+(Fig. 5) and a sweep of Algorithm 1's constants under a surging neighbour, comparing bubble with cfs, coop on
+SCHED_OTHER (the paper's "CFS with yielding"), nfvnice (the paper's "tuned CFS": cgroup shares from weight x
+rate x cost) and rtc.
 
 Usage (as root): .venv/bin/python bench/bubble_experiments.py [--repeat 3] [--duration 1] [--only NAME]
 Writes bench/results/bubble-<name>.json, .md and .png. Every number is a median of --repeat runs.
@@ -197,8 +198,72 @@ def load(args) -> None:
     fig.savefig(RESULTS / "bubble-load.png", dpi=110)
 
 
+# Algorithm 1's constants, justified by measurement: two independent 400-cycle NFs share core 1 (~5.5 Mpps between
+# them); one chain's offered rate surges every second (0.5 <-> 6 Mpps) while the other stays at 2 Mpps, so in the
+# surges the core is overloaded and batch sizes decide who gets it. Each constant is varied alone around the defaults.
+ADAPTATION_DEFAULTS = {"alpha": 2.0, "beta": 16.0, "epsilon": 0.1, "period_ms": 50.0}
+ADAPTATION_VARIANTS = [("defaults", {}), ("alpha", {"alpha": 1.25}), ("alpha", {"alpha": 4.0}), ("beta", {"beta": 4.0}),
+                       ("beta", {"beta": 64.0}), ("epsilon", {"epsilon": 0.02}), ("epsilon", {"epsilon": 0.3}),
+                       ("period_ms", {"period_ms": 10.0}), ("period_ms", {"period_ms": 250.0})]
+SURGE_STEPS_MPPS, STEADY_MPPS = [0.5, 6], 2
+
+
+def adaptation(args) -> None:
+    heavy = {"type": "cost", "args": {"cycles": 400}}
+    chains = [{"name": "surging", "nfs": [nf("surging-nf", heavy)],
+               "traffic": {"size": 64, "flows": 1024, "rate_steps": [r * 1e6 for r in SURGE_STEPS_MPPS], "step_seconds": 1.0}},
+              {"name": "steady", "nfs": [nf("steady-nf", heavy)], "traffic": {"size": 64, "flows": 1024, "rate": STEADY_MPPS * 1e6}}]
+    duration = 6.0  # three surges
+    results, rows = {}, []
+    for knob, change in ADAPTATION_VARIANTS:
+        options = {**ADAPTATION_DEFAULTS, **change}
+        label = "defaults" if not change else f"{knob} = {change[knob]:g}"
+        spec = spec_of(f"adapt-{knob}-{change.get(knob, 'default')}", chains, scheduler={"name": "bubble", "options": options},
+                       duration=duration, warmup=0.5)
+        comparison = run(spec, ["bubble"], args.repeat, duration)
+        results[label] = comparison
+        runs = comparison["schedulers"]["bubble"]["results"]
+
+        def share(chain: str) -> float | None:
+            values = [c["window"]["delivered_mpps"] / c["window"]["offered_mpps"] for r in runs for c in r["chains"]
+                      if c["name"] == chain and c["window"]["offered_mpps"]]
+            return statistics.median(values) if values else None
+
+        steady_p99 = [c["latency_us"]["p99"] for r in runs for c in r["chains"] if c["name"] == "steady"]
+        changes = [sum(nf_["increases"] + nf_["decreases"] for nf_ in r["scheduler"]["report"]["nfs"].values()) / (duration + 0.5)
+                   for r in runs]
+        finals = [r["scheduler"]["report"]["nfs"] for r in runs]
+        batches = "/".join(str(int(statistics.median(f[n]["batch_final"] for f in finals))) for n in ("surging-nf", "steady-nf")) if finals else "n/a"
+        s_share, t_share = share("surging"), share("steady")
+        rows.append([label, fmt(mpps(comparison, "bubble")), f"{s_share:.0%}" if s_share is not None else "n/a",
+                     f"{t_share:.0%}" if t_share is not None else "n/a", fmt(statistics.median(steady_p99), 0) if steady_p99 else "n/a",
+                     f"{statistics.median(changes):.1f}" if changes else "n/a", batches, exact(comparison)])
+    text = "\n".join([
+        f"Bubble Algorithm 1 constants: two independent 400-cycle NFs on core 1; 'surging' offered {SURGE_STEPS_MPPS[0]} <-> "
+        f"{SURGE_STEPS_MPPS[1]} Mpps, changing every second, 'steady' offered {STEADY_MPPS} Mpps; each constant varied alone around "
+        f"alpha {ADAPTATION_DEFAULTS['alpha']:g}, beta {ADAPTATION_DEFAULTS['beta']:g}, epsilon {ADAPTATION_DEFAULTS['epsilon']:g}, "
+        f"period {ADAPTATION_DEFAULTS['period_ms']:g} ms; median of {args.repeat} x {duration:g} s; {machine_description()}",
+        table(["rule", "delivered Mpps", "surging delivered/offered", "steady delivered/offered", "steady p99 us",
+               "batch changes/s", "final batches surging/steady", "accounting"], rows, align_left=1),
+    ])
+    save_result("bubble-adaptation", results, text)
+    # Throughput and fairness hardly move across the rules (the table); what moves is the steady NF's tail latency
+    # and how often batches change, so those are what the figure shows.
+    labels = [row[0] for row in rows]
+    figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
+    for axis, column, ylabel in ((left, 4, "steady NF p99 latency, us"), (right, 5, "batch changes per second")):
+        axis.bar(range(len(labels)), [float(row[column]) if row[column] != "n/a" else 0 for row in rows],
+                 color=["C1" if label == "defaults" else "C0" for label in labels])
+        axis.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
+        axis.set_ylabel(ylabel)
+        axis.grid(alpha=0.3, axis="y")
+    figure.suptitle(f"Bubble's batch rule, each constant varied alone (surging neighbour)\n{machine_description()}", fontsize=9)
+    figure.tight_layout()
+    figure.savefig(RESULTS / "bubble-adaptation.png", dpi=110)
+
+
 EXPERIMENTS = {"table1": table1, "colocated": lambda a: scaling(a, "colocated"), "chain": lambda a: scaling(a, "chain"),
-               "priorities": priorities, "load": load}
+               "priorities": priorities, "load": load, "adaptation": adaptation}
 
 
 def main() -> None:

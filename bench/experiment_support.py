@@ -22,6 +22,14 @@ def mpps(comparison: dict, scheduler: str) -> float | None:
     return ((comparison["schedulers"][scheduler]["median"]) or {}).get("delivered_mpps")
 
 
+def paired_share(comparison: dict, scheduler: str, reference: str) -> float | None:
+    """Median over repeats of scheduler / reference delivered Mpps, each pair run back to back (compare
+    interleaves the schedulers), so a slow spell of this VM hits both sides of a ratio alike."""
+    pairs = zip(comparison["schedulers"][scheduler]["runs"], comparison["schedulers"][reference]["runs"])
+    shares = [a["delivered_mpps"] / b["delivered_mpps"] for a, b in pairs if a["delivered_mpps"] is not None and b["delivered_mpps"]]
+    return statistics.median(shares) if shares else None
+
+
 def chain_mpps(comparison: dict, scheduler: str, chain: str) -> float | None:
     values = [c["window"]["delivered_mpps"] for r in comparison["schedulers"][scheduler]["results"] for c in r["chains"] if c["name"] == chain]
     return statistics.median(values) if values else None
@@ -38,6 +46,10 @@ def fmt(value, digits=3) -> str:
 
 def ratio(a, b) -> str:
     return "n/a" if a is None or not b else f"{a / b:.0%}"
+
+
+def share_text(share: float | None) -> str:
+    return "n/a" if share is None else f"{share:.0%}"
 
 
 def save_result(name: str, document: dict, text: str) -> None:

@@ -20,7 +20,8 @@ import matplotlib  # noqa: E402
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from bench.experiment_support import RESULTS, chain_mpps, exact, fmt, mpps, ratio, run, save_result  # noqa: E402
+from bench.experiment_support import (RESULTS, chain_mpps, exact, fmt, mpps, paired_share, ratio, run, save_result,  # noqa: E402
+                                      share_text)
 from controlplane.report import machine_description, table  # noqa: E402
 from controlplane.spec import Spec  # noqa: E402
 
@@ -28,10 +29,12 @@ SCHEDULERS = ["unis", "coop", "rtc", "cfs"]
 LIGHT, MEDIUM, HEAVY = 50, 150, 250  # the paper's cycles per packet (Sec. 5.1.2)
 
 
-def chain_spec(name: str, chains: dict[str, list[dict]], size="64", rate="max", options: dict | None = None) -> Spec:
-    """chains: chain name -> list of cost-NF argument dicts, every NF on core 1."""
+def chain_spec(name: str, chains: dict[str, list[dict]], size="64", rate="max", options: dict | None = None,
+               ring_capacity: int = 2048) -> Spec:
+    """chains: chain name -> list of cost-NF argument dicts, every NF on core 1. 2048 is the paper's interface capacity."""
     document = {
         "name": name,
+        "ring_capacity": ring_capacity,
         "traffic": {"rate": rate, "size": size if size == "datacenter" else int(size), "flows": 64},
         "scheduler": {"name": "unis", "options": options or {}},
         "scheduler_options": {"coop": {"k": 8}},
@@ -46,7 +49,8 @@ def save(name: str, document: dict, text: str) -> None:
 
 
 def header(what: str, repeat: int, duration: float) -> str:
-    return f"{what}\nmedian of {repeat} runs x {duration} s on {machine_description()}; UNiS on the control core\n\n"
+    return (f"{what}\nmedian of {repeat} runs x {duration} s on {machine_description()}; UNiS on the control core; "
+            f"unis/coop is the median of the ratios of runs made back to back\n\n")
 
 
 # 1. Fig. 4: identical light and medium NFs, chain length 1-8, one core.
@@ -59,10 +63,9 @@ def chain_length(repeat, duration, lengths):
     for label in ("light", "medium"):
         for n in lengths:
             c = summary[label][n]
-            rows.append([label, n] + [fmt(mpps(c, s)) for s in SCHEDULERS] + [ratio(mpps(c, "unis"), mpps(c, "coop")), exact(c)])
+            rows.append([label, n] + [fmt(mpps(c, s)) for s in SCHEDULERS] + [share_text(paired_share(c, "unis", "coop")), exact(c)])
     for label, target in (("light", 0.90), ("medium", 0.97)):
-        shares = [mpps(summary[label][n], "unis") / mpps(summary[label][n], "coop") for n in lengths
-                  if n > 1 and mpps(summary[label][n], "unis") and mpps(summary[label][n], "coop")]
+        shares = [share for n in lengths if n > 1 and (share := paired_share(summary[label][n], "unis", "coop")) is not None]
         if shares:
             median = statistics.median(shares)
             verdicts.append(f"unis vs coop, {label} NFs, chains of 2-8 (median): {median:.0%} (target >= {target:.0%}: "
@@ -97,7 +100,7 @@ def heterogeneous(repeat, duration):
         "alternating medium/heavy, 4 NFs, 64 B (Fig. 7)": run(chain_spec("alternating", {"c": alternating}), SCHEDULERS, repeat, duration),
         "variable cost, 4 NFs, data-centre mix (Fig. 8)": run(chain_spec("variable", {"c": variable}, size="datacenter"), SCHEDULERS, repeat, duration),
     }
-    rows = [[name] + [fmt(mpps(c, s)) for s in SCHEDULERS] + [ratio(mpps(c, "unis"), mpps(c, "coop")), exact(c)] for name, c in cases.items()]
+    rows = [[name] + [fmt(mpps(c, s)) for s in SCHEDULERS] + [share_text(paired_share(c, "unis", "coop")), exact(c)] for name, c in cases.items()]
     text = header("Fig. 7-8: heterogeneous and variable-cost chains on one core, delivered Mpps", repeat, duration) + table(
         ["chain"] + SCHEDULERS + ["unis/coop", "accounting"], rows)
     save("heterogeneous", cases, text)
@@ -216,6 +219,62 @@ def external(repeat, duration):
     save("external", {"with_testpmd": with_testpmd, "with_tandem_nfs": reference}, text)
 
 
+# 8. Why unis trails coop here: a switch's fixed cost, paid once per slice, against the packets a slice carries.
+# A slice fills at most theta_max = gamma x capacity of the egress, so the interface capacity sets how far a
+# switch is amortised; coop's k = 8 batches per turn do not depend on it.
+def interface_capacity(repeat, duration):
+    capacities, lengths = [2048, 4096, 8192], [3, 6]
+    sweep = {label: {n: {} for n in lengths} for label in ("light", "medium")}
+    for label, cycles in (("light", LIGHT), ("medium", MEDIUM)):
+        for n in lengths:
+            for capacity in capacities:
+                spec = chain_spec(f"{label}-{n}-ring{capacity}", {"c": [{"cycles": cycles}] * n}, ring_capacity=capacity)
+                sweep[label][n][capacity] = run(spec, ["unis", "coop"], repeat, duration)
+
+    def switch_figures(comparison: dict) -> tuple[str, str]:
+        results = comparison["schedulers"]["unis"]["results"]
+        per_s = [r["scheduler"]["report"]["switches"] / (r["duration_s"] + r["warmup_s"]) for r in results]
+        call = [r["scheduler"]["report"]["controller_us_per_switch"] for r in results if r["scheduler"]["report"]["controller_us_per_switch"]]
+        return f"{statistics.median(per_s):,.0f}" if per_s else "n/a", fmt(statistics.median(call), 1) if call else "n/a"
+
+    rows, verdicts = [], []
+    for label in ("light", "medium"):
+        for n in lengths:
+            for capacity in capacities:
+                c = sweep[label][n][capacity]
+                per_s, call = switch_figures(c)
+                rows.append([label, n, capacity, fmt(mpps(c, "unis")), fmt(mpps(c, "coop")), share_text(paired_share(c, "unis", "coop")),
+                             per_s, call, exact(c)])
+    for label, target in (("light", 0.90), ("medium", 0.97)):
+        for capacity in capacities:
+            shares = [share for n in lengths if (share := paired_share(sweep[label][n][capacity], "unis", "coop")) is not None]
+            if shares:
+                median = statistics.median(shares)
+                verdicts.append(f"unis vs coop, {label} NFs, interfaces of {capacity} (median over {lengths}): {median:.0%} "
+                                f"(target >= {target:.0%}: {'met' if median >= target else 'missed'})")
+    text = header("Interface capacity: unis vs coop (k = 8) as the rings between NFs grow; a unis slice fills at most "
+                  "gamma x capacity, so each switch carries more packets. Delivered Mpps; switches/s and the process "
+                  "controller's time per switch (on the control core) from the unis runs", repeat, duration)
+    text += table(["NFs", "length", "capacity", "unis", "coop", "unis/coop", "switches/s", "us/switch", "accounting"], rows, align_left=1)
+    text += "\n\n" + "\n".join(verdicts)
+    save("capacity", sweep, text)
+    figure, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for axis, label in zip(axes, ("light", "medium")):
+        for n in lengths:
+            shares = [100 * (paired_share(sweep[label][n][cap], "unis", "coop") or float("nan")) for cap in capacities]
+            axis.plot(capacities, shares, marker="o", label=f"{n} NFs")
+        axis.axhline(90 if label == "light" else 97, color="grey", linestyle="--", label="target")
+        axis.set_xscale("log", base=2)
+        axis.set_xticks(capacities, [str(c) for c in capacities])
+        axis.set_xlabel("interface (ring) capacity, packets")
+        axis.set_ylabel("unis / coop throughput, %")
+        axis.set_title(f"{label} NFs ({LIGHT if label == 'light' else MEDIUM} cycles/packet), one core")
+        axis.legend()
+    figure.suptitle(machine_description(), fontsize=9)
+    figure.tight_layout()
+    figure.savefig(RESULTS / "unis-capacity.png", dpi=110)
+
+
 def bars(cases: dict, filename: str, ylabel: str) -> None:
     figure, axis = plt.subplots(figsize=(9, 4))
     width = 0.8 / len(SCHEDULERS)
@@ -234,7 +293,7 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--duration", type=float, default=2.0)
     parser.add_argument("--lengths", default="1,2,3,4,6,8")
-    parser.add_argument("--only", choices=["chain-length", "heterogeneous", "multiple-chains", "occupancy", "latency", "external"])
+    parser.add_argument("--only", choices=["chain-length", "heterogeneous", "multiple-chains", "occupancy", "latency", "external", "capacity"])
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
     steps = {
@@ -244,6 +303,7 @@ def main() -> int:
         "occupancy": lambda: occupancy(args.repeat, args.duration),
         "latency": lambda: latency_and_switches(args.repeat, args.duration),
         "external": lambda: external(args.repeat, args.duration),
+        "capacity": lambda: interface_capacity(args.repeat, args.duration),
     }
     for name, step in steps.items():
         if args.only in (None, name):
