@@ -40,4 +40,9 @@ std::vector<uint64_t> cpu_shares(const std::vector<NfDemand>& nfs) {
   return shares;
 }
 
+bool shares_worth_writing(uint64_t written, uint64_t wanted, double tolerance) {
+  double difference = std::fabs(static_cast<double>(wanted) - static_cast<double>(written));
+  return wanted != written && difference > tolerance * static_cast<double>(written);
+}
+
 }  // namespace tandem::nfvnice

@@ -6,6 +6,16 @@
 namespace tandem::nfvnice {
 namespace {
 
+TEST(SharesWorthWriting, OnlyChangesBeyondTheTolerance) {
+  EXPECT_FALSE(shares_worth_writing(1000, 1000, 0.1));
+  EXPECT_FALSE(shares_worth_writing(1000, 1090, 0.1));  // noise in the smoothed rate: keep what is written
+  EXPECT_FALSE(shares_worth_writing(1000, 910, 0.1));
+  EXPECT_TRUE(shares_worth_writing(1000, 1200, 0.1));   // a real change of demand
+  EXPECT_TRUE(shares_worth_writing(1000, 800, 0.1));
+  EXPECT_TRUE(shares_worth_writing(1000, 1001, 0.0));   // tolerance 0: every change is written
+  EXPECT_TRUE(shares_worth_writing(0, 2, 0.1));         // nothing written yet
+}
+
 TEST(CpuShares, ProportionalToRateTimesCostPerCore) {
   // The paper's heterogeneous case with even load: costs 500/250/50 at equal rates.
   std::vector<NfDemand> nfs = {{.core = 1, .rate_pps = 2e6, .cost_cycles = 500},

@@ -26,11 +26,13 @@ struct Options {
   double high, low;
   bool block_on_empty;
   double wakeup_us;
+  double share_tolerance;
 
   static Options from(const json& o) {
     return {o["cost"].get<std::string>() == "intrusive", o["policy"].get<std::string>(), o["period_us"].get<double>(),
             o["smoothing_ms"].get<double>(), o["backpressure"].get<bool>(), o["high_watermark"].get<double>(),
-            o["low_watermark"].get<double>(), o["block_on_empty"].get<bool>(), o["wakeup_us"].get<double>()};
+            o["low_watermark"].get<double>(), o["block_on_empty"].get<bool>(), o["wakeup_us"].get<double>(),
+            o["share_tolerance"].get<double>()};
   }
 };
 
@@ -173,7 +175,8 @@ class NfvniceScheduler final : public Scheduler {
     std::vector<uint64_t> shares = cpu_shares(demands);
     for (size_t n = 0; n < nfs_.size(); n++) {
       if (updates_ > 0) nfs_[n].shares_seconds += static_cast<double>(cgroups_->shares(nfs_[n].group)) * (now_s - last_update_s_);
-      cgroups_->set_shares(nfs_[n].group, shares[n]);
+      if (shares_worth_writing(cgroups_->shares(nfs_[n].group), shares[n], options_.share_tolerance))
+        cgroups_->set_shares(nfs_[n].group, shares[n]);
     }
     if (updates_ == 0) first_update_s_ = now_s;
     last_update_s_ = now_s;
@@ -222,6 +225,9 @@ const SchedulerRegistration registration({
              .choices = {"cfs", "batch"}},
             {.name = "period_us", .type = ArgType::Number, .default_value = 1000.0, .help = "how often cpu.shares are recomputed",
              .min = 50, .max = 1e6},
+            {.name = "share_tolerance", .type = ArgType::Number, .default_value = 0.1,
+             .help = "relative change of an NF's cpu.shares below which the written value is kept (0 = write every change)",
+             .min = 0, .max = 1},
             {.name = "smoothing_ms", .type = ArgType::Number, .default_value = 10.0,
              .help = "time constant of the moving averages of arrival rate and cost", .min = 0.1, .max = 10000},
             {.name = "backpressure", .type = ArgType::Boolean, .default_value = true,
