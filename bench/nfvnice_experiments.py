@@ -34,6 +34,10 @@ CASES = {  # name -> per-NF cycles and share of the base rate offered to each NF
     "homogeneous-uneven": ((250, 250, 250), (1, 1, 0.5)),
     "heterogeneous-even": ((500, 250, 50), (1, 1, 1)),
     "heterogeneous-uneven": ((500, 250, 50), (1, 1, 0.5)),
+    # Costs 100x apart: equal CPU thirds leave the dear NF a small fraction of its demand, so the kernel policies
+    # fall below the 0.8 at which the fairness target applies (the cases above never do on this kernel).
+    "skewed-even": ((2000, 200, 20), (1, 1, 1)),
+    "skewed-uneven": ((2000, 200, 20), (1, 1, 0.5)),
 }
 
 
