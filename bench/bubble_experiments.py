@@ -22,7 +22,7 @@ import matplotlib  # noqa: E402
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from bench.experiment_support import RESULTS, chain_mpps, exact, fmt, mpps, run, save_result  # noqa: E402
+from bench.experiment_support import RESULTS, chain_mpps, exact, fmt, mpps, run, save_result, share_text  # noqa: E402
 from controlplane.report import machine_description, table  # noqa: E402
 from controlplane.spec import Spec, load_spec  # noqa: E402
 
@@ -234,9 +234,8 @@ def adaptation(args) -> None:
                    for r in runs]
         finals = [r["scheduler"]["report"]["nfs"] for r in runs]
         batches = "/".join(str(int(statistics.median(f[n]["batch_final"] for f in finals))) for n in ("surging-nf", "steady-nf")) if finals else "n/a"
-        s_share, t_share = share("surging"), share("steady")
-        rows.append([label, fmt(mpps(comparison, "bubble")), f"{s_share:.0%}" if s_share is not None else "n/a",
-                     f"{t_share:.0%}" if t_share is not None else "n/a", fmt(statistics.median(steady_p99), 0) if steady_p99 else "n/a",
+        rows.append([label, fmt(mpps(comparison, "bubble")), share_text(share("surging")), share_text(share("steady")),
+                     fmt(statistics.median(steady_p99), 0) if steady_p99 else "n/a",
                      f"{statistics.median(changes):.1f}" if changes else "n/a", batches, exact(comparison)])
     text = "\n".join([
         f"Bubble Algorithm 1 constants: two independent 400-cycle NFs on core 1; 'surging' offered {SURGE_STEPS_MPPS[0]} <-> "

@@ -44,12 +44,12 @@ def fmt(value, digits=3) -> str:
     return "failed" if value is None else f"{value:.{digits}f}"
 
 
-def ratio(a, b) -> str:
-    return "n/a" if a is None or not b else f"{a / b:.0%}"
-
-
 def share_text(share: float | None) -> str:
     return "n/a" if share is None else f"{share:.0%}"
+
+
+def ratio(a, b) -> str:
+    return share_text(None if a is None or not b else a / b)
 
 
 def save_result(name: str, document: dict, text: str) -> None:

@@ -234,7 +234,7 @@ def interface_capacity(repeat, duration):
     def switch_figures(comparison: dict) -> tuple[str, str]:
         results = comparison["schedulers"]["unis"]["results"]
         per_s = [r["scheduler"]["report"]["switches"] / (r["duration_s"] + r["warmup_s"]) for r in results]
-        call = [r["scheduler"]["report"]["controller_us_per_switch"] for r in results if r["scheduler"]["report"]["controller_us_per_switch"]]
+        call = [us for r in results if (us := r["scheduler"]["report"]["controller_us_per_switch"])]
         return f"{statistics.median(per_s):,.0f}" if per_s else "n/a", fmt(statistics.median(call), 1) if call else "n/a"
 
     rows, verdicts = [], []
