@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from controlplane.compare import compare
+from controlplane.report import round_trip_text
 from controlplane.spec import Spec
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -52,8 +53,21 @@ def ratio(a, b) -> str:
     return share_text(None if a is None or not b else a / b)
 
 
+def round_trips(document) -> list[float]:
+    """Every run summary's core round trip anywhere in an experiment's document."""
+    if isinstance(document, dict):
+        if "delivered_mpps" in document and "core_round_trip_ns" in document:
+            return [document["core_round_trip_ns"]]
+        return [ns for value in document.values() for ns in round_trips(value)]
+    if isinstance(document, list):
+        return [ns for value in document for ns in round_trips(value)]
+    return []
+
+
 def save_result(name: str, document: dict, text: str) -> None:
-    """Writes bench/results/NAME.json (every run) and NAME.md (the table), and prints the table."""
+    """Writes bench/results/NAME.json (every run) and NAME.md (the table, with the core round trips of its
+    runs), and prints the table."""
+    text = f"{text}\n{round_trip_text(round_trips(document))}"
     (RESULTS / f"{name}.json").write_text(json.dumps(document, indent=1))
     (RESULTS / f"{name}.md").write_text(f"```\n{text}\n```\n")
     print(text, flush=True)

@@ -105,6 +105,10 @@ def run_report(results: dict) -> str:
             f" + {count(chain['dropped']['total'])} dropped + {count(chain['in_flight']['total'])} in flight: {verdict}"
             f" (drops at: {where}; wasted work: {count(chain.get('wasted_work', 0))} processed then dropped)"
         )
+    round_trips = results.get("core_round_trip_ns", {})
+    if round_trips:
+        lines.append("cache-line round trip at the start: " + ", ".join(
+            f"control core <-> core {core} {number(ns, 0)} ns" for core, ns in round_trips.items()))
     if results.get("cycle_costs"):
         lines.append("cycle costs: " + ", ".join(
             f"{name} {cost['cycles_per_packet']:.0f} cyc/pkt ({cost['source']})" for name, cost in results["cycle_costs"].items()))
@@ -155,6 +159,7 @@ def run_summary(results: dict) -> dict:
         return os_counters["voluntary_switches_per_s"] + os_counters.get("involuntary_switches_per_s", 0)
 
     per_worker = [switches(w) for w in workers]
+    round_trips = [ns for ns in results.get("core_round_trip_ns", {}).values() if ns is not None]
     return {
         "delivered_mpps": sum(c["window"]["delivered_mpps"] for c in chains),
         "offered_mpps": sum(c["window"]["offered_mpps"] for c in chains),
@@ -165,7 +170,19 @@ def run_summary(results: dict) -> dict:
         "context_switches_per_s": None if None in per_worker else sum(per_worker),
         "accounting_exact": all(c["accounting_exact"] for c in chains) and results["accounting"]["exact"],
         "hop_errors": sum(c["hop_errors"] for c in chains),
+        # The farthest NF core: the host's placement of the vCPUs, which sets how fast rate-max runs can go.
+        "core_round_trip_ns": max(round_trips, default=None),
     }
+
+
+def round_trip_text(values: list) -> str:
+    """One line on the cache-line round trips measured at the start of the runs behind a table."""
+    present = sorted(v for v in values if v is not None)
+    if not present:
+        return "cache-line round trip control core <-> NF cores: not measured"
+    spread = f"{present[0]:.0f} ns" if len(present) == 1 else f"{present[0]:.0f}-{present[-1]:.0f} ns (median {statistics.median(present):.0f})"
+    return (f"cache-line round trip control core <-> NF cores at the start of {len(present)} run(s): {spread}; "
+            "rate-max results move with it (README, Results)")
 
 
 def median_of(values):
@@ -198,7 +215,8 @@ def comparison_report(comparison: dict) -> str:
         f"on {comparison['machine']}"
     )
     body = table(["scheduler", "Mpps", "vs rtc", "p50 us", "p99 us", "dropped", "cs/s", "accounting"], rows)
-    return header + "\n\n" + body
+    round_trips = [run.get("core_round_trip_ns") for entry in comparison["schedulers"].values() for run in entry["runs"]]
+    return header + "\n\n" + body + "\n" + round_trip_text(round_trips)
 
 
 def placement_report(solution: dict, config: dict | None = None) -> str:

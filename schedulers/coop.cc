@@ -1,4 +1,4 @@
-// coop: the papers' intrusive cooperative baseline: every NF yields after k batches and when its input is empty.
+// coop: the papers' intrusive cooperative baseline: every NF yields after k batches (k > 0) and when its input is empty.
 #include "kernel_policy.h"
 #include "scheduler.h"
 
@@ -33,7 +33,7 @@ class CooperativeScheduler final : public Scheduler {
 
 std::vector<ArgSpec> coop_options() {
   std::vector<ArgSpec> options = {
-      {.name = "k", .type = ArgType::Integer, .default_value = 8, .help = "yield after this many batches (UNiS: 8)", .min = 1, .max = 1 << 20},
+      {.name = "k", .type = ArgType::Integer, .default_value = 8, .help = "yield after this many batches (UNiS: 8); 0 = only on empty input (Bubble's \"CFS & sched_yield\")", .min = 0, .max = 1 << 20},
       {.name = "yield_on_empty", .type = ArgType::Boolean, .default_value = true, .help = "also yield when the input ring is empty"},
       {.name = "policy", .type = ArgType::Choice, .default_value = "fifo",
        .help = "kernel policy under the yields (uNF found FIFO best)", .choices = {"cfs", "batch", "rr", "fifo"}},

@@ -1,7 +1,7 @@
 """Run summaries and reports: totals, worst-chain latency, unavailable counters and accounting verdicts."""
 import copy
 
-from controlplane.report import comparison_report, run_report, run_summary
+from controlplane.report import comparison_report, round_trip_text, run_report, run_summary
 
 CHAIN = {
     "name": "c", "nfs": ["a"], "generated": 1000, "delivered": 900, "delivered_bytes": 57600, "hop_errors": 0,
@@ -67,3 +67,13 @@ def test_comparison_ratio_to_rtc():
                   "schedulers": {"cfs": entry(0.1), "rtc": entry(4.0)}}
     text = comparison_report(comparison)
     assert "2.5%" in text and "100.0%" in text and "1/1 exact" in text
+
+
+def test_core_round_trip_is_the_farthest_core_and_tables_give_its_spread():
+    results = copy.deepcopy(RESULTS) | {"core_round_trip_ns": {"1": 90.0, "2": 380.0}}
+    assert run_summary(results)["core_round_trip_ns"] == 380.0
+    assert "control core <-> core 2 380 ns" in run_report(results)
+    assert run_summary(RESULTS)["core_round_trip_ns"] is None  # results from before the probe existed
+    assert round_trip_text([None, 400.0, 80.0, 100.0]).endswith(
+        "at the start of 3 run(s): 80-400 ns (median 100); rate-max results move with it (README, Results)")
+    assert "not measured" in round_trip_text([None])
