@@ -22,14 +22,17 @@ import matplotlib  # noqa: E402
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from bench.experiment_support import RESULTS, chain_mpps, exact, fmt, mpps, run, save_result, share_text  # noqa: E402
+from bench.experiment_support import RESULTS, chain_mpps, exact, fmt, mpps, paired_share, run, save_result, share_text  # noqa: E402
 from controlplane.report import machine_description, table  # noqa: E402
 from controlplane.spec import Spec, load_spec  # noqa: E402
 
-# The paper's "CFS with yielding": each NF yields after every batch, under SCHED_OTHER.
+# "CFS with yielding" under SCHED_OTHER. The figures use the stronger form, a yield after every batch; Table I
+# also runs the paper's own, a yield only when no packet is ready (Sec. II-C, after NFVnice).
 YIELDING = {"coop": {"k": 1, "policy": "cfs"}}
+PAPER_YIELDING = {"coop": {"k": 0, "policy": "cfs"}}
 LIGHT = {"type": "firewall", "args": {"synthetic_rules": 100}}
 HEAVY = {"type": "ipsec", "args": {}}
+MEDIUM = {"type": "cost", "args": {"cycles": 150}}  # UNiS's medium NF
 COUNTS = (1, 2, 4, 8)
 
 
@@ -43,24 +46,44 @@ def spec_of(name: str, chains: list[dict], scheduler: str = "bubble", rate: str 
 
 
 def table1(args) -> None:
-    spec = load_spec(HERE.parent / "examples" / "three-firewalls.yaml")
-    spec.scheduler_options = YIELDING
-    schedulers = ["cfs", "coop", "bubble", "rtc"]
-    comparison = run(spec, schedulers, args.repeat, args.duration)
-    got = {s: mpps(comparison, s) for s in schedulers}
+    """Table I, with two readings of the paper's "CFS & sched_yield": as the paper describes it (an NF yields
+    when no packet is ready, NFVnice's way: coop k=0), which the target is about, and the stronger yield after
+    every batch (coop k=1). Our firewalls cost ~22-46 cycles a packet, so their chain outruns the generator on
+    the other core; a second chain of the paper's medium NFs (150 cycles) is bound by its core, as the
+    paper's was, and there the two readings part ways."""
+    firewalls = load_spec(HERE.parent / "examples" / "three-firewalls.yaml")
+    medium = spec_of("three-medium", [{"name": "chain", "nfs": [nf(f"m{i}", MEDIUM) for i in range(1, 4)]}])
     paper = {"cfs": 0.23, "coop": 2.93, "bubble": 13.92, "rtc": None}
-    label = {"cfs": "cfs", "coop": "cfs + yield each batch (coop k=1)", "bubble": "bubble", "rtc": "rtc"}
-    rows = [[label[s], fmt(got[s]), fmt(paper[s], 2) if paper[s] else "-"] for s in schedulers]
-    b = got["bubble"] or 0
+    schedulers = ["cfs", "coop", "bubble", "rtc"]
+    rows, verdicts, document = [], [], {}
+    for case, spec in (("firewalls (generator-bound)", firewalls), ("medium NFs (core-bound)", medium)):
+        spec.scheduler_options = PAPER_YIELDING
+        comparison = run(spec, schedulers, args.repeat, args.duration)
+        spec.scheduler_options = YIELDING
+        each_batch = run(spec, ["coop", "bubble"], args.repeat, args.duration)
+        document[case] = {"paper_yielding": comparison, "yield_every_batch": each_batch}
+        got = {s: mpps(comparison, s) for s in schedulers}
+        label = {"cfs": "cfs", "coop": "cfs + yield when input is empty (coop k=0)", "bubble": "bubble", "rtc": "rtc"}
+        rows += [[case, label[s], fmt(got[s]), fmt(paper[s], 2) if paper[s] else "-"] for s in schedulers]
+        rows += [[case, "cfs + yield after every batch (coop k=1)", fmt(mpps(each_batch, "coop")), "-"],
+                 [case, "bubble, run beside the row above", fmt(mpps(each_batch, "bubble")), "-"]]
+        versus_coop, versus_each_batch = paired_share(comparison, "bubble", "coop"), paired_share(each_batch, "bubble", "coop")
+        if not (all(got.values()) and versus_coop and versus_each_batch):
+            verdicts.append(f"{case}: some runs failed")
+            continue
+        verdicts.append(
+            f"{case}: bubble / coop-on-CFS as the paper describes it = {versus_coop:.1f}x (target >= 4x: "
+            f"{'met' if versus_coop >= 4 else 'missed'}); bubble / cfs = {got['bubble'] / got['cfs']:.0f}x (target >= 30x: "
+            f"{'met' if got['bubble'] >= 30 * got['cfs'] else 'missed'}); bubble / rtc = {got['bubble'] / got['rtc']:.0%} "
+            f"(target >= 85%: {'met' if got['bubble'] >= 0.85 * got['rtc'] else 'missed'}); bubble / coop yielding every "
+            f"batch = {versus_each_batch:.1f}x; {exact({'schedulers': {**comparison['schedulers'], 'k=1': each_batch['schedulers']['coop'], 'b': each_batch['schedulers']['bubble']}})}")
     text = "\n".join([
-        f"Bubble Table I: three firewalls (100 rules) chained on core 1, 64 B, as fast as the generator goes; "
-        f"median of {args.repeat} x {args.duration} s; {machine_description()}",
-        table(["scheduler", "delivered Mpps", "paper Mpps"], rows),
-        f"bubble / coop-on-CFS = {b / got['coop']:.1f}x (target >= 4x); bubble / cfs = {b / got['cfs']:.0f}x (target >= 30x); "
-        f"bubble / rtc = {b / got['rtc']:.0%} (target >= 85%)" if all(got.values()) else "some runs failed",
-        exact(comparison),
+        f"Bubble Table I: three NFs chained on core 1, 64 B, as fast as the generator goes; median of {args.repeat} x "
+        f"{args.duration} s; bubble / coop is the median of ratios of runs made back to back; {machine_description()}",
+        table(["chain", "scheduler", "delivered Mpps", "paper Mpps"], rows, align_left=2),
+        *verdicts,
     ])
-    save_result("bubble-table1", comparison, text)
+    save_result("bubble-table1", document, text)
 
 
 def scaling(args, shape: str) -> None:

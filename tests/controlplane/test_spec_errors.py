@@ -31,7 +31,7 @@ CASES = [
     ("unknown field", BASE_SPEC + "colour: blue\n", "colour", "unknown field"),
     ("missing chains", "name: x\n", "chains", "is required"),
     ("unknown scheduler", bad(BASE_SPEC, "scheduler: coop", "scheduler: magic"), "scheduler.name", "unknown scheduler 'magic'"),
-    ("bad scheduler option", bad(BASE_SPEC, "scheduler: coop", "scheduler: {name: coop, options: {k: 0}}"), "scheduler.k", "between 1 and"),
+    ("bad scheduler option", bad(BASE_SPEC, "scheduler: coop", "scheduler: {name: coop, options: {k: -1}}"), "scheduler.k", "between 0 and"),
     ("unis gamma zero", bad(BASE_SPEC, "scheduler: coop", "scheduler: {name: unis, options: {gamma: 0}}"), "scheduler.gamma", "must be in (0, 1]"),
     ("unis gamma above one", bad(BASE_SPEC, "scheduler: coop", "scheduler: {name: unis, options: {gamma: 1.5}}"), "scheduler.gamma", "between 0 and 1"),
     ("unis theta_min above capacity", bad(BASE_SPEC, "scheduler: coop", "scheduler: {name: unis, options: {theta_min: 5000}}"),
