@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from controlplane.compare import compare
-from controlplane.report import round_trip_text
+from controlplane.report import far_placement, round_trip_text
 from controlplane.spec import Spec
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -25,9 +25,14 @@ def mpps(comparison: dict, scheduler: str) -> float | None:
 
 def paired_share(comparison: dict, scheduler: str, reference: str) -> float | None:
     """Median over repeats of scheduler / reference delivered Mpps, each pair run back to back (compare
-    interleaves the schedulers), so a slow spell of this VM hits both sides of a ratio alike."""
-    pairs = zip(comparison["schedulers"][scheduler]["runs"], comparison["schedulers"][reference]["runs"])
-    shares = [a["delivered_mpps"] / b["delivered_mpps"] for a, b in pairs if a["delivered_mpps"] is not None and b["delivered_mpps"]]
+    interleaves the schedulers), so a slow spell of this VM hits both sides of a ratio alike. A pair whose two
+    runs started in different modes of the VM (one core round trip near, one far) compares the host, not the
+    schedulers, and is left out unless no other pair is left."""
+    pairs = [(a, b) for a, b in zip(comparison["schedulers"][scheduler]["runs"], comparison["schedulers"][reference]["runs"])
+             if a["delivered_mpps"] is not None and b["delivered_mpps"]]
+    same_mode = [(a, b) for a, b in pairs
+                 if far_placement(a.get("core_round_trip_ns")) == far_placement(b.get("core_round_trip_ns"))]
+    shares = [a["delivered_mpps"] / b["delivered_mpps"] for a, b in (same_mode or pairs)]
     return statistics.median(shares) if shares else None
 
 
