@@ -23,17 +23,36 @@ def mpps(comparison: dict, scheduler: str) -> float | None:
     return ((comparison["schedulers"][scheduler]["median"]) or {}).get("delivered_mpps")
 
 
-def paired_share(comparison: dict, scheduler: str, reference: str) -> float | None:
+def paired_share(comparison: dict, scheduler: str, reference: str, far: bool | None = None) -> float | None:
     """Median over repeats of scheduler / reference delivered Mpps, each pair run back to back (compare
     interleaves the schedulers), so a slow spell of this VM hits both sides of a ratio alike. A pair whose two
     runs started in different modes of the VM (one core round trip near, one far) compares the host, not the
-    schedulers, and is left out unless no other pair is left."""
+    schedulers, and is left out unless no other pair is left. far=True or False keeps only the pairs that both
+    started in that mode (None when there are none)."""
     pairs = [(a, b) for a, b in zip(comparison["schedulers"][scheduler]["runs"], comparison["schedulers"][reference]["runs"])
              if a["delivered_mpps"] is not None and b["delivered_mpps"]]
     same_mode = [(a, b) for a, b in pairs
                  if far_placement(a.get("core_round_trip_ns")) == far_placement(b.get("core_round_trip_ns"))]
+    if far is not None:
+        pairs = same_mode = [(a, b) for a, b in same_mode if far_placement(a.get("core_round_trip_ns")) is far]
     shares = [a["delivered_mpps"] / b["delivered_mpps"] for a, b in (same_mode or pairs)]
     return statistics.median(shares) if shares else None
+
+
+def interleaved_variants(variants: dict[str, tuple[Spec, str]], repeat: int, duration: float) -> dict:
+    """Runs each variant (a spec and the scheduler to run it under) once per repeat, variant after variant, so
+    that one scheduler can be compared with itself under different options as compare() compares schedulers.
+    Returns a comparison-shaped document: {"schedulers": {variant: {"runs": [...], "results": [...], "median"}}}."""
+    merged = {name: {"runs": [], "results": []} for name in variants}
+    for _ in range(repeat):
+        for name, (spec, scheduler) in variants.items():
+            one = run(spec, [scheduler], 1, duration)["schedulers"][scheduler]
+            merged[name]["runs"] += one["runs"]
+            merged[name]["results"] += one["results"]
+    for entry in merged.values():
+        values = [r["delivered_mpps"] for r in entry["runs"] if r["delivered_mpps"] is not None]
+        entry["median"] = {"delivered_mpps": statistics.median(values)} if values else None
+    return {"schedulers": merged}
 
 
 def chain_mpps(comparison: dict, scheduler: str, chain: str) -> float | None:

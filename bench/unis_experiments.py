@@ -1,5 +1,6 @@
 """UNiS experiments (UNiS Sec. 5): chain length, heterogeneous and variable-cost chains, several chains on a
-shared core, the occupancy ablation over a time-slice sweep, latency at 80 % load, context switches and CPU share.
+shared core, the occupancy ablation over a time-slice sweep, latency at 80 % load, context switches and CPU share,
+interface capacity, unmodified testpmd in a chain, and the interface monitor's sampling.
 
 Usage (as root): .venv/bin/python bench/unis_experiments.py [--repeat 3] [--duration 2] [--only NAME]
 Writes bench/results/unis-<name>.json, .md and .png. Every number is a median of --repeat runs, and every
@@ -20,8 +21,8 @@ import matplotlib  # noqa: E402
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from bench.experiment_support import (RESULTS, chain_mpps, exact, fmt, mpps, paired_share, ratio, run, save_result,  # noqa: E402
-                                      share_text)
+from bench.experiment_support import (RESULTS, chain_mpps, exact, fmt, interleaved_variants, mpps, paired_share, ratio,  # noqa: E402
+                                      run, save_result, share_text)
 from controlplane.report import machine_description, table  # noqa: E402
 from controlplane.spec import Spec  # noqa: E402
 
@@ -50,7 +51,8 @@ def save(name: str, document: dict, text: str) -> None:
 
 def header(what: str, repeat: int, duration: float) -> str:
     return (f"{what}\nmedian of {repeat} runs x {duration} s on {machine_description()}; UNiS on the control core; "
-            f"unis/coop is the median of the ratios of runs made back to back\n\n")
+            f"unis/coop is the median of the ratios of runs made back to back, leaving out pairs that started in different "
+            f"modes of the VM\n\n")
 
 
 # 1. Fig. 4: identical light and medium NFs, chain length 1-8, one core.
@@ -70,6 +72,10 @@ def chain_length(repeat, duration, lengths):
             median = statistics.median(shares)
             verdicts.append(f"unis vs coop, {label} NFs, chains of 2-8 (median): {median:.0%} (target >= {target:.0%}: "
                             f"{'met' if median >= target else 'missed'})")
+        for far, mode in ((False, "fast mode (near vCPUs)"), (True, "slow mode (far vCPUs)")):
+            by_mode = [share for n in lengths if n > 1 and (share := paired_share(summary[label][n], "unis", "coop", far=far)) is not None]
+            if by_mode:
+                verdicts.append(f"    pairs run in the {mode} only: {statistics.median(by_mode):.0%} (median over {len(by_mode)} lengths)")
     if 3 in lengths:
         c = summary["light"][3]
         verdicts.append(f"unis vs cfs, 3 light NFs: {mpps(c, 'unis') / mpps(c, 'cfs'):.0f}x (target >= 20x: "
@@ -275,6 +281,41 @@ def interface_capacity(repeat, duration):
     figure.savefig(RESULTS / "unis-capacity.png", dpi=110)
 
 
+# Monitoring: the paper's every-ring-every-T sampling against the predicted sampling (the default).
+def sampling(repeat, duration):
+    cases = {"light, 3 NFs": (LIGHT, 3), "medium, 3 NFs": (MEDIUM, 3), "medium, 6 NFs": (MEDIUM, 6)}
+    variants = {"predicted": "unis (predicted)", "every_interval": "unis (every T)"}
+    document, rows = {}, []
+    for case, (cycles, n) in cases.items():
+        nfs = {"c": [{"cycles": cycles}] * n}
+        specs = {label: (chain_spec(f"sampling-{mode}-{cycles}-{n}", nfs, options={"sampling": mode}), "unis")
+                 for mode, label in variants.items()}
+        specs["coop"] = (chain_spec(f"sampling-coop-{cycles}-{n}", nfs), "coop")
+        c = document[case] = interleaved_variants(specs, repeat, duration)
+
+        def inner_cost(name):  # the NFs whose both rings only UNiS's monitor reads from the control core
+            costs = [statistics.mean(nf["window"]["cycles_per_packet"] for nf in r["nfs"][1:-1]) for r in c["schedulers"][name]["results"]]
+            return fmt(statistics.median(costs), 0)
+
+        def reads_per_s(name):
+            results = c["schedulers"][name]["results"]
+            return f"{statistics.median(r['scheduler']['report']['ring_reads'] / (r['duration_s'] + r['warmup_s']) for r in results):,.0f}"
+
+        for label in list(variants.values()) + ["coop"]:
+            unis = label != "coop"
+            rows.append([case, label, fmt(mpps(c, label)),
+                         share_text(paired_share(c, label, "coop")) if unis else "",
+                         share_text(paired_share(c, label, "coop", far=False)) if unis else "",
+                         share_text(paired_share(c, label, "coop", far=True)) if unis else "",
+                         inner_cost(label), reads_per_s(label) if unis else "", exact({"schedulers": {label: c["schedulers"][label]}})])
+    text = header("UNiS's interface monitor: every ring read every T = 1 us (the paper) or the running NF's rings read when it "
+                  "could first reach a threshold (predicted, the default); inner NFs' cycles/packet are those of the NFs "
+                  "between the first and the last, whose rings only the monitor reads from the control core", repeat, duration)
+    text += table(["chain", "scheduler", "Mpps", "vs coop", "near pairs", "far pairs", "inner cyc/pkt", "ring reads/s", "accounting"],
+                  rows, align_left=2)
+    save("sampling", document, text)
+
+
 def bars(cases: dict, filename: str, ylabel: str) -> None:
     figure, axis = plt.subplots(figsize=(9, 4))
     width = 0.8 / len(SCHEDULERS)
@@ -293,7 +334,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--duration", type=float, default=2.0)
     parser.add_argument("--lengths", default="1,2,3,4,6,8")
-    parser.add_argument("--only", choices=["chain-length", "heterogeneous", "multiple-chains", "occupancy", "latency", "external", "capacity"])
+    parser.add_argument("--only", choices=["chain-length", "heterogeneous", "multiple-chains", "occupancy", "latency", "external", "capacity",
+                                           "sampling"])
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
     steps = {
@@ -304,6 +346,7 @@ def main() -> int:
         "latency": lambda: latency_and_switches(args.repeat, args.duration),
         "external": lambda: external(args.repeat, args.duration),
         "capacity": lambda: interface_capacity(args.repeat, args.duration),
+        "sampling": lambda: sampling(args.repeat, args.duration),
     }
     for name, step in steps.items():
         if args.only in (None, name):

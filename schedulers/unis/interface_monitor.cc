@@ -16,7 +16,7 @@ bool InterfaceMonitor::poll(uint64_t now_tsc) {
 }
 
 void InterfaceMonitor::sample() {
-  for (size_t r = 0; r < rings_.size(); r++) occupancy_[r] = rte_ring_count(rings_[r]);
+  for (size_t r = 0; r < rings_.size(); r++) sample(static_cast<int>(r));
   samples_++;
 }
 

@@ -1,4 +1,5 @@
-// The UNiS interface monitor: samples the occupancy of every ring between NFs at the scheduling interval.
+// The UNiS interface monitor: samples the occupancy of the rings between NFs, every ring at the scheduling
+// interval (the paper's way) or single rings when the scheduler asks.
 #pragma once
 
 #include <cstdint>
@@ -17,9 +18,16 @@ class InterfaceMonitor {
   // Samples every ring if the monitoring timer expired; returns whether it did (Algorithm 1, line 4).
   bool poll(uint64_t now_tsc);
   void sample();
+  void sample(int ring) {
+    occupancy_[ring] = rte_ring_count(rings_[ring]);
+    ring_reads_++;
+  }
   const std::vector<uint32_t>& occupancy() const { return occupancy_; }
   uint32_t capacity(int ring) const { return capacity_[ring]; }
   uint64_t samples() const { return samples_; }
+  // Each read pulls the ring's two counter lines to the control core; the NF that writes them next pays to
+  // take them back, a cross-core round trip each (README, UNiS).
+  uint64_t ring_reads() const { return ring_reads_; }
 
  private:
   const std::vector<rte_ring*>& rings_;
@@ -27,7 +35,7 @@ class InterfaceMonitor {
   std::vector<uint32_t> capacity_;
   uint64_t interval_cycles_;
   TscTimer timer_;
-  uint64_t samples_ = 0;
+  uint64_t samples_ = 0, ring_reads_ = 0;
 };
 
 }  // namespace tandem::unis

@@ -21,13 +21,15 @@ struct Options {
   int theta_max;          // -1: gamma x capacity(egress)
   double interval_us;
   bool occupancy;
+  std::string sampling;
   std::string backend;
 
   static Options from(const json& o) {
     double gamma = o["gamma"].get<double>();
     double fraction = o["slice_fraction"].get<double>();
     return {gamma, fraction > 0 ? fraction : gamma, o["theta_min"].get<int>(), o["theta_max"].get<int>(),
-            o["interval_us"].get<double>(), o["occupancy"].get<bool>(), o["backend"].get<std::string>()};
+            o["interval_us"].get<double>(), o["occupancy"].get<bool>(), o["sampling"].get<std::string>(),
+            o["backend"].get<std::string>()};
   }
   uint32_t theta_min_for(const Deployment& d) const {
     return theta_min >= 0 ? static_cast<uint32_t>(theta_min) : default_theta_min(d.burst);
@@ -67,10 +69,13 @@ class UnisScheduler final : public Scheduler {
                          .egress = egress,
                          .slice_cycles = time_slice_cycles(d.nfs[nf].cost_cycles, options_.slice_fraction, capacity),
                          .theta_min = options_.theta_min_for(d),
-                         .theta_max = options_.theta_max_for(capacity)});
+                         .theta_max = options_.theta_max_for(capacity),
+                         .cost_cycles = d.nfs[nf].cost_cycles});
       }
       cores_.emplace_back(core, CoreQueue(std::move(queue), options_.occupancy));
     }
+    interval_cycles_ = static_cast<uint64_t>(options_.interval_us * 1e-6 * hz);
+    next_check_.assign(cores_.size(), 0);
     // Park everyone first, then let the head of each wait queue run (Algorithm 1, before line 3).
     for (pid_t pid : view.worker_pids) controller_->adopt(pid);
     uint64_t now = rte_get_tsc_cycles();
@@ -86,21 +91,48 @@ class UnisScheduler final : public Scheduler {
   uint64_t tick_period_ns() const override { return 1; }
 
   void tick(SchedulerView& view, uint64_t now_tsc) override {
-    if (!monitor_->poll(now_tsc)) return;
-    intervals_++;
-    for (auto& [core, queue] : cores_) {
-      std::optional<Switch> change = queue.decide(now_tsc, monitor_->occupancy());
-      if (!change) continue;
-      int from = worker_of_nf_[change->from], to = worker_of_nf_[change->to];
-      uint64_t begin = rte_get_tsc_cycles();
-      // A worker that exited has pid 0 here (to the kernel, pid 0 would be the manager itself): hand_over skips it.
-      controller_->hand_over(view.worker_pids[from], view.worker_pids[to]);
-      switch_cycles_ += rte_get_tsc_cycles() - begin;
-      held_[from] = true;
-      held_[to] = false;
-      switches_++;
-      switches_to_[change->to]++;
+    if (options_.sampling == "every_interval") {
+      if (!monitor_->poll(now_tsc)) return;
+      intervals_++;
+      for (auto& [core, queue] : cores_) carry_out(view, queue.decide(now_tsc, monitor_->occupancy()));
+      return;
     }
+    // "predicted": per core, read the running NF's two rings when it could next have to yield; the other
+    // rings of the core only when it must, to pick its successor.
+    for (size_t i = 0; i < cores_.size(); i++) {
+      if (now_tsc < next_check_[i]) continue;
+      intervals_++;
+      CoreQueue& queue = cores_[i].second;
+      const ScheduledNf& running = queue.running();
+      monitor_->sample(running.ingress);
+      monitor_->sample(running.egress);
+      if (!queue.must_yield(now_tsc, monitor_->occupancy())) {
+        next_check_[i] = queue.next_check_tsc(now_tsc, monitor_->occupancy(), interval_cycles_);
+        continue;
+      }
+      for (const ScheduledNf& nf : queue.nfs())
+        if (nf.nf != running.nf) {
+          monitor_->sample(nf.ingress);
+          monitor_->sample(nf.egress);
+        }
+      std::optional<Switch> change = queue.decide(now_tsc, monitor_->occupancy());
+      carry_out(view, change);
+      // After a switch, the new NF's rings were just read; without one, nobody else was worth the core yet.
+      next_check_[i] = change ? queue.next_check_tsc(now_tsc, monitor_->occupancy(), interval_cycles_) : now_tsc + interval_cycles_;
+    }
+  }
+
+  void carry_out(SchedulerView& view, const std::optional<Switch>& change) {
+    if (!change) return;
+    int from = worker_of_nf_[change->from], to = worker_of_nf_[change->to];
+    uint64_t begin = rte_get_tsc_cycles();
+    // A worker that exited has pid 0 here (to the kernel, pid 0 would be the manager itself): hand_over skips it.
+    controller_->hand_over(view.worker_pids[from], view.worker_pids[to]);
+    switch_cycles_ += rte_get_tsc_cycles() - begin;
+    held_[from] = true;
+    held_[to] = false;
+    switches_++;
+    switches_to_[change->to]++;
   }
 
   bool holds(size_t worker) const override { return worker < held_.size() && held_[worker]; }
@@ -136,7 +168,9 @@ class UnisScheduler final : public Scheduler {
             {"wait_queues", order},
             {"nfs", nfs},
             {"intervals", intervals_},
+            {"sampling", options_.sampling},
             {"monitor_samples", monitor_ ? monitor_->samples() : 0},
+            {"ring_reads", monitor_ ? monitor_->ring_reads() : 0},
             {"switches", switches_},
             {"controller_us_per_switch", switches_ ? json(static_cast<double>(switch_cycles_) / switches_ / hz * 1e6) : json()}};
   }
@@ -149,6 +183,8 @@ class UnisScheduler final : public Scheduler {
   std::vector<int> worker_of_nf_;
   std::vector<bool> held_;
   std::map<int, uint64_t> switches_to_;
+  uint64_t interval_cycles_ = 0;
+  std::vector<uint64_t> next_check_;  // per core, "predicted" sampling: when to read the running NF's rings
   uint64_t intervals_ = 0, switches_ = 0, switch_cycles_ = 0;
 };
 
@@ -187,6 +223,11 @@ const SchedulerRegistration registration({
              .help = "preempt when the output ring holds at least this; -1 = gamma x capacity", .min = -1, .max = 1 << 20},
             {.name = "interval_us", .type = ArgType::Number, .default_value = 1.0,
              .help = "scheduling interval T: the monitoring timer's period in microseconds", .min = 0.1, .max = 100000},
+            {.name = "sampling", .type = ArgType::Choice, .default_value = "predicted",
+             .help = "predicted: read a running NF's rings when, at its estimated cost, it could first reach a threshold (at "
+                     "least T apart), and the other rings only to pick a successor; every_interval: read every ring each T "
+                     "(the paper), which makes the NFs pay to take their ring counters back from the control core",
+             .choices = {"every_interval", "predicted"}},
             {.name = "occupancy", .type = ArgType::Boolean, .default_value = true,
              .help = "interface-occupancy optimisation; false = switch only when the slice expires (the paper's ablation)"},
             {.name = "backend", .type = ArgType::Choice, .default_value = "fifo",

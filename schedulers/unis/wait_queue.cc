@@ -2,6 +2,7 @@
 #include "wait_queue.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace tandem::unis {
 
@@ -15,11 +16,25 @@ const ScheduledNf& CoreQueue::start(uint64_t now_tsc) {
   return nfs_[0];
 }
 
+bool CoreQueue::must_yield(uint64_t now_tsc, const std::vector<uint32_t>& occupancy) const {
+  const ScheduledNf& current = nfs_[running_];
+  return slice_.expired(now_tsc) || (occupancy_rules_ && (starved_of_input(current, occupancy) || egress_full(current, occupancy)));
+}
+
+uint64_t CoreQueue::next_check_tsc(uint64_t now_tsc, const std::vector<uint32_t>& occupancy, uint64_t interval_cycles) const {
+  uint64_t soonest = now_tsc + interval_cycles;
+  if (queue_.empty()) return std::numeric_limits<uint64_t>::max();  // alone on its core: nothing to decide, ever
+  if (!occupancy_rules_) return std::max(soonest, slice_.deadline());
+  const ScheduledNf& current = nfs_[running_];
+  uint32_t in = occupancy[current.ingress], out = occupancy[current.egress];
+  uint32_t margin = std::min(in > current.theta_min ? in - current.theta_min : 0u, out < current.theta_max ? current.theta_max - out : 0u);
+  auto quiet = static_cast<uint64_t>(static_cast<double>(margin) * current.cost_cycles * kPredictionSafety);
+  return std::max(soonest, std::min(now_tsc + quiet, slice_.deadline()));
+}
+
 std::optional<Switch> CoreQueue::decide(uint64_t now_tsc, const std::vector<uint32_t>& occupancy) {
   const ScheduledNf& current = nfs_[running_];
-  bool preempt = slice_.expired(now_tsc) ||
-                 (occupancy_rules_ && (starved_of_input(current, occupancy) || egress_full(current, occupancy)));
-  if (!preempt || queue_.empty()) return std::nullopt;
+  if (!must_yield(now_tsc, occupancy) || queue_.empty()) return std::nullopt;
   // Lines 8-12: requeue the running NF, then take NFs from the front until one has work and room.
   // At most one pass: reaching the running NF again means nobody else is worth a switch.
   queue_.push_back(running_);

@@ -20,7 +20,13 @@ struct ScheduledNf {
   uint64_t slice_cycles = 0;  // cost x slice fraction x capacity(egress)
   uint32_t theta_min = 0;     // preempt when the ingress holds no more than this
   uint32_t theta_max = 0;     // preempt when the egress holds at least this
+  double cost_cycles = 0;     // estimated cycles per packet: how fast it can move its rings' occupancy
 };
+
+// When UNiS reads only the running NFs' rings, it reads them again no sooner than this fraction of the time the
+// NF needs to reach a threshold at its estimated cost. 0.5 leaves room for an NF that runs up to twice as fast
+// as estimated; one that runs faster still is seen late, its egress filling past theta_max towards the ring's end.
+constexpr double kPredictionSafety = 0.5;
 
 // The paper's parameters (Sec. 4.5): time_slice = cost x gamma x capacity(egress), theta_min = batch - 8,
 // theta_max = gamma x capacity(egress). `fraction` stands for gamma in the slice so it can be swept alone.
@@ -49,6 +55,14 @@ class CoreQueue {
   // Algorithm 1, lines 6-18: if the running NF must yield the core and another NF is worth running,
   // requeue the running one, take the candidate and restart the timer. Returns the switch to carry out.
   std::optional<Switch> decide(uint64_t now_tsc, const std::vector<uint32_t>& occupancy);
+  // Algorithm 1, line 6: whether the running NF must yield (slice expired, or, with the occupancy rules,
+  // its ingress holds no more than theta_min or its egress at least theta_max).
+  bool must_yield(uint64_t now_tsc, const std::vector<uint32_t>& occupancy) const;
+  // The earliest time must_yield() could turn true, given the running NF's rings as sampled now: packets only
+  // leave its ingress and enter its egress as fast as it processes them (arrivals upstream and departures
+  // downstream only delay both thresholds), so neither is reached before margin x cost cycles, taken at
+  // kPredictionSafety. Never sooner than `interval_cycles` (T) from now, never later than the slice's end.
+  uint64_t next_check_tsc(uint64_t now_tsc, const std::vector<uint32_t>& occupancy, uint64_t interval_cycles) const;
 
   const ScheduledNf& running() const { return nfs_[running_]; }
   // The waiting NFs, front first (global NF indexes), for tests and reports.

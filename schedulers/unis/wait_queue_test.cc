@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace tandem::unis {
 namespace {
 
@@ -91,6 +93,47 @@ TEST(Algorithm1, TheNewNfGetsItsOwnSlice) {
   ASSERT_TRUE(q.decide(100, rings({100, 100, 0})).has_value());
   EXPECT_FALSE(q.decide(5099, rings({100, 100, 0})).has_value());
   EXPECT_TRUE(q.decide(5100, rings({100, 100, 0})).has_value());
+}
+
+// Predicted sampling: the running NF (cost 10 cycles/packet, slice 100000) cannot reach a threshold sooner than
+// its margin in packets x its cost; the check comes at half that (kPredictionSafety), within [T, slice end].
+TEST(PredictedSampling, NextCheckIsHalfTheTimeToTheNearestThreshold) {
+  ScheduledNf a = nf(1, 0, 1, 100000), b = nf(2, 1, 2, 100000);
+  a.cost_cycles = b.cost_cycles = 10;
+  CoreQueue q({a, b}, true);
+  q.start(0);
+  const uint64_t interval = 100;
+  // Ingress 1024: 1000 packets above theta_min; egress 0: 1536 below theta_max. The ingress is nearer.
+  EXPECT_EQ(q.next_check_tsc(0, rings({1024, 0, 0}), interval), 5000u);
+  // Egress 1436: 100 packets below theta_max: 100 x 10 x 0.5.
+  EXPECT_EQ(q.next_check_tsc(0, rings({1024, 1436, 0}), interval), 500u);
+  // A few packets from a threshold: no sooner than T.
+  EXPECT_EQ(q.next_check_tsc(1000, rings({kThetaMin + 1, 0, 0}), interval), 1100u);
+  // Far from both thresholds: no later than the slice's end.
+  a.cost_cycles = 1000;
+  CoreQueue slow({a, b}, true);
+  slow.start(0);
+  EXPECT_EQ(slow.next_check_tsc(0, rings({2048, 0, 0}), interval), 100000u);
+}
+
+TEST(PredictedSampling, WithoutOccupancyRulesOnlyTheSliceAndAloneNever) {
+  ScheduledNf a = nf(1, 0, 1, 100000), b = nf(2, 1, 2, 100000);
+  a.cost_cycles = 10;
+  CoreQueue ablation({a, b}, false);
+  ablation.start(0);
+  EXPECT_EQ(ablation.next_check_tsc(0, rings({kThetaMin, 0, 0}), 100), 100000u);
+  CoreQueue alone({a}, true);
+  alone.start(0);
+  EXPECT_EQ(alone.next_check_tsc(0, rings({kThetaMin, 0, 0}), 100), std::numeric_limits<uint64_t>::max());
+}
+
+TEST(PredictedSampling, MustYieldIsTheConditionDecideActsOn) {
+  CoreQueue q = paper_example();
+  q.start(0);
+  EXPECT_FALSE(q.must_yield(500, rings({100, 100, 100, 100, 0})));
+  EXPECT_TRUE(q.must_yield(500, rings({kThetaMin, 100, 100, 100, 0})));  // input ran out
+  EXPECT_TRUE(q.must_yield(500, rings({100, kThetaMax, 100, 100, 0})));  // output filled
+  EXPECT_TRUE(q.must_yield(1000, rings({100, 100, 100, 100, 0})));       // slice over
 }
 
 TEST(TimeSlice, IsCostTimesFractionTimesEgressCapacity) {

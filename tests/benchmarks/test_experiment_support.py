@@ -24,3 +24,10 @@ def test_without_same_mode_pairs_or_probes_every_pair_counts():
 def test_round_trips_are_found_in_any_document_shape():
     c = comparison([(9.0, 80.0)], [(10.0, 385.0)])
     assert sorted(round_trips({"light": {3: c}, "cases": [c]})) == [80.0, 80.0, 385.0, 385.0]
+
+
+def test_a_mode_can_be_asked_for():
+    c = comparison([(9.0, 80.0), (20.0, 90.0), (4.0, 390.0)], [(10.0, 85.0), (8.0, 380.0), (5.0, 370.0)])
+    assert paired_share(c, "unis", "coop", far=False) == pytest.approx(0.9)
+    assert paired_share(c, "unis", "coop", far=True) == pytest.approx(0.8)
+    assert paired_share(comparison([(9.0, 80.0)], [(10.0, 85.0)]), "unis", "coop", far=True) is None
