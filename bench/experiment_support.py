@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from controlplane.compare import compare
-from controlplane.report import far_placement, round_trip_text
+from controlplane.report import slow_runs
 from controlplane.spec import Spec
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -23,19 +23,19 @@ def mpps(comparison: dict, scheduler: str) -> float | None:
     return ((comparison["schedulers"][scheduler]["median"]) or {}).get("delivered_mpps")
 
 
-def paired_share(comparison: dict, scheduler: str, reference: str, far: bool | None = None) -> float | None:
+def paired_share(comparison: dict, scheduler: str, reference: str, slow: bool | None = None) -> float | None:
     """Median over repeats of scheduler / reference delivered Mpps, each pair run back to back (compare
-    interleaves the schedulers), so a slow spell of this VM hits both sides of a ratio alike. A pair whose two
-    runs started in different modes of the VM (one core round trip near, one far) compares the host, not the
-    schedulers, and is left out unless no other pair is left. far=True or False keeps only the pairs that both
-    started in that mode (None when there are none)."""
-    pairs = [(a, b) for a, b in zip(comparison["schedulers"][scheduler]["runs"], comparison["schedulers"][reference]["runs"])
+    interleaves the schedulers), so a slow spell of this VM hits both sides of a ratio alike. A pair with one run
+    in the VM's fast mode and one in its slow mode compares the host, not the schedulers, and is left out unless
+    no other pair is left. slow=True or False keeps only the pairs that both ran in that mode (None if none)."""
+    ours, theirs = comparison["schedulers"][scheduler]["runs"], comparison["schedulers"][reference]["runs"]
+    flags = slow_runs(ours + theirs)
+    pairs = [(a, b, flags[i], flags[len(ours) + i]) for i, (a, b) in enumerate(zip(ours, theirs))
              if a["delivered_mpps"] is not None and b["delivered_mpps"]]
-    same_mode = [(a, b) for a, b in pairs
-                 if far_placement(a.get("core_round_trip_ns")) == far_placement(b.get("core_round_trip_ns"))]
-    if far is not None:
-        pairs = same_mode = [(a, b) for a, b in same_mode if far_placement(a.get("core_round_trip_ns")) is far]
-    shares = [a["delivered_mpps"] / b["delivered_mpps"] for a, b in (same_mode or pairs)]
+    same_mode = [p for p in pairs if p[2] == p[3]]
+    if slow is not None:
+        pairs = same_mode = [p for p in same_mode if p[2] is slow]
+    shares = [a["delivered_mpps"] / b["delivered_mpps"] for a, b, _, _ in (same_mode or pairs)]
     return statistics.median(shares) if shares else None
 
 
@@ -77,21 +77,8 @@ def ratio(a, b) -> str:
     return share_text(None if a is None or not b else a / b)
 
 
-def round_trips(document) -> list[float]:
-    """Every run summary's core round trip anywhere in an experiment's document."""
-    if isinstance(document, dict):
-        if "delivered_mpps" in document and "core_round_trip_ns" in document:
-            return [document["core_round_trip_ns"]]
-        return [ns for value in document.values() for ns in round_trips(value)]
-    if isinstance(document, list):
-        return [ns for value in document for ns in round_trips(value)]
-    return []
-
-
 def save_result(name: str, document: dict, text: str) -> None:
-    """Writes bench/results/NAME.json (every run) and NAME.md (the table, with the core round trips of its
-    runs), and prints the table."""
-    text = f"{text}\n{round_trip_text(round_trips(document))}"
+    """Writes bench/results/NAME.json (every run) and NAME.md (the table), and prints the table."""
     (RESULTS / f"{name}.json").write_text(json.dumps(document, indent=1))
     (RESULTS / f"{name}.md").write_text(f"```\n{text}\n```\n")
     print(text, flush=True)

@@ -72,8 +72,8 @@ def chain_length(repeat, duration, lengths):
             median = statistics.median(shares)
             verdicts.append(f"unis vs coop, {label} NFs, chains of 2-8 (median): {median:.0%} (target >= {target:.0%}: "
                             f"{'met' if median >= target else 'missed'})")
-        for far, mode in ((False, "fast mode (near vCPUs)"), (True, "slow mode (far vCPUs)")):
-            by_mode = [share for n in lengths if n > 1 and (share := paired_share(summary[label][n], "unis", "coop", far=far)) is not None]
+        for slow, mode in ((False, "fast mode"), (True, "slow mode")):
+            by_mode = [share for n in lengths if n > 1 and (share := paired_share(summary[label][n], "unis", "coop", slow=slow)) is not None]
             if by_mode:
                 verdicts.append(f"    pairs run in the {mode} only: {statistics.median(by_mode):.0%} (median over {len(by_mode)} lengths)")
     if 3 in lengths:
@@ -305,13 +305,13 @@ def sampling(repeat, duration):
             unis = label != "coop"
             rows.append([case, label, fmt(mpps(c, label)),
                          share_text(paired_share(c, label, "coop")) if unis else "",
-                         share_text(paired_share(c, label, "coop", far=False)) if unis else "",
-                         share_text(paired_share(c, label, "coop", far=True)) if unis else "",
+                         share_text(paired_share(c, label, "coop", slow=False)) if unis else "",
+                         share_text(paired_share(c, label, "coop", slow=True)) if unis else "",
                          inner_cost(label), reads_per_s(label) if unis else "", exact({"schedulers": {label: c["schedulers"][label]}})])
     text = header("UNiS's interface monitor: every ring read every T = 1 us (the paper) or the running NF's rings read when it "
                   "could first reach a threshold (predicted, the default); inner NFs' cycles/packet are those of the NFs "
                   "between the first and the last, whose rings only the monitor reads from the control core", repeat, duration)
-    text += table(["chain", "scheduler", "Mpps", "vs coop", "near pairs", "far pairs", "inner cyc/pkt", "ring reads/s", "accounting"],
+    text += table(["chain", "scheduler", "Mpps", "vs coop", "fast pairs", "slow pairs", "inner cyc/pkt", "ring reads/s", "accounting"],
                   rows, align_left=2)
     save("sampling", document, text)
 

@@ -27,6 +27,10 @@ class Generator {
   uint64_t generated(int chain) const { return streams_[chain].generated; }
   // Packets that could not be allocated (pool exhausted): not generated, reported as a warning.
   uint64_t allocation_failures() const { return allocation_failures_; }
+  // TSC cycles spent writing frames into mbufs, per frame, over the run. Those mbufs were last written by the
+  // NFs' core, so this rises with what the host's vCPU placement makes a cross-core transfer cost (README,
+  // Results): an in-run reading of the VM's mode, where a probe before the run can be minutes out of date.
+  double build_cycles_per_packet() const { return built_ ? static_cast<double>(build_cycles_) / static_cast<double>(built_) : 0; }
 
  private:
   struct Stream {
@@ -51,6 +55,7 @@ class Generator {
   uint16_t burst_;
   std::vector<Stream> streams_;
   uint64_t allocation_failures_ = 0;
+  uint64_t build_cycles_ = 0, built_ = 0;
 };
 
 }  // namespace tandem

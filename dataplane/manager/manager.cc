@@ -12,7 +12,6 @@
 #include <csignal>
 #include <fstream>
 #include <map>
-#include <set>
 
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -26,7 +25,6 @@
 #include "dataplane/eal_args.h"
 #include "dataplane/idle_wait.h"
 #include "dataplane/packet_meta.h"
-#include "core_round_trip.h"
 #include "cycle_estimator.h"
 #include "external_nf.h"
 #include "generator.h"
@@ -92,7 +90,6 @@ class Run {
   void stop_workers();
   void stop_externals_one_by_one();
   void probe_switch_latency();
-  void measure_core_round_trip();
   Snapshot snapshot(double now_s);
   json results();
   json profile_results() const;
@@ -123,9 +120,6 @@ class Run {
   std::unique_ptr<Sink> sink_;
   std::unique_ptr<CycleEstimator> estimator_;  // profiling runs: probes instead of paced traffic
   json switch_latency_;
-  // Cache-line round trip control core <-> each NF core, as the run starts: the host's placement of our
-  // vCPUs, which moves every rate-max result by ~2.5x (README, Results).
-  json core_round_trip_ = json::object();
   std::unique_ptr<SchedulerView> view_;
   Snapshot window_begin_, window_end_;
   bool window_begun_ = false, window_ended_ = false;
@@ -674,7 +668,7 @@ json Run::results() {
           {"warmup_s", d_.warmup_s},
           {"duration_s", d_.duration_s},
           {"tsc_hz", hz_},
-          {"core_round_trip_ns", core_round_trip_},
+          {"generator_build_cycles_per_packet", generator_->build_cycles_per_packet()},
           {"chains", chains},
           {"nfs", nfs},
           {"rings", rings},
@@ -706,15 +700,6 @@ json Run::profile_results() const {
   return out;
 }
 
-void Run::measure_core_round_trip() {
-  std::set<int> cores;
-  for (const NfConfig& nf : d_.nfs) cores.insert(nf.core);
-  for (int core : cores) {
-    std::optional<double> ns = cache_line_round_trip_ns(d_.control_core, core);
-    core_round_trip_[std::to_string(core)] = ns ? json(*ns) : json();
-  }
-}
-
 int Run::execute() {
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
@@ -727,9 +712,6 @@ int Run::execute() {
   scheduler_ = type.create(d_.scheduler.options);
   d_.workers = scheduler_->plan_workers(d_);
   bool ran = false;
-  // Before DPDK is up. Probed again in this process after the workers stopped, it read 2-3x what a fresh
-  // process read right after (210-275 vs 82-120 ns), so that second reading is not taken.
-  measure_core_round_trip();
   try {
     set_up_memory();
     start_workers();

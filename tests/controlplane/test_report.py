@@ -1,7 +1,7 @@
 """Run summaries and reports: totals, worst-chain latency, unavailable counters and accounting verdicts."""
 import copy
 
-from controlplane.report import comparison_report, round_trip_text, run_report, run_summary
+from controlplane.report import comparison_report, run_report, run_summary, slow_runs
 
 CHAIN = {
     "name": "c", "nfs": ["a"], "generated": 1000, "delivered": 900, "delivered_bytes": 57600, "hop_errors": 0,
@@ -69,11 +69,10 @@ def test_comparison_ratio_to_rtc():
     assert "2.5%" in text and "100.0%" in text and "1/1 exact" in text
 
 
-def test_core_round_trip_is_the_farthest_core_and_tables_give_its_spread():
-    results = copy.deepcopy(RESULTS) | {"core_round_trip_ns": {"1": 90.0, "2": 380.0}}
-    assert run_summary(results)["core_round_trip_ns"] == 380.0
-    assert "control core <-> core 2 380 ns" in run_report(results)
-    assert run_summary(RESULTS)["core_round_trip_ns"] is None  # results from before the probe existed
-    assert round_trip_text([None, 400.0, 80.0, 100.0]).endswith(
-        "at the start of 3 run(s): 80-400 ns (median 100); 1 above 200 ns (the VM's slow mode, README, Results)")
-    assert "not measured" in round_trip_text([None])
+def test_runs_whose_first_nfs_pay_well_above_the_cheapest_ran_in_the_slow_mode():
+    results = copy.deepcopy(RESULTS) | {"generator_build_cycles_per_packet": 104.0}
+    assert run_summary(results)["entry_nf_cycles_per_packet"] == 30.0  # the first NF of the chain
+    assert "generator: 104 cycles to build a frame" in run_report(results)
+    runs = [{"entry_nf_cycles_per_packet": c} for c in (162.0, 165.0, 190.0, None)]
+    assert slow_runs(runs) == [False, False, True, None]
+    assert slow_runs([{"entry_nf_cycles_per_packet": 190.0}] * 2) == [False, False]  # all slow: none flagged

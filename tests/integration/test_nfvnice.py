@@ -101,6 +101,21 @@ def test_without_backpressure_the_same_chain_wastes_work(write_spec, tmp_path, m
     assert chain["wasted_work"] > 100_000, chain
 
 
+def test_at_max_rate_a_closed_entry_offers_nothing_instead_of_shedding(write_spec, tmp_path, machine_before):
+    # "As fast as the entry takes": while backpressure closes the entry it takes nothing. Shedding a burst per
+    # generator loop instead counted ~1.7 G packets a second as offered and dropped.
+    spec = BOTTLENECK.replace("rate: 10 Mpps", "rate: max")
+    out = tmp_path / "r.json"
+    result = tandem("run", str(write_spec(spec)), "--json", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    results = run_results(out)
+    assert_accounted(results)
+    chain = results["chains"][0]
+    assert results["scheduler"]["report"]["congestion_episodes"] > 0  # the entry was closed at times
+    assert chain["dropped"]["entry_backpressure"] == 0, chain["dropped"]
+    assert chain["window"]["offered_mpps"] < 2 * chain["window"]["delivered_mpps"] + 1, chain["window"]
+
+
 def _run_cgroup(process_pid: int) -> Path:
     root = machine.cgroup_v1_mount("cpu")
     assert root is not None
