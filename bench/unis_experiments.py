@@ -51,7 +51,7 @@ def save(name: str, document: dict, text: str) -> None:
 
 def header(what: str, repeat: int, duration: float) -> str:
     return (f"{what}\nmedian of {repeat} runs x {duration} s on {machine_description()}; UNiS on the control core; "
-            f"unis/coop is the median of the ratios of runs made back to back, leaving out pairs that started in different "
+            f"unis/coop is the median of the ratios of runs made back to back, leaving out pairs that ran in different "
             f"modes of the VM\n\n")
 
 
@@ -70,12 +70,12 @@ def chain_length(repeat, duration, lengths):
         shares = [share for n in lengths if n > 1 and (share := paired_share(summary[label][n], "unis", "coop")) is not None]
         if shares:
             median = statistics.median(shares)
-            verdicts.append(f"unis vs coop, {label} NFs, chains of 2-8 (median): {median:.0%} (target >= {target:.0%}: "
+            verdicts.append(f"unis vs coop, {label} NFs, chains of 2-8 (median): {median:.1%} (target >= {target:.0%}: "
                             f"{'met' if median >= target else 'missed'})")
         for slow, mode in ((False, "fast mode"), (True, "slow mode")):
             by_mode = [share for n in lengths if n > 1 and (share := paired_share(summary[label][n], "unis", "coop", slow=slow)) is not None]
             if by_mode:
-                verdicts.append(f"    pairs run in the {mode} only: {statistics.median(by_mode):.0%} (median over {len(by_mode)} lengths)")
+                verdicts.append(f"    pairs run in the {mode} only: {statistics.median(by_mode):.1%} (median over {len(by_mode)} lengths)")
     if 3 in lengths:
         c = summary["light"][3]
         verdicts.append(f"unis vs cfs, 3 light NFs: {mpps(c, 'unis') / mpps(c, 'cfs'):.0f}x (target >= 20x: "
