@@ -97,8 +97,8 @@ class UnisScheduler final : public Scheduler {
       for (auto& [core, queue] : cores_) carry_out(view, queue.decide(now_tsc, monitor_->occupancy()));
       return;
     }
-    // "predicted": per core, read the running NF's two rings when it could next have to yield; the other
-    // rings of the core only when it must, to pick its successor.
+    // "predicted": per core, read the running NF's two rings when it could next have to yield; when it must,
+    // read each candidate's rings as Algorithm 1 comes to it, the first fit one being its successor.
     for (size_t i = 0; i < cores_.size(); i++) {
       if (now_tsc < next_check_[i]) continue;
       intervals_++;
@@ -110,12 +110,10 @@ class UnisScheduler final : public Scheduler {
         next_check_[i] = queue.next_check_tsc(now_tsc, monitor_->occupancy(), interval_cycles_);
         continue;
       }
-      for (const ScheduledNf& nf : queue.nfs())
-        if (nf.nf != running.nf) {
-          monitor_->sample(nf.ingress);
-          monitor_->sample(nf.egress);
-        }
-      std::optional<Switch> change = queue.decide(now_tsc, monitor_->occupancy());
+      std::optional<Switch> change = queue.decide(now_tsc, monitor_->occupancy(), [&](const ScheduledNf& candidate) {
+        monitor_->sample(candidate.ingress);
+        monitor_->sample(candidate.egress);
+      });
       carry_out(view, change);
       // After a switch, the new NF's rings were just read; without one, nobody else was worth the core yet.
       next_check_[i] = change ? queue.next_check_tsc(now_tsc, monitor_->occupancy(), interval_cycles_) : now_tsc + interval_cycles_;

@@ -12,6 +12,7 @@ CoreQueue::CoreQueue(std::vector<ScheduledNf> nfs, bool occupancy_rules) : nfs_(
 
 const ScheduledNf& CoreQueue::start(uint64_t now_tsc) {
   running_ = 0;
+  last_reading_.valid = false;
   slice_.reset(now_tsc, nfs_[0].slice_cycles);
   return nfs_[0];
 }
@@ -21,18 +22,28 @@ bool CoreQueue::must_yield(uint64_t now_tsc, const std::vector<uint32_t>& occupa
   return slice_.expired(now_tsc) || (occupancy_rules_ && (starved_of_input(current, occupancy) || egress_full(current, occupancy)));
 }
 
-uint64_t CoreQueue::next_check_tsc(uint64_t now_tsc, const std::vector<uint32_t>& occupancy, uint64_t interval_cycles) const {
+uint64_t CoreQueue::next_check_tsc(uint64_t now_tsc, const std::vector<uint32_t>& occupancy, uint64_t interval_cycles) {
   uint64_t soonest = now_tsc + interval_cycles;
   if (queue_.empty()) return std::numeric_limits<uint64_t>::max();  // alone on its core: nothing to decide, ever
   if (!occupancy_rules_) return std::max(soonest, slice_.deadline());
   const ScheduledNf& current = nfs_[running_];
   uint32_t in = occupancy[current.ingress], out = occupancy[current.egress];
+  double cycles_per_packet = current.cost_cycles;
+  if (last_reading_.valid && now_tsc > last_reading_.tsc) {
+    // Packets it certainly processed since the last reading: what left its ingress or entered its egress.
+    uint32_t drained = last_reading_.ingress > in ? last_reading_.ingress - in : 0;
+    uint32_t filled = out > last_reading_.egress ? out - last_reading_.egress : 0;
+    if (uint32_t seen = std::max(drained, filled); seen > 0)
+      cycles_per_packet = std::min(cycles_per_packet, static_cast<double>(now_tsc - last_reading_.tsc) / seen);
+  }
+  last_reading_ = {.tsc = now_tsc, .ingress = in, .egress = out, .valid = true};
   uint32_t margin = std::min(in > current.theta_min ? in - current.theta_min : 0u, out < current.theta_max ? current.theta_max - out : 0u);
-  auto quiet = static_cast<uint64_t>(static_cast<double>(margin) * current.cost_cycles * kPredictionSafety);
+  auto quiet = static_cast<uint64_t>(static_cast<double>(margin) * cycles_per_packet * kPredictionSafety);
   return std::max(soonest, std::min(now_tsc + quiet, slice_.deadline()));
 }
 
-std::optional<Switch> CoreQueue::decide(uint64_t now_tsc, const std::vector<uint32_t>& occupancy) {
+std::optional<Switch> CoreQueue::decide(uint64_t now_tsc, const std::vector<uint32_t>& occupancy,
+                                        const std::function<void(const ScheduledNf&)>& before_judging) {
   const ScheduledNf& current = nfs_[running_];
   if (!must_yield(now_tsc, occupancy) || queue_.empty()) return std::nullopt;
   // Lines 8-12: requeue the running NF, then take NFs from the front until one has work and room.
@@ -41,7 +52,11 @@ std::optional<Switch> CoreQueue::decide(uint64_t now_tsc, const std::vector<uint
   size_t candidate = queue_.front();
   queue_.pop_front();
   if (occupancy_rules_) {
-    while (candidate != running_ && (starved_of_input(nfs_[candidate], occupancy) || egress_full(nfs_[candidate], occupancy))) {
+    auto unfit = [&](size_t position) {
+      if (before_judging) before_judging(nfs_[position]);
+      return starved_of_input(nfs_[position], occupancy) || egress_full(nfs_[position], occupancy);
+    };
+    while (candidate != running_ && unfit(candidate)) {
       queue_.push_back(candidate);
       candidate = queue_.front();
       queue_.pop_front();
@@ -51,6 +66,7 @@ std::optional<Switch> CoreQueue::decide(uint64_t now_tsc, const std::vector<uint
   // Lines 13-18.
   Switch change{current.nf, nfs_[candidate].nf};
   running_ = candidate;
+  last_reading_.valid = false;
   slice_.reset(now_tsc, nfs_[candidate].slice_cycles);
   return change;
 }

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -24,8 +25,11 @@ struct ScheduledNf {
 };
 
 // When UNiS reads only the running NFs' rings, it reads them again no sooner than this fraction of the time the
-// NF needs to reach a threshold at its estimated cost. 0.5 leaves room for an NF that runs up to twice as fast
-// as estimated; one that runs faster still is seen late, its egress filling past theta_max towards the ring's end.
+// NF needs to reach a threshold. The time per packet is the smaller of the estimated cost and what the NF was
+// seen to do since the last reading: the estimator's cost can be far above the NF's pace in a chain (macswap:
+// 78 cycles estimated, 12-13 in a chain, its packets already in the core's cache). Taking half of that time
+// leaves room for an NF that speeds up to twice its pace; one that speeds up more is seen late, its egress
+// filling past theta_max towards the ring's end.
 constexpr double kPredictionSafety = 0.5;
 
 // The paper's parameters (Sec. 4.5): time_slice = cost x gamma x capacity(egress), theta_min = batch - 8,
@@ -54,15 +58,19 @@ class CoreQueue {
   const ScheduledNf& start(uint64_t now_tsc);
   // Algorithm 1, lines 6-18: if the running NF must yield the core and another NF is worth running,
   // requeue the running one, take the candidate and restart the timer. Returns the switch to carry out.
-  std::optional<Switch> decide(uint64_t now_tsc, const std::vector<uint32_t>& occupancy);
+  // `before_judging`, if given, is called with each candidate before its rings are looked at in `occupancy`
+  // (so they can be read then, and only the candidates looked at are read).
+  std::optional<Switch> decide(uint64_t now_tsc, const std::vector<uint32_t>& occupancy,
+                               const std::function<void(const ScheduledNf&)>& before_judging = {});
   // Algorithm 1, line 6: whether the running NF must yield (slice expired, or, with the occupancy rules,
   // its ingress holds no more than theta_min or its egress at least theta_max).
   bool must_yield(uint64_t now_tsc, const std::vector<uint32_t>& occupancy) const;
   // The earliest time must_yield() could turn true, given the running NF's rings as sampled now: packets only
   // leave its ingress and enter its egress as fast as it processes them (arrivals upstream and departures
-  // downstream only delay both thresholds), so neither is reached before margin x cost cycles, taken at
+  // downstream only delay both thresholds), so neither is reached before margin x cycles per packet, taken at
   // kPredictionSafety. Never sooner than `interval_cycles` (T) from now, never later than the slice's end.
-  uint64_t next_check_tsc(uint64_t now_tsc, const std::vector<uint32_t>& occupancy, uint64_t interval_cycles) const;
+  // Remembers this reading, to see the NF's pace at the next one.
+  uint64_t next_check_tsc(uint64_t now_tsc, const std::vector<uint32_t>& occupancy, uint64_t interval_cycles);
 
   const ScheduledNf& running() const { return nfs_[running_]; }
   // The waiting NFs, front first (global NF indexes), for tests and reports.
@@ -80,6 +88,11 @@ class CoreQueue {
   std::vector<ScheduledNf> nfs_;
   std::deque<size_t> queue_;  // positions in nfs_, waiting
   size_t running_ = 0;
+  struct Reading {
+    uint64_t tsc = 0;
+    uint32_t ingress = 0, egress = 0;
+    bool valid = false;  // taken during the running NF's current turn
+  } last_reading_;
   TscTimer slice_;
   bool occupancy_rules_;
 };

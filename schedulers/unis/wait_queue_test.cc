@@ -43,6 +43,20 @@ TEST(Algorithm1, Fig3cFrontDoesNotSatisfyTheCriteria) {
   EXPECT_EQ(q.waiting(), (std::vector<int>{10, 12}));
 }
 
+TEST(Algorithm1, OnlyTheCandidatesLookedAtAreReadAndInQueueOrder) {
+  CoreQueue q = paper_example();
+  q.start(0);
+  std::vector<uint32_t> occupancy = {100, 100, 0, 0, 0};  // stale: C looks starved, D too
+  std::vector<int> judged;
+  auto change = q.decide(1000, occupancy, [&](const ScheduledNf& candidate) {
+    judged.push_back(candidate.nf);
+    if (candidate.nf == 12) occupancy[2] = 100;  // read now: C has work after all
+  });
+  ASSERT_TRUE(change.has_value());
+  EXPECT_EQ(change->to, 12);
+  EXPECT_EQ(judged, (std::vector<int>{12}));  // D was never looked at, so never read
+}
+
 TEST(Algorithm1, CandidateWithAFullEgressIsSkipped) {
   CoreQueue q = paper_example();
   q.start(0);
@@ -114,6 +128,22 @@ TEST(PredictedSampling, NextCheckIsHalfTheTimeToTheNearestThreshold) {
   CoreQueue slow({a, b}, true);
   slow.start(0);
   EXPECT_EQ(slow.next_check_tsc(0, rings({2048, 0, 0}), interval), 100000u);
+}
+
+TEST(PredictedSampling, AnNfSeenFasterThanItsEstimateIsReadSooner) {
+  ScheduledNf a = nf(1, 0, 1, 1000000), b = nf(2, 1, 2, 1000000);
+  a.cost_cycles = b.cost_cycles = 100;
+  CoreQueue q({a, b}, true);
+  q.start(0);
+  const uint64_t interval = 10;
+  EXPECT_EQ(q.next_check_tsc(0, rings({1024, 0, 0}), interval), 50000u);  // 1000 packets x 100 x 0.5
+  // 500 cycles later it had drained 50 packets: 10 cycles each, not 100. 950 left above theta_min.
+  EXPECT_EQ(q.next_check_tsc(500, rings({974, 0, 0}), interval), 500u + 4750u);
+  // A slower spell never raises the pace above the estimate.
+  EXPECT_EQ(q.next_check_tsc(100500, rings({964, 0, 0}), interval), 100500u + 47000u);
+  // A new turn forgets the old NF's pace.
+  ASSERT_TRUE(q.decide(2000000, rings({964, 100, 0})).has_value());
+  EXPECT_EQ(q.next_check_tsc(2000000, rings({964, 100, 0}), interval), 2000000u + 3800u);  // b: 76 x 100 x 0.5
 }
 
 TEST(PredictedSampling, WithoutOccupancyRulesOnlyTheSliceAndAloneNever) {
