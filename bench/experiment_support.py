@@ -23,13 +23,15 @@ def mpps(comparison: dict, scheduler: str) -> float | None:
     return ((comparison["schedulers"][scheduler]["median"]) or {}).get("delivered_mpps")
 
 
-def paired_share(comparison: dict, scheduler: str, reference: str, slow: bool | None = None) -> float | None:
+def paired_share(comparison: dict, scheduler: str, reference: str, slow: bool | None = None,
+                 fastest: float | None = None) -> float | None:
     """Median over repeats of scheduler / reference delivered Mpps, each pair run back to back (compare
     interleaves the schedulers), so a slow spell of this VM hits both sides of a ratio alike. A pair with one run
     in the VM's fast mode and one in its slow mode compares the host, not the schedulers, and is left out unless
-    no other pair is left. slow=True or False keeps only the pairs that both ran in that mode (None if none)."""
+    no other pair is left. slow=True or False keeps only the pairs that both ran in that mode (None if none).
+    `fastest`: the cheapest first-NF cost seen for these NFs anywhere (see slow_runs)."""
     ours, theirs = comparison["schedulers"][scheduler]["runs"], comparison["schedulers"][reference]["runs"]
-    flags = slow_runs(ours + theirs)
+    flags = slow_runs(ours + theirs, fastest)
     pairs = [(a, b, flags[i], flags[len(ours) + i]) for i, (a, b) in enumerate(zip(ours, theirs))
              if a["delivered_mpps"] is not None and b["delivered_mpps"]]
     same_mode = [p for p in pairs if p[2] == p[3]]
@@ -75,6 +77,13 @@ def share_text(share: float | None) -> str:
 
 def ratio(a, b) -> str:
     return share_text(None if a is None or not b else a / b)
+
+
+def fastest_entry_cost(comparisons: list[dict]) -> float | None:
+    """The cheapest first-NF cost over every run of these comparisons (the same first NF in all of them)."""
+    costs = [r.get("entry_nf_cycles_per_packet") for c in comparisons for e in c["schedulers"].values() for r in e["runs"]]
+    costs = [c for c in costs if c]
+    return min(costs) if costs else None
 
 
 def save_result(name: str, document: dict, text: str) -> None:

@@ -9,6 +9,7 @@ ratio is taken inside one invocation. The UNiS loop runs on the control core, be
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import sys
 from pathlib import Path
@@ -21,8 +22,8 @@ import matplotlib  # noqa: E402
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from bench.experiment_support import (RESULTS, chain_mpps, exact, fmt, interleaved_variants, mpps, paired_share, ratio,  # noqa: E402
-                                      run, save_result, share_text)
+from bench.experiment_support import (RESULTS, chain_mpps, exact, fastest_entry_cost, fmt, interleaved_variants, mpps,  # noqa: E402
+                                      paired_share, ratio, run, save_result, share_text)
 from controlplane.report import machine_description, table  # noqa: E402
 from controlplane.spec import Spec  # noqa: E402
 
@@ -61,21 +62,37 @@ def chain_length(repeat, duration, lengths):
     for label, cycles in (("light", LIGHT), ("medium", MEDIUM)):
         for n in lengths:
             summary[label][n] = run(chain_spec(f"{label}-{n}", {"c": [{"cycles": cycles}] * n}), SCHEDULERS, repeat, duration)
+    render_chain_length(summary)
+    return summary
+
+
+def render_chain_length(summary: dict) -> None:
+    """Table, verdicts and plot of Fig. 4 from its runs (also from a saved unis-chain-length.json: --render)."""
+    lengths = summary["lengths"]
+    for label in ("light", "medium"):  # JSON keeps the lengths as strings
+        summary[label] = {int(n): c for n, c in summary[label].items()}
+    some_unis = summary["light"][lengths[0]]["schedulers"]["unis"]
+    repeat, duration = len(some_unis["runs"]), some_unis["results"][0]["duration_s"]
     rows, verdicts = [], []
     for label in ("light", "medium"):
+        fastest = fastest_entry_cost(list(summary[label].values()))  # the same first NF at every length
         for n in lengths:
             c = summary[label][n]
-            rows.append([label, n] + [fmt(mpps(c, s)) for s in SCHEDULERS] + [share_text(paired_share(c, "unis", "coop")), exact(c)])
+            rows.append([label, n] + [fmt(mpps(c, s)) for s in SCHEDULERS] +
+                        [share_text(paired_share(c, "unis", "coop", fastest=fastest)), exact(c)])
     for label, target in (("light", 0.90), ("medium", 0.97)):
-        shares = [share for n in lengths if n > 1 and (share := paired_share(summary[label][n], "unis", "coop")) is not None]
+        fastest = fastest_entry_cost(list(summary[label].values()))
+        shares = [share for n in lengths if n > 1 and (share := paired_share(summary[label][n], "unis", "coop", fastest=fastest)) is not None]
         if shares:
             median = statistics.median(shares)
             verdicts.append(f"unis vs coop, {label} NFs, chains of 2-8 (median): {median:.1%} (target >= {target:.0%}: "
                             f"{'met' if median >= target else 'missed'})")
         for slow, mode in ((False, "fast mode"), (True, "slow mode")):
-            by_mode = [share for n in lengths if n > 1 and (share := paired_share(summary[label][n], "unis", "coop", slow=slow)) is not None]
+            by_mode = {n: share for n in lengths
+                       if n > 1 and (share := paired_share(summary[label][n], "unis", "coop", slow=slow, fastest=fastest)) is not None}
             if by_mode:
-                verdicts.append(f"    pairs run in the {mode} only: {statistics.median(by_mode):.1%} (median over {len(by_mode)} lengths)")
+                verdicts.append(f"    pairs run in the {mode} only: {statistics.median(by_mode.values()):.1%} (median over lengths "
+                                f"{', '.join(map(str, by_mode))})")
     if 3 in lengths:
         c = summary["light"][3]
         verdicts.append(f"unis vs cfs, 3 light NFs: {mpps(c, 'unis') / mpps(c, 'cfs'):.0f}x (target >= 20x: "
@@ -95,7 +112,6 @@ def chain_length(repeat, duration, lengths):
     figure.suptitle(machine_description(), fontsize=9)
     figure.tight_layout()
     figure.savefig(RESULTS / "unis-chain-length.png", dpi=110)
-    return summary
 
 
 # 2. Fig. 7 (alternating medium/heavy) and Fig. 8 (variable cost under the data-centre size mix).
@@ -334,6 +350,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--duration", type=float, default=2.0)
     parser.add_argument("--lengths", default="1,2,3,4,6,8")
+    parser.add_argument("--render", action="store_true",
+                        help="with --only chain-length: table, verdicts and plot again from the saved runs, without running")
     parser.add_argument("--only", choices=["chain-length", "heterogeneous", "multiple-chains", "occupancy", "latency", "external", "capacity",
                                            "sampling"])
     args = parser.parse_args()
@@ -348,6 +366,11 @@ def main() -> int:
         "capacity": lambda: interface_capacity(args.repeat, args.duration),
         "sampling": lambda: sampling(args.repeat, args.duration),
     }
+    if args.render:
+        if args.only != "chain-length":
+            parser.error("--render needs --only chain-length")
+        render_chain_length(json.loads((RESULTS / "unis-chain-length.json").read_text()))
+        return 0
     for name, step in steps.items():
         if args.only in (None, name):
             step()

@@ -13,7 +13,7 @@ def comparison(unis: list[tuple[float, float | None]], coop: list[tuple[float, f
 
 def test_pairs_in_the_same_mode_make_the_ratio():
     # The second pair straddles a mode change (unis fast, coop slow): alone it would say 2.5x.
-    c = comparison([(9.0, 90.0), (20.0, 92.0), (4.0, 120.0)], [(10.0, 91.0), (8.0, 110.0), (5.0, 104.0)])
+    c = comparison([(9.0, 90.0), (20.0, 92.0), (4.0, 120.0)], [(10.0, 91.0), (8.0, 110.0), (5.0, 115.0)])
     assert paired_share(c, "unis", "coop") == pytest.approx(0.85)  # median of 0.9 and 0.8
 
 
@@ -23,7 +23,9 @@ def test_without_same_mode_pairs_or_measurements_every_pair_counts():
 
 
 def test_a_mode_can_be_asked_for():
-    c = comparison([(9.0, 90.0), (20.0, 92.0), (4.0, 120.0)], [(10.0, 91.0), (8.0, 110.0), (5.0, 104.0)])
+    c = comparison([(9.0, 90.0), (20.0, 92.0), (4.0, 120.0)], [(10.0, 91.0), (8.0, 110.0), (5.0, 115.0)])
     assert paired_share(c, "unis", "coop", slow=False) == pytest.approx(0.9)
     assert paired_share(c, "unis", "coop", slow=True) == pytest.approx(0.8)
     assert paired_share(comparison([(9.0, 90.0)], [(10.0, 91.0)]), "unis", "coop", slow=True) is None
+    # Both slow, told so by a cheaper run elsewhere:
+    assert paired_share(comparison([(9.0, 120.0)], [(10.0, 121.0)]), "unis", "coop", slow=True, fastest=90.0) == pytest.approx(0.9)
