@@ -109,13 +109,19 @@ TEST(Algorithm1, TheNewNfGetsItsOwnSlice) {
   EXPECT_TRUE(q.decide(5100, rings({100, 100, 0})).has_value());
 }
 
+// Two NFs chained on rings 0 -> 1 -> 2, both of `cost` cycles a packet, started at TSC 0.
+CoreQueue started_pair(double cost, uint64_t slice) {
+  ScheduledNf a = nf(1, 0, 1, slice), b = nf(2, 1, 2, slice);
+  a.cost_cycles = b.cost_cycles = cost;
+  CoreQueue q({a, b}, true);
+  q.start(0);
+  return q;
+}
+
 // Predicted sampling: the running NF (cost 10 cycles/packet, slice 100000) cannot reach a threshold sooner than
 // its margin in packets x its cost; the check comes at half that (kPredictionSafety), within [T, slice end].
 TEST(PredictedSampling, NextCheckIsHalfTheTimeToTheNearestThreshold) {
-  ScheduledNf a = nf(1, 0, 1, 100000), b = nf(2, 1, 2, 100000);
-  a.cost_cycles = b.cost_cycles = 10;
-  CoreQueue q({a, b}, true);
-  q.start(0);
+  CoreQueue q = started_pair(10, 100000);
   const uint64_t interval = 100;
   // Ingress 1024: 1000 packets above theta_min; egress 0: 1536 below theta_max. The ingress is nearer.
   EXPECT_EQ(q.next_check_tsc(0, rings({1024, 0, 0}), interval), 5000u);
@@ -124,17 +130,12 @@ TEST(PredictedSampling, NextCheckIsHalfTheTimeToTheNearestThreshold) {
   // A few packets from a threshold: no sooner than T.
   EXPECT_EQ(q.next_check_tsc(1000, rings({kThetaMin + 1, 0, 0}), interval), 1100u);
   // Far from both thresholds: no later than the slice's end.
-  a.cost_cycles = 1000;
-  CoreQueue slow({a, b}, true);
-  slow.start(0);
+  CoreQueue slow = started_pair(1000, 100000);
   EXPECT_EQ(slow.next_check_tsc(0, rings({2048, 0, 0}), interval), 100000u);
 }
 
 TEST(PredictedSampling, AnNfSeenFasterThanItsEstimateIsReadSooner) {
-  ScheduledNf a = nf(1, 0, 1, 1000000), b = nf(2, 1, 2, 1000000);
-  a.cost_cycles = b.cost_cycles = 100;
-  CoreQueue q({a, b}, true);
-  q.start(0);
+  CoreQueue q = started_pair(100, 1000000);
   const uint64_t interval = 10;
   EXPECT_EQ(q.next_check_tsc(0, rings({1024, 0, 0}), interval), 50000u);  // 1000 packets x 100 x 0.5
   // 500 cycles later it had drained 50 packets: 10 cycles each, not 100. 950 left above theta_min.

@@ -77,12 +77,18 @@ def test_nfvnice_is_fairer_than_cfs_on_the_heterogeneous_scenario(write_spec, tm
     assert shares["nf500"] > shares["nf250"] > shares["nf50"], shares  # rate x cost, measured inside the NFs
 
 
-def test_backpressure_sheds_at_the_entry_with_exact_accounting(write_spec, tmp_path, machine_before):
+def run_accounted(spec_path, tmp_path) -> tuple[subprocess.CompletedProcess, dict]:
+    """Runs a spec to completion; returns the CLI's result and the results, whose accounting is checked."""
     out = tmp_path / "r.json"
-    result = tandem("run", str(write_spec(BOTTLENECK)), "--json", str(out), "--quiet")
+    result = tandem("run", str(spec_path), "--json", str(out), "--quiet")
     assert result.returncode == 0, result.stderr
     results = run_results(out)
     assert_accounted(results)
+    return result, results
+
+
+def test_backpressure_sheds_at_the_entry_with_exact_accounting(write_spec, tmp_path, machine_before):
+    result, results = run_accounted(write_spec(BOTTLENECK), tmp_path)
     chain = results["chains"][0]
     assert chain["dropped"]["entry_backpressure"] > 1_000_000, chain["dropped"]
     assert chain["wasted_work"] < chain["dropped"]["entry_backpressure"] / 100, chain  # drops moved to the entry
@@ -104,12 +110,7 @@ def test_without_backpressure_the_same_chain_wastes_work(write_spec, tmp_path, m
 def test_at_max_rate_a_closed_entry_offers_nothing_instead_of_shedding(write_spec, tmp_path, machine_before):
     # "As fast as the entry takes": while backpressure closes the entry it takes nothing. Shedding a burst per
     # generator loop instead counted ~1.7 G packets a second as offered and dropped.
-    spec = BOTTLENECK.replace("rate: 10 Mpps", "rate: max")
-    out = tmp_path / "r.json"
-    result = tandem("run", str(write_spec(spec)), "--json", str(out), "--quiet")
-    assert result.returncode == 0, result.stderr
-    results = run_results(out)
-    assert_accounted(results)
+    _, results = run_accounted(write_spec(BOTTLENECK.replace("rate: 10 Mpps", "rate: max")), tmp_path)
     chain = results["chains"][0]
     assert results["scheduler"]["report"]["congestion_episodes"] > 0  # the entry was closed at times
     assert chain["dropped"]["entry_backpressure"] == 0, chain["dropped"]
