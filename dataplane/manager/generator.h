@@ -27,9 +27,9 @@ class Generator {
   uint64_t generated(int chain) const { return streams_[chain].generated; }
   // Packets that could not be allocated (pool exhausted): not generated, reported as a warning.
   uint64_t allocation_failures() const { return allocation_failures_; }
-  // TSC cycles spent writing frames into mbufs, per frame, over the run. Those mbufs were last written by the
-  // NFs' core, so this rises with what the host's vCPU placement makes a cross-core transfer cost (README,
-  // Results): an in-run reading of the VM's mode, where a probe before the run can be minutes out of date.
+  // TSC cycles spent writing frames into mbufs, per frame, over the run. Those mbufs were last written on the
+  // NFs' core, so this rises in the VM's slow mode (README, Results); it also differs between schedulers, by
+  // how their NFs leave the mbufs (medium NFs, one slow spell: coop 101, bubble 100, unis 126, cfs 125).
   double build_cycles_per_packet() const { return built_ ? static_cast<double>(build_cycles_) / static_cast<double>(built_) : 0; }
 
  private:
