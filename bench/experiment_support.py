@@ -6,8 +6,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from controlplane.compare import compare
-from controlplane.report import slow_runs
+from controlplane.compare import compare, summarise
+from controlplane.report import cheapest_entry_cost, slow_runs
 from controlplane.spec import Spec
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -45,16 +45,15 @@ def interleaved_variants(variants: dict[str, tuple[Spec, str]], repeat: int, dur
     """Runs each variant (a spec and the scheduler to run it under) once per repeat, variant after variant, so
     that one scheduler can be compared with itself under different options as compare() compares schedulers.
     Returns a comparison-shaped document: {"schedulers": {variant: {"runs": [...], "results": [...], "median"}}}."""
-    merged = {name: {"runs": [], "results": []} for name in variants}
+    merged = {name: {"runs": [], "results": [], "median": None} for name in variants}
     for _ in range(repeat):
         for name, (spec, scheduler) in variants.items():
             one = run(spec, [scheduler], 1, duration)["schedulers"][scheduler]
             merged[name]["runs"] += one["runs"]
             merged[name]["results"] += one["results"]
-    for entry in merged.values():
-        values = [r["delivered_mpps"] for r in entry["runs"] if r["delivered_mpps"] is not None]
-        entry["median"] = {"delivered_mpps": statistics.median(values)} if values else None
-    return {"schedulers": merged}
+    comparison = {"schedulers": merged}
+    summarise(comparison)
+    return comparison
 
 
 def chain_mpps(comparison: dict, scheduler: str, chain: str) -> float | None:
@@ -81,9 +80,7 @@ def ratio(a, b) -> str:
 
 def fastest_entry_cost(comparisons: list[dict]) -> float | None:
     """The cheapest first-NF cost over every run of these comparisons (the same first NF in all of them)."""
-    costs = [r.get("entry_nf_cycles_per_packet") for c in comparisons for e in c["schedulers"].values() for r in e["runs"]]
-    costs = [c for c in costs if c]
-    return min(costs) if costs else None
+    return cheapest_entry_cost([r for c in comparisons for e in c["schedulers"].values() for r in e["runs"]])
 
 
 def save_result(name: str, document: dict, text: str) -> None:

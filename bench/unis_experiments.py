@@ -74,14 +74,16 @@ def render_chain_length(summary: dict) -> None:
     some_unis = summary["light"][lengths[0]]["schedulers"]["unis"]
     repeat, duration = len(some_unis["runs"]), some_unis["results"][0]["duration_s"]
     rows, verdicts = [], []
+    # The same first NF at every length, so the cheapest run of any length tells which runs ran slow.
+    fastest_of = {label: fastest_entry_cost(list(summary[label].values())) for label in ("light", "medium")}
     for label in ("light", "medium"):
-        fastest = fastest_entry_cost(list(summary[label].values()))  # the same first NF at every length
+        fastest = fastest_of[label]
         for n in lengths:
             c = summary[label][n]
             rows.append([label, n] + [fmt(mpps(c, s)) for s in SCHEDULERS] +
                         [share_text(paired_share(c, "unis", "coop", fastest=fastest)), exact(c)])
     for label, target in (("light", 0.90), ("medium", 0.97)):
-        fastest = fastest_entry_cost(list(summary[label].values()))
+        fastest = fastest_of[label]
         shares = [share for n in lengths if n > 1 and (share := paired_share(summary[label][n], "unis", "coop", fastest=fastest)) is not None]
         if shares:
             median = statistics.median(shares)

@@ -48,11 +48,12 @@ def compare(spec: Spec, source: str, schedulers: list[str], repeat: int, duratio
                 status = outcome.exit_status
                 if outcome.exit_status == EXIT_INTERRUPTED:
                     break
-    _summarise(comparison)
+    summarise(comparison)
     return comparison, status
 
 
-def _summarise(comparison: dict) -> None:
+def summarise(comparison: dict) -> None:
+    """Fills each scheduler's median of its runs' summaries."""
     for entry in comparison["schedulers"].values():
         runs = entry["runs"]
         if runs:

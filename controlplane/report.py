@@ -188,14 +188,18 @@ def _entry_nf_cost(results: dict) -> float | None:
 SLOW_MODE_EXTRA_CYCLES = 16.0
 
 
+def cheapest_entry_cost(runs: list[dict]) -> float | None:
+    """The lowest first-NF cost among run summaries; None if none was measured."""
+    return min((c for r in runs if (c := r.get("entry_nf_cycles_per_packet"))), default=None)
+
+
 def slow_runs(runs: list[dict], fastest: float | None = None) -> list[bool | None]:
     """Per run summary: whether it ran in the VM's slow mode; None where the first NFs' cost is unknown.
     `fastest`: the cheapest first-NF cost known for these NFs; by default the cheapest among `runs`, so if every
     run was slow none is flagged: pass a reference from a wider set of runs where there is one."""
+    if fastest is None:
+        fastest = cheapest_entry_cost(runs)
     costs = [r.get("entry_nf_cycles_per_packet") for r in runs]
-    known = [c for c in costs if c]
-    if fastest is None and known:
-        fastest = min(known)
     return [None if not c else c > fastest + SLOW_MODE_EXTRA_CYCLES for c in costs]
 
 
