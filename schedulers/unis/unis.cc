@@ -41,7 +41,8 @@ struct Options {
 
 class UnisScheduler final : public Scheduler {
  public:
-  explicit UnisScheduler(Options options) : options_(std::move(options)) {}
+  explicit UnisScheduler(Options options)
+      : options_(std::move(options)), every_interval_(options_.sampling == "every_interval") {}
 
   void attach(SchedulerView& view) override {
     const Deployment& d = view.deployment;
@@ -91,7 +92,7 @@ class UnisScheduler final : public Scheduler {
   uint64_t tick_period_ns() const override { return 1; }
 
   void tick(SchedulerView& view, uint64_t now_tsc) override {
-    if (options_.sampling == "every_interval") {
+    if (every_interval_) {
       if (!monitor_->poll(now_tsc)) return;
       intervals_++;
       for (auto& [core, queue] : cores_) carry_out(view, queue.decide(now_tsc, monitor_->occupancy()));
@@ -175,6 +176,7 @@ class UnisScheduler final : public Scheduler {
 
  private:
   Options options_;
+  bool every_interval_;  // options_.sampling, decided once: tick() runs every loop of the manager
   std::unique_ptr<InterfaceMonitor> monitor_;
   std::unique_ptr<ProcessController> controller_;
   std::vector<std::pair<int, CoreQueue>> cores_;
