@@ -120,11 +120,19 @@ pid_t ExternalNf::forwarding_thread() {
   }
   closedir(dir);
   if (found == 0) return 0;
-  // EAL's worker threads sleep until the application launches work on them; forwarding means running.
+  // EAL's worker threads sleep until the application launches work on them, so a running one is forwarding;
+  // but a new worker also runs briefly before its first sleep, and may wait runnable for milliseconds behind
+  // the NFs on its core. Taken for forwarding then, testpmd's start-up (up to a second on a busy control core)
+  // ran under the scheduler with an NF that could not run: only a thread that has also spent more CPU time
+  // than that start takes is one that polls.
+  std::string prefix = task_dir + "/" + std::to_string(found);
   std::string stat;
-  std::getline(std::ifstream(task_dir + "/" + std::to_string(found) + "/stat"), stat);
+  std::getline(std::ifstream(prefix + "/stat"), stat);
   size_t close_paren = stat.rfind(')');
   if (close_paren == std::string::npos || close_paren + 2 >= stat.size() || stat[close_paren + 2] != 'R') return 0;
+  // schedstat: time on the CPU (ns), time waiting, timeslices; a kernel without it leaves only the state to go by.
+  uint64_t on_cpu_ns = 0;
+  if (std::ifstream(prefix + "/schedstat") >> on_cpu_ns && on_cpu_ns < kPollingEvidenceNs) return 0;
   thread_ = found;
   return thread_;
 }

@@ -32,6 +32,8 @@ class ExternalNf {
   // The thread that forwards, once it polls (it sleeps in EAL until forwarding starts); 0 before. This is what
   // a scheduler switches, not the process.
   pid_t forwarding_thread();
+  // CPU time after which a running worker thread is taken to be polling: its own start takes well under 1 ms.
+  static constexpr uint64_t kPollingEvidenceNs = 5'000'000;
   pid_t thread() const { return thread_; }  // as last found; 0 = never seen forwarding
   // Copies the port's counters into the NF's and its rings' slots of the stats zone (the manager is their
   // only writer): received = NF in = ring dequeued, sent = NF out = next ring enqueued.

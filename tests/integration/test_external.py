@@ -48,15 +48,19 @@ def test_unis_schedules_testpmd_between_tandem_nfs(write_spec, tmp_path, machine
     results = run_results(out)
     assert_accounted(results)  # also: the hops of fw and ttl in order around the unmodified NFs
     chain = results["chains"][0]
-    assert chain["window"]["delivered_mpps"] > 0.5, chain["window"]  # 1 Mpps offered, a cheap chain
+    # 1 Mpps offered to a cheap chain: all of it arrives. A testpmd scheduled before it forwards lost ~0.65 here.
+    assert chain["window"]["delivered_mpps"] > 0.9, chain["window"]
     report = results["scheduler"]["report"]
     assert report["wait_queues"] == {"1": ["fw", "pmd1", "pmd2", "ttl"]}
     assert report["nfs"]["pmd1"]["switched_in"] > 10 and report["nfs"]["pmd2"]["switched_in"] > 10
     nfs = {nf["name"]: nf for nf in results["nfs"]}
-    for name, mode in (("pmd1", "io"), ("pmd2", "macswap")):
+    rings = {ring["name"]: ring for ring in results["rings"]}
+    for name, mode, out_ring in (("pmd1", "io", "c:pmd1->pmd2"), ("pmd2", "macswap", "c:pmd2->ttl")):
         assert nfs[name]["report"]["application"] == "testpmd" and nfs[name]["report"]["forward_mode"] == mode
         assert nfs[name]["report"]["forwarding_thread"] > 0
-        assert nfs[name]["packets_in"] == nfs[name]["packets_out"] > 0
+        # What it received and did not send, it freed at a full next ring: that ring's drops (testpmd's own count
+        # must agree, else a warning). A fast NF can overrun θmax while UNiS switches it out, but only rarely.
+        assert 0 < nfs[name]["packets_out"] and rings[out_ring]["dropped_full"] < 0.01 * nfs[name]["packets_in"], rings[out_ring]
         assert nfs[name]["window"]["busy_share"] is None  # not visible from outside: unknown, not zero
     assert [w["exit"] for w in results["workers"]] == ["exited with status 0"] * 4
     assert not results["warnings"], results["warnings"]
