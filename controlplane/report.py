@@ -114,8 +114,12 @@ def run_report(results: dict) -> str:
     report = scheduler.get("report", {})
     if "switches" in report:
         seconds = max(results["chains"][0]["window"]["seconds"] + results["warmup_s"], 1e-9)
+        per_switch_us = report.get("controller_us_per_switch")
+        # The switches' system calls run on the control core, which the generator and the sink share.
+        control_share = "" if per_switch_us is None else \
+            f" ({per_switch_us * report['switches'] / seconds / 1e4:.0f} % of the control core)"
         lines.append(f"scheduler: {count(report['switches'])} switches (~{report['switches'] / seconds:,.0f}/s), "
-                     f"{number(report.get('controller_us_per_switch'), 1)} us in the process controller per switch")
+                     f"{number(per_switch_us, 1)} us in the process controller per switch{control_share}")
     if "weight_updates" in report:
         lines.append(
             f"scheduler: {count(report['weight_updates'])} weight updates, {count(report['shares_writes'])} cpu.shares writes, "

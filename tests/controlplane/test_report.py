@@ -78,3 +78,10 @@ def test_runs_whose_first_nfs_pay_well_above_the_cheapest_ran_in_the_slow_mode()
     all_slow = [{"entry_nf_cycles_per_packet": 190.0}] * 2
     assert slow_runs(all_slow) == [False, False]  # nothing to tell them from
     assert slow_runs(all_slow, fastest=162.0) == [True, True]  # the cheapest run seen elsewhere does
+
+
+def test_unis_report_says_how_much_of_the_control_core_its_switches_take():
+    results = copy.deepcopy(RESULTS)
+    # 30,000 switches in 1.5 s (0.5 warm-up + 1.0 measured) at 5 us each: 100 ms of every second.
+    results["scheduler"] = {"name": "unis", "options": {}, "report": {"switches": 30000, "controller_us_per_switch": 5.0}}
+    assert "30,000 switches (~20,000/s), 5.0 us in the process controller per switch (10 % of the control core)" in run_report(results)
