@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include <rte_cycles.h>
+#include <rte_memcpy.h>
 #include <rte_mbuf.h>
 
 #include "dataplane/batch.h"
@@ -21,6 +22,7 @@ Generator::Generator(const Deployment& deployment, rte_mempool* pool, const std:
     stream.entry_counters = &stats.rings[chain.rings.front()];
     stream.control = &stats.chains[chain.index];
     stream.sizes = size_schedule(chain.traffic.sizes);
+    stream.templates = FrameTemplates(stream.sizes, chain.traffic.flows, chain.traffic.protocol, static_cast<uint16_t>(chain.index));
     double hz = static_cast<double>(rte_get_tsc_hz());
     stream.packets_per_cycle = chain.traffic.rate_pps / hz;
     for (double pps : chain.traffic.rate_steps_pps) stream.step_packets_per_cycle.push_back(pps / hz);
@@ -88,14 +90,17 @@ void Generator::emit(Stream& stream, uint16_t count, uint64_t now_tsc, uint16_t 
     uint16_t size = frame_size;
     if (size == 0) {
       size = stream.sizes[stream.size_cursor];
-      stream.size_cursor = (stream.size_cursor + 1) % stream.sizes.size();
+      if (++stream.size_cursor == stream.sizes.size()) stream.size_cursor = 0;  // no division per frame
     }
     uint16_t length = size - kFcsBytes;
     m->data_len = length;
     m->pkt_len = length;
-    build_frame(rte_pktmbuf_mtod(m, uint8_t*), size, traffic.protocol,
-                flow_address(stream.flow_cursor, static_cast<uint16_t>(stream.chain->index)));
-    stream.flow_cursor = (stream.flow_cursor + 1) % traffic.flows;
+    uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
+    if (const uint8_t* ready = stream.templates.frame(size, stream.flow_cursor))
+      rte_memcpy(data, ready, length);
+    else
+      build_frame(data, size, traffic.protocol, flow_address(stream.flow_cursor, static_cast<uint16_t>(stream.chain->index)));
+    if (++stream.flow_cursor == traffic.flows) stream.flow_cursor = 0;
     PacketMeta* meta = meta_of(m);
     meta->seq = stream.generated + i;
     meta->tx_tsc = now_tsc;

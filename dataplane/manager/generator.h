@@ -9,6 +9,7 @@
 
 #include "dataplane/deployment.h"
 #include "dataplane/shm_layout.h"
+#include "frame_templates.h"
 
 namespace tandem {
 
@@ -29,7 +30,8 @@ class Generator {
   uint64_t allocation_failures() const { return allocation_failures_; }
   // TSC cycles spent writing frames into mbufs, per frame, over the run. Those mbufs were last written on the
   // NFs' core, so this rises in the VM's slow mode (README, Results); it also differs between schedulers, by
-  // how their NFs leave the mbufs (medium NFs, one slow spell: coop 101, bubble 100, unis 126, cfs 125).
+  // how their NFs leave the mbufs (medium NFs, one slow spell, frames built per packet before the templates:
+  // coop 101, bubble 100, unis 126, cfs 125).
   double build_cycles_per_packet() const { return built_ ? static_cast<double>(build_cycles_) / static_cast<double>(built_) : 0; }
 
  private:
@@ -39,6 +41,7 @@ class Generator {
     RingCounters* entry_counters;
     ChainControl* control;
     std::vector<uint16_t> sizes;
+    FrameTemplates templates;  // of every size in `sizes` and every flow, when they fit the budget
     size_t size_cursor = 0;
     uint32_t flow_cursor = 0;
     uint64_t generated = 0;
