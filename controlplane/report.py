@@ -120,6 +120,13 @@ def run_report(results: dict) -> str:
             f" ({per_switch_us * report['switches'] / seconds / 1e4:.0f} % of the control core)"
         lines.append(f"scheduler: {count(report['switches'])} switches (~{report['switches'] / seconds:,.0f}/s), "
                      f"{number(per_switch_us, 1)} us in the process controller per switch{control_share}")
+        ended = {}
+        for nf in report.get("nfs", {}).values():
+            for reason, n in nf.get("yielded", {}).items():
+                ended[reason] = ended.get(reason, 0) + n
+        if sum(ended.values()) > 0:
+            lines.append("turns ended by: " + ", ".join(
+                f"{reason.replace('_', ' ')} {100 * n / sum(ended.values()):.0f} %" for reason, n in ended.items()))
     if "weight_updates" in report:
         lines.append(
             f"scheduler: {count(report['weight_updates'])} weight updates, {count(report['shares_writes'])} cpu.shares writes, "

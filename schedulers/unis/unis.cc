@@ -2,6 +2,7 @@
 // control core, and switches unmodified NF processes with a process controller. It never asks an NF anything.
 #include <rte_cycles.h>
 
+#include <array>
 #include <map>
 #include <set>
 
@@ -22,6 +23,7 @@ struct Options {
   double interval_us;
   bool occupancy;
   std::string sampling;
+  std::string slice_start;
   std::string backend;
 
   static Options from(const json& o) {
@@ -29,7 +31,7 @@ struct Options {
     double fraction = o["slice_fraction"].get<double>();
     return {gamma, fraction > 0 ? fraction : gamma, o["theta_min"].get<int>(), o["theta_max"].get<int>(),
             o["interval_us"].get<double>(), o["occupancy"].get<bool>(), o["sampling"].get<std::string>(),
-            o["backend"].get<std::string>()};
+            o["slice_start"].get<std::string>(), o["backend"].get<std::string>()};
   }
   uint32_t theta_min_for(const Deployment& d) const {
     return theta_min >= 0 ? static_cast<uint32_t>(theta_min) : default_theta_min(d.burst);
@@ -73,7 +75,8 @@ class UnisScheduler final : public Scheduler {
                          .theta_max = options_.theta_max_for(capacity),
                          .cost_cycles = d.nfs[nf].cost_cycles});
       }
-      cores_.emplace_back(core, CoreQueue(std::move(queue), options_.occupancy));
+      cores_.emplace_back(core, CoreQueue(std::move(queue), options_.occupancy,
+                                          options_.slice_start == "decision" ? SliceStart::kDecision : SliceStart::kFirstProgress));
     }
     interval_cycles_ = static_cast<uint64_t>(options_.interval_us * 1e-6 * hz);
     next_check_.assign(cores_.size(), 0);
@@ -107,6 +110,7 @@ class UnisScheduler final : public Scheduler {
       const ScheduledNf& running = queue.running();
       monitor_->sample(running.ingress);
       monitor_->sample(running.egress);
+      queue.observe_turn(now_tsc, monitor_->occupancy());
       if (!queue.must_yield(now_tsc, monitor_->occupancy())) {
         next_check_[i] = queue.next_check_tsc(now_tsc, monitor_->occupancy(), interval_cycles_);
         continue;
@@ -132,6 +136,7 @@ class UnisScheduler final : public Scheduler {
     held_[to] = false;
     switches_++;
     switches_to_[change->to]++;
+    yields_[change->from][static_cast<size_t>(change->why)]++;
   }
 
   bool holds(size_t worker) const override { return worker < held_.size() && held_[worker]; }
@@ -152,7 +157,8 @@ class UnisScheduler final : public Scheduler {
                                   {"slice_us", static_cast<double>(nf.slice_cycles) / hz * 1e6},
                                   {"theta_min", nf.theta_min},
                                   {"theta_max", nf.theta_max},
-                                  {"switched_in", switches_to_.count(nf.nf) ? switches_to_.at(nf.nf) : 0}};
+                                  {"switched_in", switches_to_.count(nf.nf) ? switches_to_.at(nf.nf) : 0},
+                                  {"yielded", yields_json(nf.nf)}};
     json order = json::object();
     for (const auto& [core, queue] : cores_) {
       json names = json::array();
@@ -168,6 +174,7 @@ class UnisScheduler final : public Scheduler {
             {"nfs", nfs},
             {"intervals", intervals_},
             {"sampling", options_.sampling},
+            {"slice_start", options_.slice_start},
             {"monitor_samples", monitor_ ? monitor_->samples() : 0},
             {"ring_reads", monitor_ ? monitor_->ring_reads() : 0},
             {"switches", switches_},
@@ -183,6 +190,14 @@ class UnisScheduler final : public Scheduler {
   std::vector<int> worker_of_nf_;
   std::vector<bool> held_;
   std::map<int, uint64_t> switches_to_;
+  // Per NF (global index), the switches away from it by YieldReason: what ends its turns.
+  std::map<int, std::array<uint64_t, 3>> yields_;
+  json yields_json(int nf) const {
+    std::array<uint64_t, 3> counts = yields_.count(nf) ? yields_.at(nf) : std::array<uint64_t, 3>{};
+    return {{"input_starved", counts[static_cast<size_t>(YieldReason::kInputStarved)]},
+            {"output_full", counts[static_cast<size_t>(YieldReason::kOutputFull)]},
+            {"slice_expired", counts[static_cast<size_t>(YieldReason::kSliceExpired)]}};
+  }
   uint64_t interval_cycles_ = 0;
   std::vector<uint64_t> next_check_;  // per core, "predicted" sampling: when to read the running NF's rings
   uint64_t intervals_ = 0, switches_ = 0, switch_cycles_ = 0;
@@ -228,6 +243,10 @@ const SchedulerRegistration registration({
                      "least T apart), and the other rings only to pick a successor; every_interval: read every ring each T "
                      "(the paper), which makes the NFs pay to take their ring counters back from the control core",
              .choices = {"every_interval", "predicted"}},
+            {.name = "slice_start", .type = ArgType::Choice, .default_value = "progress",
+             .help = "when a turn's time slice starts: progress = when the NF is first seen to move its rings (the switch "
+                     "reaches its core 10-14 us after the decision on a KVM guest); decision = when UNiS decides (the paper)",
+             .choices = {"decision", "progress"}},
             {.name = "occupancy", .type = ArgType::Boolean, .default_value = true,
              .help = "interface-occupancy optimisation; false = switch only when the slice expires (the paper's ablation)"},
             {.name = "backend", .type = ArgType::Choice, .default_value = "fifo",

@@ -6,7 +6,8 @@
 
 namespace tandem::unis {
 
-CoreQueue::CoreQueue(std::vector<ScheduledNf> nfs, bool occupancy_rules) : nfs_(std::move(nfs)), occupancy_rules_(occupancy_rules) {
+CoreQueue::CoreQueue(std::vector<ScheduledNf> nfs, bool occupancy_rules, SliceStart slice_start)
+    : nfs_(std::move(nfs)), occupancy_rules_(occupancy_rules), slice_start_(slice_start) {
   for (size_t i = 1; i < nfs_.size(); i++) queue_.push_back(i);
 }
 
@@ -17,9 +18,28 @@ const ScheduledNf& CoreQueue::start(uint64_t now_tsc) {
   return nfs_[0];
 }
 
-bool CoreQueue::must_yield(uint64_t now_tsc, const std::vector<uint32_t>& occupancy) const {
+void CoreQueue::observe_turn(uint64_t now_tsc, const std::vector<uint32_t>& occupancy) {
+  if (turn_.seen_working) return;
   const ScheduledNf& current = nfs_[running_];
-  return slice_.expired(now_tsc) || (occupancy_rules_ && (starved_of_input(current, occupancy) || egress_full(current, occupancy)));
+  uint32_t in = occupancy[current.ingress], out = occupancy[current.egress];
+  uint32_t drained = turn_.ingress > in ? turn_.ingress - in : 0;
+  uint32_t filled = out > turn_.egress ? out - turn_.egress : 0;
+  uint32_t seen = std::max(drained, filled);
+  if (seen == 0) return;
+  turn_.seen_working = true;
+  // It began at least `seen` packets' worth of its estimated cost ago (an NF faster than its estimate began
+  // later than that, so its slice is, if anything, cut short), and not before the decision.
+  auto worked = static_cast<uint64_t>(static_cast<double>(seen) * current.cost_cycles);
+  uint64_t began = std::max(turn_.decided_tsc, now_tsc > worked ? now_tsc - worked : 0);
+  slice_.reset(began, current.slice_cycles);
+}
+
+std::optional<YieldReason> CoreQueue::yield_reason(uint64_t now_tsc, const std::vector<uint32_t>& occupancy) const {
+  const ScheduledNf& current = nfs_[running_];
+  if (occupancy_rules_ && starved_of_input(current, occupancy)) return YieldReason::kInputStarved;
+  if (occupancy_rules_ && egress_full(current, occupancy)) return YieldReason::kOutputFull;
+  if (slice_.expired(now_tsc)) return YieldReason::kSliceExpired;
+  return std::nullopt;
 }
 
 uint64_t CoreQueue::next_check_tsc(uint64_t now_tsc, const std::vector<uint32_t>& occupancy, uint64_t interval_cycles) {
@@ -44,8 +64,10 @@ uint64_t CoreQueue::next_check_tsc(uint64_t now_tsc, const std::vector<uint32_t>
 
 std::optional<Switch> CoreQueue::decide(uint64_t now_tsc, const std::vector<uint32_t>& occupancy,
                                         const std::function<void(const ScheduledNf&)>& before_judging) {
+  observe_turn(now_tsc, occupancy);
   const ScheduledNf& current = nfs_[running_];
-  if (!must_yield(now_tsc, occupancy) || queue_.empty()) return std::nullopt;
+  std::optional<YieldReason> why = yield_reason(now_tsc, occupancy);
+  if (!why || queue_.empty()) return std::nullopt;
   // Lines 8-12: requeue the running NF, then take NFs from the front until one has work and room.
   // At most one pass: reaching the running NF again means nobody else is worth a switch.
   queue_.push_back(running_);
@@ -64,10 +86,14 @@ std::optional<Switch> CoreQueue::decide(uint64_t now_tsc, const std::vector<uint
   }
   if (candidate == running_) return std::nullopt;  // keeps the core; the expired slice is re-examined next interval
   // Lines 13-18.
-  Switch change{current.nf, nfs_[candidate].nf};
+  Switch change{current.nf, nfs_[candidate].nf, *why};
   running_ = candidate;
   last_reading_.valid = false;
   slice_.reset(now_tsc, nfs_[candidate].slice_cycles);
+  turn_ = {.decided_tsc = now_tsc,
+           .ingress = occupancy[nfs_[candidate].ingress],
+           .egress = occupancy[nfs_[candidate].egress],
+           .seen_working = slice_start_ == SliceStart::kDecision};
   return change;
 }
 

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <limits>
 
 namespace tandem::unis {
@@ -165,6 +167,51 @@ TEST(PredictedSampling, MustYieldIsTheConditionDecideActsOn) {
   EXPECT_TRUE(q.must_yield(500, rings({kThetaMin, 100, 100, 100, 0})));  // input ran out
   EXPECT_TRUE(q.must_yield(500, rings({100, kThetaMax, 100, 100, 0})));  // output filled
   EXPECT_TRUE(q.must_yield(1000, rings({100, 100, 100, 100, 0})));       // slice over
+}
+
+// a (rings 0 -> 1) hands over to b (1 -> 2) at TSC 1000; slices of 1000 cycles, 10 cycles a packet.
+CoreQueue handed_over_pair(SliceStart slice_start) {
+  ScheduledNf a = nf(1, 0, 1, 1000), b = nf(2, 1, 2, 1000);
+  a.cost_cycles = b.cost_cycles = 10;
+  CoreQueue q({a, b}, true, slice_start);
+  q.start(0);
+  EXPECT_TRUE(q.decide(1000, rings({100, 100, 0})).has_value());  // a's slice is over; b has work and room
+  return q;
+}
+
+TEST(SliceStart, FromFirstProgressTheSliceStartsWhenTheNfIsSeenWorking) {
+  CoreQueue q = handed_over_pair(SliceStart::kFirstProgress);
+  q.observe_turn(1500, rings({100, 100, 0}));  // the switch has not reached b's core yet
+  // At 1800 b has moved 20 packets: it began 20 x 10 cycles before, at 1600; its slice ends at 2600.
+  q.observe_turn(1800, rings({100, 80, 20}));
+  EXPECT_FALSE(q.must_yield(2000, rings({100, 60, 40})));
+  EXPECT_FALSE(q.must_yield(2599, rings({100, 60, 40})));
+  EXPECT_TRUE(q.must_yield(2600, rings({100, 60, 40})));
+  // Later readings do not move it again.
+  q.observe_turn(2500, rings({100, 50, 50}));
+  EXPECT_TRUE(q.must_yield(2600, rings({100, 50, 50})));
+}
+
+TEST(SliceStart, NeverBeforeTheDecisionAndNotAtAllInThePapersWay) {
+  CoreQueue late = handed_over_pair(SliceStart::kFirstProgress);
+  late.observe_turn(1100, rings({100, 60, 100}));  // 100 packets x 10 cycles would date it to 100: the decision, 1000
+  EXPECT_FALSE(late.must_yield(1999, rings({100, 60, 100})));
+  EXPECT_TRUE(late.must_yield(2000, rings({100, 60, 100})));
+  CoreQueue paper = handed_over_pair(SliceStart::kDecision);
+  paper.observe_turn(1800, rings({100, 80, 20}));
+  EXPECT_TRUE(paper.must_yield(2000, rings({100, 60, 40})));
+}
+
+TEST(YieldReason, TheSwitchSaysWhatEndedTheTurn) {
+  for (auto [occupancy, now, why] : {std::tuple{rings({kThetaMin, 100, 100, 100, 0}), 500, YieldReason::kInputStarved},
+                                     std::tuple{rings({100, kThetaMax, 100, 100, 0}), 500, YieldReason::kOutputFull},
+                                     std::tuple{rings({100, 100, 100, 100, 0}), 1000, YieldReason::kSliceExpired}}) {
+    CoreQueue q = paper_example();
+    q.start(0);
+    std::optional<Switch> change = q.decide(static_cast<uint64_t>(now), occupancy);
+    ASSERT_TRUE(change.has_value());
+    EXPECT_EQ(change->why, why);
+  }
 }
 
 TEST(TimeSlice, IsCostTimesFractionTimesEgressCapacity) {

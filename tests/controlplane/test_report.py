@@ -85,3 +85,11 @@ def test_unis_report_says_how_much_of_the_control_core_its_switches_take():
     # 30,000 switches in 1.5 s (0.5 warm-up + 1.0 measured) at 5 us each: 100 ms of every second.
     results["scheduler"] = {"name": "unis", "options": {}, "report": {"switches": 30000, "controller_us_per_switch": 5.0}}
     assert "30,000 switches (~20,000/s), 5.0 us in the process controller per switch (10 % of the control core)" in run_report(results)
+
+
+def test_unis_report_says_what_ended_the_turns():
+    results = copy.deepcopy(RESULTS)
+    reasons = {"input_starved": 1, "output_full": 3, "slice_expired": 0}
+    results["scheduler"] = {"name": "unis", "options": {}, "report": {
+        "switches": 8, "controller_us_per_switch": 5.0, "nfs": {"a": {"yielded": reasons}, "b": {"yielded": reasons}}}}
+    assert "turns ended by: input starved 25 %, output full 75 %, slice expired 0 %" in run_report(results)

@@ -34,6 +34,8 @@ def test_unis_switches_nfs_with_each_backend(backend, write_spec, tmp_path, mach
     assert report["wait_queues"] == {"1": ["a", "b", "c3"]}
     assert report["switches"] > 100, report  # all three NFs took turns
     assert all(nf["switched_in"] > 0 for nf in report["nfs"].values())
+    # Every switch ended one NF's turn, for one reason.
+    assert sum(sum(nf["yielded"].values()) for nf in report["nfs"].values()) == report["switches"], report["nfs"]
     assert results["chains"][0]["delivered"] > 0
     assert not results["warnings"], results["warnings"]  # parked NFs are neither hung nor starved
     assert results["cycle_costs"]["a"] == {"cycles_per_packet": 80, "source": "spec"}
