@@ -1,6 +1,6 @@
 """UNiS experiments (UNiS Sec. 5): chain length, heterogeneous and variable-cost chains, several chains on a
 shared core, the occupancy ablation over a time-slice sweep, latency at 80 % load, context switches and CPU share,
-interface capacity, unmodified testpmd in a chain, and the interface monitor's sampling.
+interface capacity, unmodified testpmd in a chain, the interface monitor's sampling, and when a slice starts.
 
 Usage (as root): .venv/bin/python bench/unis_experiments.py [--repeat 3] [--duration 2] [--only NAME]
 Writes bench/results/unis-<name>.json, .md and .png. Every number is a median of --repeat runs, and every
@@ -334,6 +334,39 @@ def sampling(repeat, duration):
     save("sampling", document, text)
 
 
+# When a turn's slice starts: when UNiS decides (the paper) or when the NF is first seen moving its rings.
+def slice_start(repeat, duration):
+    cases = {"light, 3 NFs": [LIGHT] * 3, "light, 6 NFs": [LIGHT] * 6, "medium, 3 NFs": [MEDIUM] * 3,
+             "medium/heavy, 4 NFs (Fig. 7)": [MEDIUM, HEAVY, MEDIUM, HEAVY]}
+    variants = {"progress": "unis (from progress)", "decision": "unis (from decision)"}
+    document, rows = {}, []
+    for number, (case, costs) in enumerate(cases.items()):
+        nfs = {"c": [{"cycles": cycles} for cycles in costs]}
+        specs = {label: (chain_spec(f"slice-{start}-{number}", nfs, options={"slice_start": start}), "unis")
+                 for start, label in variants.items()}
+        specs["coop"] = (chain_spec(f"slice-coop-{number}", nfs), "coop")
+        c = document[case] = interleaved_variants(specs, repeat, duration)
+
+        def turns_on_the_clock(name):  # the share of turns that ended because the slice expired
+            shares = []
+            for r in c["schedulers"][name]["results"]:
+                ended = [nf["yielded"] for nf in r["scheduler"]["report"]["nfs"].values()]
+                total = sum(sum(e.values()) for e in ended)
+                shares.append(sum(e["slice_expired"] for e in ended) / total if total else 0)
+            return share_text(statistics.median(shares))
+
+        for label in list(variants.values()) + ["coop"]:
+            unis = label != "coop"
+            rows.append([case, label, fmt(mpps(c, label)), share_text(paired_share(c, label, "coop")) if unis else "",
+                         share_text(paired_share(c, label, "unis (from decision)")) if label == "unis (from progress)" else "",
+                         turns_on_the_clock(label) if unis else "", exact({"schedulers": {label: c["schedulers"][label]}})])
+    text = header("UNiS time slices that start when UNiS decides (the paper) or when the NF is first seen moving its rings "
+                  "(the default): a switch reaches the NF's core 10-14 us after the decision on this guest", repeat, duration)
+    text += table(["chain", "scheduler", "Mpps", "vs coop", "vs from decision", "turns ended by the slice", "accounting"],
+                  rows, align_left=2)
+    save("slice-start", document, text)
+
+
 def bars(cases: dict, filename: str, ylabel: str) -> None:
     figure, axis = plt.subplots(figsize=(9, 4))
     width = 0.8 / len(SCHEDULERS)
@@ -355,7 +388,7 @@ def main() -> int:
     parser.add_argument("--render", action="store_true",
                         help="with --only chain-length: table, verdicts and plot again from the saved runs, without running")
     parser.add_argument("--only", choices=["chain-length", "heterogeneous", "multiple-chains", "occupancy", "latency", "external", "capacity",
-                                           "sampling"])
+                                           "sampling", "slice-start"])
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
     steps = {
@@ -367,6 +400,7 @@ def main() -> int:
         "external": lambda: external(args.repeat, args.duration),
         "capacity": lambda: interface_capacity(args.repeat, args.duration),
         "sampling": lambda: sampling(args.repeat, args.duration),
+        "slice-start": lambda: slice_start(args.repeat, args.duration),
     }
     if args.render:
         if args.only != "chain-length":
