@@ -300,16 +300,20 @@ def interface_capacity(repeat, duration):
 
 
 # Monitoring: the paper's every-ring-every-T sampling against the predicted sampling (the default).
+def unis_variants_beside_coop(name: str, nfs: dict, option: str, variants: dict[str, str], repeat: int, duration: float) -> dict:
+    """unis with each value of one option (value -> label) and coop on the same chain, interleaved run by run."""
+    specs = {label: (chain_spec(f"{name}-{value}", nfs, options={option: value}), "unis") for value, label in variants.items()}
+    specs["coop"] = (chain_spec(f"{name}-coop", nfs), "coop")
+    return interleaved_variants(specs, repeat, duration)
+
+
 def sampling(repeat, duration):
     cases = {"light, 3 NFs": (LIGHT, 3), "medium, 3 NFs": (MEDIUM, 3), "medium, 6 NFs": (MEDIUM, 6)}
     variants = {"predicted": "unis (predicted)", "every_interval": "unis (every T)"}
     document, rows = {}, []
     for case, (cycles, n) in cases.items():
         nfs = {"c": [{"cycles": cycles}] * n}
-        specs = {label: (chain_spec(f"sampling-{mode}-{cycles}-{n}", nfs, options={"sampling": mode}), "unis")
-                 for mode, label in variants.items()}
-        specs["coop"] = (chain_spec(f"sampling-coop-{cycles}-{n}", nfs), "coop")
-        c = document[case] = interleaved_variants(specs, repeat, duration)
+        c = document[case] = unis_variants_beside_coop(f"sampling-{cycles}-{n}", nfs, "sampling", variants, repeat, duration)
 
         def inner_cost(name):  # the NFs whose both rings only UNiS's monitor reads from the control core
             costs = [statistics.mean(nf["window"]["cycles_per_packet"] for nf in r["nfs"][1:-1]) for r in c["schedulers"][name]["results"]]
@@ -342,10 +346,7 @@ def slice_start(repeat, duration):
     document, rows = {}, []
     for number, (case, costs) in enumerate(cases.items()):
         nfs = {"c": [{"cycles": cycles} for cycles in costs]}
-        specs = {label: (chain_spec(f"slice-{start}-{number}", nfs, options={"slice_start": start}), "unis")
-                 for start, label in variants.items()}
-        specs["coop"] = (chain_spec(f"slice-coop-{number}", nfs), "coop")
-        c = document[case] = interleaved_variants(specs, repeat, duration)
+        c = document[case] = unis_variants_beside_coop(f"slice-{number}", nfs, "slice_start", variants, repeat, duration)
 
         def turns_on_the_clock(name):  # the share of turns that ended because the slice expired
             shares = []

@@ -124,9 +124,9 @@ def run_report(results: dict) -> str:
         for nf in report.get("nfs", {}).values():
             for reason, n in nf.get("yielded", {}).items():
                 ended[reason] = ended.get(reason, 0) + n
-        if sum(ended.values()) > 0:
+        if (turns := sum(ended.values())) > 0:
             lines.append("turns ended by: " + ", ".join(
-                f"{reason.replace('_', ' ')} {100 * n / sum(ended.values()):.0f} %" for reason, n in ended.items()))
+                f"{reason.replace('_', ' ')} {100 * n / turns:.0f} %" for reason, n in ended.items()))
     if "weight_updates" in report:
         lines.append(
             f"scheduler: {count(report['weight_updates'])} weight updates, {count(report['shares_writes'])} cpu.shares writes, "

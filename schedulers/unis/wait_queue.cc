@@ -5,6 +5,17 @@
 #include <limits>
 
 namespace tandem::unis {
+namespace {
+
+// Packets an NF certainly processed between two readings of its rings: what left its ingress or entered its
+// egress (arrivals upstream and departures downstream only hide some of them).
+uint32_t packets_moved(uint32_t ingress_before, uint32_t egress_before, uint32_t ingress_now, uint32_t egress_now) {
+  uint32_t drained = ingress_before > ingress_now ? ingress_before - ingress_now : 0;
+  uint32_t filled = egress_now > egress_before ? egress_now - egress_before : 0;
+  return std::max(drained, filled);
+}
+
+}  // namespace
 
 CoreQueue::CoreQueue(std::vector<ScheduledNf> nfs, bool occupancy_rules, SliceStart slice_start)
     : nfs_(std::move(nfs)), occupancy_rules_(occupancy_rules), slice_start_(slice_start) {
@@ -21,10 +32,7 @@ const ScheduledNf& CoreQueue::start(uint64_t now_tsc) {
 void CoreQueue::observe_turn(uint64_t now_tsc, const std::vector<uint32_t>& occupancy) {
   if (turn_.seen_working) return;
   const ScheduledNf& current = nfs_[running_];
-  uint32_t in = occupancy[current.ingress], out = occupancy[current.egress];
-  uint32_t drained = turn_.ingress > in ? turn_.ingress - in : 0;
-  uint32_t filled = out > turn_.egress ? out - turn_.egress : 0;
-  uint32_t seen = std::max(drained, filled);
+  uint32_t seen = packets_moved(turn_.ingress, turn_.egress, occupancy[current.ingress], occupancy[current.egress]);
   if (seen == 0) return;
   turn_.seen_working = true;
   // It began at least `seen` packets' worth of its estimated cost ago (an NF faster than its estimate began
@@ -50,10 +58,7 @@ uint64_t CoreQueue::next_check_tsc(uint64_t now_tsc, const std::vector<uint32_t>
   uint32_t in = occupancy[current.ingress], out = occupancy[current.egress];
   double cycles_per_packet = current.cost_cycles;
   if (last_reading_.valid && now_tsc > last_reading_.tsc) {
-    // Packets it certainly processed since the last reading: what left its ingress or entered its egress.
-    uint32_t drained = last_reading_.ingress > in ? last_reading_.ingress - in : 0;
-    uint32_t filled = out > last_reading_.egress ? out - last_reading_.egress : 0;
-    if (uint32_t seen = std::max(drained, filled); seen > 0)
+    if (uint32_t seen = packets_moved(last_reading_.ingress, last_reading_.egress, in, out); seen > 0)
       cycles_per_packet = std::min(cycles_per_packet, static_cast<double>(now_tsc - last_reading_.tsc) / seen);
   }
   last_reading_ = {.tsc = now_tsc, .ingress = in, .egress = out, .valid = true};

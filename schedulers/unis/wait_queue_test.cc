@@ -3,9 +3,8 @@
 
 #include <gtest/gtest.h>
 
-#include <tuple>
-
 #include <limits>
+#include <tuple>
 
 namespace tandem::unis {
 namespace {
