@@ -1,17 +1,23 @@
-"""The cycle estimator's control side: one profiling run per NF type and arguments, a cache, spec overrides,
-and the process-controller switch-latency probe."""
+"""The cycle estimator's control side: one profiling run per NF type and arguments, robust estimates with their
+spread, a cache, spec overrides, and the process-controller switch-latency probe."""
 from __future__ import annotations
 
 import json
 import os
+import statistics
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 from controlplane import catalog
 from controlplane.errors import RunFailed
 from controlplane.report import machine_description
+from controlplane.robust_estimate import SPREAD_WARNING, median_with_spread, spread
 
 CACHE_PATH = Path(os.environ.get("TANDEM_CACHE_DIR", Path.home() / ".cache" / "tandem")) / "cycle-costs.json"
+
+
+CACHE_FORMAT = 2  # entries carry their spread and date since format 2; older caches are measured again
 
 
 def cost_key(nf: dict) -> str:
@@ -30,45 +36,91 @@ def load_cache() -> dict:
         cache = json.loads(CACHE_PATH.read_text())
     except (OSError, ValueError):
         return {}
-    return cache.get("entries", {}) if cache.get("machine") == _machine_key() else {}
+    if not isinstance(cache, dict) or cache.get("format") != CACHE_FORMAT or cache.get("machine") != _machine_key():
+        return {}
+    return cache.get("entries", {})
 
 
 def save_cache(entries: dict) -> None:
     try:
         CACHE_PATH.parent.mkdir(parents=True, exist_ok=True)
         temporary = CACHE_PATH.with_suffix(".tmp")
-        temporary.write_text(json.dumps({"machine": _machine_key(), "entries": entries}, indent=2))
+        temporary.write_text(json.dumps({"format": CACHE_FORMAT, "machine": _machine_key(), "entries": entries}, indent=2))
         os.replace(temporary, CACHE_PATH)
     except OSError as error:
         print(f"tandem: note: cannot write the cycle-cost cache {CACHE_PATH}: {error.strerror}", file=sys.stderr)
 
 
-def estimate_config(nf: dict, base: dict) -> dict:
-    """A run of the NF alone on its core, fed probe batches by the manager instead of paced traffic."""
+def estimate_config(nf: dict, base: dict, plan: dict | None = None) -> dict:
+    """A run of the NF alone on its core, fed probe batches by the manager instead of paced traffic. `plan` is the
+    estimator's (dataplane/manager/cycle_estimator.h: batches, frame_sizes, rounds, ...); left out, its defaults."""
     return {
         "name": f"profile-{nf['name']}",
         "control_core": base["control_core"],
         "burst": base["burst"],
-        "duration": 30,  # an upper bound: the run ends when the probes are done
+        "duration": 60,  # an upper bound: the run ends when the probes are done
         "warmup": 0,
         "scheduler": {"name": "cfs", "options": {}},
-        "profile": {"estimate": {}},
+        "profile": {"estimate": plan or {}},
         "chains": [{"name": "probe", "ring_capacity": 2048, "traffic": {"rate_pps": 0, "sizes": [[64, 1]], "flows": 64, "protocol": "udp"},
                     "nfs": [{"name": nf["name"], "type": nf["type"], "core": nf["core"], "args": nf.get("args", {})}]}],
     }
 
 
-def estimate_nf(nf: dict, base: dict, source: str) -> dict:
-    """Profiles one NF; returns the estimator's result (cycles_per_packet, per_size_cycles, ...)."""
+def estimator_run(config: dict, nf: dict, source: str) -> tuple[dict, dict]:
+    """Runs a profiling config; returns the estimator's result (with its samples) and the run's results."""
     from controlplane.runner import require_success, run_once
 
-    results = require_success(run_once(estimate_config(nf, base), source))
+    results = require_success(run_once(config, source))
     estimate = results["profile"]["estimate"]
-    if estimate.get("error") or estimate.get("cycles_per_packet") is None:
+    if estimate.get("error") or not estimate.get("complete"):
         raise RunFailed(f"cannot estimate the cost of NF {nf['name']}: {estimate.get('error') or 'the probes did not finish'}")
     if not results["accounting"]["exact"]:
         raise RunFailed(f"the profiling run of NF {nf['name']} lost packets; its estimate is not trusted")
-    return {key: estimate[key] for key in ("cycles_per_packet", "ns_per_packet", "size_dependent", "per_size_cycles", "cycles_inside_nf")}
+    return estimate, results
+
+
+def sample_rows(estimate: dict) -> list[dict]:
+    """The estimator's samples as {batch, frame_size, round, cycles_per_packet} rows."""
+    columns = estimate["samples_columns"]
+    return [dict(zip(columns, row)) for row in estimate["samples"]]
+
+
+def cost_from_samples(estimate: dict) -> dict:
+    """UNiS's cost from the rounds at the first batch size: the median per frame size, taken at 64 B or, when the
+    cost grows with the frame, averaged over every size measured (the paper's treatment of variable-cost NFs).
+    The spread is that of the same estimate made from each round alone."""
+    batch = estimate["batches"][0]
+    by_size: dict[int, dict[int, float]] = {}
+    for row in sample_rows(estimate):
+        if row["batch"] == batch:
+            by_size.setdefault(row["frame_size"], {})[row["round"]] = row["cycles_per_packet"]
+    per_size = {size: median_with_spread(rounds.values())["value"] for size, rounds in sorted(by_size.items())}
+    used = sorted(by_size) if estimate["size_dependent"] else [min(by_size)]
+    rounds = set.intersection(*(set(by_size[size]) for size in used))
+    per_round = [statistics.mean(by_size[size][r] for size in used) for r in sorted(rounds)]
+    return {"cycles_per_packet": statistics.mean(per_size[size] for size in used),
+            "spread": spread(per_round) if len(per_round) >= 2 else None,  # one round cannot show how much it moves
+            "rounds": len(per_round), "size_dependent": estimate["size_dependent"],
+            "per_size_cycles": {str(size): value for size, value in per_size.items()}}
+
+
+def estimate_nf(nf: dict, base: dict, source: str, plan: dict | None = None) -> dict:
+    """Profiles one NF; returns {cycles_per_packet, spread, rounds, ns_per_packet, per_size_cycles, ...}."""
+    estimate, results = estimator_run(estimate_config(nf, base, plan), nf, source)
+    cost = cost_from_samples(estimate)
+    cost["ns_per_packet"] = cost["cycles_per_packet"] / results["tsc_hz"] * 1e9
+    cost["cycles_inside_nf"] = estimate.get("cycles_inside_nf")
+    cost["measured_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return cost
+
+
+def warn_if_spread(nf: dict, entry: dict, what: str) -> None:
+    """Names the NF whose estimate moved more than SPREAD_WARNING between rounds: its figures are less sure."""
+    if (entry.get("spread") or 0) > SPREAD_WARNING:
+        print(f"tandem: warning: the {what} of NF {nf['name']} ({nf['type']}) varies ±{entry['spread']:.0%} between profiling "
+              f"rounds (more than ±{SPREAD_WARNING:.0%}: the machine was noisy while it was measured); "
+              "`./tandem profile --refresh SPEC` measures it again", file=sys.stderr)
 
 
 def cached_or_measured(cache: dict, key: str, measure) -> tuple[dict, str]:
@@ -101,6 +153,7 @@ def estimate_costs(config: dict, source: str, refresh: bool = False, say=None) -
                 return estimate_nf(nf, config, source)
 
             entry, origin = cached_or_measured(cache, cost_key(nf), measure)
+            warn_if_spread(nf, entry, "cost estimate")
             costs[nf["name"]] = dict(entry, source=origin)
     return costs
 

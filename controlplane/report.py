@@ -5,6 +5,8 @@ import os
 import platform
 import statistics
 
+from controlplane.robust_estimate import SPREAD_WARNING
+
 
 def machine_description() -> str:
     model = "unknown CPU"
@@ -71,10 +73,13 @@ def run_report(results: dict) -> str:
     lines.append(table(["chain", "offered Mpps", "delivered Mpps", "Gbps", "p50 us", "p99 us", "dropped", "hop errors"], chain_rows))
     lines.append("")
     nf_rows = []
-    unavailable = set()
+    unavailable, ended = set(), {}
     for nf in results["nfs"]:
         window, os_counters = nf["window"], nf["os"]
-        unavailable.update(os_counters.get("unavailable", []))
+        if os_counters.get("unavailable_reason"):
+            ended[nf["name"]] = os_counters["unavailable_reason"]
+        else:
+            unavailable.update(os_counters.get("unavailable", []))
         nf_rows.append([
             nf["name"],
             nf["type"],
@@ -95,6 +100,8 @@ def run_report(results: dict) -> str:
     ))
     if unavailable:
         lines.append(f"(n/a: {', '.join(sorted(unavailable))} not available on this machine)")
+    for name, reason in ended.items():
+        lines.append(f"(n/a for NF {name}: OS counters are read from /proc at the window's end, and {reason})")
     lines.append("")
     for chain in results["chains"]:
         places = {**chain["dropped"]["rings"], **chain["dropped"]["nfs"], "entry-backpressure": chain["dropped"].get("entry_backpressure", 0)}
@@ -257,6 +264,13 @@ def placement_report(solution: dict, config: dict | None = None) -> str:
     return "\n".join(lines)
 
 
+def _spread_cell(cost: dict) -> str:
+    if cost.get("spread") is None:
+        return "-"  # given in the spec, or measured in one round: no spread to show
+    flag = " !" if cost["spread"] > SPREAD_WARNING else ""
+    return f"±{cost['spread']:.0%}{flag}"
+
+
 def profile_report(document: dict) -> str:
     """The cycle estimates of a spec's NFs and the switch latency of each process-controller backend."""
     rows = []
@@ -265,14 +279,19 @@ def profile_report(document: dict) -> str:
         rows.append([
             name,
             number(cost["cycles_per_packet"], 0),
+            _spread_cell(cost),
             number(cost.get("ns_per_packet"), 1),
             number(cost.get("cycles_inside_nf"), 0),
             "yes (mean of 64-1500 B)" if cost.get("size_dependent") else ("no" if sizes else "-"),
             " ".join(f"{size}B:{value:.0f}" for size, value in sorted(sizes.items(), key=lambda item: int(item[0]))) or "-",
-            cost["source"],
+            f"{cost['source']} {cost['measured_at'][:10]}" if cost.get("measured_at") else cost["source"],
         ])
-    lines = [f"cycle estimates ({document['machine']}): a probe batch through each NF alone on its core, ring I/O included", "",
-             table(["NF", "cyc/pkt", "ns/pkt", "inside NF", "size-dependent", "per size", "source"], rows)]
+    lines = [f"cycle estimates ({document['machine']}): probe batches through each NF alone on its core, ring I/O included;",
+             "median of interleaved rounds, spread = how far the middle 80 % of the rounds' estimates reach from it", "",
+             table(["NF", "cyc/pkt", "spread", "ns/pkt", "inside NF", "size-dependent", "per size", "source"], rows)]
+    if any((cost.get("spread") or 0) > SPREAD_WARNING for cost in document["cycle_costs"].values()):
+        lines += ["", f"! spread above ±{SPREAD_WARNING:.0%}: the machine was noisy while it was measured; "
+                  "`./tandem profile --refresh SPEC` measures again"]
     latency = document.get("switch_latency")
     if latency:
         rows = []

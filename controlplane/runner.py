@@ -172,11 +172,24 @@ def _drive_manager(config: dict, run_dir: Path, stop: _StopRequests, on_event) -
     if stop.requested:
         return RunOutcome(results, EXIT_INTERRUPTED, "interrupted", warnings, log_tail)
     if status != 0 or errors or results is None:
-        message = errors[0] if errors else f"the manager exited with status {status}"
-        if results is None and not errors:
-            message += f"; its log ends with:\n{log_tail}"
+        message = errors[0] if errors else manager_death(process.pid, status, log_tail)
         return RunOutcome(results, EXIT_RUN_FAILED, message, warnings, log_tail)
     return RunOutcome(results, EXIT_OK, None, warnings, log_tail)
+
+
+def manager_death(pid: int, status: int, log_tail: str) -> str:
+    """What to tell the user when the manager itself ended without results: how it ended and its last words."""
+    if status < 0:
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = "an unknown signal"
+        how = f"the manager (tandem-manager, pid {pid}) was killed by signal {-status} ({name}) before it wrote its results"
+    else:
+        how = f"the manager (tandem-manager, pid {pid}) exited with status {status} before it wrote its results"
+    if not log_tail.strip():
+        return how + "; it had written nothing to its log"
+    return how + "; its log ends with:\n" + "\n".join("  " + line for line in log_tail.splitlines())
 
 
 def require_success(outcome: RunOutcome) -> dict:

@@ -17,12 +17,13 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
 fi
 
-if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import yaml, pydantic, matplotlib, pytest, pytest_timeout, highspy' 2>/dev/null; then
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import yaml, pydantic, matplotlib, pytest, pytest_timeout, highspy, scipy' 2>/dev/null; then
   echo "setup: creating the Python environment in .venv"
   python3 -m venv .venv
   .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
 fi
 
 if [ ! -f build/build.ninja ]; then meson setup build --buildtype=release >/dev/null; fi
-ninja -C build >/dev/null
+# Quiet when it builds; the compiler's messages in full when it does not (ninja prints them on stdout).
+if ! build_log=$(ninja -C build 2>&1); then echo "$build_log" >&2; echo "setup: the build failed (above)" >&2; exit 1; fi
 echo "setup: ready (./tandem nfs lists NF types and schedulers)"

@@ -609,6 +609,10 @@ json Run::results() {
   std::map<std::string, json> os_by_worker;
   for (size_t w = 0; w < d_.workers.size(); w++) {
     json os = os_rates(window_begin_.os[w], window_end_.os[w]);
+    // A process that ended before the window closed has no /proc entry to read: say so, so the report does not
+    // blame the machine for the empty columns.
+    if (!os["unavailable"].empty() && !window_end_.os[w].cpu_ns && !workers_[w].exit_description.empty())
+      os["unavailable_reason"] = "its process had ended (" + workers_[w].exit_description + ") when the window closed";
     os_by_worker[d_.workers[w].name] = os;
     worker_list.push_back({{"name", d_.workers[w].name},
                            {"pid", workers_[w].pid},

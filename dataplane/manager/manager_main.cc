@@ -68,6 +68,8 @@ int main(int argc, char** argv) {
     if (argc >= 3 && strcmp(argv[1], "--run") == 0) {
       // The control plane starts us in our own session; if it dies, we must stop and clean up too.
       prctl(PR_SET_PDEATHSIG, SIGTERM);
+      // Our stdout is the run's log file: line-buffered, so a manager that is killed leaves the lines it wrote.
+      setvbuf(stdout, nullptr, _IOLBF, 0);
       int events_fd = STDOUT_FILENO;
       if (argc >= 5 && strcmp(argv[3], "--events-fd") == 0) events_fd = atoi(argv[4]);
       FILE* events = fdopen(events_fd, "w");

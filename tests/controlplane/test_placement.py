@@ -1,9 +1,8 @@
-"""Bubble's placement model on small instances whose optimum is known, and the batch-time line fit."""
+"""Bubble's placement model on small instances whose optimum is known."""
 from __future__ import annotations
 
 import pytest
 
-from controlplane.batch_model import fit_line
 from controlplane.placement import PlacedNf, PlacementError, mean_offered_pps, solve
 
 HZ = 1e9  # one core = 1e9 cycles a second
@@ -11,15 +10,6 @@ HZ = 1e9  # one core = 1e9 cycles a second
 
 def nf(name, chain, rate, k, c=0.0, weight=1.0):
     return PlacedNf(name=name, chain=chain, rate_pps=rate, weight=weight, k_cycles=k, c_cycles=c)
-
-
-def test_fit_line_recovers_slope_and_intercept():
-    model = fit_line([16, 64, 256, 1024], [16 * 40 + 500, 64 * 40 + 500, 256 * 40 + 500, 1024 * 40 + 500])
-    assert model["k_cycles"] == pytest.approx(40)
-    assert model["c_cycles"] == pytest.approx(500)
-    assert model["r2"] == pytest.approx(1)
-    with pytest.raises(ValueError):
-        fit_line([64, 64], [1, 2])
 
 
 def test_work_that_does_not_fit_one_core_is_spread_within_capacity():
