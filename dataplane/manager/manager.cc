@@ -123,6 +123,7 @@ class Run {
   std::unique_ptr<SchedulerView> view_;
   Snapshot window_begin_, window_end_;
   bool window_begun_ = false, window_ended_ = false;
+  std::vector<OsSample> os_at_failure_;  // the workers' OS counters when a run failed, before they were stopped
   std::string error_, failed_nf_;
   bool interrupted_ = false;
   bool attached_ = false;
@@ -400,7 +401,11 @@ void Run::control_loop() {
         interrupted_ = true;
         fail("interrupted");
       }
-      if (!error_.empty()) break;
+      if (!error_.empty()) {
+        // OS counters come from /proc: read the window's end now, while the workers that are alive still are.
+        for (pid_t task : task_ids_) os_at_failure_.push_back(task > 0 ? sample_os_counters(task) : OsSample{});
+        break;
+      }
       if (!generating) {
         bool rings_empty = true;
         for (rte_ring* ring : rings_) rings_empty = rings_empty && rte_ring_count(ring) == 0;
@@ -508,7 +513,10 @@ json Run::results() {
       if (auto disagreement = externals_[w]->settle_drops(*stats_)) warnings_.push_back(*disagreement);
   double now_s = seconds_since_go(rte_get_tsc_cycles());
   if (!window_begun_) window_begin_ = snapshot(now_s);
-  if (!window_ended_) window_end_ = snapshot(now_s);  // a failed run: the window ends at the failure
+  if (!window_ended_) {  // a failed run: the window ends at the failure
+    window_end_ = snapshot(now_s);
+    if (!os_at_failure_.empty()) window_end_.os = os_at_failure_;
+  }
   double window_s = std::max(window_end_.tsc_seconds - window_begin_.tsc_seconds, 1e-9);
 
   // Packets a worker holds between dequeue and enqueue; a worker that stopped cleanly holds none.

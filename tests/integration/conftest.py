@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from integration.machine_state import assert_clean, snapshot
+from controlplane.leftovers import assert_clean, snapshot
 
 
 @pytest.fixture

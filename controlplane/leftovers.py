@@ -1,7 +1,9 @@
-"""What a finished run must leave behind: nothing. Reads the machine state the integration tests compare."""
+"""What a finished run must leave behind: nothing. Reads the machine state that the integration tests and the fault
+soak compare before and after runs."""
 from __future__ import annotations
 
 import subprocess
+from pathlib import Path
 
 from controlplane import machine
 
@@ -28,6 +30,9 @@ def leftovers() -> list[str]:
             found.append(f"real-time thread {name} ({tid} of {pid})")
     if machine.DPDK_RUNTIME.exists():
         found += [f"DPDK runtime {p}" for p in machine.DPDK_RUNTIME.iterdir() if p.name.startswith("tandem")]
+    hugepage_files = Path("/dev/hugepages")
+    if hugepage_files.is_dir():
+        found += [f"hugepage file {p}" for p in hugepage_files.iterdir() if "tandem" in p.name]
     if machine.STATE_DIR.exists():
         found += [f"state {p}" for p in machine.STATE_DIR.iterdir() if p.name != "lock"]
     with open("/proc/mounts") as mounts:
