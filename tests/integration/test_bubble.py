@@ -64,19 +64,9 @@ chains:
 
 # Fig. 5 in small: no traffic, then 2 Mpps, every half second. Three NFs of 100 ns a packet: 0.6 of a core of
 # work in the loaded steps on any host, so "clearly loaded" has a floor that holds everywhere.
-STEPPED = """\
-name: stepped
-duration: 2
-warmup: 0
-traffic: {size: 64, flows: 16, rate_steps: [0, 2 Mpps], step_seconds: 0.5}
-scheduler: {name: bubble, options: {load_period_ms: 100}}
-chains:
-  - name: c
-    nfs:
-      - {name: f1, type: cost, core: 1, args: {ns: 100}}
-      - {name: f2, type: cost, core: 1, args: {ns: 100}}
-      - {name: f3, type: cost, core: 1, args: {ns: 100}}
-"""
+STEPPED = IDLE.replace("duration: 1.2\nwarmup: 0.1", "duration: 2\nwarmup: 0").replace(
+    "rate: 1}", "rate_steps: [0, 2 Mpps], step_seconds: 0.5}").replace("load_period_ms: 200", "load_period_ms: 100").replace(
+    "type: firewall, core: 1, args: {synthetic_rules: 100}", "type: cost, core: 1, args: {ns: 100}")
 
 
 def run(write_spec, tmp_path, text: str) -> dict:
