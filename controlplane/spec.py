@@ -18,13 +18,18 @@ MIN_FRAME, MAX_FRAME = 64, 1518
 MAX_HOPS = 24  # hop record size in the packet metadata (dataplane/packet_meta.h)
 MAX_NFS = 128  # stats zone slots (dataplane/shm_layout.h)
 MAX_BURST = 1024
+MAX_RING = 1 << 22  # slots; the mbuf pool is sized from the rings, and hugepages from the pool
+MAX_RATE_PPS = 1e10  # far above any core's reach; larger numbers are typos, and overflow the generator's pacing
+MAX_SPEC_BYTES = 10 << 20
+MAX_ALIASES = 100  # a spec needs a few; an alias bomb (each level doubling the last) needs many
 
 _RATE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMgG]?)pps\s*$")
 _RATE_SCALE = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # No inf or nan anywhere: `.inf` passes a `gt=0` bound, and would reach the data plane as a weight or a rate.
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class SizeWeight(Strict):
@@ -44,6 +49,8 @@ def _packets_per_second(value, expected: str, allow_zero: bool) -> float:
         pps = float(match.group(1)) * _RATE_SCALE[match.group(2).lower()]
     if not math.isfinite(pps) or pps < 0 or (pps == 0 and not allow_zero):
         raise ValueError(f"must be a {'non-negative' if allow_zero else 'positive'} rate, got {value!r}")
+    if pps > MAX_RATE_PPS:
+        raise ValueError(f"must be at most {MAX_RATE_PPS / 1e9:.0f} Gpps, got {value!r}")
     return pps
 
 
@@ -117,7 +124,7 @@ class NfSpec(Strict):
 class ChainSpec(Strict):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
     nfs: list[NfSpec]
-    ring_capacity: int | None = None
+    ring_capacity: int | None = Field(default=None, le=MAX_RING)
     traffic: Traffic = Field(default_factory=Traffic)
     weight: float = Field(default=1.0, gt=0, le=1e6)  # priority weight of every NF of the chain
 
@@ -132,7 +139,7 @@ class Spec(Strict):
     description: str = ""
     control_core: int = Field(default=0, ge=0)
     burst: int = Field(default=32, ge=1, le=MAX_BURST)
-    ring_capacity: int = 2048
+    ring_capacity: int = Field(default=2048, le=MAX_RING)
     duration: float = Field(default=5.0, gt=0, le=3600)
     warmup: float = Field(default=0.5, ge=0, le=600)
     traffic: Traffic = Field(default_factory=Traffic)
@@ -172,6 +179,9 @@ def _pydantic_problems(error: ValidationError) -> list[tuple[str, str]]:
         path = _location(item["loc"])
         message = item["msg"].removeprefix("Value error, ")
         if item["type"] == "extra_forbidden":
+            # The unknown key is the user's own text, not a union branch: named whatever it looks like.
+            key, parent = item["loc"][-1], _location(item["loc"][:-1])
+            path = f"{parent}.{key}" if parent and _FIELD_NAME.match(str(key)) else (str(key) if not parent and _FIELD_NAME.match(str(key)) else f"{parent}[{key!r}]")
             message = "unknown field"
         elif item["type"] == "missing":
             message = "is required"
@@ -238,25 +248,74 @@ def _semantic_problems(spec: Spec) -> list[tuple[str, str]]:
     return problems
 
 
-def load_spec(path: str | Path) -> Spec:
-    """Reads and checks a spec; raises SpecError naming the file and every bad field."""
-    source = str(path)
+class _SpecLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, stricter where a spec needs it: a key given twice is an error (PyYAML keeps the last
+    silently), and a document with more aliases than a spec could need is refused (an alias bomb expands to
+    billions of nodes in whatever walks it)."""
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self.aliases = 0
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            self.aliases += 1
+            if self.aliases > MAX_ALIASES:
+                raise yaml.YAMLError(f"more than {MAX_ALIASES} aliases (*name): refused, a spec needs few")
+        return super().compose_node(parent, index)
+
+    def construct_mapping(self, node, deep=False):
+        seen = {}
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                if key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"key {key!r} is given twice (first on line {seen[key] + 1})", key_node.start_mark)
+                seen[key] = key_node.start_mark.line
+            except TypeError:
+                pass  # an unhashable key: the base class says so
+        return super().construct_mapping(node, deep)
+
+
+def _read_text(path: Path, source: str) -> str:
     try:
-        text = Path(path).read_text()
+        if not path.is_file():
+            problem = "no such file" if not path.exists() else "not a regular file (a directory, a pipe, a device)"
+            raise SpecError(source, [("", f"cannot read the spec: {problem}")])
+        size = path.stat().st_size
+        if size > MAX_SPEC_BYTES:
+            raise SpecError(source, [("", f"the spec is {size / 2**20:.1f} MB; specs are at most {MAX_SPEC_BYTES >> 20} MB")])
+        return path.read_bytes().decode("utf-8")
     except OSError as error:
-        raise SpecError(source, [("", f"cannot read the spec: {error.strerror}")]) from None
+        raise SpecError(source, [("", f"cannot read the spec: {error.strerror or error}")]) from None
+    except UnicodeDecodeError as error:
+        raise SpecError(source, [("", f"the spec is not UTF-8 text (byte {error.start} is 0x{error.object[error.start]:02x})")]) from None
+
+
+def _parse_yaml(text: str, source: str):
     try:
-        document = yaml.safe_load(text)
+        return yaml.load(text, Loader=_SpecLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
         raise SpecError(source, [("", f"malformed YAML: {where}{getattr(error, 'problem', None) or error}")]) from None
+    except RecursionError:
+        raise SpecError(source, [("", "malformed YAML: nested too deeply")]) from None
+
+
+def load_spec(path: str | Path) -> Spec:
+    """Reads and checks a spec; raises SpecError naming the file and every bad field."""
+    source = str(path)
+    document = _parse_yaml(_read_text(Path(path), source), source)
     if not isinstance(document, dict):
         raise SpecError(source, [("", "the spec must be a YAML mapping with at least 'chains'")])
     try:
         spec = Spec.model_validate(document)
     except ValidationError as error:
         raise SpecError(source, _pydantic_problems(error)) from None
+    except RecursionError:
+        raise SpecError(source, [("", "a value is nested too deeply")]) from None
     problems = _semantic_problems(spec)
     if problems:
         raise SpecError(source, problems)
