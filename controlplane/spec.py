@@ -4,11 +4,12 @@ from __future__ import annotations
 import math
 import os
 import re
+import sys
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Annotated, Literal, Union
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
 
 from controlplane.errors import SpecError
 
@@ -20,11 +21,29 @@ MAX_NFS = 128  # stats zone slots (dataplane/shm_layout.h)
 MAX_BURST = 1024
 MAX_RING = 1 << 22  # slots; the mbuf pool is sized from the rings, and hugepages from the pool
 MAX_RATE_PPS = 1e10  # far above any core's reach; larger numbers are typos, and overflow the generator's pacing
+MIN_STEP_SECONDS = 1e-3  # the generator counts a step in whole TSC cycles: one under a cycle is 0, and divides by it
 MAX_SPEC_BYTES = 10 << 20
-MAX_ALIASES = 100  # a spec needs a few; an alias bomb (each level doubling the last) needs many
+# Values in the document, an alias (*name) counted as often as it is used: a spec of 128 NFs needs a few thousand.
+# Bounds the time to read a spec (PyYAML composes ~20k values a second) and refuses alias bombs, whose few
+# aliases stand for billions of values once anything walks them.
+MAX_VALUES = 50_000
 
 _RATE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMgG]?)pps\s*$")
 _RATE_SCALE = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _json_numbers(value: JsonValue) -> JsonValue:
+    """NF args and scheduler options go to the data plane as JSON, which reads no integer beyond a double's range."""
+    if isinstance(value, int) and abs(value) > sys.float_info.max:
+        raise ValueError(f"must be within ±1.8e308, the data plane's range; got a number of {value.bit_length()} bits")
+    for item in value.values() if isinstance(value, dict) else value if isinstance(value, list) else ():
+        _json_numbers(item)
+    return value
+
+
+# JSON values only: dates, sets, binary data, inf and nan have no JSON, and huge integers no reader.
+DataPlaneValue = Annotated[JsonValue, AfterValidator(_json_numbers)]
 
 
 class Strict(BaseModel):
@@ -34,14 +53,17 @@ class Strict(BaseModel):
 
 class SizeWeight(Strict):
     size: int = Field(ge=MIN_FRAME, le=MAX_FRAME)
-    weight: float = Field(gt=0)
+    weight: float = Field(gt=0, le=1e6)  # relative; the data plane sums them, and a sum of 1e308s is inf
 
 
 def _packets_per_second(value, expected: str, allow_zero: bool) -> float:
     if isinstance(value, bool):
         raise ValueError(f"must be {expected}")
     if isinstance(value, (int, float)):
-        pps = float(value)
+        try:
+            pps = float(value)
+        except OverflowError:  # an integer beyond a float's range
+            pps = math.inf
     else:
         match = _RATE.match(str(value))
         if not match:
@@ -87,12 +109,20 @@ class Traffic(Strict):
                 raise ValueError(f"step {i}: {error}") from None
         return steps
 
+    @field_validator("step_seconds")
+    @classmethod
+    def _step_seconds(cls, value):
+        if value is not None and value < MIN_STEP_SECONDS:
+            raise ValueError(f"must be at least {MIN_STEP_SECONDS} s, got {value}")
+        return value
+
     @field_validator("size", mode="before")
     @classmethod
     def _size(cls, value):
-        if isinstance(value, bool):
+        # Checked before the union converts: it would take 2000.0 as 2000 bytes, and !!binary data as text.
+        if isinstance(value, bool) or not isinstance(value, (int, float, str, list, type(None))):
             raise ValueError("must be a frame size in bytes, 'datacenter', or a list of {size, weight}")
-        if isinstance(value, int) and not MIN_FRAME <= value <= MAX_FRAME:
+        if isinstance(value, (int, float)) and not MIN_FRAME <= value <= MAX_FRAME:
             raise ValueError(f"must be between {MIN_FRAME} and {MAX_FRAME} bytes, got {value}")
         if isinstance(value, str) and value != "datacenter":
             raise ValueError(f"must be a frame size in bytes, 'datacenter', or a list of {{size, weight}}, got {value!r}")
@@ -112,7 +142,7 @@ class NfSpec(Strict):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
     type: str
     core: int | None = Field(default=None, ge=0)  # required unless the spec has placement: auto
-    args: dict[str, Any] = Field(default_factory=dict)
+    args: dict[str, DataPlaneValue] = Field(default_factory=dict)
     # Cycles per packet, overriding the cycle estimator (schedulers that need costs: unis).
     cost_cycles: float | None = Field(default=None, gt=0, le=1e9)
     # Priority weight for schedulers that share CPU by weight (nfvnice); multiplied by the chain's.
@@ -131,7 +161,7 @@ class ChainSpec(Strict):
 
 class SchedulerSpec(Strict):
     name: str
-    options: dict[str, Any] = Field(default_factory=dict)
+    options: dict[str, DataPlaneValue] = Field(default_factory=dict)
 
 
 class Spec(Strict):
@@ -145,7 +175,7 @@ class Spec(Strict):
     traffic: Traffic = Field(default_factory=Traffic)
     scheduler: SchedulerSpec = Field(default_factory=lambda: SchedulerSpec(name="coop"))
     # Options for the other schedulers a comparison runs (`compare --schedulers`), by scheduler name.
-    scheduler_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    scheduler_options: dict[str, dict[str, DataPlaneValue]] = Field(default_factory=dict)
     chains: list[ChainSpec]
     # spec: every NF's core is given; auto: Bubble's placement solver chooses cores and initial batch sizes.
     placement: Literal["spec", "auto"] = "spec"
@@ -176,17 +206,26 @@ def _location(loc: tuple) -> str:
 def _pydantic_problems(error: ValidationError) -> list[tuple[str, str]]:
     problems: dict[str, str] = {}
     for item in error.errors():
-        path = _location(item["loc"])
+        loc = item["loc"]
+        path = _location(loc)
         message = item["msg"].removeprefix("Value error, ")
-        if item["type"] == "extra_forbidden":
-            # The unknown key is the user's own text, not a union branch: named whatever it looks like.
-            key, parent = item["loc"][-1], _location(item["loc"][:-1])
-            path = f"{parent}.{key}" if parent and _FIELD_NAME.match(str(key)) else (str(key) if not parent and _FIELD_NAME.match(str(key)) else f"{parent}[{key!r}]")
-            message = "unknown field"
+        bad_key = loc[-1:] == ("[key]",)  # pydantic's mark for a key (not its value) of the wrong type
+        if item["type"] in ("extra_forbidden", "invalid_key") or bad_key:
+            # The key is the user's own text, not a union branch: named whatever it looks like.
+            key, parent = loc[-2 if bad_key else -1], _location(loc[:-2 if bad_key else -1])
+            path = (f"{parent}.{key}" if parent else key) if isinstance(key, str) and _FIELD_NAME.match(key) else f"{parent}[{key!r}]"
+            message = "unknown field" if item["type"] == "extra_forbidden" else "a key must be text (quote one that reads as a number, true/false or null)"
         elif item["type"] == "missing":
             message = "is required"
+        elif item["type"] == "invalid-json-value":  # what YAML has and JSON lacks, in NF args and scheduler options
+            kind = type(item["input"]).__name__
+            message = f"must be a number, text, true/false, null, a list or a mapping, not a {kind}" + (
+                " (quote it to give it as text)" if kind in ("date", "datetime") else "")
         problems.setdefault(path, message)  # a union reports once per branch; the first says enough
-    return list(problems.items())
+    # Where a union's branch got inside the value (a list of sizes), the other branches' complaints about the whole
+    # ("should be a valid integer") miss the point.
+    inside = {path[:i] for path in problems for i, char in enumerate(path) if char in ".["}
+    return [(path, message) for path, message in problems.items() if path not in inside]
 
 
 def usable_cores() -> set[int]:
@@ -250,32 +289,66 @@ def _semantic_problems(spec: Spec) -> list[tuple[str, str]]:
 
 class _SpecLoader(yaml.SafeLoader):
     """PyYAML's safe loader, stricter where a spec needs it: a key given twice is an error (PyYAML keeps the last
-    silently), and a document with more aliases than a spec could need is refused (an alias bomb expands to
-    billions of nodes in whatever walks it)."""
+    silently), a document of more than MAX_VALUES values is refused, text must be valid Unicode, and a scalar that
+    PyYAML's constructors fail on with Python's own errors is a YAML error at its place."""
 
     def __init__(self, stream):
         super().__init__(stream)
-        self.aliases = 0
+        self.values = 0
+        self.anchor_values: dict[str, int] = {}  # anchor -> values it stands for, aliases inside it expanded
 
     def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent):
-            self.aliases += 1
-            if self.aliases > MAX_ALIASES:
-                raise yaml.YAMLError(f"more than {MAX_ALIASES} aliases (*name): refused, a spec needs few")
-        return super().compose_node(parent, index)
+        event = self.peek_event()
+        alias = isinstance(event, yaml.AliasEvent)
+        start = self.values
+        self.values += self.anchor_values.get(event.anchor, 1) if alias else 1
+        if self.values > MAX_VALUES:
+            raise yaml.composer.ComposerError(
+                None, None, f"more than {MAX_VALUES} values, each alias (*name) counted as its anchor's: refused, "
+                "a spec needs far fewer", event.start_mark)
+        node = super().compose_node(parent, index)
+        if not alias and event.anchor is not None:
+            self.anchor_values[event.anchor] = self.values - start
+        return node
+
+    def construct_object(self, node, deep=False):
+        try:
+            return super().construct_object(node, deep)
+        except (ArithmeticError, LookupError, TypeError, ValueError, AttributeError) as error:
+            # A 5000-digit number, month 13 in a date, `!!bool maybe`, `!!int ''`: PyYAML fails on each with Python's
+            # own error. A ValueError's text says what is wrong (up to its advice for programmers, after a ';').
+            detail = f": {str(error).partition(';')[0]}" if isinstance(error, ValueError) else ""
+            raise yaml.constructor.ConstructorError(
+                None, None, f"not a valid {node.tag.rpartition(':')[2]}{detail}", node.start_mark) from None
+
+    def construct_scalar(self, node):
+        value = super().construct_scalar(node)
+        if _SURROGATE.search(value):
+            # Only "\uD83D\uDE00" escapes make these: a UTF-16 pair is joined into its character; half a pair has
+            # no UTF-8 (nor JSON for the data plane).
+            try:
+                value = value.encode("utf-16", "surrogatepass").decode("utf-16")
+            except UnicodeDecodeError:
+                raise yaml.constructor.ConstructorError(
+                    None, None, "a \\u escape gives half a UTF-16 surrogate pair: write the character, or \\U and 8 digits",
+                    node.start_mark) from None
+        return value
 
     def construct_mapping(self, node, deep=False):
-        seen = {}
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)
-            try:
-                if key in seen:
-                    raise yaml.constructor.ConstructorError(
-                        None, None, f"key {key!r} is given twice (first on line {seen[key] + 1})", key_node.start_mark)
-                seen[key] = key_node.start_mark.line
-            except TypeError:
-                pass  # an unhashable key: the base class says so
-        return super().construct_mapping(node, deep)
+        if isinstance(node, yaml.MappingNode):
+            seen = {}
+            for key_node, _ in node.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    continue  # `<<: *defaults`: keys given beside a merge override the merged ones, as YAML intends
+                key = self.construct_object(key_node, deep=True)
+                try:
+                    if key in seen:
+                        raise yaml.constructor.ConstructorError(
+                            None, None, f"key {key!r} is given twice (first on line {seen[key] + 1})", key_node.start_mark)
+                    seen[key] = key_node.start_mark.line
+                except TypeError:
+                    pass  # an unhashable key: the base class says so
+        return super().construct_mapping(node, deep)  # which refuses a node that is not a mapping
 
 
 def _read_text(path: Path, source: str) -> str:
@@ -296,6 +369,10 @@ def _read_text(path: Path, source: str) -> str:
 def _parse_yaml(text: str, source: str):
     try:
         return yaml.load(text, Loader=_SpecLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.reader.ReaderError as error:  # its text spans two lines and counts characters, not lines
+        line = text.count("\n", 0, error.position) + 1
+        column = error.position - text.rfind("\n", 0, error.position)
+        raise SpecError(source, [("", f"malformed YAML: line {line}, column {column}: character #x{error.character:04x} is not allowed")]) from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
