@@ -26,7 +26,9 @@ from controlplane.report import comparison_report, machine_description, table  #
 from controlplane.spec import Spec, load_spec  # noqa: E402
 
 RESULTS = HERE / "results"
-ALL_SCHEDULERS = ["cfs", "batch", "rr", "fifo", "coop", "rtc"]
+# The platform's baselines: the kernel's policies, cooperative yielding, and run-to-completion as the ceiling (the
+# papers' schedulers have benchmarks of their own).
+BASELINES = ["cfs", "batch", "rr", "fifo", "coop", "rtc"]
 
 
 def light_chain(length: int, cycles: int = 50) -> Spec:
@@ -54,7 +56,7 @@ def bench_generator(repeat: int, duration: float) -> None:
 
 def bench_three_light(repeat: int, duration: float) -> None:
     spec_path = HERE.parent / "examples" / "light-chain.yaml"
-    comparison, _ = compare(load_spec(spec_path), str(spec_path), ALL_SCHEDULERS, repeat, duration, quiet=True)
+    comparison, _ = compare(load_spec(spec_path), str(spec_path), BASELINES, repeat, duration, quiet=True)
     medians = {n: e["median"]["delivered_mpps"] for n, e in comparison["schedulers"].items() if e["median"]}
     ratio = medians["coop"] / medians["rtc"]
     verdict = f"target coop >= 50 % of rtc: {'met' if ratio >= 0.5 else 'missed'} ({ratio:.0%})"
@@ -67,19 +69,19 @@ def bench_chain_length(repeat: int, duration: float, lengths: list[int]) -> None
     for length in lengths:
         spec = light_chain(length)
         print(f"chain length {length}...", file=sys.stderr, flush=True)
-        comparison, _ = compare(spec, f"bench light chain of {length}", ALL_SCHEDULERS, repeat, duration, quiet=True)
+        comparison, _ = compare(spec, f"bench light chain of {length}", BASELINES, repeat, duration, quiet=True)
         by_length[length] = comparison
     rows = []
     for length, comparison in by_length.items():
         medians = {n: (e["median"] or {}).get("delivered_mpps") for n, e in comparison["schedulers"].items()}
         ceiling = medians.get("rtc")
         row = [length]
-        for name in ALL_SCHEDULERS:
+        for name in BASELINES:
             value = medians.get(name)
             row.append("failed" if value is None else f"{value:.3f} ({value / ceiling:.0%})" if ceiling else f"{value:.3f}")
         rows.append(row)
     text = (f"light (50-cycle) NFs chained on one core, 64 B: median delivered Mpps of {repeat} runs x {duration} s "
-            f"(share of rtc)\non {machine_description()}\n\n" + table(["length"] + ALL_SCHEDULERS, rows))
+            f"(share of rtc)\non {machine_description()}\n\n" + table(["length"] + BASELINES, rows))
     summary = {"machine": machine_description(), "repeat": repeat, "duration_s": duration,
                "lengths": {str(k): v for k, v in by_length.items()}}
     save("chain-length", summary, text)
@@ -91,7 +93,7 @@ def plot_chain_length(summary: dict) -> None:
     """Draws chain-length.png from the saved summary (also: --replot, without running anything)."""
     lengths = sorted(summary["lengths"], key=int)
     figure, axis = plt.subplots(figsize=(8, 4.5))
-    for name in ALL_SCHEDULERS:
+    for name in BASELINES:
         ys = [(summary["lengths"][n]["schedulers"][name]["median"] or {}).get("delivered_mpps") for n in lengths]
         # A measured zero (fifo starving the chain) is drawn at zero; only a failed run is left out.
         axis.plot([int(n) for n in lengths], [float("nan") if y is None else y for y in ys], marker="o", label=name)

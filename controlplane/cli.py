@@ -63,15 +63,15 @@ def _write_json(path: str, document: dict) -> None:
 
 
 def cmd_run(args) -> int:
+    from controlplane import pipeline
     from controlplane.progress import ProgressLine
-    from controlplane.runner import run_once
 
     spec = load_spec(args.spec)
     if args.scheduler:
         _check_schedulers([args.scheduler], args.spec)
     config = run_config(spec, args.scheduler, args.duration)
     progress = None if args.quiet else ProgressLine("", config["warmup"] + config["duration"])
-    outcome = run_once(config, args.spec, progress)
+    outcome = pipeline.run(config, args.spec, progress)
     if progress:
         progress.finish()
     for note in outcome.notes:
@@ -91,9 +91,10 @@ def cmd_compare(args) -> int:
     from controlplane.compare import compare
 
     spec = load_spec(args.spec)
-    _check_schedulers(args.schedulers, args.spec)
+    schedulers = args.schedulers or catalog.scheduler_names()  # every scheduler this build has, by default
+    _check_schedulers(schedulers, args.spec)
     _check_scheduler_options(spec, args.spec)
-    comparison, status = compare(spec, args.spec, args.schedulers, args.repeat, args.duration, args.quiet)
+    comparison, status = compare(spec, args.spec, schedulers, args.repeat, args.duration, args.quiet)
     if args.json:  # files first, as in cmd_run
         _write_json(args.json, comparison)
     if args.plot:
@@ -153,9 +154,9 @@ def cmd_place(args) -> int:
 
     spec = load_spec(args.spec)
     config = run_config(spec)
-    catalog.check(config, args.spec)
+    verdict = catalog.check(config, args.spec)
     say = None if args.quiet else (lambda text: print(f"tandem: {text}", file=sys.stderr))
-    solution, models = place_config(config, args.spec, require_all=args.all, say=say)
+    solution, models = place_config(config, args.spec, verdict["options"], require_all=args.all, say=say)
     if args.json:  # files first, as in cmd_run
         _write_json(args.json, {"spec": args.spec, "models": models, "solution": solution})
     print(describe(models))
@@ -209,7 +210,7 @@ def parser() -> argparse.ArgumentParser:
 
     comp = commands.add_parser("compare", help="run a spec under several schedulers and compare medians")
     comp.add_argument("spec")
-    comp.add_argument("--schedulers", type=_scheduler_list, default=["cfs", "batch", "rr", "fifo", "coop", "rtc", "unis", "nfvnice", "bubble"])
+    comp.add_argument("--schedulers", type=_scheduler_list, help="comma-separated; default: every scheduler (tandem nfs lists them)")
     comp.add_argument("--repeat", type=_repeat, default=3)
     comp.add_argument("--duration", type=_positive, help="seconds to measure each run (after warm-up)")
     comp.add_argument("--json", metavar="PATH", help="write every run's results and the medians as JSON")

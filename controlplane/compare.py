@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import sys
 
+from controlplane import pipeline
 from controlplane.errors import EXIT_INTERRUPTED, EXIT_OK
 from controlplane.progress import ProgressLine
 from controlplane.report import machine_description, median_of, run_summary
-from controlplane.runner import run_once
 from controlplane.spec import Spec, run_config
 
 SUMMARY_FIELDS = ("delivered_mpps", "offered_mpps", "p50_us", "p99_us", "dropped", "context_switches_per_s")
@@ -35,7 +35,7 @@ def compare(spec: Spec, source: str, schedulers: list[str], repeat: int, duratio
             config = run_config(spec, name, duration)
             label = f"[{name} {attempt + 1}/{repeat}] "
             progress = ProgressLine(label, config["warmup"] + config["duration"]) if not quiet else None
-            outcome = run_once(config, source, progress)
+            outcome = pipeline.run(config, source, progress)
             if progress:
                 progress.finish()
             for note in outcome.notes:

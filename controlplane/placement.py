@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from controlplane.batch_model import batch_models
 from controlplane.errors import EXIT_BAD_INPUT, TandemError
 
 
@@ -132,19 +133,18 @@ def mean_offered_pps(traffic: dict) -> float | None:
     return (sum(steps) / len(steps) if steps else traffic["rate_pps"]) or None
 
 
-def place_config(config: dict, source: str, require_all: bool, say=None) -> tuple[dict, dict]:
+def place_config(config: dict, source: str, options: dict, require_all: bool, say=None) -> tuple[dict, dict]:
     """Profiles the batch-time models (cached) and solves the placement for a run config's chains on its
-    placement cores; returns the solution and the models."""
-    from controlplane.batch_model import batch_models
-
+    placement cores; returns the solution and the models. `options` are the run's scheduler options as the data
+    plane resolved them: a scheduler that adapts batches (Bubble) declares their bounds there; under any other,
+    an NF takes up to the run's burst a turn."""
     models = batch_models(config, source, say=say)
     nfs = [PlacedNf(name=nf["name"], chain=chain["name"], rate_pps=mean_offered_pps(chain["traffic"]), weight=nf.get("weight", 1.0),
                     k_cycles=models[nf["name"]]["k_cycles"], c_cycles=models[nf["name"]]["c_cycles"])
            for chain in config["chains"] for nf in chain["nfs"]]
-    options = config["scheduler"]["options"] if config["scheduler"]["name"] == "bubble" else {}
     hz = next(iter(models.values()))["tsc_hz"]  # the cycles the models count
-    solution = solve(nfs, config["placement_cores"], hz, options.get("lower_batch", 16), options.get("upper_batch", 1024),
-                     require_all=require_all)
+    solution = solve(nfs, config["placement_cores"], hz, options.get("lower_batch", config["burst"]),
+                     options.get("upper_batch", config["burst"]), require_all=require_all)
     return solution, models
 
 

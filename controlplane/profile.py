@@ -13,6 +13,7 @@ from controlplane import catalog
 from controlplane.errors import RunFailed
 from controlplane.report import machine_description
 from controlplane.robust_estimate import SPREAD_WARNING, median_with_spread, spread
+from controlplane.runner import require_success, run_once
 
 CACHE_PATH = Path(os.environ.get("TANDEM_CACHE_DIR", Path.home() / ".cache" / "tandem")) / "cycle-costs.json"
 
@@ -53,7 +54,7 @@ def save_cache(entries: dict) -> None:
 
 def estimate_config(nf: dict, base: dict, plan: dict | None = None) -> dict:
     """A run of the NF alone on its core, fed probe batches by the manager instead of paced traffic. `plan` is the
-    estimator's (dataplane/manager/cycle_estimator.h: batches, frame_sizes, rounds, ...); left out, its defaults."""
+    estimator's (dataplane/manager/probes/cycle_estimator.h: batches, frame_sizes, rounds, ...); left out, its defaults."""
     return {
         "name": f"profile-{nf['name']}",
         "control_core": base["control_core"],
@@ -69,8 +70,6 @@ def estimate_config(nf: dict, base: dict, plan: dict | None = None) -> dict:
 
 def estimator_run(config: dict, nf: dict, source: str) -> tuple[dict, dict]:
     """Runs a profiling config; returns the estimator's result (with its samples) and the run's results."""
-    from controlplane.runner import require_success, run_once
-
     results = require_success(run_once(config, source))
     estimate = results["profile"]["estimate"]
     if estimate.get("error") or not estimate.get("complete"):
@@ -170,8 +169,6 @@ def with_costs(config: dict, source: str, say=None) -> tuple[dict, dict]:
 
 def switch_latency(config: dict, source: str, core: int, rounds: int = 200) -> dict:
     """Measures every process-controller backend switching two idle NFs on `core`."""
-    from controlplane.runner import require_success, run_once
-
     probe = {
         "name": "profile-switch-latency",
         "control_core": config["control_core"],

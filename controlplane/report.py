@@ -113,8 +113,7 @@ def run_report(results: dict) -> str:
             f" (drops at: {where}; wasted work: {count(chain.get('wasted_work', 0))} processed then dropped)"
         )
     if results.get("generator_build_cycles_per_packet"):
-        lines.append(f"generator: {results['generator_build_cycles_per_packet']:.0f} cycles to build a frame "
-                     "(higher in the VM's slow mode, README, Results)")
+        lines.append(f"generator: {results['generator_build_cycles_per_packet']:.0f} cycles to build a frame")
     if results.get("cycle_costs"):
         lines.append("cycle costs: " + ", ".join(
             f"{name} {cost['cycles_per_packet']:.0f} cyc/pkt ({cost['source']})" for name, cost in results["cycle_costs"].items()))
@@ -186,8 +185,8 @@ def run_summary(results: dict) -> dict:
         "context_switches_per_s": None if None in per_worker else sum(per_worker),
         "accounting_exact": all(c["accounting_exact"] for c in chains) and results["accounting"]["exact"],
         "hop_errors": sum(c["hop_errors"] for c in chains),
-        # The VM's mode during the run (README, Results): the NFs that take frames fresh from the control core
-        # pay more per packet in the slow one.
+        # What the chains' first NFs pay a packet: they take every frame fresh from the control core, so this
+        # shows what the host's memory system costs in this run (the benchmarks tell the VM's modes apart by it).
         "entry_nf_cycles_per_packet": _entry_nf_cost(results),
     }
 
@@ -197,28 +196,6 @@ def _entry_nf_cost(results: dict) -> float | None:
     costs = [nf["window"].get("cycles_per_packet") for nf in results["nfs"] if nf["name"] in names]
     costs = [c for c in costs if c]
     return statistics.mean(costs) if costs else None
-
-
-# On our VM, runs fall into a fast and a slow mode (README, Results). The first NF of a chain reads every frame
-# fresh from the control core, and in the slow mode pays 22-43 more cycles a packet for it (light NFs: 61-74
-# fast, 84-105 slow; medium: 161-171 fast, 185-201 slow), whatever the scheduler. A run more than this many
-# cycles above the cheapest run of the same first NF ran slow.
-SLOW_MODE_EXTRA_CYCLES = 16.0
-
-
-def cheapest_entry_cost(runs: list[dict]) -> float | None:
-    """The lowest first-NF cost among run summaries; None if none was measured."""
-    return min((c for r in runs if (c := r.get("entry_nf_cycles_per_packet"))), default=None)
-
-
-def slow_runs(runs: list[dict], fastest: float | None = None) -> list[bool | None]:
-    """Per run summary: whether it ran in the VM's slow mode; None where the first NFs' cost is unknown.
-    `fastest`: the cheapest first-NF cost known for these NFs; by default the cheapest among `runs`, so if every
-    run was slow none is flagged: pass a reference from a wider set of runs where there is one."""
-    if fastest is None:
-        fastest = cheapest_entry_cost(runs)
-    costs = [r.get("entry_nf_cycles_per_packet") for r in runs]
-    return [None if not c else c > fastest + SLOW_MODE_EXTRA_CYCLES for c in costs]
 
 
 def median_of(values):

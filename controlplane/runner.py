@@ -1,4 +1,4 @@
-"""One run: prepare the machine, start the manager, show its progress, forward Ctrl-C, collect the results."""
+"""One launch: prepare the machine, start the manager, show its progress, forward Ctrl-C, collect the results."""
 from __future__ import annotations
 
 import json
@@ -49,26 +49,23 @@ class _StopRequests:
 
 
 def _expected_seconds(config: dict) -> float:
+    """How long a run may take before the watchdog stops it: the manager's own allowances (from its catalog) for
+    workers attaching and stopping, the traffic, the drain, and 5 s for starting DPDK and writing results."""
+    limits = catalog.catalog()["limits"]
     workers = sum(len(chain["nfs"]) for chain in config["chains"])
-    return 10 + 0.5 * workers + config["warmup"] + config["duration"] + 0.2 + 5 + 5  # the last 5: workers stopping
+    attach = limits["attach_seconds"] + limits["attach_seconds_per_worker"] * workers
+    return attach + config["warmup"] + config["duration"] + 0.2 + 5 + limits["stop_seconds"]
 
 
 def run_once(config: dict, source: str, on_event: Callable[[dict], None] | None = None) -> RunOutcome:
-    """Runs `config` (see spec.run_config) on the data plane; every machine change is undone before returning."""
-    verdict = catalog.check(config, source)
+    """Checks `config` with the data plane and launches it as it is (pipeline.run places and costs it first)."""
+    return launch(config, catalog.check(config, source), on_event)
+
+
+def launch(config: dict, verdict: dict, on_event: Callable[[dict], None] | None = None) -> RunOutcome:
+    """Runs a checked `config` (`verdict` is catalog.check's answer for it) on the data plane; every machine change
+    is undone before returning."""
     requirements = verdict["requirements"]
-    placement = None
-    if config.get("placement") == "auto":
-        from controlplane.placement import place_config, placed
-
-        placement, _ = place_config(config, source, require_all=True, say=lambda text: print(f"tandem: {text}", file=sys.stderr))
-        config = placed(config, placement)
-        verdict = catalog.check(config, source)  # the NFs' cores changed
-    costs = None
-    if requirements.get("cycle_costs"):
-        from controlplane.profile import with_costs
-
-        config, costs = with_costs(config, source, say=lambda text: print(f"tandem: {text}", file=sys.stderr))
     with machine.MachineSession() as session, _StopRequests() as stop:
         run_id = f"tandem{os.getpid()}"
         run_dir = machine.STATE_DIR / f"run-{os.getpid()}"
@@ -97,10 +94,6 @@ def run_once(config: dict, source: str, on_event: Callable[[dict], None] | None 
         (run_dir / "config.json").write_text(json.dumps(config, indent=2))
         outcome = _drive_manager(config, run_dir, stop, on_event)
         outcome.notes = session.notes + outcome.notes
-        if costs is not None and outcome.results is not None:
-            outcome.results["cycle_costs"] = costs
-        if placement is not None and outcome.results is not None:
-            outcome.results["placement"] = placement
         return outcome
 
 

@@ -16,9 +16,11 @@ from controlplane.errors import SpecError
 # The papers' data-centre traffic: a bimodal mix around 200 B and 1400 B (UNiS Fig. 8, after Benson et al.).
 DATACENTER_MIX = [(64, 5), (180, 15), (200, 20), (220, 10), (1380, 15), (1400, 25), (1420, 10)]
 MIN_FRAME, MAX_FRAME = 64, 1518
-MAX_HOPS = 24  # hop record size in the packet metadata (dataplane/packet_meta.h)
-MAX_NFS = 128  # stats zone slots (dataplane/shm_layout.h)
-MAX_BURST = 1024
+# The data plane's sizes, which its catalog declares too (limits; tests/controlplane/test_spec_errors.py holds
+# them equal): checked here so that a spec is refused by field before the data plane is asked.
+MAX_HOPS = 24  # hop record size in the packet metadata (contract/packet_meta.h)
+MAX_NFS = 128  # stats zone slots (contract/shm_layout.h)
+MAX_BURST = 1024  # contract/batch.h
 MAX_RING = 1 << 22  # slots; the mbuf pool is sized from the rings, and hugepages from the pool
 MAX_RATE_PPS = 1e10  # far above any core's reach; larger numbers are typos, and overflow the generator's pacing
 MIN_STEP_SECONDS = 1e-3  # the generator counts a step in whole TSC cycles: one under a cycle is 0, and divides by it

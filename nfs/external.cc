@@ -8,7 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "dataplane/deployment.h"
+#include "contract/deployment.h"
 #include "nf.h"
 
 namespace tandem {

@@ -5,7 +5,7 @@
 #include <optional>
 #include <vector>
 
-#include "dataplane/arg_schema.h"
+#include "contract/arg_schema.h"
 
 namespace tandem {
 

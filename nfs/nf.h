@@ -6,8 +6,8 @@
 #include <memory>
 #include <string>
 
-#include "dataplane/arg_schema.h"
-#include "dataplane/batch.h"
+#include "contract/arg_schema.h"
+#include "contract/batch.h"
 
 namespace tandem {
 

@@ -11,9 +11,9 @@
 #include <rte_ip.h>
 #include <rte_mbuf.h>
 
-#include "dataplane/batch.h"
+#include "contract/batch.h"
 #include "dataplane/manager/frame_builder.h"
-#include "dataplane/packet_meta.h"
+#include "contract/packet_meta.h"
 #include "nfs/nf.h"
 
 namespace tandem::testing {

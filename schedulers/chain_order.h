@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "dataplane/deployment.h"
+#include "contract/deployment.h"
 
 namespace tandem {
 

@@ -1,5 +1,5 @@
 // coop: the papers' intrusive cooperative baseline: every NF yields after k batches (k > 0) and when its input is empty.
-#include "kernel_policy.h"
+#include "mechanisms/kernel_policy.h"
 #include "scheduler.h"
 
 namespace tandem {
@@ -12,7 +12,7 @@ class CooperativeScheduler final : public Scheduler {
   void attach(SchedulerView& view) override {
     // The yield points live in the worker runtime; this module only tells it when to use them.
     for (size_t w = 0; w < view.worker_pids.size(); w++) {
-      view.stats.workers[w].yield = {.after_batches = k_, .on_empty = on_empty_ ? 1u : 0u};
+      view.hints.set_yield_policy(w, {.after_batches = k_, .on_empty = on_empty_ ? 1u : 0u});
       policy_.apply(view.worker_pids[w]);
     }
   }
@@ -21,7 +21,7 @@ class CooperativeScheduler final : public Scheduler {
   }
   json report(const SchedulerView& view) const override {
     uint64_t yields = 0;
-    for (size_t w = 0; w < view.worker_pids.size(); w++) yields += counter_read(view.stats.workers[w].yields);
+    for (size_t w = 0; w < view.worker_pids.size(); w++) yields += view.hints.yields(w);
     return {{"policy", policy_.name}, {"k", k_}, {"yield_on_empty", on_empty_}, {"yields", yields}};
   }
 

@@ -1,5 +1,5 @@
 // rtc: the run-to-completion ceiling: all NFs placed on one core run as consecutive calls in one process.
-#include "kernel_policy.h"
+#include "mechanisms/kernel_policy.h"
 #include "scheduler.h"
 
 namespace tandem {

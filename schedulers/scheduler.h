@@ -14,17 +14,20 @@
 
 #include <rte_ring.h>
 
-#include "dataplane/deployment.h"
-#include "dataplane/shm_layout.h"
+#include "contract/deployment.h"
+#include "contract/shm_layout.h"
+#include "schedulers/mechanisms/worker_hints.h"
 
 namespace tandem {
 
-// What the manager gives a scheduler module: the deployment, its live counters, rings and worker pids.
+// What the manager gives a scheduler module: the deployment, its live counters, rings and worker pids, and the
+// hints by which it steers the workers (schedulers/mechanisms/worker_hints.h).
 struct SchedulerView {
   const Deployment& deployment;
-  StatsZone& stats;
+  const StatsZone& stats;
   std::vector<rte_ring*>& rings;
   std::vector<pid_t>& worker_pids;  // by worker index; 0 once a worker has exited
+  WorkerHints hints;
 };
 
 // Machine-wide settings a scheduler needs; the control plane applies them and restores them on every exit path.
@@ -34,6 +37,16 @@ struct MachineRequirements {
   bool cgroup_v2_dir = false;  // a cgroup v2 directory for the run (paths.cgroup_dir), removed with everything in it
   bool cycle_costs = false;    // every NF's cost_cycles, from the cycle estimator or the spec
   bool cgroup_v1_cpu_dir = false;  // a cgroup v1 `cpu` directory for the run (paths.cpu_cgroup_dir), removed likewise
+
+  // Both sets of needs at once (a scheduler's and a probe's); of two RR timeslices, the first given.
+  MachineRequirements& operator|=(const MachineRequirements& other) {
+    rt_unthrottled |= other.rt_unthrottled;
+    if (!rr_timeslice_ms) rr_timeslice_ms = other.rr_timeslice_ms;
+    cgroup_v2_dir |= other.cgroup_v2_dir;
+    cycle_costs |= other.cycle_costs;
+    cgroup_v1_cpu_dir |= other.cgroup_v1_cpu_dir;
+    return *this;
+  }
 };
 
 class Scheduler {

@@ -23,7 +23,7 @@ std::vector<WorkerPlan> one_worker_per_nf(const Deployment& deployment) {
     plan.name = nf.name;
     plan.core = nf.core;
     plan.lcore_id = plan.index + 1;  // lcore 0 is the manager's
-    plan.external = nf.external();
+    plan.runtime = nf.external() ? Runtime::External : Runtime::PollLoop;
     plan.segments.push_back({chain.rings[nf.position], {nf.index}, chain.rings[nf.position + 1]});
     plans.push_back(plan);
   }

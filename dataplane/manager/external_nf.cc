@@ -16,7 +16,7 @@
 #include <rte_ethdev.h>
 #include <rte_mbuf.h>
 
-#include "dataplane/eal_args.h"
+#include "contract/eal_args.h"
 #include "nfs/external.h"
 
 namespace tandem {

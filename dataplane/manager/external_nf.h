@@ -9,8 +9,8 @@
 
 #include <rte_ring.h>
 
-#include "dataplane/deployment.h"
-#include "dataplane/shm_layout.h"
+#include "contract/deployment.h"
+#include "contract/shm_layout.h"
 
 namespace tandem {
 

@@ -7,8 +7,8 @@
 #include <rte_memcpy.h>
 #include <rte_mbuf.h>
 
-#include "dataplane/batch.h"
-#include "dataplane/packet_meta.h"
+#include "contract/batch.h"
+#include "contract/packet_meta.h"
 #include "frame_builder.h"
 
 namespace tandem {

@@ -7,8 +7,8 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
-#include "dataplane/deployment.h"
-#include "dataplane/shm_layout.h"
+#include "contract/deployment.h"
+#include "contract/shm_layout.h"
 #include "frame_templates.h"
 
 namespace tandem {

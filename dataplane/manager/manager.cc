@@ -21,17 +21,17 @@
 #include <rte_ring_elem.h>
 #include <rte_memzone.h>
 
-#include "dataplane/deployment.h"
-#include "dataplane/eal_args.h"
-#include "dataplane/idle_wait.h"
-#include "dataplane/packet_meta.h"
-#include "cycle_estimator.h"
+#include "catalog/catalog.h"
+#include "contract/deployment.h"
+#include "contract/eal_args.h"
+#include "contract/idle_wait.h"
+#include "contract/packet_meta.h"
+#include "contract/run_timing.h"
 #include "external_nf.h"
 #include "generator.h"
 #include "os_counters.h"
+#include "probes/probe.h"
 #include "schedulers/scheduler.h"
-#include "schedulers/unis/process_controller.h"
-#include "schedulers/unis/switch_latency.h"
 #include "sink.h"
 #include "worker_launcher.h"
 
@@ -42,8 +42,6 @@ namespace {
 // A worker that finishes no loop iteration for this long is hung (or starved, if its scheduler gives it no CPU).
 // The longest legitimate iteration is one burst of the costliest NF: 1024 packets x 1e6 cycles is < 0.5 s.
 constexpr double kHangSeconds = 0.75;
-// How long workers get to leave their loop and detach from shared memory before they are killed.
-constexpr double kStopSeconds = 5.0;
 
 volatile std::sig_atomic_t g_interrupted = 0;
 void on_signal(int) { g_interrupted = 1; }
@@ -89,7 +87,8 @@ class Run {
   void fail(const std::string& message, const std::string& nf = "");
   void stop_workers();
   void stop_externals_one_by_one();
-  void probe_switch_latency();
+  void probe_after_traffic();
+  bool probe_finished() const;
   void catch_up_ring_counters();
   Snapshot snapshot(double now_s);
   json results();
@@ -119,13 +118,14 @@ class Run {
   std::vector<WorkerState> workers_;
   std::unique_ptr<Generator> generator_;
   std::unique_ptr<Sink> sink_;
-  std::unique_ptr<CycleEstimator> estimator_;  // profiling runs: probes instead of paced traffic
-  json switch_latency_;
+  std::map<std::string, std::unique_ptr<Probe>> probes_;  // by name, from the run's `profile`
+  bool probes_drive_traffic_ = false;  // a probe sends the packets (the cycle estimator): no paced traffic
+  std::unique_ptr<ProbeView> probe_view_;
   std::unique_ptr<SchedulerView> view_;
   Snapshot window_begin_, window_end_;
   bool window_begun_ = false, window_ended_ = false;
-  std::vector<OsSample> os_at_failure_;
-  uint64_t ring_counts_caught_up_ = 0;  // ring operations a killed worker did not live to count  // the workers' OS counters when a run failed, before they were stopped
+  std::vector<OsSample> os_at_failure_;  // the workers' OS counters when a run failed, before they were stopped
+  uint64_t ring_counts_caught_up_ = 0;  // ring operations a killed worker did not live to count
   std::string error_, failed_nf_;
   bool interrupted_ = false;
   bool attached_ = false;
@@ -174,7 +174,7 @@ void Run::set_up_memory() {
   memset(stats_, 0, sizeof(StatsZone));
 
   bool any_external = false;
-  for (const WorkerPlan& plan : d_.workers) any_external = any_external || plan.external;
+  for (const WorkerPlan& plan : d_.workers) any_external = any_external || plan.runtime == Runtime::External;
   if (any_external)
     for (unsigned i = 0; i < rte_socket_count(); i++) create_pool_for_external_apps(static_cast<unsigned>(rte_socket_id_by_idx(i)));
 
@@ -195,7 +195,7 @@ void Run::start_workers() {
   for (const WorkerPlan& plan : d_.workers) {
     externals_.emplace_back();
     pid_t pid = 0;
-    if (plan.external) {
+    if (plan.runtime == Runtime::External) {
       const Segment& segment = plan.segments.front();
       externals_.back() = std::make_unique<ExternalNf>(d_, plan, rings_[segment.in_ring], rings_[segment.out_ring]);
       pid = externals_.back()->launch(next_external_main_lcore--);
@@ -203,12 +203,12 @@ void Run::start_workers() {
       pid = launch_worker(d_, plan, deployment_path);
     }
     pids_.push_back(pid);
-    task_ids_.push_back(plan.external ? 0 : pid);  // an external NF's thread is known once it forwards
+    task_ids_.push_back(plan.runtime == Runtime::External ? 0 : pid);  // an external NF's thread is known once it forwards
     workers_.push_back({.pid = pid});
   }
-  view_ = std::make_unique<SchedulerView>(SchedulerView{d_, *stats_, rings_, task_ids_});
+  view_ = std::make_unique<SchedulerView>(SchedulerView{d_, *stats_, rings_, task_ids_, WorkerHints(*stats_)});
   // Secondaries attach in ~40 ms each; allow generously for a loaded machine.
-  uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(hz_ * (10.0 + 0.5 * static_cast<double>(pids_.size())));
+  uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(hz_ * (kAttachSeconds + kAttachSecondsPerWorker * static_cast<double>(pids_.size())));
   for (;;) {
     bool all_ready = true;
     for (size_t w = 0; w < pids_.size(); w++) {
@@ -352,8 +352,9 @@ void Run::check_workers(double now_s, bool check_hangs) {
 void Run::control_loop() {
   generator_ = std::make_unique<Generator>(d_, pool_, rings_, *stats_);
   sink_ = std::make_unique<Sink>(d_, rings_, *stats_);
-  if (d_.profile.is_object() && d_.profile.contains("estimate"))
-    estimator_ = std::make_unique<CycleEstimator>(EstimatorPlan::from_json(d_.profile["estimate"]), hz_);
+  probes_ = create_probes(d_.profile, hz_);
+  for (const auto& [name, probe] : probes_) probes_drive_traffic_ |= probe->drives_traffic();
+  probe_view_ = std::make_unique<ProbeView>(ProbeView{d_, *generator_, *sink_, *stats_, pids_, hz_});
   scheduler_->attach(*view_);
   attached_ = true;
 
@@ -372,12 +373,10 @@ void Run::control_loop() {
 
   for (;;) {
     uint64_t now = rte_get_tsc_cycles();
-    bool generating = now < window_end && !(estimator_ && estimator_->finished());
+    bool generating = now < window_end && !probe_finished();
     if (generating) {
-      if (estimator_)
-        estimator_->poll(now, *generator_, *sink_, *stats_);
-      else
-        generator_->poll(now);
+      for (const auto& [name, probe] : probes_) probe->poll(*probe_view_, now);
+      if (!probes_drive_traffic_) generator_->poll(now);
     }
     sink_->poll(now);
     if (tick_period != 0 && now >= next_tick) {
@@ -497,15 +496,20 @@ void Run::stop_workers() {
   }
 }
 
-void Run::probe_switch_latency() {
-  if (pids_.size() < 2 || d_.workers[0].core != d_.workers[1].core)
-    throw std::runtime_error("the switch-latency probe needs two workers on one core");
-  std::vector<std::string> backends = d_.profile["switch_latency"].value("backends", unis::kBackends);
-  uint32_t rounds = d_.profile["switch_latency"].value("rounds", 200u);
-  scheduler_->detach(*view_);  // the probe's controllers take the workers over
+bool Run::probe_finished() const {
+  for (const auto& [name, probe] : probes_)
+    if (probe->finished()) return true;
+  return false;
+}
+
+void Run::probe_after_traffic() {
+  bool taken_over = false;
+  for (const auto& [name, probe] : probes_) taken_over |= probe->takes_workers_over();
+  if (!taken_over) return;
+  scheduler_->detach(*view_);  // the probes' own controllers take the workers over
   attached_ = false;
-  switch_latency_ = unis::measure_switch_latency(backends, {pids_[0], &stats_->workers[0].heartbeat}, {pids_[1], &stats_->workers[1].heartbeat},
-                                                 d_.paths.cgroup_dir, rounds);
+  for (const auto& [name, probe] : probes_)
+    if (probe->takes_workers_over()) probe->after_traffic(*probe_view_);
 }
 
 // A worker killed between a ring operation and the counter update after it leaves that counter behind the ring.
@@ -723,14 +727,10 @@ json Run::results() {
 
 json Run::profile_results() const {
   json out = json::object();
-  if (estimator_) {
-    out["estimate"] = estimator_->result();
-    // The NF's own view, from the TSC around its batch function: the estimate minus ring I/O and polling.
-    const NfCounters& nf = stats_->nfs[0];
-    uint64_t in = counter_read(nf.packets_in);
-    out["estimate"]["cycles_inside_nf"] = in && !d_.nfs[0].external() ? json(static_cast<double>(counter_read(nf.busy_cycles)) / static_cast<double>(in)) : json();
+  for (const auto& [name, probe] : probes_) {
+    json report = probe->report(*probe_view_);
+    if (!report.is_null()) out[name] = std::move(report);
   }
-  if (!switch_latency_.is_null()) out["switch_latency"] = switch_latency_;
   return out;
 }
 
@@ -751,7 +751,7 @@ int Run::execute() {
     start_workers();
     ran = true;
     control_loop();
-    if (error_.empty() && d_.profile.is_object() && d_.profile.contains("switch_latency")) probe_switch_latency();
+    if (error_.empty()) probe_after_traffic();
   } catch (const std::exception& e) {
     fail(e.what());
   }

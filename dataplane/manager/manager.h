@@ -3,7 +3,7 @@
 
 #include <cstdio>
 
-#include "dataplane/arg_schema.h"
+#include "contract/arg_schema.h"
 
 namespace tandem {
 

@@ -10,41 +10,23 @@
 #include <cstring>
 #include <fstream>
 
-#include "dataplane/deployment.h"
+#include "catalog/catalog.h"
 #include "manager.h"
-#include "nfs/nf.h"
-#include "schedulers/scheduler.h"
+#include "probes/probe.h"
 
 using namespace tandem;
 
 namespace {
 
-json catalog() {
-  json nfs = json::array(), schedulers = json::array();
-  for (const auto& [name, type] : nf_types()) nfs.push_back({{"name", name}, {"help", type.help}, {"args", describe_args(type.args)}});
-  for (const auto& [name, type] : scheduler_types())
-    schedulers.push_back({{"name", name}, {"help", type.help}, {"options", describe_args(type.options)}});
-  return {{"nfs", nfs}, {"schedulers", schedulers}};
+json catalog_with_probes() {
+  json out = catalog_json();
+  out["probes"] = probe_catalog();
+  return out;
 }
 
 json check(const json& doc) {
   Deployment deployment = parse_deployment(doc);
-  SpecErrors errors = check_deployment(deployment);
-  json out = {{"errors", json::array()}};
-  for (const SpecError& e : errors) out["errors"].push_back({{"path", e.path}, {"message", e.message}});
-  if (!errors.empty()) return out;
-  MachineRequirements needs = scheduler_types().at(deployment.scheduler.name).requirements(deployment.scheduler.options);
-  // The switch-latency probe drives the freezer backend too, whatever the run's scheduler.
-  if (deployment.profile.is_object() && deployment.profile.contains("switch_latency")) needs.cgroup_v2_dir = true;
-  out["requirements"] = {{"rt_unthrottled", needs.rt_unthrottled},
-                         {"rr_timeslice_ms", needs.rr_timeslice_ms ? json(*needs.rr_timeslice_ms) : json()},
-                         {"cgroup_v2_dir", needs.cgroup_v2_dir},
-                         {"cycle_costs", needs.cycle_costs},
-                         {"cgroup_v1_cpu_dir", needs.cgroup_v1_cpu_dir}};
-  // Each mbuf takes ~2.4 KB with its headroom and metadata; leave room for rings and EAL's own heap.
-  out["hugepages_2mb"] = 96 + static_cast<uint64_t>(mbuf_pool_size(deployment)) * 2560 / (2u << 20);
-  out["options"] = deployment.scheduler.options;
-  return out;
+  return check_report(deployment, probe_requirements(deployment.profile));
 }
 
 json read_json(const char* path) {
@@ -57,7 +39,7 @@ json read_json(const char* path) {
 
 int main(int argc, char** argv) {
   if (argc >= 2 && strcmp(argv[1], "--catalog") == 0) {
-    printf("%s\n", catalog().dump(2).c_str());
+    printf("%s\n", catalog_with_probes().dump(2).c_str());
     return 0;
   }
   try {

@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-#include "dataplane/arg_schema.h"
+#include "contract/arg_schema.h"
 
 namespace tandem {
 

@@ -3,8 +3,8 @@
 
 #include <rte_mbuf.h>
 
-#include "dataplane/batch.h"
-#include "dataplane/packet_meta.h"
+#include "contract/batch.h"
+#include "contract/packet_meta.h"
 
 namespace tandem {
 

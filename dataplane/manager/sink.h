@@ -6,9 +6,9 @@
 
 #include <rte_ring.h>
 
-#include "dataplane/deployment.h"
-#include "dataplane/latency.h"
-#include "dataplane/shm_layout.h"
+#include "contract/deployment.h"
+#include "contract/latency.h"
+#include "contract/shm_layout.h"
 
 namespace tandem {
 

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "dataplane/eal_args.h"
+#include "contract/eal_args.h"
 
 namespace tandem {
 

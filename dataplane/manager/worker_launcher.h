@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "dataplane/deployment.h"
+#include "contract/deployment.h"
 
 namespace tandem {
 

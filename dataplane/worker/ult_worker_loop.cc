@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "dataplane/idle_wait.h"
+#include "contract/idle_wait.h"
 #include "user_level_threads.h"
 
 namespace tandem {
@@ -45,7 +45,7 @@ void run_ult_worker_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats
           uint16_t batch = static_cast<uint16_t>(std::clamp<uint32_t>(flag_load(nf_control.batch_size), 1, kMaxBurst));
           uint64_t start = rte_rdtsc();
           uint16_t received = run_segment_once(segment, stats, batch);
-          if (flag_load(control.measuring)) {
+          if (flag_load(control.load_window)) {
             // Bubble's nflib: receive-to-send cycles of batches that had packets; empty polls are not load.
             uint64_t spent = rte_rdtsc() - start;
             counter_add(counters.poll_cycles, spent);

@@ -4,7 +4,7 @@
 
 #include <vector>
 
-#include "dataplane/shm_layout.h"
+#include "contract/shm_layout.h"
 #include "worker_loop.h"
 
 namespace tandem {

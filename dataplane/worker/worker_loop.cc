@@ -8,8 +8,8 @@
 #include <rte_cycles.h>
 #include <rte_mbuf.h>
 
-#include "dataplane/idle_wait.h"
-#include "dataplane/packet_meta.h"
+#include "contract/idle_wait.h"
+#include "contract/packet_meta.h"
 
 namespace tandem {
 

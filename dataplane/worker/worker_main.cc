@@ -11,8 +11,8 @@
 #include <rte_errno.h>
 #include <rte_memzone.h>
 
-#include "dataplane/eal_args.h"
-#include "dataplane/shm_layout.h"
+#include "contract/eal_args.h"
+#include "contract/shm_layout.h"
 #include "ult_worker_loop.h"
 #include "worker_loop.h"
 
@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   // through their EAL initialisation once the scheduler module gives it a real-time policy.
   while (!flag_load(stats.go) && !flag_load(stats.stop)) usleep(200);
   try {
-    if (plan.user_level_threads)
+    if (plan.runtime == Runtime::UserLevelThreads)
       run_ult_worker_loop(segments, stats, worker_index);
     else
       run_worker_loop(segments, stats, control, deployment.burst);
@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
     for (size_t k = 0; k < segments[s].nfs.size(); k++) {
       int nf = segments[s].nf_indexes[k];
       // A worker of user-level threads has an instance of every NF of its core but ran only those it held.
-      if (plan.user_level_threads && flag_load(stats.nf_control[nf].running_on) != worker_index) continue;
+      if (plan.runtime == Runtime::UserLevelThreads && flag_load(stats.nf_control[nf].running_on) != worker_index) continue;
       reports[deployment.nfs[nf].name] = segments[s].nfs[k]->report();
     }
     // NF-specific reports go through a file the manager merges into the results.

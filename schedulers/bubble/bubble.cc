@@ -8,12 +8,11 @@
 #include <numeric>
 
 #include "batch_size.h"
-#include "dataplane/batch.h"
-#include "dataplane/idle_wait.h"
+#include "contract/batch.h"
 #include "load_windows.h"
 #include "migration.h"
 #include "schedulers/chain_order.h"
-#include "schedulers/kernel_policy.h"
+#include "schedulers/mechanisms/kernel_policy.h"
 #include "schedulers/scheduler.h"
 
 namespace tandem::bubble {
@@ -85,7 +84,7 @@ class BubbleScheduler final : public Scheduler {
         plan.core = core;
         plan.lcore_id = plan.index + 1;
         plan.segments = segments;
-        plan.user_level_threads = true;
+        plan.runtime = Runtime::UserLevelThreads;
         plans.push_back(plan);
       }
     }
@@ -111,14 +110,11 @@ class BubbleScheduler final : public Scheduler {
       state.base = nf.batch > 0 ? round_batch(nf.batch / bias, options_.rule) : initial_batch(offered_rate(d, nf.index), max_rate[nf.core], options_.rule);
       state.batch = nf.batch > 0 ? round_batch(nf.batch, options_.rule) : weighted_batch(state.base, nf.weight, max_weight[nf.core], options_.rule);
       state.initial = state.batch;
-      NfControl& control = view.stats.nf_control[nf.index];
-      flag_store(control.batch_size, state.batch);
-      flag_store(control.running_on, int32_t{-1});
-      flag_store(control.owner, static_cast<int32_t>(primary_worker(d, nf.core)));
+      view.hints.place_nf(nf.index, state.batch, primary_worker(d, nf.core));
     }
     for (size_t w = 0; w < d.workers.size(); w++) {
       KernelPolicy::restore(view.worker_pids[w]);  // one kernel thread per core: nothing for the kernel to share
-      view.stats.workers[w].yield = {};
+      view.hints.set_yield_policy(w, {});
     }
     period_cycles_ = static_cast<uint64_t>(options_.period_ms * 1e-3 * hz_);
     windows_.emplace(static_cast<uint64_t>(options_.load_period_ms * 1e-3 * hz_), static_cast<uint64_t>(options_.load_window_ms * 1e-3 * hz_));
@@ -141,8 +137,8 @@ class BubbleScheduler final : public Scheduler {
 
   void detach(SchedulerView& view) override {
     for (size_t w = 0; w < view.deployment.workers.size(); w++) {
-      flag_store(view.stats.workers[w].measuring, 0u);
-      idle_wake(view.stats.workers[w]);  // a spare asleep must see `stop`
+      view.hints.set_load_window(w, false);
+      view.hints.wake(w);  // a spare asleep must see `stop`
     }
   }
 
@@ -184,7 +180,7 @@ class BubbleScheduler final : public Scheduler {
       if (plan.core == core) return plan.index;
     throw std::runtime_error("bubble: no worker on core " + std::to_string(core));
   }
-  static int owner(const SchedulerView& view, int nf) { return flag_load(view.stats.nf_control[nf].owner); }
+  static int owner(const SchedulerView& view, int nf) { return view.hints.owner(nf); }
   static size_t owned_by(const SchedulerView& view, int worker) {
     size_t count = 0;
     for (const NfConfig& nf : view.deployment.nfs) count += owner(view, nf.index) == worker;
@@ -206,7 +202,7 @@ class BubbleScheduler final : public Scheduler {
           s.decreases += next < s.base;
           s.base = next;
           uint32_t batch = weighted_batch(s.base, nf.weight, max_weight_[nf.core], options_.rule);
-          if (batch != s.batch) flag_store(view.stats.nf_control[nf.index].batch_size, batch);
+          if (batch != s.batch) view.hints.set_batch_budget(nf.index, batch);
           s.batch = batch;
         }
         s.last_rate = rate;
@@ -221,12 +217,12 @@ class BubbleScheduler final : public Scheduler {
       nfs_[nf.index].load_at_open = counter_read(view.stats.nfs[nf.index].load_cycles);
       nfs_[nf.index].poll_at_open = counter_read(view.stats.nfs[nf.index].poll_cycles);
     }
-    for (size_t w = 0; w < view.deployment.workers.size(); w++) flag_store(view.stats.workers[w].measuring, 1u);
+    for (size_t w = 0; w < view.deployment.workers.size(); w++) view.hints.set_load_window(w, true);
   }
 
   void close_window(SchedulerView& view, uint64_t now_tsc) {
     const Deployment& d = view.deployment;
-    for (size_t w = 0; w < d.workers.size(); w++) flag_store(view.stats.workers[w].measuring, 0u);
+    for (size_t w = 0; w < d.workers.size(); w++) view.hints.set_load_window(w, false);
     auto window = static_cast<double>(now_tsc - windows_->opened_at());
     std::vector<SchedulerLoad> schedulers;
     for (const WorkerPlan& plan : d.workers) schedulers.push_back({plan.index, 0, {}});
@@ -255,8 +251,7 @@ class BubbleScheduler final : public Scheduler {
       json event = {{"t_s", t}, {"worker", d.workers[decision.worker].name}, {"utilisation", schedulers[decision.worker].utilisation}};
       if (decision.migration) {
         const Migration& m = *decision.migration;
-        flag_store(view.stats.nf_control[m.nf].owner, static_cast<int32_t>(m.to));
-        idle_wake(view.stats.workers[m.to]);
+        view.hints.assign(m.nf, m.to);
         event["action"] = "migrated " + d.nfs[m.nf].name + " to " + d.workers[m.to].name;
         migrations_.push_back({{"t_s", t}, {"nf", d.nfs[m.nf].name}, {"from", d.workers[m.from].name}, {"to", d.workers[m.to].name}});
       } else {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "dataplane/deployment.h"
+#include "contract/deployment.h"
 
 namespace tandem::nfvnice {
 

@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "cpu_shares.h"
-#include "schedulers/cgroup_fs.h"
+#include "schedulers/mechanisms/cgroup_fs.h"
 
 namespace tandem::nfvnice {
 

@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "cpu_shares.h"
-#include "schedulers/cgroup_fs.h"
-#include "schedulers/spinners_test_support.h"
+#include "schedulers/mechanisms/cgroup_fs.h"
+#include "schedulers/mechanisms/spinners_test_support.h"
 
 namespace tandem::nfvnice {
 namespace {

@@ -8,9 +8,8 @@
 #include "backpressure.h"
 #include "cpu_cgroups.h"
 #include "cpu_shares.h"
-#include "dataplane/idle_wait.h"
-#include "schedulers/cgroup_fs.h"
-#include "schedulers/kernel_policy.h"
+#include "schedulers/mechanisms/cgroup_fs.h"
+#include "schedulers/mechanisms/kernel_policy.h"
 #include "schedulers/scheduler.h"
 #include "smoothed_rate.h"
 
@@ -71,7 +70,7 @@ class NfvniceScheduler final : public Scheduler {
       state.entry = d.nfs[n].position == 0;
       state.group = cgroups_->add(d.nfs[n].name, view.worker_pids[plan.index]);
       policy_.apply(view.worker_pids[plan.index]);
-      view.stats.workers[plan.index].yield = {.after_batches = 0, .on_empty = 0, .block_on_empty = options_.block_on_empty ? 1u : 0u};
+      view.hints.set_yield_policy(plan.index, {.after_batches = 0, .on_empty = 0, .block_on_empty = options_.block_on_empty ? 1u : 0u});
     }
     period_cycles_ = static_cast<uint64_t>(options_.period_us * 1e-6 * hz_);
   }
@@ -85,9 +84,8 @@ class NfvniceScheduler final : public Scheduler {
     }
     // The wake-up subsystem: an NF asleep on an empty input is woken once its input holds packets.
     for (const NfState& nf : nfs_) {
-      WorkerControl& control = view.stats.workers[nf.worker];
-      if (!throttled_[nf.worker] && idle_sleeping(control) && rte_ring_count(view.rings[nf.input_ring]) != 0) {
-        idle_wake(control);
+      if (!throttled_[nf.worker] && view.hints.asleep(nf.worker) && rte_ring_count(view.rings[nf.input_ring]) != 0) {
+        view.hints.wake(nf.worker);
         wakeups_++;
       }
     }
@@ -98,10 +96,9 @@ class NfvniceScheduler final : public Scheduler {
   }
 
   void detach(SchedulerView& view) override {
-    for (size_t c = 0; c < view.deployment.chains.size(); c++) flag_store(view.stats.chains[c].entry_closed, 0u);
+    for (size_t c = 0; c < view.deployment.chains.size(); c++) view.hints.set_entry_open(c, true);
     for (size_t w = 0; w < throttled_.size(); w++) {
-      flag_store(view.stats.workers[w].throttled, 0u);
-      idle_wake(view.stats.workers[w]);
+      view.hints.release(w);
       throttled_[w] = false;
     }
     if (cgroups_) {
@@ -142,14 +139,16 @@ class NfvniceScheduler final : public Scheduler {
 
   void apply_backpressure(SchedulerView& view) {
     for (const ChainConfig& chain : view.deployment.chains)
-      flag_store(view.stats.chains[chain.index].entry_closed, backpressure_->entry_closed(chain.index) ? 1u : 0u);
+      view.hints.set_entry_open(chain.index, !backpressure_->entry_closed(chain.index));
     for (size_t n = 0; n < nfs_.size(); n++) {
       int w = nfs_[n].worker;
       bool throttled = backpressure_->nf_throttled(static_cast<int>(n));
       if (throttled == throttled_[w]) continue;
       throttled_[w] = throttled;
-      flag_store(view.stats.workers[w].throttled, throttled ? 1u : 0u);
-      if (!throttled) idle_wake(view.stats.workers[w]);
+      if (throttled)
+        view.hints.hold(w);
+      else
+        view.hints.release(w);
     }
   }
 

@@ -7,9 +7,9 @@
 #include <set>
 
 #include "interface_monitor.h"
-#include "process_controller.h"
-#include "schedulers/scheduler.h"
 #include "schedulers/chain_order.h"
+#include "schedulers/mechanisms/process_controller.h"
+#include "schedulers/scheduler.h"
 #include "wait_queue.h"
 
 namespace tandem::unis {
@@ -251,7 +251,7 @@ const SchedulerRegistration registration({
              .help = "interface-occupancy optimisation; false = switch only when the slice expires (the paper's ablation)"},
             {.name = "backend", .type = ArgType::Choice, .default_value = "fifo",
              .help = "process controller: SCHED_FIFO priority switching, SIGSTOP/SIGCONT, or the cgroup v2 freezer",
-             .choices = kBackends},
+             .choices = kProcessControllerBackends},
         },
     .requirements =
         [](const json& options) {

@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "dataplane/deployment.h"
+#include "contract/deployment.h"
 #include "tsc_timer.h"
 
 namespace tandem::unis {

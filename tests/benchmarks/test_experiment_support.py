@@ -1,7 +1,7 @@
 """The bench's paired ratios: runs paired back to back, pairs that straddle the VM's two modes left out."""
 import pytest
 
-from bench.experiment_support import paired_share
+from bench.experiment_support import paired_share, slow_runs
 
 
 def comparison(unis: list[tuple[float, float | None]], coop: list[tuple[float, float | None]]) -> dict:
@@ -29,3 +29,11 @@ def test_a_mode_can_be_asked_for():
     assert paired_share(comparison([(9.0, 90.0)], [(10.0, 91.0)]), "unis", "coop", slow=True) is None
     # Both slow, told so by a cheaper run elsewhere:
     assert paired_share(comparison([(9.0, 120.0)], [(10.0, 121.0)]), "unis", "coop", slow=True, fastest=90.0) == pytest.approx(0.9)
+
+
+def test_runs_whose_first_nfs_pay_well_above_the_cheapest_ran_in_the_slow_mode():
+    runs = [{"entry_nf_cycles_per_packet": c} for c in (162.0, 171.0, 190.0, None)]
+    assert slow_runs(runs) == [False, False, True, None]
+    all_slow = [{"entry_nf_cycles_per_packet": 190.0}] * 2
+    assert slow_runs(all_slow) == [False, False]  # nothing to tell them from
+    assert slow_runs(all_slow, fastest=162.0) == [True, True]  # the cheapest run seen elsewhere does

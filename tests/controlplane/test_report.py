@@ -1,7 +1,7 @@
 """Run summaries and reports: totals, worst-chain latency, unavailable counters and accounting verdicts."""
 import copy
 
-from controlplane.report import comparison_report, run_report, run_summary, slow_runs
+from controlplane.report import comparison_report, run_report, run_summary
 
 CHAIN = {
     "name": "c", "nfs": ["a"], "generated": 1000, "delivered": 900, "delivered_bytes": 57600, "hop_errors": 0,
@@ -69,15 +69,10 @@ def test_comparison_ratio_to_rtc():
     assert "2.5%" in text and "100.0%" in text and "1/1 exact" in text
 
 
-def test_runs_whose_first_nfs_pay_well_above_the_cheapest_ran_in_the_slow_mode():
+def test_a_run_summary_gives_the_first_nfs_cost_and_the_report_the_generators():
     results = copy.deepcopy(RESULTS) | {"generator_build_cycles_per_packet": 104.0}
     assert run_summary(results)["entry_nf_cycles_per_packet"] == 30.0  # the first NF of the chain
     assert "generator: 104 cycles to build a frame" in run_report(results)
-    runs = [{"entry_nf_cycles_per_packet": c} for c in (162.0, 171.0, 190.0, None)]
-    assert slow_runs(runs) == [False, False, True, None]
-    all_slow = [{"entry_nf_cycles_per_packet": 190.0}] * 2
-    assert slow_runs(all_slow) == [False, False]  # nothing to tell them from
-    assert slow_runs(all_slow, fastest=162.0) == [True, True]  # the cheapest run seen elsewhere does
 
 
 def test_unis_report_says_how_much_of_the_control_core_its_switches_take():

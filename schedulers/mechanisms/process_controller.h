@@ -1,4 +1,4 @@
-// The UNiS process controller: starts and stops unmodified NF processes from outside, with interchangeable backends.
+// Process controllers: start and stop unmodified NF processes from outside, with interchangeable backends (UNiS).
 #pragma once
 
 #include <sys/types.h>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace tandem::unis {
+namespace tandem {
 
 // A backend parks the tasks it adopts and lets exactly the activated ones run. Tasks are pids or thread ids
 // (an external DPDK application is scheduled through its rte-worker thread).
@@ -33,7 +33,7 @@ class ProcessController {
   virtual void release_all() = 0;
 };
 
-inline const std::vector<std::string> kBackends = {"fifo", "signal", "freezer"};
+inline const std::vector<std::string> kProcessControllerBackends = {"fifo", "signal", "freezer"};
 
 // `cgroup_dir` is a cgroup v2 directory the run owns (the control plane creates and journals it); only the
 // freezer backend uses it.
@@ -42,4 +42,4 @@ std::unique_ptr<ProcessController> make_process_controller(const std::string& ba
 // Why `backend` cannot work on this machine, or nothing if it can.
 std::optional<std::string> backend_unavailable(const std::string& backend);
 
-}  // namespace tandem::unis
+}  // namespace tandem

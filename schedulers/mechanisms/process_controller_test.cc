@@ -10,10 +10,10 @@
 
 #include <fstream>
 
-#include "schedulers/cgroup_fs.h"
-#include "schedulers/spinners_test_support.h"
+#include "cgroup_fs.h"
+#include "spinners_test_support.h"
 
-namespace tandem::unis {
+namespace tandem {
 namespace {
 
 void exercise(ProcessController& controller) {
@@ -91,4 +91,4 @@ TEST(ProcessController, UnknownBackendAndMissingCgroupAreErrors) {
 }
 
 }  // namespace
-}  // namespace tandem::unis
+}  // namespace tandem

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "dataplane/arg_schema.h"
+#include "contract/arg_schema.h"
 
 namespace tandem {
 

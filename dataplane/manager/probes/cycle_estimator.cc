@@ -61,23 +61,23 @@ double CycleEstimator::cell_median(const std::vector<EstimatorSample>& samples, 
   return median(values);
 }
 
-bool CycleEstimator::poll(uint64_t now_tsc, Generator& generator, const Sink& sink, const StatsZone& stats) {
+void CycleEstimator::poll(ProbeView& view, uint64_t now_tsc) {
   // Packets out of the NF: delivered at the sink, or dropped by the NF itself (a filtering NF).
-  uint64_t accounted = sink.delivery(0).delivered + counter_read(stats.nfs[0].packets_dropped);
+  uint64_t accounted = view.sink.delivery(0).delivered + counter_read(view.stats.nfs[0].packets_dropped);
   // Each round starts one cell further, so no cell always follows the same one.
   const Cell& cell = cells_[(round_ + visited_) % cells_.size()];
   switch (phase_) {
     case Phase::Done:
-      return false;
+      return;
     case Phase::Gap:
       if (now_tsc >= gap_end_) phase_ = Phase::Probe;
-      return true;
+      return;
     case Phase::Probe:
       target_ = accounted + cell.batch;
-      generator.emit_probe(0, cell.batch, cell.frame_size, now_tsc);
+      view.generator.emit_probe(0, cell.batch, cell.frame_size, now_tsc);
       probe_start_ = rte_get_tsc_cycles();  // after the frames are built and enqueued: only the NF's time counts
       phase_ = Phase::Waiting;
-      return true;
+      return;
     case Phase::Waiting:
       break;
   }
@@ -86,13 +86,12 @@ bool CycleEstimator::poll(uint64_t now_tsc, Generator& generator, const Sink& si
       error_ = "the NF did not return a probe batch of " + std::to_string(cell.batch) + " packets within 1 s";
       phase_ = Phase::Done;
     }
-    return phase_ != Phase::Done;
+    return;
   }
   if (probe_ >= plan_.warmup_probes) probe_cycles_.push_back(static_cast<double>(now_tsc - probe_start_) / cell.batch);
   probe_++;
   phase_ = Phase::Probe;
   if (probe_ == plan_.warmup_probes + plan_.probes_per_round) cell_done();
-  return phase_ != Phase::Done;
 }
 
 void CycleEstimator::cell_done() {
@@ -131,5 +130,27 @@ json CycleEstimator::result() const {
           {"samples", samples},
           {"error", error_.empty() ? json() : json(error_)}};
 }
+
+json CycleEstimator::report(const ProbeView& view) const {
+  json out = result();
+  // The NF's own view, from the TSC around its batch function: the estimate minus ring I/O and polling.
+  const NfCounters& nf = view.stats.nfs[0];
+  uint64_t in = counter_read(nf.packets_in);
+  out["cycles_inside_nf"] = in && !view.deployment.nfs[0].external()
+                                ? json(static_cast<double>(counter_read(nf.busy_cycles)) / static_cast<double>(in))
+                                : json();
+  return out;
+}
+
+namespace {
+const ProbeRegistration kEstimate({
+    .name = "estimate",
+    .help = "cycles per packet of a lone NF, timed over probe batches in interleaved rounds (UNiS's estimator, Bubble's T(b))",
+    .requirements = {},
+    .create = [](const json& options, double tsc_hz) -> std::unique_ptr<Probe> {
+      return std::make_unique<CycleEstimator>(EstimatorPlan::from_json(options), tsc_hz);
+    },
+});
+}  // namespace
 
 }  // namespace tandem

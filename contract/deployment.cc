@@ -1,12 +1,11 @@
-// Parsing of the run's JSON into a Deployment, and checking of NF arguments and scheduler options.
+// Parsing of the run's JSON into a Deployment, and the sizes derived from it.
 #include "deployment.h"
 
 #include <netinet/in.h>
 
 #include <stdexcept>
 
-#include "nfs/nf.h"
-#include "schedulers/scheduler.h"
+#include "shm_layout.h"
 
 namespace tandem {
 
@@ -27,8 +26,7 @@ json worker_to_json(const WorkerPlan& plan) {
   json segments = json::array();
   for (const Segment& s : plan.segments) segments.push_back({{"in_ring", s.in_ring}, {"nfs", s.nfs}, {"out_ring", s.out_ring}});
   return {{"index", plan.index}, {"name", plan.name}, {"core", plan.core}, {"lcore_id", plan.lcore_id}, {"segments", segments},
-          {"user_level_threads", plan.user_level_threads},
-          {"external", plan.external}};
+          {"runtime", runtime_name(plan.runtime)}};
 }
 
 WorkerPlan worker_from_json(const json& j) {
@@ -38,12 +36,26 @@ WorkerPlan worker_from_json(const json& j) {
   plan.core = j.at("core");
   plan.lcore_id = j.at("lcore_id");
   for (const auto& s : j.at("segments")) plan.segments.push_back({s.at("in_ring"), s.at("nfs").get<std::vector<int>>(), s.at("out_ring")});
-  plan.user_level_threads = j.value("user_level_threads", false);
-  plan.external = j.value("external", false);
+  plan.runtime = runtime_from_name(j.at("runtime"));
   return plan;
 }
 
+constexpr std::pair<Runtime, const char*> kRuntimeNames[] = {
+    {Runtime::PollLoop, "poll_loop"}, {Runtime::UserLevelThreads, "user_level_threads"}, {Runtime::External, "external"}};
+
 }  // namespace
+
+const char* runtime_name(Runtime runtime) {
+  for (const auto& [value, name] : kRuntimeNames)
+    if (value == runtime) return name;
+  throw std::logic_error("a runtime without a name");
+}
+
+Runtime runtime_from_name(const std::string& name) {
+  for (const auto& [value, known] : kRuntimeNames)
+    if (name == known) return value;
+  throw std::runtime_error("unknown worker runtime '" + name + "'");
+}
 
 Deployment parse_deployment(const json& doc) {
   Deployment d;
@@ -127,43 +139,6 @@ unsigned mbuf_pool_size(const Deployment& deployment) {
 
 std::string spec_path(const NfConfig& nf) {
   return "chains[" + std::to_string(nf.chain) + "].nfs[" + std::to_string(nf.position) + "]";
-}
-
-SpecErrors check_deployment(Deployment& deployment) {
-  SpecErrors errors;
-  for (NfConfig& nf : deployment.nfs) {
-    std::string path = spec_path(nf);
-    auto type = nf_types().find(nf.type);
-    if (type == nf_types().end()) {
-      std::string known;
-      for (const auto& [name, _] : nf_types()) known += (known.empty() ? "" : ", ") + name;
-      errors.push_back({path + ".type", "unknown NF type '" + nf.type + "' (known: " + known + ")"});
-      continue;
-    }
-    size_t before = errors.size();
-    nf.args = resolve_args(type->second.args, nf.args, path + ".args", errors);
-    if (errors.size() == before && type->second.check) type->second.check(nf.args, path + ".args", errors);
-  }
-  auto scheduler = scheduler_types().find(deployment.scheduler.name);
-  if (scheduler != scheduler_types().end() && !scheduler->second.external_nfs) {
-    std::string able;
-    for (const auto& [name, type] : scheduler_types())
-      if (type.external_nfs) able += (able.empty() ? "" : ", ") + name;
-    for (const NfConfig& nf : deployment.nfs)
-      if (nf.external())
-        errors.push_back({spec_path(nf) + ".type", "external NF '" + nf.name + "' cannot run under " + deployment.scheduler.name +
-                                                       ", which runs NFs inside Tandem's workers (external NFs run under: " + able + ")"});
-  }
-  if (scheduler == scheduler_types().end()) {
-    std::string known;
-    for (const auto& [name, _] : scheduler_types()) known += (known.empty() ? "" : ", ") + name;
-    errors.push_back({"scheduler.name", "unknown scheduler '" + deployment.scheduler.name + "' (known: " + known + ")"});
-  } else {
-    size_t before = errors.size();
-    deployment.scheduler.options = resolve_args(scheduler->second.options, deployment.scheduler.options, "scheduler", errors);
-    if (errors.size() == before && scheduler->second.check) scheduler->second.check(deployment, errors);
-  }
-  return errors;
 }
 
 }  // namespace tandem

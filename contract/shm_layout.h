@@ -32,7 +32,7 @@ struct alignas(64) NfCounters {
   // mode reads it.
   uint64_t service_cycles;
   uint64_t service_packets;
-  // Bubble's load measurement, counted only while the worker's `measuring` window is open: TSC cycles from
+  // Bubble's load measurement, counted only while the worker's load window is open: TSC cycles from
   // a receive that got packets to the send after it (load), and the same including empty polls (what
   // counting busy polling would give).
   uint64_t load_cycles;
@@ -61,9 +61,9 @@ struct alignas(64) WorkerControl {
   YieldPolicy yield;
   uint64_t yields;     // sched_yield() calls made
   uint32_t throttled;  // scheduler -> worker: do not run (backpressure) until cleared and woken
-  uint32_t idle;       // futex word of dataplane/idle_wait.h: 1 while the worker sleeps, 0 otherwise
+  uint32_t idle;       // futex word of contract/idle_wait.h: 1 while the worker sleeps, 0 otherwise
   uint64_t sleeps;     // times the worker blocked (idle input or throttled)
-  uint32_t measuring;  // scheduler -> worker: count load_cycles/poll_cycles (Bubble's measurement window)
+  uint32_t load_window;  // scheduler -> worker: count load_cycles/poll_cycles while 1 (user-level-thread runtime)
 };
 
 // Per-chain entry control: a scheduler closes the entry to shed load before any NF spends work on it.

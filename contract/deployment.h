@@ -62,18 +62,25 @@ struct Segment {
 };
 
 // One worker process: pinned to `core`, it polls its segments round-robin.
+// How a worker process runs its segments: one field of the worker plan, chosen by the scheduler module's plan.
+enum class Runtime {
+  PollLoop,          // tandem-worker's poll loop over every segment (dataplane/worker/worker_loop.*)
+  // tandem-worker with each segment a user-level thread that yields after every batch, running only the NFs it
+  // holds in the stats zone's nf_control (Bubble; dataplane/worker/ult_worker_loop.*)
+  UserLevelThreads,
+  External,  // an external NF's application (its single segment), started and stopped by the manager's ExternalNf
+};
+
+const char* runtime_name(Runtime runtime);
+Runtime runtime_from_name(const std::string& name);  // throws std::runtime_error on an unknown name
+
 struct WorkerPlan {
   int index = 0;
   std::string name;
   int core = 0;
   int lcore_id = 0;  // unique per process: mempool caches are indexed by lcore id in shared memory
   std::vector<Segment> segments;
-  // Runs each segment as a user-level thread that yields after every batch, and runs only the NFs it holds
-  // in the stats zone's nf_control (Bubble); false = the plain poll loop over all segments.
-  bool user_level_threads = false;
-  // The process is an external NF's application (its single segment), started and stopped by the manager's
-  // ExternalNf instead of tandem-worker.
-  bool external = false;
+  Runtime runtime = Runtime::PollLoop;
 };
 
 struct SchedulerConfig {
@@ -121,9 +128,5 @@ unsigned mbuf_pool_size(const Deployment& deployment);
 
 // Where an NF sits in the spec, for error messages: "chains[C].nfs[P]".
 std::string spec_path(const NfConfig& nf);
-
-// Checks every NF's arguments and the scheduler's options against their declared schemas.
-// `deployment` gets resolved arguments (defaults filled in).
-SpecErrors check_deployment(Deployment& deployment);
 
 }  // namespace tandem

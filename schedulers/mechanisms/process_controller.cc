@@ -15,9 +15,9 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "schedulers/cgroup_fs.h"
+#include "cgroup_fs.h"
 
-namespace tandem::unis {
+namespace tandem {
 namespace {
 
 std::runtime_error system_error(const std::string& what, pid_t task) {
@@ -191,4 +191,4 @@ std::optional<std::string> backend_unavailable(const std::string& backend) {
   return std::nullopt;
 }
 
-}  // namespace tandem::unis
+}  // namespace tandem

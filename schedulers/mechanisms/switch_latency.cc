@@ -8,10 +8,10 @@
 
 #include <rte_cycles.h>
 
-#include "dataplane/shm_layout.h"
+#include "contract/shm_layout.h"
 #include "process_controller.h"
 
-namespace tandem::unis {
+namespace tandem {
 namespace {
 
 constexpr double kVisibleTimeoutSeconds = 0.05;
@@ -69,4 +69,4 @@ json measure_switch_latency(const std::vector<std::string>& backends, SwitchProb
   return out;
 }
 
-}  // namespace tandem::unis
+}  // namespace tandem

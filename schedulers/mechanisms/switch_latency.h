@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "dataplane/arg_schema.h"
+#include "contract/arg_schema.h"
 
-namespace tandem::unis {
+namespace tandem {
 
 // Two idle workers spinning on one core; a worker's heartbeat moves only while it runs. Each round parks
 // the running one and activates the other, and times until the other's heartbeat moves.
@@ -21,4 +21,4 @@ struct SwitchProbeTarget {
 json measure_switch_latency(const std::vector<std::string>& backends, SwitchProbeTarget a, SwitchProbeTarget b,
                             const std::string& cgroup_dir, uint32_t rounds);
 
-}  // namespace tandem::unis
+}  // namespace tandem

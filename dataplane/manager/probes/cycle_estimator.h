@@ -4,10 +4,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "dataplane/arg_schema.h"
-#include "dataplane/shm_layout.h"
-#include "generator.h"
-#include "sink.h"
+#include "contract/arg_schema.h"
+#include "probe.h"
 
 namespace tandem {
 
@@ -40,14 +38,17 @@ struct EstimatorSample {
 // Drives the deployment's single chain of one NF from the manager's loop: push a batch into the NF's input
 // ring, wait until every packet is at its output (or dropped by the NF), and divide the time by the batch.
 // This is UNiS's black-box estimate: it includes the NF's ring I/O, as in the paper. The statistics over the
-// rounds (estimate, spread, line fit) are the control plane's: this class only measures.
-class CycleEstimator {
+// rounds (estimate, spread, line fit) are the control plane's: this class only measures. The probe `estimate`.
+class CycleEstimator : public Probe {
  public:
   CycleEstimator(EstimatorPlan plan, double tsc_hz);
-  // One step; returns false once every probe is done.
-  bool poll(uint64_t now_tsc, Generator& generator, const Sink& sink, const StatsZone& stats);
-  bool finished() const { return phase_ == Phase::Done; }
-  json result() const;
+  bool drives_traffic() const override { return true; }
+  // One step: send a probe batch, or see whether the last one is through.
+  void poll(ProbeView& view, uint64_t now_tsc) override;
+  bool finished() const override { return phase_ == Phase::Done; }
+  // The samples, with the NF's own count of cycles per packet beside them.
+  json report(const ProbeView& view) const override;
+  json result() const;  // the samples alone
 
   // The median over rounds of one cell's samples; 0 when it has none.
   static double cell_median(const std::vector<EstimatorSample>& samples, uint16_t batch, uint16_t frame_size);

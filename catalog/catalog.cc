@@ -1,0 +1,79 @@
+// The catalog: NF types and scheduler modules as JSON, and the checks of a deployment against their schemas.
+#include "catalog.h"
+
+#include "contract/batch.h"
+#include "contract/packet_meta.h"
+#include "contract/run_timing.h"
+#include "contract/shm_layout.h"
+#include "nfs/nf.h"
+
+namespace tandem {
+
+json catalog_json() {
+  json nfs = json::array(), schedulers = json::array();
+  for (const auto& [name, type] : nf_types()) nfs.push_back({{"name", name}, {"help", type.help}, {"args", describe_args(type.args)}});
+  for (const auto& [name, type] : scheduler_types())
+    schedulers.push_back({{"name", name}, {"help", type.help}, {"options", describe_args(type.options)}});
+  // What the control plane must know of the data plane's sizes and timing, from the one place they are set.
+  json limits = {{"max_hops", kMaxHops}, {"max_nfs", kMaxNfs}, {"max_chains", kMaxChains}, {"max_burst", kMaxBurst},
+                 {"attach_seconds", kAttachSeconds}, {"attach_seconds_per_worker", kAttachSecondsPerWorker},
+                 {"stop_seconds", kStopSeconds}};
+  return {{"nfs", nfs}, {"schedulers", schedulers}, {"limits", limits}};
+}
+
+json check_report(Deployment& deployment, const MachineRequirements& more) {
+  SpecErrors errors = check_deployment(deployment);
+  json out = {{"errors", json::array()}};
+  for (const SpecError& e : errors) out["errors"].push_back({{"path", e.path}, {"message", e.message}});
+  if (!errors.empty()) return out;
+  MachineRequirements needs = scheduler_types().at(deployment.scheduler.name).requirements(deployment.scheduler.options);
+  needs |= more;
+  out["requirements"] = {{"rt_unthrottled", needs.rt_unthrottled},
+                         {"rr_timeslice_ms", needs.rr_timeslice_ms ? json(*needs.rr_timeslice_ms) : json()},
+                         {"cgroup_v2_dir", needs.cgroup_v2_dir},
+                         {"cycle_costs", needs.cycle_costs},
+                         {"cgroup_v1_cpu_dir", needs.cgroup_v1_cpu_dir}};
+  // Each mbuf takes ~2.4 KB with its headroom and metadata; leave room for rings and EAL's own heap.
+  out["hugepages_2mb"] = 96 + static_cast<uint64_t>(mbuf_pool_size(deployment)) * 2560 / (2u << 20);
+  out["options"] = deployment.scheduler.options;
+  return out;
+}
+
+SpecErrors check_deployment(Deployment& deployment) {
+  SpecErrors errors;
+  for (NfConfig& nf : deployment.nfs) {
+    std::string path = spec_path(nf);
+    auto type = nf_types().find(nf.type);
+    if (type == nf_types().end()) {
+      std::string known;
+      for (const auto& [name, _] : nf_types()) known += (known.empty() ? "" : ", ") + name;
+      errors.push_back({path + ".type", "unknown NF type '" + nf.type + "' (known: " + known + ")"});
+      continue;
+    }
+    size_t before = errors.size();
+    nf.args = resolve_args(type->second.args, nf.args, path + ".args", errors);
+    if (errors.size() == before && type->second.check) type->second.check(nf.args, path + ".args", errors);
+  }
+  auto scheduler = scheduler_types().find(deployment.scheduler.name);
+  if (scheduler != scheduler_types().end() && !scheduler->second.external_nfs) {
+    std::string able;
+    for (const auto& [name, type] : scheduler_types())
+      if (type.external_nfs) able += (able.empty() ? "" : ", ") + name;
+    for (const NfConfig& nf : deployment.nfs)
+      if (nf.external())
+        errors.push_back({spec_path(nf) + ".type", "external NF '" + nf.name + "' cannot run under " + deployment.scheduler.name +
+                                                       ", which runs NFs inside Tandem's workers (external NFs run under: " + able + ")"});
+  }
+  if (scheduler == scheduler_types().end()) {
+    std::string known;
+    for (const auto& [name, _] : scheduler_types()) known += (known.empty() ? "" : ", ") + name;
+    errors.push_back({"scheduler.name", "unknown scheduler '" + deployment.scheduler.name + "' (known: " + known + ")"});
+  } else {
+    size_t before = errors.size();
+    deployment.scheduler.options = resolve_args(scheduler->second.options, deployment.scheduler.options, "scheduler", errors);
+    if (errors.size() == before && scheduler->second.check) scheduler->second.check(deployment, errors);
+  }
+  return errors;
+}
+
+}  // namespace tandem

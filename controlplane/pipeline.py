@@ -1,0 +1,34 @@
+"""A run from a loaded spec to its results, in order: check with the data plane, place (placement: auto), cost
+(schedulers that need cycle costs), launch. The runner only launches; what comes before it lives here."""
+from __future__ import annotations
+
+import sys
+from typing import Callable
+
+from controlplane import catalog, runner
+from controlplane.placement import place_config, placed
+from controlplane.profile import with_costs
+
+
+def _say(text: str) -> None:
+    print(f"tandem: {text}", file=sys.stderr)
+
+
+def run(config: dict, source: str, on_event: Callable[[dict], None] | None = None) -> runner.RunOutcome:
+    """Runs `config` (see spec.run_config); every machine change is undone before returning."""
+    verdict = catalog.check(config, source)
+    placement = None
+    if config.get("placement") == "auto":
+        placement, _ = place_config(config, source, verdict["options"], require_all=True, say=_say)
+        config = placed(config, placement)
+        verdict = catalog.check(config, source)  # the NFs' cores changed
+    costs = None
+    if verdict["requirements"].get("cycle_costs"):
+        config, costs = with_costs(config, source, say=_say)
+    outcome = runner.launch(config, verdict, on_event)
+    if outcome.results is not None:
+        if costs is not None:
+            outcome.results["cycle_costs"] = costs
+        if placement is not None:
+            outcome.results["placement"] = placement
+    return outcome

@@ -1,0 +1,43 @@
+// Worker hints written into the stats zone, with the memory order each needs and the wake-ups that go with them.
+#include "worker_hints.h"
+
+#include "contract/idle_wait.h"
+
+namespace tandem {
+
+void WorkerHints::set_yield_policy(size_t worker, YieldPolicy policy) { stats_.workers[worker].yield = policy; }
+
+uint64_t WorkerHints::yields(size_t worker) const { return counter_read(stats_.workers[worker].yields); }
+
+void WorkerHints::hold(size_t worker) { flag_store(stats_.workers[worker].throttled, 1u); }
+
+void WorkerHints::release(size_t worker) {
+  flag_store(stats_.workers[worker].throttled, 0u);
+  idle_wake(stats_.workers[worker]);
+}
+
+bool WorkerHints::asleep(size_t worker) const { return idle_sleeping(stats_.workers[worker]); }
+
+void WorkerHints::wake(size_t worker) { idle_wake(stats_.workers[worker]); }
+
+void WorkerHints::place_nf(int nf, uint32_t batch, int owner) {
+  NfControl& control = stats_.nf_control[nf];
+  flag_store(control.batch_size, batch);
+  flag_store(control.running_on, int32_t{-1});
+  flag_store(control.owner, static_cast<int32_t>(owner));
+}
+
+void WorkerHints::set_batch_budget(int nf, uint32_t packets) { flag_store(stats_.nf_control[nf].batch_size, packets); }
+
+void WorkerHints::assign(int nf, int worker) {
+  flag_store(stats_.nf_control[nf].owner, static_cast<int32_t>(worker));
+  idle_wake(stats_.workers[worker]);
+}
+
+int WorkerHints::owner(int nf) const { return flag_load(stats_.nf_control[nf].owner); }
+
+void WorkerHints::set_load_window(size_t worker, bool open) { flag_store(stats_.workers[worker].load_window, open ? 1u : 0u); }
+
+void WorkerHints::set_entry_open(size_t chain, bool open) { flag_store(stats_.chains[chain].entry_closed, open ? 0u : 1u); }
+
+}  // namespace tandem

@@ -1,0 +1,49 @@
+// Worker hints: everything a scheduler module tells the workers and the generator through the stats zone, in one
+// place. How a worker yields, holding and waking it, the budgets and owners of the NFs a user-level-thread worker
+// runs, the load window it counts in, and a chain's entry gate. The runtimes and the generator honour them; the
+// modules decide when to give them, and never write the zone's control fields themselves.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "contract/shm_layout.h"
+
+namespace tandem {
+
+class WorkerHints {
+ public:
+  explicit WorkerHints(StatsZone& stats) : stats_(stats) {}
+
+  // How the worker gives its CPU away: after k batches, on an empty input, or by sleeping until woken (set before
+  // `go`; the poll loop reads it once).
+  void set_yield_policy(size_t worker, YieldPolicy policy);
+  uint64_t yields(size_t worker) const;
+
+  // A held worker sleeps without polling until released (NFVnice's backpressure throttle); release wakes it.
+  void hold(size_t worker);
+  void release(size_t worker);
+
+  // A worker asleep on an empty input, or a user-level-thread worker without NFs: whether it sleeps; wake it.
+  bool asleep(size_t worker) const;
+  void wake(size_t worker);
+
+  // The NFs of user-level-thread workers. Before `go`: an NF's first budget and owner, held by no worker yet.
+  void place_nf(int nf, uint32_t batch, int owner);
+  // The packets the NF may take a turn: its share of the core.
+  void set_batch_budget(int nf, uint32_t packets);
+  // The worker that should run the NF: a change migrates it, and the new owner is woken to take it.
+  void assign(int nf, int worker);
+  int owner(int nf) const;
+
+  // While a worker's load window is open, its runtime counts load and poll cycles (Bubble's TSC measurement).
+  void set_load_window(size_t worker, bool open);
+
+  // A closed entry drops a chain's new packets at the generator, before any NF spends work on them.
+  void set_entry_open(size_t chain, bool open);
+
+ private:
+  StatsZone& stats_;
+};
+
+}  // namespace tandem
