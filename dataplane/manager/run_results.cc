@@ -1,0 +1,278 @@
+// A run's accounting and results: counter snapshots, the window's rates, every packet accounted for, reports.
+#include <fstream>
+
+#include <rte_cycles.h>
+
+#include "run.h"
+
+namespace tandem {
+
+uint64_t Run::wasted_work(int chain) const {
+  const std::vector<int>& rings = d_.chains[chain].rings;
+  uint64_t wasted = 0;
+  for (size_t i = 1; i < rings.size(); i++) wasted += counter_read(stats_->rings[rings[i]].dropped_full);
+  return wasted;
+}
+
+json Run::external_report(int nf) const {
+  for (size_t w = 0; w < d_.workers.size(); w++)
+    if (externals_[w] && d_.workers[w].segments.front().nfs.front() == nf)
+      return {{"application", d_.nfs[nf].args["app"]},
+              {"forward_mode", d_.nfs[nf].args["forward_mode"]},
+              {"port", externals_[w]->port()},
+              {"forwarding_thread", externals_[w]->thread() ? json(externals_[w]->thread()) : json()},
+              {"log", externals_[w]->log_path()}};
+  return json::object();
+}
+
+Snapshot Run::snapshot(double now_s) {
+  mirror_external_counters();
+  Snapshot s;
+  s.tsc_seconds = now_s;
+  for (size_t c = 0; c < d_.chains.size(); c++) {
+    s.generated.push_back(generator_->generated(static_cast<int>(c)));
+    s.delivered.push_back(sink_->delivery(static_cast<int>(c)).delivered);
+    s.delivered_bytes.push_back(sink_->delivery(static_cast<int>(c)).delivered_bytes);
+    s.wasted.push_back(wasted_work(static_cast<int>(c)));
+    s.entry_backpressure.push_back(counter_read(stats_->chains[c].entry_backpressure));
+  }
+  for (size_t n = 0; n < d_.nfs.size(); n++) {
+    NfCounters copy{};
+    const NfCounters& live = stats_->nfs[n];
+    copy.packets_in = counter_read(live.packets_in);
+    copy.packets_out = counter_read(live.packets_out);
+    copy.packets_dropped = counter_read(live.packets_dropped);
+    copy.batches = counter_read(live.batches);
+    copy.empty_polls = counter_read(live.empty_polls);
+    copy.busy_cycles = counter_read(live.busy_cycles);
+    copy.service_cycles = counter_read(live.service_cycles);
+    copy.service_packets = counter_read(live.service_packets);
+    s.nfs.push_back(copy);
+  }
+  for (pid_t task : task_ids_) s.os.push_back(task > 0 ? sample_os_counters(task) : OsSample{});
+  return s;
+}
+
+// A worker killed between a ring operation and the counter update after it leaves that counter behind the ring.
+// The ring counts every enqueue and dequeue itself, in the 32-bit tails of its producer and consumer, so after
+// an unclean end the counters catch up from them (the lag is a burst at most, far below 2^31). Only then: in a
+// clean run a lag would be a bug, and catching up would hide it.
+void Run::catch_up_ring_counters() {
+  for (size_t r = 0; r < rings_.size(); r++) {
+    auto catch_up = [&](uint64_t& counter, uint32_t tail) {
+      uint32_t behind = tail - static_cast<uint32_t>(counter_read(counter));
+      if (behind == 0 || behind >= (1u << 31)) return;
+      counter_add(counter, uint64_t{behind});
+      ring_counts_caught_up_ += behind;
+    };
+    catch_up(stats_->rings[r].enqueued, rings_[r]->prod.tail);
+    catch_up(stats_->rings[r].dequeued, rings_[r]->cons.tail);
+  }
+}
+
+json Run::results() {
+  mirror_external_counters();  // the applications have stopped: their ports' counters are final
+  for (size_t w = 0; w < externals_.size(); w++)
+    if (externals_[w] && workers_[w].exit_description == "exited with status 0")
+      if (auto disagreement = externals_[w]->settle_drops(*stats_)) warnings_.push_back(*disagreement);
+  double now_s = seconds_since_go(rte_get_tsc_cycles());
+  if (!window_begun_) window_begin_ = snapshot(now_s);
+  if (!window_ended_) {  // a failed run: the window ends at the failure
+    window_end_ = snapshot(now_s);
+    if (!os_at_failure_.empty()) window_end_.os = os_at_failure_;
+  }
+  double window_s = std::max(window_end_.tsc_seconds - window_begin_.tsc_seconds, 1e-9);
+
+  if (killed_workers_ || !failed_nf_.empty()) catch_up_ring_counters();
+
+  // Packets a worker holds between dequeue and enqueue; a worker that stopped cleanly holds none.
+  std::vector<int64_t> held_by_nf(d_.nfs.size(), 0);
+  std::vector<std::string> worker_of_nf(d_.nfs.size());
+  bool clean_workers_hold_nothing = true;
+  for (const WorkerPlan& plan : d_.workers) {
+    for (const Segment& segment : plan.segments) {
+      int64_t held = static_cast<int64_t>(counter_read(stats_->rings[segment.in_ring].dequeued)) -
+                     static_cast<int64_t>(counter_read(stats_->rings[segment.out_ring].enqueued)) -
+                     static_cast<int64_t>(counter_read(stats_->rings[segment.out_ring].dropped_full));
+      for (int nf : segment.nfs) {
+        held -= static_cast<int64_t>(counter_read(stats_->nfs[nf].packets_dropped));
+        worker_of_nf[nf] = plan.name;
+      }
+      held_by_nf[segment.nfs.front()] = held;
+      if (held != 0 && workers_[plan.index].exit_description == "exited with status 0") clean_workers_hold_nothing = false;
+    }
+  }
+
+  json chains = json::array();
+  uint64_t in_flight_total = 0;
+  bool all_exact = clean_workers_hold_nothing;
+  for (const ChainConfig& chain : d_.chains) {
+    int c = chain.index;
+    const ChainDelivery& delivery = sink_->delivery(c);
+    uint64_t generated = generator_->generated(c);
+    json ring_drops = json::object(), nf_drops = json::object();
+    uint64_t dropped = 0, in_rings = 0;
+    int64_t in_nfs = 0;
+    bool counters_match_rings = true;
+    for (int r : chain.rings) {
+      uint64_t drops = counter_read(stats_->rings[r].dropped_full);
+      ring_drops[d_.rings[r].name] = drops;
+      dropped += drops;
+      uint64_t occupancy = rte_ring_count(rings_[r]);
+      in_rings += occupancy;
+      counters_match_rings = counters_match_rings && counter_read(stats_->rings[r].enqueued) - counter_read(stats_->rings[r].dequeued) == occupancy;
+    }
+    for (int n : chain.nfs) {
+      uint64_t drops = counter_read(stats_->nfs[n].packets_dropped);
+      nf_drops[d_.nfs[n].name] = drops;
+      dropped += drops;
+      in_nfs += held_by_nf[n];
+    }
+    uint64_t entry_backpressure = counter_read(stats_->chains[c].entry_backpressure);
+    dropped += entry_backpressure;
+    uint64_t in_flight = in_rings + static_cast<uint64_t>(in_nfs);
+    in_flight_total += in_flight;
+    bool exact = counters_match_rings && in_nfs >= 0 && generated == delivery.delivered + dropped + in_flight;
+    all_exact = all_exact && exact;
+    uint64_t window_delivered = window_end_.delivered[c] - window_begin_.delivered[c];
+    uint64_t window_generated = window_end_.generated[c] - window_begin_.generated[c];
+    json chain_json = {
+        {"name", chain.name},
+        {"nfs", json::array()},
+        {"generated", generated},
+        {"delivered", delivery.delivered},
+        {"delivered_bytes", delivery.delivered_bytes},
+        {"hop_errors", delivery.hop_errors},
+        {"dropped", {{"total", dropped}, {"rings", ring_drops}, {"nfs", nf_drops}, {"entry_backpressure", entry_backpressure}}},
+        {"wasted_work", wasted_work(c)},
+        {"in_flight", {{"total", in_flight}, {"rings", in_rings}, {"nfs", in_nfs}}},
+        {"accounting_exact", exact},
+        {"window",
+         {{"seconds", window_s},
+          {"generated", window_generated},
+          {"delivered", window_delivered},
+          {"offered_mpps", static_cast<double>(window_generated) / window_s / 1e6},
+          {"delivered_mpps", static_cast<double>(window_delivered) / window_s / 1e6},
+          {"delivered_gbps", static_cast<double>(window_end_.delivered_bytes[c] - window_begin_.delivered_bytes[c]) * 8 / window_s / 1e9},
+          {"wasted_pps", static_cast<double>(window_end_.wasted[c] - window_begin_.wasted[c]) / window_s},
+          {"entry_backpressure_pps", static_cast<double>(window_end_.entry_backpressure[c] - window_begin_.entry_backpressure[c]) / window_s}}},
+        {"latency_us", sink_->latency(c).summary_us(hz_)},
+    };
+    for (int n : chain.nfs) chain_json["nfs"].push_back(d_.nfs[n].name);
+    chains.push_back(chain_json);
+  }
+
+  // Every mbuf outside the pool and its caches must be one the accounting says is in flight.
+  uint64_t mbufs_in_use = rte_mempool_in_use_count(pool_);
+  bool pool_matches = mbufs_in_use == in_flight_total;
+  all_exact = all_exact && pool_matches;
+
+  std::map<std::string, json> nf_reports;
+  for (size_t w = 0; w < d_.workers.size(); w++)
+    for (size_t s = 0; s < d_.workers[w].segments.size(); s++) {
+      std::string path = d_.paths.run_dir + "/nf-report-" + std::to_string(w) + "-" + std::to_string(s) + ".json";
+      std::ifstream in(path);
+      if (!in) continue;
+      json reports = json::parse(in, nullptr, false);  // named: a temporary would die before the loop runs
+      if (reports.is_object())
+        for (const auto& [name, report] : reports.items()) nf_reports[name] = report;
+      unlink(path.c_str());
+    }
+
+  json worker_list = json::array();
+  std::map<std::string, json> os_by_worker;
+  for (size_t w = 0; w < d_.workers.size(); w++) {
+    json os = os_rates(window_begin_.os[w], window_end_.os[w]);
+    // A process that ended before the window closed has no /proc entry to read: say so, so the report does not
+    // blame the machine for the empty columns.
+    if (!os["unavailable"].empty() && !window_end_.os[w].cpu_ns && !workers_[w].exit_description.empty())
+      os["unavailable_reason"] = "its process had ended (" + workers_[w].exit_description + ") when the window closed";
+    os_by_worker[d_.workers[w].name] = os;
+    worker_list.push_back({{"name", d_.workers[w].name},
+                           {"pid", workers_[w].pid},
+                           {"core", d_.workers[w].core},
+                           {"nfs", nf_names_of(static_cast<int>(w))},
+                           {"exit", workers_[w].exit_description},
+                           {"yields", counter_read(stats_->workers[w].yields)},
+                           {"sleeps", counter_read(stats_->workers[w].sleeps)},
+                           {"os", os}});
+  }
+
+  json nfs = json::array();
+  for (const NfConfig& nf : d_.nfs) {
+    const NfCounters& a = window_begin_.nfs[nf.index];
+    const NfCounters& b = window_end_.nfs[nf.index];
+    const NfCounters& total = stats_->nfs[nf.index];
+    uint64_t window_in = b.packets_in - a.packets_in;
+    uint64_t busy = b.busy_cycles - a.busy_cycles;
+    uint64_t service = b.service_cycles - a.service_cycles, service_packets = b.service_packets - a.service_packets;
+    nfs.push_back({{"name", nf.name},
+                   {"type", nf.type},
+                   {"chain", d_.chains[nf.chain].name},
+                   {"core", nf.core},
+                   {"worker", worker_of_nf[nf.index]},
+                   {"args", nf.args},
+                   {"packets_in", counter_read(total.packets_in)},
+                   {"packets_out", counter_read(total.packets_out)},
+                   {"packets_dropped", counter_read(total.packets_dropped)},
+                   {"batches", counter_read(total.batches)},
+                   {"empty_polls", counter_read(total.empty_polls)},
+                   {"busy_cycles", counter_read(total.busy_cycles)},
+                   {"held_at_stop", held_by_nf[nf.index]},
+                   {"window",
+                    {{"in_mpps", static_cast<double>(window_in) / window_s / 1e6},
+                     {"out_mpps", static_cast<double>(b.packets_out - a.packets_out) / window_s / 1e6},
+                     // An external NF's time inside its application is not visible to Tandem: unknown, not 0.
+                     {"busy_share", nf.external() ? json() : json(static_cast<double>(busy) / hz_ / window_s)},
+                     // From undisturbed batches: a batch the NF was preempted in counts other processes' time.
+                     {"cycles_per_packet", service_packets ? json(static_cast<double>(service) / static_cast<double>(service_packets)) : json()}}},
+                   {"report", nf_reports.count(nf.name) ? nf_reports[nf.name] : external_report(nf.index)},
+                   {"os", os_by_worker[worker_of_nf[nf.index]]}});
+  }
+
+  json rings = json::array();
+  for (const RingConfig& ring : d_.rings)
+    rings.push_back({{"name", ring.name},
+                     {"chain", d_.chains[ring.chain].name},
+                     {"capacity", ring.capacity},
+                     {"enqueued", counter_read(stats_->rings[ring.index].enqueued)},
+                     {"dequeued", counter_read(stats_->rings[ring.index].dequeued)},
+                     {"dropped_full", counter_read(stats_->rings[ring.index].dropped_full)},
+                     {"occupancy_at_stop", rte_ring_count(rings_[ring.index])}});
+
+  return {{"name", d_.name},
+          {"scheduler", {{"name", d_.scheduler.name}, {"options", d_.scheduler.options}, {"report", scheduler_->report(*view_)}}},
+          {"scheduler_location", "control core " + std::to_string(d_.control_core) + ", beside generator and sink"},
+          {"warmup_s", d_.warmup_s},
+          {"duration_s", d_.duration_s},
+          {"tsc_hz", hz_},
+          {"generator_build_cycles_per_packet", generator_->build_cycles_per_packet()},
+          {"chains", chains},
+          {"nfs", nfs},
+          {"rings", rings},
+          {"workers", worker_list},
+          {"accounting",
+           {{"exact", all_exact},
+            {"mbufs_in_use", mbufs_in_use},
+            {"in_flight", in_flight_total},
+            {"pool_matches_in_flight", pool_matches},
+            {"clean_workers_hold_nothing", clean_workers_hold_nothing},
+            {"allocation_failures", generator_->allocation_failures()},
+            {"ring_counts_caught_up", ring_counts_caught_up_}}},
+          {"warnings", warnings_},
+          {"error", error_.empty() ? json() : json(error_)},
+          {"failed_nf", failed_nf_.empty() ? json() : json(failed_nf_)},
+          {"interrupted", interrupted_},
+          {"profile", profile_results()}};
+}
+
+json Run::profile_results() const {
+  json out = json::object();
+  for (const auto& [name, probe] : probes_) {
+    json report = probe->report(*probe_view_);
+    if (!report.is_null()) out[name] = std::move(report);
+  }
+  return out;
+}
+
+}  // namespace tandem
