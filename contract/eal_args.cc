@@ -1,6 +1,8 @@
 // EAL command lines shared by the manager and the workers.
 #include "eal_args.h"
 
+#include <sys/personality.h>
+
 namespace tandem {
 
 namespace {
@@ -24,6 +26,11 @@ std::vector<std::string> secondary_eal_args(const Deployment& d, const WorkerPla
   std::vector<std::string> args = {"tandem-worker", "--proc-type=secondary"};
   for (auto& a : common_args(d, worker.lcore_id, worker.core)) args.push_back(a);
   return args;
+}
+
+void without_address_randomisation() {
+  int current = personality(0xffffffff);  // reads the persona without changing it
+  if (current != -1) personality(static_cast<unsigned long>(current) | ADDR_NO_RANDOMIZE);
 }
 
 std::string ring_object_name(int ring_index) { return "tandem_ring_" + std::to_string(ring_index); }

@@ -13,6 +13,13 @@ namespace tandem {
 std::vector<std::string> primary_eal_args(const Deployment& deployment);
 std::vector<std::string> secondary_eal_args(const Deployment& deployment, const WorkerPlan& worker);
 
+// In a forked child, before it executes a secondary (a worker or an external NF's application): turns off
+// address-space randomisation for that process alone. A secondary maps the primary's hugepage memory at the
+// primary's addresses; a library or stack that randomisation happens to place there makes its EAL fail
+// ("Cannot init EAL: Cannot allocate memory"), DPDK's multi-process guide says as much. Per process
+// (personality(2)), so nothing on the machine changes and nothing needs undoing.
+void without_address_randomisation();
+
 // DPDK object names (at most RTE_RING_NAMESIZE) of a ring and of the stats zone.
 std::string ring_object_name(int ring_index);
 

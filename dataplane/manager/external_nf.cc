@@ -95,6 +95,7 @@ pid_t ExternalNf::launch(int main_lcore_id) {
     dup2(log, STDOUT_FILENO);
     dup2(log, STDERR_FILENO);
     signal(SIGINT, SIG_IGN);  // the manager decides when NFs stop
+    without_address_randomisation();
     execv(binary.c_str(), argv.data());
     fprintf(stderr, "tandem-manager: cannot execute %s: %s\n", binary.c_str(), strerror(errno));
     _exit(127);

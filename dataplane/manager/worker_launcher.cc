@@ -28,6 +28,7 @@ pid_t launch_worker(const Deployment& deployment, const WorkerPlan& plan, const 
     if (getppid() != parent) _exit(1);
     dup2(STDERR_FILENO, STDOUT_FILENO);  // the manager's stdout is not the workers' to write on
     signal(SIGINT, SIG_IGN);             // the manager decides when workers stop
+    without_address_randomisation();
     execv(deployment.paths.worker_binary.c_str(), argv.data());
     fprintf(stderr, "tandem-manager: cannot execute %s: %s\n", deployment.paths.worker_binary.c_str(), strerror(errno));
     _exit(127);
