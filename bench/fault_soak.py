@@ -134,6 +134,10 @@ def one_run(scheduler: str, fault: str, rng: random.Random, workdir: Path, basel
     if results is not None:
         record["exact"] = bool(results["accounting"]["exact"]) and all(c["accounting_exact"] for c in results["chains"])
         record["generated"] = sum(c["generated"] for c in results["chains"])
+        if not record["exact"]:  # what to look at: which side of which balance is off
+            record["accounting"] = dict(results["accounting"], chains=[
+                {key: c[key] for key in ("name", "generated", "delivered", "dropped", "in_flight", "accounting_exact")}
+                for c in results["chains"]], workers=[{key: w.get(key) for key in ("name", "exit")} for w in results["workers"]])
     if fault == "kill_cli":
         record["left"] = _wait_until_gone(10)  # the journal's changes wait for the next run, by design
     else:
