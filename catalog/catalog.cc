@@ -9,6 +9,18 @@
 
 namespace tandem {
 
+namespace {
+// "a, b, c": the names of a registry's entries that pass `keep`, for error messages.
+template <typename Registry, typename Keep>
+std::string names_of(const Registry& registry, Keep keep) {
+  std::string names;
+  for (const auto& [name, type] : registry)
+    if (keep(type)) names += (names.empty() ? "" : ", ") + name;
+  return names;
+}
+constexpr auto kAll = [](const auto&) { return true; };
+}  // namespace
+
 json catalog_json() {
   json nfs = json::array(), schedulers = json::array();
   for (const auto& [name, type] : nf_types()) nfs.push_back({{"name", name}, {"help", type.help}, {"args", describe_args(type.args)}});
@@ -45,9 +57,7 @@ SpecErrors check_deployment(Deployment& deployment) {
     std::string path = spec_path(nf);
     auto type = nf_types().find(nf.type);
     if (type == nf_types().end()) {
-      std::string known;
-      for (const auto& [name, _] : nf_types()) known += (known.empty() ? "" : ", ") + name;
-      errors.push_back({path + ".type", "unknown NF type '" + nf.type + "' (known: " + known + ")"});
+      errors.push_back({path + ".type", "unknown NF type '" + nf.type + "' (known: " + names_of(nf_types(), kAll) + ")"});
       continue;
     }
     size_t before = errors.size();
@@ -56,18 +66,14 @@ SpecErrors check_deployment(Deployment& deployment) {
   }
   auto scheduler = scheduler_types().find(deployment.scheduler.name);
   if (scheduler != scheduler_types().end() && !scheduler->second.external_nfs) {
-    std::string able;
-    for (const auto& [name, type] : scheduler_types())
-      if (type.external_nfs) able += (able.empty() ? "" : ", ") + name;
+    std::string able = names_of(scheduler_types(), [](const SchedulerType& type) { return type.external_nfs; });
     for (const NfConfig& nf : deployment.nfs)
       if (nf.external())
         errors.push_back({spec_path(nf) + ".type", "external NF '" + nf.name + "' cannot run under " + deployment.scheduler.name +
                                                        ", which runs NFs inside Tandem's workers (external NFs run under: " + able + ")"});
   }
   if (scheduler == scheduler_types().end()) {
-    std::string known;
-    for (const auto& [name, _] : scheduler_types()) known += (known.empty() ? "" : ", ") + name;
-    errors.push_back({"scheduler.name", "unknown scheduler '" + deployment.scheduler.name + "' (known: " + known + ")"});
+    errors.push_back({"scheduler.name", "unknown scheduler '" + deployment.scheduler.name + "' (known: " + names_of(scheduler_types(), kAll) + ")"});
   } else {
     size_t before = errors.size();
     deployment.scheduler.options = resolve_args(scheduler->second.options, deployment.scheduler.options, "scheduler", errors);

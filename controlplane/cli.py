@@ -10,6 +10,7 @@ from pathlib import Path
 
 from controlplane import catalog
 from controlplane.errors import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK, SpecError, TandemError
+from controlplane.progress import say as tell_user
 from controlplane.report import comparison_report, run_report
 from controlplane.spec import load_spec, run_config
 
@@ -131,7 +132,7 @@ def cmd_profile(args) -> int:
     spec = load_spec(args.spec)
     config = run_config(spec)
     catalog.check(config, args.spec)  # bad NF arguments are reported before anything runs
-    say = None if args.quiet else (lambda text: print(f"tandem: {text}", file=sys.stderr))
+    say = None if args.quiet else tell_user
     costs = profile.estimate_costs(config, args.spec, refresh=args.refresh, say=say)
     nf_cores = sorted({nf.core for chain in spec.chains for nf in chain.nfs})
     latency = None
@@ -155,7 +156,7 @@ def cmd_place(args) -> int:
     spec = load_spec(args.spec)
     config = run_config(spec)
     verdict = catalog.check(config, args.spec)
-    say = None if args.quiet else (lambda text: print(f"tandem: {text}", file=sys.stderr))
+    say = None if args.quiet else tell_user
     solution, models = place_config(config, args.spec, verdict["options"], require_all=args.all, say=say)
     if args.json:  # files first, as in cmd_run
         _write_json(args.json, {"spec": args.spec, "models": models, "solution": solution})

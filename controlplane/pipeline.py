@@ -2,16 +2,12 @@
 (schedulers that need cycle costs), launch. The runner only launches; what comes before it lives here."""
 from __future__ import annotations
 
-import sys
 from typing import Callable
 
 from controlplane import catalog, runner
 from controlplane.placement import place_config, placed
 from controlplane.profile import with_costs
-
-
-def _say(text: str) -> None:
-    print(f"tandem: {text}", file=sys.stderr)
+from controlplane.progress import say
 
 
 def run(config: dict, source: str, on_event: Callable[[dict], None] | None = None) -> runner.RunOutcome:
@@ -19,12 +15,12 @@ def run(config: dict, source: str, on_event: Callable[[dict], None] | None = Non
     verdict = catalog.check(config, source)
     placement = None
     if config.get("placement") == "auto":
-        placement, _ = place_config(config, source, verdict["options"], require_all=True, say=_say)
+        placement, _ = place_config(config, source, verdict["options"], require_all=True, say=say)
         config = placed(config, placement)
         verdict = catalog.check(config, source)  # the NFs' cores changed
     costs = None
     if verdict["requirements"].get("cycle_costs"):
-        config, costs = with_costs(config, source, say=_say)
+        config, costs = with_costs(config, source, say=say)
     outcome = runner.launch(config, verdict, on_event)
     if outcome.results is not None:
         if costs is not None:

@@ -5,6 +5,11 @@ import sys
 import time
 
 
+def say(text: str) -> None:
+    """A message about what Tandem is doing (profiling an NF, solving a placement), on standard error."""
+    print(f"tandem: {text}", file=sys.stderr)
+
+
 class ProgressLine:
     """Rewrites one line on a terminal; elsewhere (CI, pipes) prints a line about once a second."""
 
