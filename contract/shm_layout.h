@@ -37,6 +37,10 @@ struct alignas(64) NfCounters {
   // counting busy polling would give).
   uint64_t load_cycles;
   uint64_t poll_cycles;
+  // Journal of the segment this NF heads: the mbufs its runtime is handing back to the pool right now
+  // (already counted as dropped), 0 otherwise. A process killed inside the free leaves it nonzero, and the
+  // manager then knows the pool's count is uncertain by that free (see free_counted in worker_loop.cc).
+  uint64_t mbufs_being_freed;
 };
 
 // Per-NF control for workers that host several NFs as user-level threads (Bubble): the scheduler module

@@ -30,6 +30,18 @@ void account_service_time(SegmentRuntime& segment, size_t k, NfCounters& counter
   estimate = estimate == 0 ? per_packet : estimate + (std::min(per_packet, kPreemptedFactor * estimate) - estimate) / 16;
 }
 
+void free_counted(rte_mbuf** mbufs, uint16_t count, uint64_t& dropped_counter, uint64_t& journal) {
+  // A kill can land anywhere, and no order of "count" and "free" is atomic: counting first leaves freed-to-be
+  // mbufs outside the pool, freeing first leaves freed mbufs counted as held. The journal marks the window,
+  // so a worker that died inside it is told apart from a leak. The release fence keeps the pool's writes
+  // after the journal's store; the release store keeps them before its clear.
+  __atomic_store_n(&journal, uint64_t{count}, __ATOMIC_RELAXED);
+  __atomic_thread_fence(__ATOMIC_RELEASE);
+  counter_add(dropped_counter, uint64_t{count});
+  rte_pktmbuf_free_bulk(mbufs, count);
+  __atomic_store_n(&journal, uint64_t{0}, __ATOMIC_RELEASE);
+}
+
 uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t burst) {
   rte_mbuf* pkts[kMaxBurst];
   rte_mbuf* dropped[kMaxBurst];
@@ -41,6 +53,7 @@ uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t bu
   }
   counter_add(segment.in_counters->dequeued, static_cast<uint64_t>(n));
   Batch batch{pkts, static_cast<uint16_t>(n), dropped, 0};
+  uint64_t& journal = stats.nfs[segment.nf_indexes.front()].mbufs_being_freed;
   uint64_t spent_by_nf[kMaxSegmentNfs] = {}, inside_nfs = 0;
   uint16_t in_by_nf[kMaxSegmentNfs] = {};
   for (size_t k = 0; k < segment.nfs.size() && batch.count > 0; k++) {
@@ -61,8 +74,7 @@ uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t bu
     }
     inside_nfs += spent;
     if (batch.dropped_count > 0) {
-      counter_add(counters.packets_dropped, static_cast<uint64_t>(batch.dropped_count));
-      rte_pktmbuf_free_bulk(batch.dropped, batch.dropped_count);
+      free_counted(batch.dropped, batch.dropped_count, counters.packets_dropped, journal);
       batch.dropped_count = 0;
     }
   }
@@ -71,8 +83,7 @@ uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t bu
     counter_add(segment.out_counters->enqueued, static_cast<uint64_t>(sent));
     if (sent < batch.count) {
       // The next ring is full: the packet is lost here, after the work upstream was spent on it.
-      rte_pktmbuf_free_bulk(batch.pkts + sent, batch.count - sent);
-      counter_add(segment.out_counters->dropped_full, static_cast<uint64_t>(batch.count - sent));
+      free_counted(batch.pkts + sent, static_cast<uint16_t>(batch.count - sent), segment.out_counters->dropped_full, journal);
     }
   }
   // The service time includes the runtime's ring I/O for the batch (what NFVnice's libnf sees), charged to

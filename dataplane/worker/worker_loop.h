@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include <rte_mbuf.h>
 #include <rte_ring.h>
 
 #include "contract/deployment.h"
@@ -29,6 +30,10 @@ inline constexpr size_t kMaxSegmentNfs = 32;
 
 // Polls `segments` until the manager sets stop; `control` is this worker's slot in the stats zone.
 void run_worker_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats, WorkerControl& control, uint16_t burst);
+
+// Adds `count` to `dropped_counter` and returns the mbufs to their pool, with `journal` holding `count`
+// for the whole of it (contract/shm_layout.h, NfCounters::mbufs_being_freed).
+void free_counted(rte_mbuf** mbufs, uint16_t count, uint64_t& dropped_counter, uint64_t& journal);
 
 // Runs one burst through a segment; returns the number of packets dequeued (0 = its input was empty).
 uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t burst);
