@@ -134,7 +134,8 @@ def one_run(scheduler: str, fault: str, rng: random.Random, workdir: Path, basel
     if results is not None:
         record["exact"] = bool(results["accounting"]["exact"]) and all(c["accounting_exact"] for c in results["chains"])
         record["generated"] = sum(c["generated"] for c in results["chains"])
-        record["pool_unchecked"] = results["accounting"]["pool_matches_in_flight"] is None  # killed inside a free
+        if results["accounting"]["pool_matches_in_flight"] is None:  # a worker was killed inside a free
+            record["inside_a_free"] = {key: results["accounting"][key] for key in ("interrupted_frees", "pool_difference", "pool_ring_unpublished")}
         if not record["exact"]:  # what to look at: which side of which balance is off
             record["accounting"] = dict(results["accounting"], chains=[
                 {key: c[key] for key in ("name", "generated", "delivered", "dropped", "in_flight", "accounting_exact")}
@@ -203,7 +204,7 @@ def totals(runs: list[dict]) -> dict:
     with_results = [r for r in runs if r.get("results")]
     return {"runs": len(runs), "faults": sum(1 for r in runs if r["fault"] != "none"),
             "runs_with_results": len(with_results), "inexact": sum(1 for r in with_results if not r["exact"]),
-            "pool_unchecked": sum(1 for r in with_results if r.get("pool_unchecked")),
+            "killed_inside_a_free": sum(1 for r in with_results if r.get("inside_a_free")),
             "runs_with_leftovers": sum(1 for r in runs if r["left"]), "unexpected": sum(1 for r in runs if r["problems"])}
 
 
@@ -221,12 +222,12 @@ def main() -> int:
         mine = [r for r in outcome["runs"] if r["scheduler"] == scheduler]
         t = totals(mine)
         by_fault = ", ".join(f"{f} {sum(1 for r in mine if r['fault'] == f)}" for f in FAULTS)
-        rows.append([scheduler, t["runs"], t["faults"], t["runs_with_results"], t["inexact"], t["pool_unchecked"], t["runs_with_leftovers"], t["unexpected"], by_fault])
+        rows.append([scheduler, t["runs"], t["faults"], t["runs_with_results"], t["inexact"], t["killed_inside_a_free"], t["runs_with_leftovers"], t["unexpected"], by_fault])
     t = outcome["totals"]
-    rows.append(["all", t["runs"], t["faults"], t["runs_with_results"], t["inexact"], t["pool_unchecked"], t["runs_with_leftovers"], t["unexpected"], ""])
+    rows.append(["all", t["runs"], t["faults"], t["runs_with_results"], t["inexact"], t["killed_inside_a_free"], t["runs_with_leftovers"], t["unexpected"], ""])
     text = (f"fault soak, {args.minutes:g} min per scheduler, seed {args.seed}, {(time.time() - started) / 60:.1f} min in all "
             f"({machine_description()})\n\n"
-            + table(["scheduler", "runs", "faults", "with results", "inexact", "pool unchecked", "with leftovers", "unexpected", "faults injected"], rows)
+            + table(["scheduler", "runs", "faults", "with results", "inexact", "killed inside a free", "with leftovers", "unexpected", "faults injected"], rows)
             + "\n\ntargets: inexact 0, with leftovers 0, unexpected 0 (pool unchecked: runs whose killed worker died inside a free;"
                " their counters still balance exactly)")
     results = HERE / "results"
