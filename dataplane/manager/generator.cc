@@ -9,6 +9,7 @@
 
 #include "contract/batch.h"
 #include "contract/packet_meta.h"
+#include "dataplane/ports/ring_port.h"
 #include "frame_builder.h"
 
 namespace tandem {
@@ -18,8 +19,7 @@ Generator::Generator(const Deployment& deployment, rte_mempool* pool, const std:
   for (const ChainConfig& chain : deployment.chains) {
     Stream stream;
     stream.chain = &chain;
-    stream.entry = rings[chain.rings.front()];
-    stream.entry_counters = &stats.rings[chain.rings.front()];
+    stream.entry = std::make_unique<RingEgress>(rings[chain.rings.front()], stats.rings[chain.rings.front()], entry_drop_journal_);
     stream.control = &stats.chains[chain.index];
     stream.sizes = size_schedule(chain.traffic.sizes);
     stream.templates = FrameTemplates(stream.sizes, chain.traffic.flows, chain.traffic.protocol, static_cast<uint16_t>(chain.index));
@@ -44,7 +44,7 @@ void Generator::poll(uint64_t now_tsc) {
     // ~1.7 G "offered" packets a second, none of them a rate anyone asked for.
     bool paced = stream.packets_per_cycle > 0 || !stream.step_packets_per_cycle.empty();
     if (!paced && flag_load(stream.control->entry_closed) != 0) continue;
-    uint64_t count = std::min<uint64_t>(burst_, rte_ring_free_count(stream.entry));
+    uint64_t count = std::min<uint64_t>(burst_, stream.entry->room());
     if (paced) {
       uint64_t elapsed = now_tsc - stream.start_tsc;
       uint64_t due = stream.step_packets_per_cycle.empty()
@@ -110,12 +110,7 @@ void Generator::emit(Stream& stream, uint16_t count, uint64_t now_tsc, uint16_t 
   build_cycles_ += rte_rdtsc() - build_start;
   built_ += count;
   stream.generated += count;
-  unsigned sent = rte_ring_enqueue_burst(stream.entry, reinterpret_cast<void**>(pkts), count, nullptr);
-  counter_add(stream.entry_counters->enqueued, static_cast<uint64_t>(sent));
-  if (sent < count) {
-    rte_pktmbuf_free_bulk(pkts + sent, count - sent);
-    counter_add(stream.entry_counters->dropped_full, static_cast<uint64_t>(count - sent));
-  }
+  stream.entry->tx_burst(pkts, count);  // a full entry drops what it cannot take, counted as its ring's
 }
 
 }  // namespace tandem

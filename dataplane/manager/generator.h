@@ -1,7 +1,8 @@
-// The built-in traffic generator: paced per-chain packet streams enqueued into each chain's entry ring.
+// The built-in traffic generator: paced per-chain packet streams sent out of each chain's entry port.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <rte_mempool.h>
@@ -9,6 +10,7 @@
 
 #include "contract/deployment.h"
 #include "contract/shm_layout.h"
+#include "dataplane/ports/port.h"
 #include "frame_templates.h"
 
 namespace tandem {
@@ -37,8 +39,7 @@ class Generator {
  private:
   struct Stream {
     const ChainConfig* chain;
-    rte_ring* entry;
-    RingCounters* entry_counters;
+    std::unique_ptr<EgressPort> entry;
     ChainControl* control;
     std::vector<uint16_t> sizes;
     FrameTemplates templates;  // of every size in `sizes` and every flow, when they fit the budget
@@ -59,6 +60,7 @@ class Generator {
   std::vector<Stream> streams_;
   uint64_t allocation_failures_ = 0;
   uint64_t build_cycles_ = 0, built_ = 0;
+  uint64_t entry_drop_journal_ = 0;  // the entry ports' free journal (free_counted.h); the manager is the only writer
 };
 
 }  // namespace tandem

@@ -5,6 +5,7 @@
 
 #include "contract/batch.h"
 #include "contract/packet_meta.h"
+#include "dataplane/ports/ring_port.h"
 
 namespace tandem {
 
@@ -28,8 +29,7 @@ std::vector<int> stamping_nfs(const Deployment& deployment, const ChainConfig& c
 Sink::Sink(const Deployment& deployment, const std::vector<rte_ring*>& rings, StatsZone& stats)
     : deployment_(deployment), delivery_(deployment.chains.size()) {
   for (const ChainConfig& chain : deployment.chains) {
-    exits_.push_back(rings[chain.rings.back()]);
-    exit_counters_.push_back(&stats.rings[chain.rings.back()]);
+    exits_.push_back(std::make_unique<RingIngress>(rings[chain.rings.back()], stats.rings[chain.rings.back()]));
     expected_hops_.push_back(stamping_nfs(deployment, chain));
     latency_.emplace_back(1 << 18);
   }
@@ -38,12 +38,11 @@ Sink::Sink(const Deployment& deployment, const std::vector<rte_ring*>& rings, St
 void Sink::poll(uint64_t now_tsc) {
   rte_mbuf* pkts[kMaxBurst];
   for (size_t c = 0; c < exits_.size(); c++) {
-    unsigned n = rte_ring_dequeue_burst(exits_[c], reinterpret_cast<void**>(pkts), deployment_.burst, nullptr);
+    uint16_t n = exits_[c]->rx_burst(pkts, deployment_.burst);
     if (n == 0) continue;
-    counter_add(exit_counters_[c]->dequeued, static_cast<uint64_t>(n));
     ChainDelivery& delivery = delivery_[c];
     const std::vector<int>& chain_nfs = expected_hops_[c];
-    for (unsigned i = 0; i < n; i++) {
+    for (uint16_t i = 0; i < n; i++) {
       const PacketMeta* meta = meta_of(pkts[i]);
       if (!hops_match(meta->hops, meta->hop_count, chain_nfs)) delivery.hop_errors++;
       delivery.delivered_bytes += rte_pktmbuf_pkt_len(pkts[i]) + 4;  // with FCS, as frame sizes are given

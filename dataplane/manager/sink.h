@@ -1,7 +1,8 @@
-// The sink: drains each chain's exit ring, verifies every packet's hop record, counts it and samples latency.
+// The sink: drains each chain's exit port, verifies every packet's hop record, counts it and samples latency.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include <rte_ring.h>
@@ -9,6 +10,7 @@
 #include "contract/deployment.h"
 #include "contract/latency.h"
 #include "contract/shm_layout.h"
+#include "dataplane/ports/port.h"
 
 namespace tandem {
 
@@ -32,8 +34,7 @@ class Sink {
 
  private:
   const Deployment& deployment_;
-  std::vector<rte_ring*> exits_;
-  std::vector<RingCounters*> exit_counters_;
+  std::vector<std::unique_ptr<IngressPort>> exits_;
   std::vector<std::vector<int>> expected_hops_;  // per chain
   std::vector<ChainDelivery> delivery_;
   std::vector<LatencySamples> latency_;

@@ -10,6 +10,7 @@
 
 #include "contract/idle_wait.h"
 #include "contract/packet_meta.h"
+#include "dataplane/ports/free_counted.h"
 
 namespace tandem {
 
@@ -30,29 +31,16 @@ void account_service_time(SegmentRuntime& segment, size_t k, NfCounters& counter
   estimate = estimate == 0 ? per_packet : estimate + (std::min(per_packet, kPreemptedFactor * estimate) - estimate) / 16;
 }
 
-void free_counted(rte_mbuf** mbufs, uint16_t count, uint64_t& dropped_counter, uint64_t& journal) {
-  // A kill can land anywhere, and no order of "count" and "free" is atomic: counting first leaves freed-to-be
-  // mbufs outside the pool, freeing first leaves freed mbufs counted as held. The journal marks the window,
-  // so a worker that died inside it is told apart from a leak. The release fence keeps the pool's writes
-  // after the journal's store; the release store keeps them before its clear.
-  __atomic_store_n(&journal, uint64_t{count}, __ATOMIC_RELAXED);
-  __atomic_thread_fence(__ATOMIC_RELEASE);
-  counter_add(dropped_counter, uint64_t{count});
-  rte_pktmbuf_free_bulk(mbufs, count);
-  __atomic_store_n(&journal, uint64_t{0}, __ATOMIC_RELEASE);
-}
-
 uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t burst) {
   rte_mbuf* pkts[kMaxBurst];
   rte_mbuf* dropped[kMaxBurst];
   uint64_t begin = rte_rdtsc();
-  unsigned n = rte_ring_dequeue_burst(segment.in, reinterpret_cast<void**>(pkts), burst, nullptr);
+  uint16_t n = segment.in->rx_burst(pkts, burst);
   if (n == 0) {
     counter_add(stats.nfs[segment.nf_indexes.front()].empty_polls, uint64_t{1});
     return 0;
   }
-  counter_add(segment.in_counters->dequeued, static_cast<uint64_t>(n));
-  Batch batch{pkts, static_cast<uint16_t>(n), dropped, 0};
+  Batch batch{pkts, n, dropped, 0};
   uint64_t& journal = stats.nfs[segment.nf_indexes.front()].mbufs_being_freed;
   uint64_t spent_by_nf[kMaxSegmentNfs] = {}, inside_nfs = 0;
   uint16_t in_by_nf[kMaxSegmentNfs] = {};
@@ -78,14 +66,7 @@ uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t bu
       batch.dropped_count = 0;
     }
   }
-  if (batch.count > 0) {
-    unsigned sent = rte_ring_enqueue_burst(segment.out, reinterpret_cast<void**>(batch.pkts), batch.count, nullptr);
-    counter_add(segment.out_counters->enqueued, static_cast<uint64_t>(sent));
-    if (sent < batch.count) {
-      // The next ring is full: the packet is lost here, after the work upstream was spent on it.
-      free_counted(batch.pkts + sent, static_cast<uint16_t>(batch.count - sent), segment.out_counters->dropped_full, journal);
-    }
-  }
+  if (batch.count > 0) segment.out->tx_burst(batch.pkts, batch.count);
   // The service time includes the runtime's ring I/O for the batch (what NFVnice's libnf sees), charged to
   // the segment's first NF, which did the dequeue.
   uint64_t ring_io = rte_rdtsc() - begin - inside_nfs;
@@ -98,7 +79,7 @@ void run_worker_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats, Wo
   const YieldPolicy policy = control.yield;  // set by the scheduler module before `go`
   auto inputs_empty = [&segments] {
     for (const SegmentRuntime& segment : segments)
-      if (rte_ring_count(segment.in) != 0) return false;
+      if (segment.in->waiting() != 0) return false;
     return true;
   };
   uint32_t batches_since_yield = 0;

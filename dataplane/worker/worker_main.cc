@@ -13,6 +13,7 @@
 
 #include "contract/eal_args.h"
 #include "contract/shm_layout.h"
+#include "dataplane/ports/ring_port.h"
 #include "ult_worker_loop.h"
 #include "worker_loop.h"
 
@@ -51,9 +52,12 @@ int main(int argc, char** argv) {
   std::vector<SegmentRuntime> segments;
   try {
     for (const Segment& s : plan.segments) {
-      SegmentRuntime runtime{rte_ring_lookup(ring_object_name(s.in_ring).c_str()), &stats.rings[s.in_ring],
-                             rte_ring_lookup(ring_object_name(s.out_ring).c_str()), &stats.rings[s.out_ring], s.nfs, {}};
-      if (runtime.in == nullptr || runtime.out == nullptr) return fail(plan.name, "rings not found");
+      rte_ring* in = rte_ring_lookup(ring_object_name(s.in_ring).c_str());
+      rte_ring* out = rte_ring_lookup(ring_object_name(s.out_ring).c_str());
+      if (in == nullptr || out == nullptr) return fail(plan.name, "rings not found");
+      SegmentRuntime runtime{std::make_unique<RingIngress>(in, stats.rings[s.in_ring]),
+                             std::make_unique<RingEgress>(out, stats.rings[s.out_ring], stats.nfs[s.nfs.front()].mbufs_being_freed),
+                             s.nfs, {}};
       for (int index : s.nfs) {
         const NfConfig& nf = deployment.nfs[index];
         NfContext context{nf.name, std::to_string(getpid()) + "_" + std::to_string(index), index};

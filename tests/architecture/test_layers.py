@@ -17,7 +17,7 @@ from conftest import REPO
 # share a layer are siblings and include nothing of each other.
 CPP_LAYERS = [
     ["contract"],                                 # the deployment model, shared memory, batches, packet metadata
-    ["nfs", "schedulers/mechanisms"],             # what runs packets; the ways to move the CPU between them
+    ["nfs", "dataplane/ports", "schedulers/mechanisms"],  # what runs packets, what moves them, the ways to move the CPU
     ["schedulers"],                               # the scheduler modules: policies over those mechanisms
     ["catalog"],                                  # the registered NFs and schedulers, and a deployment's checks
     ["dataplane/manager", "dataplane/worker"],    # the two processes

@@ -1,0 +1,31 @@
+// The ingress and egress interface through which every packet mover (worker runtimes, generator, sink) moves packets.
+#pragma once
+
+#include <cstdint>
+
+#include <rte_mbuf.h>
+
+namespace tandem {
+
+// Where a stage takes packets from. The caller owns what rx_burst returns.
+class IngressPort {
+ public:
+  virtual ~IngressPort() = default;
+  // Takes up to `max` waiting packets into `pkts`, never waiting for more; returns how many.
+  virtual uint16_t rx_burst(rte_mbuf** pkts, uint16_t max) = 0;
+  // Packets waiting now (a runtime that sleeps on empty input asks this).
+  virtual unsigned waiting() const = 0;
+};
+
+// Where a stage hands packets on. tx_burst takes all of them: what the next stage cannot accept is dropped
+// here, counted where the accounting expects it and freed, so a caller never frees or counts a refusal.
+class EgressPort {
+ public:
+  virtual ~EgressPort() = default;
+  // Hands on `count` packets; returns how many the next stage accepted (the rest were dropped).
+  virtual uint16_t tx_burst(rte_mbuf** pkts, uint16_t count) = 0;
+  // Packets the next stage would accept now (the generator builds no frame that would be refused).
+  virtual unsigned room() const = 0;
+};
+
+}  // namespace tandem
