@@ -30,7 +30,9 @@ json catalog_json() {
   json limits = {{"max_hops", kMaxHops}, {"max_nfs", kMaxNfs}, {"max_chains", kMaxChains}, {"max_burst", kMaxBurst},
                  {"attach_seconds", kAttachSeconds}, {"attach_seconds_per_worker", kAttachSecondsPerWorker},
                  {"stop_seconds", kStopSeconds}};
-  return {{"nfs", nfs}, {"schedulers", schedulers}, {"limits", limits}};
+  json resources = json::array();
+  for (const MachineResourceInfo& info : kMachineResources) resources.push_back({{"name", info.name}, {"what", info.what}});
+  return {{"nfs", nfs}, {"schedulers", schedulers}, {"limits", limits}, {"machine_resources", resources}};
 }
 
 json check_report(Deployment& deployment, const MachineRequirements& more) {
@@ -40,11 +42,7 @@ json check_report(Deployment& deployment, const MachineRequirements& more) {
   if (!errors.empty()) return out;
   MachineRequirements needs = scheduler_types().at(deployment.scheduler.name).requirements(deployment.scheduler.options);
   needs |= more;
-  out["requirements"] = {{"rt_unthrottled", needs.rt_unthrottled},
-                         {"rr_timeslice_ms", needs.rr_timeslice_ms ? json(*needs.rr_timeslice_ms) : json()},
-                         {"cgroup_v2_dir", needs.cgroup_v2_dir},
-                         {"cycle_costs", needs.cycle_costs},
-                         {"cgroup_v1_cpu_dir", needs.cgroup_v1_cpu_dir}};
+  out["requirements"] = needs.to_json();
   // Each mbuf takes ~2.4 KB with its headroom and metadata; leave room for rings and EAL's own heap.
   out["hugepages_2mb"] = 96 + static_cast<uint64_t>(mbuf_pool_size(deployment)) * 2560 / (2u << 20);
   out["options"] = deployment.scheduler.options;

@@ -64,9 +64,9 @@ struct Segment {
 // One worker process: pinned to `core`, it polls its segments round-robin.
 // How a worker process runs its segments: one field of the worker plan, chosen by the scheduler module's plan.
 enum class Runtime {
-  PollLoop,          // tandem-worker's poll loop over every segment (dataplane/worker/worker_loop.*)
+  PollLoop,          // tandem-worker's poll loop over every segment (dataplane/runtimes/poll_loop/)
   // tandem-worker with each segment a user-level thread that yields after every batch, running only the NFs it
-  // holds in the stats zone's nf_control (Bubble; dataplane/worker/ult_worker_loop.*)
+  // holds in the stats zone's nf_control (Bubble; dataplane/runtimes/user_level_threads/)
   UserLevelThreads,
   External,  // an external NF's application (its single segment), started and stopped by the manager's ExternalNf
 };

@@ -28,7 +28,7 @@ struct alignas(64) NfCounters {
   uint64_t empty_polls;
   uint64_t busy_cycles;  // TSC cycles spent inside the NF's batch function
   // Per-packet service time as the NF runtime sees it (NF code plus, for a segment's first NF, the ring
-  // I/O), over the batches the process was not descheduled in (see worker_loop.cc): NFVnice's intrusive
+  // I/O), over the batches the process was not descheduled in (see dataplane/runtimes/segment.cc): NFVnice's intrusive
   // mode reads it.
   uint64_t service_cycles;
   uint64_t service_packets;
@@ -39,7 +39,7 @@ struct alignas(64) NfCounters {
   uint64_t poll_cycles;
   // Journal of the segment this NF heads: the mbufs its runtime is handing back to the pool right now
   // (already counted as dropped), 0 otherwise. A process killed inside the free leaves it nonzero, and the
-  // manager then knows the pool's count is uncertain by that free (see free_counted in worker_loop.cc).
+  // manager then knows the pool's shared state was cut mid-update (see dataplane/ports/free_counted.cc).
   uint64_t mbufs_being_freed;
 };
 

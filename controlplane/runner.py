@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from controlplane import catalog, machine
+from controlplane import catalog, machine, machine_resources
 from controlplane.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_RUN_FAILED, RunFailed, SetupError, SpecError
 
 # Signals that end a run early: the manager is told to stop, and the run ends cleanly with partial results.
@@ -65,7 +65,6 @@ def run_once(config: dict, source: str, on_event: Callable[[dict], None] | None 
 def launch(config: dict, verdict: dict, on_event: Callable[[dict], None] | None = None) -> RunOutcome:
     """Runs a checked `config` (`verdict` is catalog.check's answer for it) on the data plane; every machine change
     is undone before returning."""
-    requirements = verdict["requirements"]
     with machine.MachineSession() as session, _StopRequests() as stop:
         run_id = f"tandem{os.getpid()}"
         run_dir = machine.STATE_DIR / f"run-{os.getpid()}"
@@ -75,34 +74,13 @@ def launch(config: dict, verdict: dict, on_event: Callable[[dict], None] | None 
         huge_dir = machine.STATE_DIR / f"huge-{os.getpid()}"
         session.reserve_hugepages(verdict["hugepages_2mb"])
         session.mount_hugetlbfs(huge_dir)
-        if requirements["rt_unthrottled"]:
-            # Busy real-time pollers are otherwise stalled ~50 ms every second by RT throttling.
-            session.write(machine.RT_RUNTIME, -1)
-        if requirements["rr_timeslice_ms"]:
-            session.write(machine.RR_TIMESLICE, requirements["rr_timeslice_ms"])
-
         config = dict(config, scheduler=dict(config["scheduler"], options=verdict["options"]))
         config["paths"] = {"file_prefix": run_id, "huge_dir": str(huge_dir), "run_dir": str(run_dir), "worker_binary": str(catalog.WORKER)}
-        if requirements.get("cgroup_v2_dir"):
-            config["paths"]["cgroup_dir"] = _own_run_cgroup(
-                session, machine.cgroup_v2_mount(), run_id, "this scheduler needs cgroup v2, which is not mounted on this machine")
-        if requirements.get("cgroup_v1_cpu_dir"):
-            config["paths"]["cpu_cgroup_dir"] = _own_run_cgroup(
-                session, machine.cgroup_v1_mount("cpu"), run_id,
-                "this scheduler needs the cgroup v1 `cpu` controller, which is not mounted on this machine "
-                "(mount it with: mkdir -p /sys/fs/cgroup/cpu && mount -t cgroup -o cpu cgroup /sys/fs/cgroup/cpu)")
+        machine_resources.provide(session, verdict["requirements"], machine_resources.RunPlace(run_id, config["paths"]))
         (run_dir / "config.json").write_text(json.dumps(config, indent=2))
         outcome = _drive_manager(config, run_dir, stop, on_event)
         outcome.notes = session.notes + outcome.notes
         return outcome
-
-
-def _own_run_cgroup(session: machine.MachineSession, root: Path | None, run_id: str, missing: str) -> str:
-    """Creates the run's cgroup under a hierarchy's root (journaled, removed at the end); its path for the data plane."""
-    if root is None:
-        raise SetupError(missing)
-    session.own_cgroup(root / run_id, root)
-    return str(root / run_id)
 
 
 def _drive_manager(config: dict, run_dir: Path, stop: _StopRequests, on_event) -> RunOutcome:

@@ -11,17 +11,17 @@ class CooperativeScheduler final : public Scheduler {
 
   void attach(SchedulerView& view) override {
     // The yield points live in the worker runtime; this module only tells it when to use them.
-    for (size_t w = 0; w < view.worker_pids.size(); w++) {
+    for (size_t w = 0; w < view.worker_pids().size(); w++) {
       view.hints.set_yield_policy(w, {.after_batches = k_, .on_empty = on_empty_ ? 1u : 0u});
-      policy_.apply(view.worker_pids[w]);
+      policy_.apply(view.worker_pids()[w]);
     }
   }
   void detach(SchedulerView& view) override {
-    for (pid_t pid : view.worker_pids) KernelPolicy::restore(pid);
+    for (pid_t pid : view.worker_pids()) KernelPolicy::restore(pid);
   }
   json report(const SchedulerView& view) const override {
     uint64_t yields = 0;
-    for (size_t w = 0; w < view.worker_pids.size(); w++) yields += view.hints.yields(w);
+    for (size_t w = 0; w < view.worker_pids().size(); w++) yields += view.hints.yields(w);
     return {{"policy", policy_.name}, {"k", k_}, {"yield_on_empty", on_empty_}, {"yields", yields}};
   }
 
@@ -50,7 +50,7 @@ const SchedulerRegistration registration({
     .requirements =
         [](const json& options) {
           std::string policy = options["policy"];
-          return MachineRequirements{.rt_unthrottled = policy == "fifo" || policy == "rr"};
+          return MachineRequirements().need_if(policy == "fifo" || policy == "rr", MachineResource::RtUnthrottled);
         },
     .create =
         [](const json& options) {

@@ -11,10 +11,10 @@ class KernelPolicyScheduler final : public Scheduler {
  public:
   explicit KernelPolicyScheduler(KernelPolicy policy) : policy_(std::move(policy)) {}
   void attach(SchedulerView& view) override {
-    for (pid_t pid : view.worker_pids) policy_.apply(pid);
+    for (pid_t pid : view.worker_pids()) policy_.apply(pid);
   }
   void detach(SchedulerView& view) override {
-    for (pid_t pid : view.worker_pids) KernelPolicy::restore(pid);
+    for (pid_t pid : view.worker_pids()) KernelPolicy::restore(pid);
   }
   json report(const SchedulerView&) const override {
     return {{"policy", policy_.name}, {"priority", policy_.realtime() ? policy_.priority : 0}, {"nice", policy_.nice}};
@@ -32,8 +32,9 @@ SchedulerType kernel_policy_type(const std::string& name, const std::string& hel
       .requirements =
           [name](const json& opts) {
             MachineRequirements req;
-            req.rt_unthrottled = name == "rr" || name == "fifo";
-            if (opts.contains("timeslice_ms") && opts["timeslice_ms"].get<int>() > 0) req.rr_timeslice_ms = opts["timeslice_ms"].get<int>();
+            req.need_if(name == "rr" || name == "fifo", MachineResource::RtUnthrottled);
+            if (opts.contains("timeslice_ms") && opts["timeslice_ms"].get<int>() > 0)
+              req.need(MachineResource::RrTimesliceMs, opts["timeslice_ms"].get<int>());
             return req;
           },
       .create = [name](const json& opts) { return std::make_unique<KernelPolicyScheduler>(KernelPolicy::from_options(name, opts)); },

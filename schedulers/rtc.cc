@@ -34,10 +34,10 @@ class RunToCompletion final : public Scheduler {
     return plans;
   }
   void attach(SchedulerView& view) override {
-    for (pid_t pid : view.worker_pids) KernelPolicy::restore(pid);  // plain SCHED_OTHER: each is alone on its core
+    for (pid_t pid : view.worker_pids()) KernelPolicy::restore(pid);  // plain SCHED_OTHER: each is alone on its core
   }
   void detach(SchedulerView&) override {}
-  json report(const SchedulerView& view) const override { return {{"policy", "cfs"}, {"workers", view.worker_pids.size()}}; }
+  json report(const SchedulerView& view) const override { return {{"policy", "cfs"}, {"workers", view.worker_pids().size()}}; }
 };
 
 const SchedulerRegistration registration({

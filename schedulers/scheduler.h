@@ -16,37 +16,37 @@
 
 #include "contract/deployment.h"
 #include "contract/shm_layout.h"
+#include "schedulers/mechanisms/machine_resources.h"
 #include "schedulers/mechanisms/worker_hints.h"
 
 namespace tandem {
 
-// What the manager gives a scheduler module: the deployment, its live counters, rings and worker pids, and the
-// hints by which it steers the workers (schedulers/mechanisms/worker_hints.h).
-struct SchedulerView {
+// What the manager gives a scheduler module: the deployment, read access to the run's counters, rings and
+// worker processes, and the hints by which it steers the workers (schedulers/mechanisms/worker_hints.h). A
+// module reads through these methods and never writes the stats zone itself.
+class SchedulerView {
+ public:
+  SchedulerView(const Deployment& deployment, const StatsZone& stats, const std::vector<rte_ring*>& rings,
+                const std::vector<pid_t>& worker_pids, WorkerHints hints)
+      : deployment(deployment), hints(hints), stats_(stats), rings_(rings), worker_pids_(worker_pids) {}
+
   const Deployment& deployment;
-  const StatsZone& stats;
-  std::vector<rte_ring*>& rings;
-  std::vector<pid_t>& worker_pids;  // by worker index; 0 once a worker has exited
   WorkerHints hints;
-};
 
-// Machine-wide settings a scheduler needs; the control plane applies them and restores them on every exit path.
-struct MachineRequirements {
-  bool rt_unthrottled = false;               // sched_rt_runtime_us = -1, or busy RT tasks stall 50 ms a second
-  std::optional<int> rr_timeslice_ms = std::nullopt;  // /proc/sys/kernel/sched_rr_timeslice_ms
-  bool cgroup_v2_dir = false;  // a cgroup v2 directory for the run (paths.cgroup_dir), removed with everything in it
-  bool cycle_costs = false;    // every NF's cost_cycles, from the cycle estimator or the spec
-  bool cgroup_v1_cpu_dir = false;  // a cgroup v1 `cpu` directory for the run (paths.cpu_cgroup_dir), removed likewise
+  const NfCounters& nf_counters(int nf) const { return stats_.nfs[nf]; }
+  const RingCounters& ring_counters(int ring) const { return stats_.rings[ring]; }
+  const std::vector<rte_ring*>& rings() const { return rings_; }  // what a module that watches occupancy samples
+  // Loop iterations of a worker so far (the address, for a measurement that waits for it to move).
+  const uint64_t& heartbeat(int worker) const { return stats_.workers[worker].heartbeat; }
+  // Packets the generator shed at a chain's closed entry so far.
+  uint64_t entry_backpressure(int chain) const { return counter_read(stats_.chains[chain].entry_backpressure); }
+  // By worker index; 0 once a worker has exited.
+  const std::vector<pid_t>& worker_pids() const { return worker_pids_; }
 
-  // Both sets of needs at once (a scheduler's and a probe's); of two RR timeslices, the first given.
-  MachineRequirements& operator|=(const MachineRequirements& other) {
-    rt_unthrottled |= other.rt_unthrottled;
-    if (!rr_timeslice_ms) rr_timeslice_ms = other.rr_timeslice_ms;
-    cgroup_v2_dir |= other.cgroup_v2_dir;
-    cycle_costs |= other.cycle_costs;
-    cgroup_v1_cpu_dir |= other.cgroup_v1_cpu_dir;
-    return *this;
-  }
+ private:
+  const StatsZone& stats_;
+  const std::vector<rte_ring*>& rings_;
+  const std::vector<pid_t>& worker_pids_;
 };
 
 class Scheduler {

@@ -14,8 +14,7 @@
 #include "contract/eal_args.h"
 #include "contract/shm_layout.h"
 #include "dataplane/ports/ring_port.h"
-#include "ult_worker_loop.h"
-#include "worker_loop.h"
+#include "dataplane/runtimes/runtime.h"
 
 using namespace tandem;
 
@@ -55,30 +54,28 @@ int main(int argc, char** argv) {
       rte_ring* in = rte_ring_lookup(ring_object_name(s.in_ring).c_str());
       rte_ring* out = rte_ring_lookup(ring_object_name(s.out_ring).c_str());
       if (in == nullptr || out == nullptr) return fail(plan.name, "rings not found");
-      SegmentRuntime runtime{std::make_unique<RingIngress>(in, stats.rings[s.in_ring]),
+      SegmentRuntime segment{std::make_unique<RingIngress>(in, stats.rings[s.in_ring]),
                              std::make_unique<RingEgress>(out, stats.rings[s.out_ring], stats.nfs[s.nfs.front()].mbufs_being_freed),
                              s.nfs, {}};
       for (int index : s.nfs) {
         const NfConfig& nf = deployment.nfs[index];
         NfContext context{nf.name, std::to_string(getpid()) + "_" + std::to_string(index), index};
-        runtime.nfs.push_back(nf_types().at(nf.type).create(nf.args, context));
+        segment.nfs.push_back(nf_types().at(nf.type).create(nf.args, context));
       }
-      segments.push_back(std::move(runtime));
+      segments.push_back(std::move(segment));
     }
   } catch (const std::exception& e) {
     return fail(plan.name, std::string("could not create NF: ") + e.what());
   }
 
+  const WorkerRuntime& runtime = worker_runtime(plan.runtime);  // the manager starts only workers that have one
   control.pid = getpid();
   flag_store(control.ready, 1u);
   // Sleep, not spin, until every worker is attached: a spinning worker would starve its core's siblings
   // through their EAL initialisation once the scheduler module gives it a real-time policy.
   while (!flag_load(stats.go) && !flag_load(stats.stop)) usleep(200);
   try {
-    if (plan.runtime == Runtime::UserLevelThreads)
-      run_ult_worker_loop(segments, stats, worker_index);
-    else
-      run_worker_loop(segments, stats, control, deployment.burst);
+    runtime.run(segments, stats, worker_index, deployment.burst);
   } catch (const std::exception& e) {
     return fail(plan.name, std::string("NF failed: ") + e.what());
   }
@@ -87,8 +84,7 @@ int main(int argc, char** argv) {
     json reports = json::object();
     for (size_t k = 0; k < segments[s].nfs.size(); k++) {
       int nf = segments[s].nf_indexes[k];
-      // A worker of user-level threads has an instance of every NF of its core but ran only those it held.
-      if (plan.runtime == Runtime::UserLevelThreads && flag_load(stats.nf_control[nf].running_on) != worker_index) continue;
+      if (!runtime.ran(segments[s], stats, worker_index)) continue;
       reports[deployment.nfs[nf].name] = segments[s].nfs[k]->report();
     }
     // NF-specific reports go through a file the manager merges into the results.

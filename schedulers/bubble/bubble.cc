@@ -113,7 +113,7 @@ class BubbleScheduler final : public Scheduler {
       view.hints.place_nf(nf.index, state.batch, primary_worker(d, nf.core));
     }
     for (size_t w = 0; w < d.workers.size(); w++) {
-      KernelPolicy::restore(view.worker_pids[w]);  // one kernel thread per core: nothing for the kernel to share
+      KernelPolicy::restore(view.worker_pids()[w]);  // one kernel thread per core: nothing for the kernel to share
       view.hints.set_yield_policy(w, {});
     }
     period_cycles_ = static_cast<uint64_t>(options_.period_ms * 1e-3 * hz_);
@@ -192,7 +192,7 @@ class BubbleScheduler final : public Scheduler {
     double elapsed = last_adapt_tsc_ ? static_cast<double>(now_tsc - last_adapt_tsc_) / hz_ : 0;
     for (const NfConfig& nf : d.nfs) {
       NfState& s = nfs_[nf.index];
-      const RingCounters& input = view.stats.rings[d.chains[nf.chain].rings[nf.position]];
+      const RingCounters& input = view.ring_counters(d.chains[nf.chain].rings[nf.position]);
       uint64_t arrivals = counter_read(input.enqueued) + counter_read(input.dropped_full);
       if (elapsed > 0) {
         double rate = static_cast<double>(arrivals - s.last_arrivals) / elapsed;
@@ -214,8 +214,8 @@ class BubbleScheduler final : public Scheduler {
 
   void open_window(SchedulerView& view) {
     for (const NfConfig& nf : view.deployment.nfs) {
-      nfs_[nf.index].load_at_open = counter_read(view.stats.nfs[nf.index].load_cycles);
-      nfs_[nf.index].poll_at_open = counter_read(view.stats.nfs[nf.index].poll_cycles);
+      nfs_[nf.index].load_at_open = counter_read(view.nf_counters(nf.index).load_cycles);
+      nfs_[nf.index].poll_at_open = counter_read(view.nf_counters(nf.index).poll_cycles);
     }
     for (size_t w = 0; w < view.deployment.workers.size(); w++) view.hints.set_load_window(w, true);
   }
@@ -233,8 +233,8 @@ class BubbleScheduler final : public Scheduler {
         int nf = segment.nfs.front();
         if (owner(view, nf) != plan.index) continue;
         NfState& s = nfs_[nf];
-        s.last_load = static_cast<double>(counter_read(view.stats.nfs[nf].load_cycles) - s.load_at_open) / window;
-        double polling = static_cast<double>(counter_read(view.stats.nfs[nf].poll_cycles) - s.poll_at_open) / window;
+        s.last_load = static_cast<double>(counter_read(view.nf_counters(nf).load_cycles) - s.load_at_open) / window;
+        double polling = static_cast<double>(counter_read(view.nf_counters(nf).poll_cycles) - s.poll_at_open) / window;
         schedulers[plan.index].utilisation += s.last_load;
         schedulers[plan.index].nfs.push_back({nf, s.last_load});
         core_load[plan.core] += s.last_load;

@@ -68,8 +68,8 @@ class NfvniceScheduler final : public Scheduler {
       state.worker = plan.index;
       state.input_ring = plan.segments.front().in_ring;
       state.entry = d.nfs[n].position == 0;
-      state.group = cgroups_->add(d.nfs[n].name, view.worker_pids[plan.index]);
-      policy_.apply(view.worker_pids[plan.index]);
+      state.group = cgroups_->add(d.nfs[n].name, view.worker_pids()[plan.index]);
+      policy_.apply(view.worker_pids()[plan.index]);
       view.hints.set_yield_policy(plan.index, {.after_batches = 0, .on_empty = 0, .block_on_empty = options_.block_on_empty ? 1u : 0u});
     }
     period_cycles_ = static_cast<uint64_t>(options_.period_us * 1e-6 * hz_);
@@ -79,12 +79,12 @@ class NfvniceScheduler final : public Scheduler {
 
   void tick(SchedulerView& view, uint64_t now_tsc) override {
     if (backpressure_) {
-      for (size_t r = 0; r < view.rings.size(); r++) occupancy_[r] = rte_ring_count(view.rings[r]);
+      for (size_t r = 0; r < view.rings().size(); r++) occupancy_[r] = rte_ring_count(view.rings()[r]);
       if (backpressure_->update(occupancy_)) apply_backpressure(view);
     }
     // The wake-up subsystem: an NF asleep on an empty input is woken once its input holds packets.
     for (const NfState& nf : nfs_) {
-      if (!throttled_[nf.worker] && view.hints.asleep(nf.worker) && rte_ring_count(view.rings[nf.input_ring]) != 0) {
+      if (!throttled_[nf.worker] && view.hints.asleep(nf.worker) && rte_ring_count(view.rings()[nf.input_ring]) != 0) {
         view.hints.wake(nf.worker);
         wakeups_++;
       }
@@ -106,7 +106,7 @@ class NfvniceScheduler final : public Scheduler {
       writes_ = cgroups_->writes();
       cgroups_->release_all();
     }
-    for (pid_t pid : view.worker_pids) KernelPolicy::restore(pid);
+    for (pid_t pid : view.worker_pids()) KernelPolicy::restore(pid);
   }
 
   bool holds(size_t worker) const override { return worker < throttled_.size() && throttled_[worker]; }
@@ -157,12 +157,12 @@ class NfvniceScheduler final : public Scheduler {
     std::vector<NfDemand> demands;
     for (size_t n = 0; n < nfs_.size(); n++) {
       NfState& nf = nfs_[n];
-      const RingCounters& input = view.stats.rings[nf.input_ring];
+      const RingCounters& input = view.ring_counters(nf.input_ring);
       uint64_t arrivals = counter_read(input.enqueued) + counter_read(input.dropped_full);
-      if (nf.entry) arrivals += counter_read(view.stats.chains[d.nfs[n].chain].entry_backpressure);
+      if (nf.entry) arrivals += view.entry_backpressure(d.nfs[n].chain);
       nf.rate.update(arrivals, now_s);
       if (options_.intrusive_cost) {
-        const NfCounters& counters = view.stats.nfs[n];
+        const NfCounters& counters = view.nf_counters(n);
         uint64_t busy = counter_read(counters.service_cycles), in = counter_read(counters.service_packets);
         if (in > nf.last_in && updates_ > 0)
           nf.cost.fold(static_cast<double>(busy - nf.last_busy) / static_cast<double>(in - nf.last_in), now_s - last_update_s_);
@@ -242,7 +242,8 @@ const SchedulerRegistration registration({
         },
     .requirements =
         [](const json& options) {
-          return MachineRequirements{.cycle_costs = options["cost"].get<std::string>() == "blackbox", .cgroup_v1_cpu_dir = true};
+          return MachineRequirements(MachineResource::CgroupV1CpuDir)
+              .need_if(options["cost"].get<std::string>() == "blackbox", MachineResource::CycleCosts);
         },
     .check = check,
     .create = [](const json& options) { return std::make_unique<NfvniceScheduler>(Options::from(options)); },

@@ -49,7 +49,7 @@ class UnisScheduler final : public Scheduler {
   void attach(SchedulerView& view) override {
     const Deployment& d = view.deployment;
     double hz = static_cast<double>(rte_get_tsc_hz());
-    monitor_ = std::make_unique<InterfaceMonitor>(view.rings, static_cast<uint64_t>(options_.interval_us * 1e-6 * hz));
+    monitor_ = std::make_unique<InterfaceMonitor>(view.rings(), static_cast<uint64_t>(options_.interval_us * 1e-6 * hz));
     controller_ = make_process_controller(options_.backend, d.paths.cgroup_dir);
     worker_of_nf_.assign(d.nfs.size(), -1);
     for (const WorkerPlan& plan : d.workers) worker_of_nf_[plan.segments.front().nfs.front()] = plan.index;
@@ -58,7 +58,7 @@ class UnisScheduler final : public Scheduler {
     std::set<int> cores;
     for (const NfConfig& nf : d.nfs) cores.insert(nf.core);
     for (const NfConfig& nf : d.nfs)
-      if (!(nf.cost_cycles > 0))  // the control plane fills costs in (requirements.cycle_costs): this is a bug, not bad input
+      if (!(nf.cost_cycles > 0))  // the control plane fills costs in (the cycle_costs resource): this is a bug, not bad input
         throw std::runtime_error("unis has no cycle estimate for NF " + nf.name);
     for (int core : cores) {
       std::vector<ScheduledNf> queue;
@@ -81,12 +81,12 @@ class UnisScheduler final : public Scheduler {
     interval_cycles_ = static_cast<uint64_t>(options_.interval_us * 1e-6 * hz);
     next_check_.assign(cores_.size(), 0);
     // Park everyone first, then let the head of each wait queue run (Algorithm 1, before line 3).
-    for (pid_t pid : view.worker_pids) controller_->adopt(pid);
+    for (pid_t pid : view.worker_pids()) controller_->adopt(pid);
     uint64_t now = rte_get_tsc_cycles();
     monitor_->sample();
     for (auto& [core, queue] : cores_) {
       const ScheduledNf& first = queue.start(now);
-      controller_->activate(view.worker_pids[first.worker]);
+      controller_->activate(view.worker_pids()[first.worker]);
       held_[first.worker] = false;
     }
   }
@@ -130,7 +130,7 @@ class UnisScheduler final : public Scheduler {
     int from = worker_of_nf_[change->from], to = worker_of_nf_[change->to];
     uint64_t begin = rte_get_tsc_cycles();
     // A worker that exited has pid 0 here (to the kernel, pid 0 would be the manager itself): hand_over skips it.
-    controller_->hand_over(view.worker_pids[from], view.worker_pids[to]);
+    controller_->hand_over(view.worker_pids()[from], view.worker_pids()[to]);
     switch_cycles_ += rte_get_tsc_cycles() - begin;
     held_[from] = true;
     held_[to] = false;
@@ -256,7 +256,9 @@ const SchedulerRegistration registration({
     .requirements =
         [](const json& options) {
           std::string backend = options["backend"];
-          return MachineRequirements{.rt_unthrottled = backend == "fifo", .cgroup_v2_dir = backend == "freezer", .cycle_costs = true};
+          return MachineRequirements(MachineResource::CycleCosts)
+              .need_if(backend == "fifo", MachineResource::RtUnthrottled)
+              .need_if(backend == "freezer", MachineResource::CgroupV2Dir);
         },
     .check = check,
     .create = [](const json& options) { return std::make_unique<UnisScheduler>(Options::from(options)); },

@@ -18,14 +18,14 @@ from conftest import REPO
 CPP_LAYERS = [
     ["contract"],                                 # the deployment model, shared memory, batches, packet metadata
     ["nfs", "dataplane/ports", "schedulers/mechanisms"],  # what runs packets, what moves them, the ways to move the CPU
-    ["schedulers"],                               # the scheduler modules: policies over those mechanisms
+    ["schedulers", "dataplane/runtimes"],         # scheduler modules (policies over mechanisms); how a worker runs
     ["catalog"],                                  # the registered NFs and schedulers, and a deployment's checks
     ["dataplane/manager", "dataplane/worker"],    # the two processes
 ]
 # Control-plane modules, bottom first. Modules of one layer may import each other, without a cycle.
 PYTHON_LAYERS = [
     ["errors", "spec", "catalog", "robust_estimate"],   # the contract: spec model, the data plane's catalog
-    ["machine", "leftovers", "progress", "report", "plot"],  # machine changes and what the user reads
+    ["machine", "machine_resources", "leftovers", "progress", "report", "plot"],  # machine changes, what the user reads
     ["runner"],                                         # one launch of the data plane
     ["profile", "batch_model", "placement"],            # costs measured by launches, and placement from them
     ["pipeline", "compare"],                            # validate -> place -> cost -> launch; repeated runs

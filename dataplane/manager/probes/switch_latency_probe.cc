@@ -36,7 +36,7 @@ const ProbeRegistration kSwitchLatency({
     .name = "switch_latency",
     .help = "each process-controller backend's switch latency, between two idle NFs on one core",
     // The freezer backend freezes the workers through the run's cgroup, whatever the run's scheduler.
-    .requirements = {.cgroup_v2_dir = true},
+    .requirements = MachineRequirements(MachineResource::CgroupV2Dir),
     .create = [](const json& options, double /*tsc_hz*/) -> std::unique_ptr<Probe> {
       return std::make_unique<SwitchLatencyProbe>(options);
     },

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "contract/shm_layout.h"
-#include "worker_loop.h"
+#include "dataplane/runtimes/segment.h"
 
 namespace tandem {
 
@@ -15,7 +15,11 @@ namespace tandem {
 bool hold_nf(NfControl& c, int worker);
 
 // Runs `segments` (one NF each) until the manager sets stop. Only NFs whose nf_control.owner is `worker`
-// run here; a worker that owns none sleeps on its idle futex until the scheduler hands it one.
-void run_ult_worker_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats, int worker);
+// run here, each taking at most its own batch size per turn (`burst` is not used); a worker that owns none
+// sleeps on its idle futex until the scheduler hands it one.
+void run_ult_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats, int worker, uint16_t burst);
+
+// A worker of user-level threads has an instance of every NF of its core but ran only those it held last.
+bool ult_loop_ran(const SegmentRuntime& segment, const StatsZone& stats, int worker);
 
 }  // namespace tandem

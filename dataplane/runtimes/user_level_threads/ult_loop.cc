@@ -1,11 +1,12 @@
 // The user-level-thread worker: per-NF threads, batch sizes from shared memory, TSC load windows.
-#include "ult_worker_loop.h"
+#include "ult_loop.h"
 
 #include <rte_cycles.h>
 
 #include <algorithm>
 
 #include "contract/idle_wait.h"
+#include "dataplane/runtimes/runtime.h"
 #include "user_level_threads.h"
 
 namespace tandem {
@@ -31,7 +32,7 @@ bool owns_any(const std::vector<SegmentRuntime>& segments, const StatsZone& stat
 
 }  // namespace
 
-void run_ult_worker_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats, int worker) {
+void run_ult_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats, int worker, uint16_t) {
   WorkerControl& control = stats.workers[worker];
   UserLevelThreads threads;
   for (SegmentRuntime& segment : segments) {
@@ -61,6 +62,10 @@ void run_ult_worker_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats
     if (!owns_any(segments, stats, worker))
       idle_wait(control, [&] { return !owns_any(segments, stats, worker) && !flag_load(stats.stop); }, kIdleTimeoutUs);
   }
+}
+
+bool ult_loop_ran(const SegmentRuntime& segment, const StatsZone& stats, int worker) {
+  return flag_load(stats.nf_control[segment.nf_indexes.front()].running_on) == worker;
 }
 
 }  // namespace tandem

@@ -1,14 +1,11 @@
-// The worker's poll loop and per-burst segment execution, with its counters and yield points.
-#include "worker_loop.h"
-
-#include <sched.h>
+// One burst through a segment: rx from its ingress port, each NF in turn, tx to its egress port, every counter on the way.
+#include "segment.h"
 
 #include <algorithm>
 
 #include <rte_cycles.h>
 #include <rte_mbuf.h>
 
-#include "contract/idle_wait.h"
 #include "contract/packet_meta.h"
 #include "dataplane/ports/free_counted.h"
 
@@ -73,41 +70,6 @@ uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t bu
   for (size_t k = 0; k < segment.nfs.size() && k < kMaxSegmentNfs && in_by_nf[k] > 0; k++)
     account_service_time(segment, k, stats.nfs[segment.nf_indexes[k]], spent_by_nf[k] + (k == 0 ? ring_io : 0), in_by_nf[k]);
   return static_cast<uint16_t>(n);
-}
-
-void run_worker_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats, WorkerControl& control, uint16_t burst) {
-  const YieldPolicy policy = control.yield;  // set by the scheduler module before `go`
-  auto inputs_empty = [&segments] {
-    for (const SegmentRuntime& segment : segments)
-      if (segment.in->waiting() != 0) return false;
-    return true;
-  };
-  uint32_t batches_since_yield = 0;
-  while (!flag_load(stats.stop)) {
-    if (flag_load(control.throttled)) {
-      // Backpressure downstream: block rather than spend CPU on packets the chain would drop later.
-      idle_wait(control, [&] { return flag_load(control.throttled) != 0 && !flag_load(stats.stop); }, kIdleTimeoutUs);
-      counter_add(control.heartbeat, uint64_t{1});
-      continue;
-    }
-    bool any_input = false;
-    for (SegmentRuntime& segment : segments) {
-      if (run_segment_once(segment, stats, burst) == 0) continue;
-      any_input = true;
-      if (policy.after_batches != 0 && ++batches_since_yield >= policy.after_batches) {
-        batches_since_yield = 0;
-        sched_yield();
-        counter_add(control.yields, uint64_t{1});
-      }
-    }
-    if (!any_input && policy.block_on_empty != 0) {
-      idle_wait(control, [&] { return inputs_empty() && !flag_load(stats.stop); }, kIdleTimeoutUs);
-    } else if (!any_input && policy.on_empty != 0) {
-      sched_yield();
-      counter_add(control.yields, uint64_t{1});
-    }
-    counter_add(control.heartbeat, uint64_t{1});
-  }
 }
 
 }  // namespace tandem

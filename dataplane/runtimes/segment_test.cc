@@ -1,5 +1,5 @@
-// Tests of one worker burst: counters, hop stamps, NF drops and drops at a full output ring all add up.
-#include "worker_loop.h"
+// Tests of one burst through a segment: counters, hop stamps, NF drops and drops at a full output ring all add up.
+#include "segment.h"
 
 #include <rte_ring.h>
 

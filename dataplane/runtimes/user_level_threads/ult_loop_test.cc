@@ -1,5 +1,5 @@
 // Tests of the user-level-thread worker: NF handoff between workers, batch sizes, and a full worker run.
-#include "ult_worker_loop.h"
+#include "ult_loop.h"
 
 #include <rte_ring.h>
 
@@ -51,7 +51,7 @@ TEST(UltWorkerLoop, RunsAChainWithBatchSizes) {
   for (int i = 0; i < 100; i++) frames.push_back(testing::make_frame(i));
   ASSERT_EQ(rte_ring_enqueue_burst(rings[0], reinterpret_cast<void**>(frames.data()), 100, nullptr), 100u);
 
-  std::thread worker([&] { run_ult_worker_loop(segments, stats, 0); });
+  std::thread worker([&] { run_ult_loop(segments, stats, 0, 32); });
   while (rte_ring_count(rings[2]) < 100) std::this_thread::yield();
   flag_store(stats.stop, 1u);
   worker.join();

@@ -1,11 +1,9 @@
-// The poll loop of a worker process: take a burst from the ingress port, run the segment's NFs, hand it to the egress port, yield as told.
+// A segment of a chain as a runtime holds it (ports in and out, the NF instances between) and one burst through it.
 #pragma once
 
 #include <memory>
 #include <vector>
 
-
-#include "contract/deployment.h"
 #include "contract/shm_layout.h"
 #include "dataplane/ports/port.h"
 #include "nfs/nf.h"
@@ -20,15 +18,11 @@ struct SegmentRuntime {
   std::vector<double> cost_estimate = {};  // per NF: running cycles per packet of undisturbed batches
 };
 
-// Longest a blocked worker sleeps without a wake-up: bounds a lost wake-up and keeps its heartbeat going.
-inline constexpr uint32_t kIdleTimeoutUs = 5000;
 // NFs of a segment whose service time is accounted (a chain has at most 24 NFs).
 inline constexpr size_t kMaxSegmentNfs = 32;
 
-// Polls `segments` until the manager sets stop; `control` is this worker's slot in the stats zone.
-void run_worker_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats, WorkerControl& control, uint16_t burst);
-
-// Runs one burst through a segment; returns the number of packets dequeued (0 = its input was empty).
+// Runs one burst of at most `burst` packets through a segment; returns the number taken in (0 = its input
+// was empty). Counts each NF's packets, drops and cycles into `stats`.
 uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t burst);
 
 }  // namespace tandem

@@ -1,0 +1,70 @@
+"""How the control plane provides each machine resource a run needs. The data plane declares the resources once
+(schedulers/mechanisms/machine_resources.h, listed by `--catalog`) and says which a run needs; each has one provider
+here, and every change goes through the run's MachineSession, so it is undone on every exit path."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from controlplane import machine
+from controlplane.errors import SetupError
+
+
+@dataclass
+class RunPlace:
+    """What a provider may fill in for the run: its id, and the paths the data plane is given."""
+    run_id: str
+    paths: dict
+
+
+def _own_run_cgroup(session: machine.MachineSession, root: Path | None, run_id: str, missing: str) -> str:
+    """Creates the run's cgroup under a hierarchy's root (journaled, removed at the end); its path for the data plane."""
+    if root is None:
+        raise SetupError(missing)
+    session.own_cgroup(root / run_id, root)
+    return str(root / run_id)
+
+
+def _rt_unthrottled(session: machine.MachineSession, value: Any, run: RunPlace) -> None:
+    # Busy real-time pollers are otherwise stalled ~50 ms every second by RT throttling.
+    session.write(machine.RT_RUNTIME, -1)
+
+
+def _rr_timeslice_ms(session: machine.MachineSession, value: Any, run: RunPlace) -> None:
+    session.write(machine.RR_TIMESLICE, value)
+
+
+def _cgroup_v2_dir(session: machine.MachineSession, value: Any, run: RunPlace) -> None:
+    run.paths["cgroup_dir"] = _own_run_cgroup(session, machine.cgroup_v2_mount(), run.run_id,
+                                              "this scheduler needs cgroup v2, which is not mounted on this machine")
+
+
+def _cgroup_v1_cpu_dir(session: machine.MachineSession, value: Any, run: RunPlace) -> None:
+    run.paths["cpu_cgroup_dir"] = _own_run_cgroup(
+        session, machine.cgroup_v1_mount("cpu"), run.run_id,
+        "this scheduler needs the cgroup v1 `cpu` controller, which is not mounted on this machine "
+        "(mount it with: mkdir -p /sys/fs/cgroup/cpu && mount -t cgroup -o cpu cgroup /sys/fs/cgroup/cpu)")
+
+
+def _cycle_costs(session: machine.MachineSession, value: Any, run: RunPlace) -> None:
+    pass  # nothing on the machine: the pipeline fills every NF's cost in before launch (pipeline.py)
+
+
+PROVIDERS: dict[str, Callable[[machine.MachineSession, Any, RunPlace], None]] = {
+    "rt_unthrottled": _rt_unthrottled,
+    "rr_timeslice_ms": _rr_timeslice_ms,
+    "cgroup_v2_dir": _cgroup_v2_dir,
+    "cgroup_v1_cpu_dir": _cgroup_v1_cpu_dir,
+    "cycle_costs": _cycle_costs,
+}
+
+
+def provide(session: machine.MachineSession, requirements: dict[str, Any], run: RunPlace) -> None:
+    """Provides every resource in `requirements` ({name: value}, as catalog.check answers) for the run."""
+    for name, value in requirements.items():
+        provider = PROVIDERS.get(name)
+        if provider is None:
+            raise SetupError(f"the data plane asks for machine resource '{name}', which this control plane cannot provide "
+                             "(a newer data plane than control plane? rebuild with ./scripts/setup.sh)")
+        provider(session, value, run)

@@ -1,0 +1,68 @@
+// The machine resources a scheduler module or probe may need for a run, declared once: names, meanings, and a run's set.
+#pragma once
+
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace tandem {
+
+enum class MachineResource { RtUnthrottled, RrTimesliceMs, CgroupV2Dir, CgroupV1CpuDir, CycleCosts };
+
+struct MachineResourceInfo {
+  MachineResource resource;
+  const char* name;  // what the control plane knows it by (controlplane/machine_resources.py provides each)
+  const char* what;
+};
+
+// Every resource, once. `--catalog` lists them, and a test checks that the control plane provides each.
+inline constexpr MachineResourceInfo kMachineResources[] = {
+    {MachineResource::RtUnthrottled, "rt_unthrottled", "sched_rt_runtime_us = -1 for the run: busy real-time pollers are otherwise stalled 50 ms a second"},
+    {MachineResource::RrTimesliceMs, "rr_timeslice_ms", "/proc/sys/kernel/sched_rr_timeslice_ms set to the value for the run"},
+    {MachineResource::CgroupV2Dir, "cgroup_v2_dir", "a cgroup v2 directory for the run (paths.cgroup_dir), removed with everything in it"},
+    {MachineResource::CgroupV1CpuDir, "cgroup_v1_cpu_dir", "a cgroup v1 `cpu` directory for the run (paths.cpu_cgroup_dir), removed likewise"},
+    {MachineResource::CycleCosts, "cycle_costs", "every NF's cost_cycles, from the cycle estimator or the spec, filled in before launch"},
+};
+
+inline const char* resource_name(MachineResource resource) {
+  for (const MachineResourceInfo& info : kMachineResources)
+    if (info.resource == resource) return info.name;
+  throw std::logic_error("a machine resource missing from kMachineResources");
+}
+
+// What one run needs: each resource at most once, with a value (true, or a number such as the timeslice).
+class MachineRequirements {
+ public:
+  MachineRequirements() = default;
+  explicit MachineRequirements(MachineResource resource, nlohmann::json value = true) { need(resource, std::move(value)); }
+
+  // Needs `resource`; a resource already needed keeps its first value.
+  MachineRequirements& need(MachineResource resource, nlohmann::json value = true) {
+    needed_.emplace(resource, std::move(value));
+    return *this;
+  }
+  MachineRequirements& need_if(bool condition, MachineResource resource, nlohmann::json value = true) {
+    return condition ? need(resource, std::move(value)) : *this;
+  }
+  bool needs(MachineResource resource) const { return needed_.count(resource) != 0; }
+
+  // Both sets of needs at once (a scheduler's and a probe's); of two values for one resource, the first.
+  MachineRequirements& operator|=(const MachineRequirements& other) {
+    for (const auto& [resource, value] : other.needed_) need(resource, value);
+    return *this;
+  }
+
+  // {name: value} of the resources needed, as the control plane reads them.
+  nlohmann::json to_json() const {
+    nlohmann::json out = nlohmann::json::object();
+    for (const auto& [resource, value] : needed_) out[resource_name(resource)] = value;
+    return out;
+  }
+
+ private:
+  std::map<MachineResource, nlohmann::json> needed_;
+};
+
+}  // namespace tandem
