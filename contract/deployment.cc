@@ -15,6 +15,7 @@ TrafficConfig parse_traffic(const json& t) {
   TrafficConfig traffic;
   traffic.rate_pps = t.value("rate_pps", 0.0);
   traffic.rate_steps_pps = t.value("rate_steps_pps", std::vector<double>{});
+  traffic.mean_rate_pps = t.value("mean_rate_pps", 0.0);
   traffic.step_seconds = t.value("step_seconds", 1.0);
   for (const auto& entry : t.at("sizes")) traffic.sizes.emplace_back(entry.at(0).get<uint16_t>(), entry.at(1).get<double>());
   traffic.flows = t.value("flows", 1u);
@@ -100,6 +101,7 @@ Deployment parse_deployment(const json& doc) {
       nf.cost_cycles = nfs[position].value("cost_cycles", 0.0);
       nf.weight = nfs[position].value("weight", 1.0);
       nf.batch = nfs[position].value("batch", 0u);
+      if (nfs[position].contains("planned_rate_pps")) nf.planned_rate_pps = nfs[position].at("planned_rate_pps").get<double>();
       nf.chain = chain.index;
       nf.position = static_cast<int>(position);
       chain.nfs.push_back(nf.index);

@@ -14,6 +14,7 @@ struct TrafficConfig {
   double rate_pps = 0;  // 0 = as fast as the generator can
   // If given, the rate follows these steps (pps, 0 = none), one every step_seconds, cycling; rate_pps is unused.
   std::vector<double> rate_steps_pps;
+  double mean_rate_pps = 0;  // on average, as the control plane resolved it: rate_pps or the steps' mean; 0 = unknown
   double step_seconds = 1;
   std::vector<std::pair<uint16_t, double>> sizes;  // frame size in bytes (with FCS) and weight
   uint32_t flows = 1;
@@ -33,7 +34,10 @@ struct NfConfig {
   int position = 0;  // place in its chain, from 0
   double cost_cycles = 0;  // estimated TSC cycles per packet (cycle estimator or spec); 0 = not estimated
   double weight = 1;       // priority weight (NF's times its chain's), for schedulers that share CPU by weight
-  uint32_t batch = 0;      // initial batch size for bubble (spec or placement solver); 0 = from the rates
+  uint32_t batch = 0;      // initial batch size for bubble from the spec; 0 = from the rates
+  // The chain rate the placement solver planned for this NF (auto placement), which Bubble's initial batches
+  // follow instead of the offered rate; absent when the spec placed the NFs.
+  std::optional<double> planned_rate_pps;
   // An unmodified application in its own process (nfs/external.h): it stamps no hops and keeps no NfCounters;
   // the manager mirrors its port's counters instead.
   bool external() const { return type == kExternalNfType; }

@@ -9,11 +9,9 @@ processes on core J. Constraints:
 Objective: maximise sum of w_i * throughput_i.
 
 Equation 2's b_i / T_i is not linear in the batch sizes; the per-packet cost is taken at the upper batch bound
-(k + c/b_max, what the runtime pays under load), and the batch sizes follow from the solved rates. A batch only
-caps what an NF takes per turn (it never waits for packets it does not have), so it matters under overload,
-when every NF takes its whole batch each round: there the NFs' throughputs are in the ratio of their batches.
-So on each core b_i = b_max * t_i / max(t), rounded to a multiple of 16 inside the bounds: the NF with the
-highest solved rate gets the upper bound, the others their share of it."""
+(k + c/b_max, what the runtime pays under load). Each NF is given its chain's solved rate as its planned rate;
+Bubble turns planned rates into initial batches (schedulers/bubble/batch_size.cc, initial_batch), the one place
+that rounds batches."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -47,11 +45,7 @@ def _solver():
     return highspy
 
 
-def round_batch(packets: float, lower: int, upper: int) -> int:
-    return int(min(max(round(packets / 16) * 16, lower), upper))
-
-
-def solve(nfs: list[PlacedNf], cores: list[int], hz: float, lower: int = 16, upper: int = 1024,
+def solve(nfs: list[PlacedNf], cores: list[int], hz: float, upper: int = 1024,
           require_all: bool = False, serve_offered: bool = True) -> dict:
     """Returns {placement: {nf: core}, batches: {nf: b}, throughput_pps: {chain: pps}, accepted, rejected,
     objective, core_utilisation}. Raises PlacementError naming the constraint when nothing satisfies them."""
@@ -97,15 +91,10 @@ def solve(nfs: list[PlacedNf], cores: list[int], hz: float, lower: int = 16, upp
         for core in cores:
             if h.val(x[i, core]) > 0.5:
                 placement[nf.name] = core
-    batches, utilisation = {}, {}
-    for core in cores:
-        here = [nf for nf in nfs if placement.get(nf.name) == core]
-        fastest = max((rates[nf.chain] for nf in here), default=0)
-        for nf in here:
-            batches[nf.name] = round_batch(upper * rates[nf.chain] / fastest if fastest > 0 else upper, lower, upper)
-        utilisation[core] = sum(rates[nf.chain] * k_per_packet(nf, upper) for nf in here) / hz
+    utilisation = {core: sum(rates[nf.chain] * k_per_packet(nf, upper) for nf in nfs if placement.get(nf.name) == core) / hz
+                   for core in cores}
     accepted = [c for c in chains if h.val(y[c]) > 0.5]
-    return {"placement": placement, "batches": batches, "throughput_pps": rates, "accepted": accepted,
+    return {"placement": placement, "planned_rate_pps": {nf.name: rates[nf.chain] for nf in nfs}, "throughput_pps": rates, "accepted": accepted,
             "rejected": [c for c in chains if c not in accepted], "objective": h.getInfo().objective_function_value * scale,
             "core_utilisation": utilisation, "solver": "HiGHS (highspy), mixed-integer linear program"}
 
@@ -126,31 +115,23 @@ def _why_infeasible(nfs: list[PlacedNf], cores: list[int], hz: float, upper: int
             f"(core capacity constraint), or the chains do not fit the cores whole (chain integrity constraint)")
 
 
-def mean_offered_pps(traffic: dict) -> float | None:
-    """A chain's offered rate on average: its fixed rate or the mean of its rate steps (as bubble's initial batches
-    take it); None = as fast as the generator can."""
-    steps = traffic.get("rate_steps_pps") or []
-    return (sum(steps) / len(steps) if steps else traffic["rate_pps"]) or None
-
-
 def place_config(config: dict, source: str, options: dict, require_all: bool, say=None) -> tuple[dict, dict]:
     """Profiles the batch-time models (cached) and solves the placement for a run config's chains on its
     placement cores; returns the solution and the models. `options` are the run's scheduler options as the data
     plane resolved them: a scheduler that adapts batches (Bubble) declares their bounds there; under any other,
     an NF takes up to the run's burst a turn."""
     models = batch_models(config, source, say=say)
-    nfs = [PlacedNf(name=nf["name"], chain=chain["name"], rate_pps=mean_offered_pps(chain["traffic"]), weight=nf.get("weight", 1.0),
+    nfs = [PlacedNf(name=nf["name"], chain=chain["name"], rate_pps=chain["traffic"]["mean_rate_pps"] or None, weight=nf.get("weight", 1.0),
                     k_cycles=models[nf["name"]]["k_cycles"], c_cycles=models[nf["name"]]["c_cycles"])
            for chain in config["chains"] for nf in chain["nfs"]]
     hz = next(iter(models.values()))["tsc_hz"]  # the cycles the models count
-    solution = solve(nfs, config["placement_cores"], hz, options.get("lower_batch", config["burst"]),
-                     options.get("upper_batch", config["burst"]), require_all=require_all)
+    solution = solve(nfs, config["placement_cores"], hz, options.get("upper_batch", config["burst"]), require_all=require_all)
     return solution, models
 
 
 def placed(config: dict, solution: dict) -> dict:
-    """The config with every NF on its solved core and with its solved initial batch."""
+    """The config with every NF on its solved core and with its planned rate."""
     result = dict(config, placement="spec")
-    result["chains"] = [dict(chain, nfs=[dict(nf, core=solution["placement"][nf["name"]], batch=solution["batches"][nf["name"]])
+    result["chains"] = [dict(chain, nfs=[dict(nf, core=solution["placement"][nf["name"]], planned_rate_pps=solution["planned_rate_pps"][nf["name"]])
                                          for nf in chain["nfs"]]) for chain in config["chains"]]
     return result

@@ -239,8 +239,8 @@ def comparison_report(comparison: dict) -> str:
 def placement_report(solution: dict, config: dict | None = None) -> str:
     lines = [f"placement by {solution['solver']}: objective {solution['objective'] / 1e6:.3f} weighted Mpps; "
              f"accepted {', '.join(solution['accepted']) or 'none'}" + (f"; rejected {', '.join(solution['rejected'])}" if solution["rejected"] else "")]
-    rows = [[name, core, solution["batches"][name]] for name, core in solution["placement"].items()]
-    lines.append(table(["NF", "core", "batch"], rows))
+    rows = [[name, core, f"{solution['planned_rate_pps'][name] / 1e6:.3f}"] for name, core in solution["placement"].items()]
+    lines.append(table(["NF", "core", "planned Mpps"], rows))
     lines.append("cores: " + ", ".join(f"{core} {100 * u:.0f} % busy" for core, u in solution["core_utilisation"].items())
                  + "; chains: " + ", ".join(f"{chain} {pps / 1e6:.3f} Mpps" for chain, pps in solution["throughput_pps"].items()))
     return "\n".join(lines)

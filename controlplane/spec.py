@@ -417,9 +417,13 @@ def _resolved_traffic(spec: Spec, chain: ChainSpec) -> dict:
         sizes = [[entry.size, entry.weight] for entry in size]
     else:
         sizes = [[size, 1.0]]
+    rate_pps, steps = 0.0 if rate == "max" else float(rate), pick("rate_steps", [])
     return {
-        "rate_pps": 0.0 if rate == "max" else float(rate),
-        "rate_steps_pps": pick("rate_steps", []),
+        "rate_pps": rate_pps,
+        "rate_steps_pps": steps,
+        # What the chain offers on average (placement's rate, Bubble's initial batches): its fixed rate or the mean
+        # of its steps; 0 = as fast as the generator can, unknown in advance.
+        "mean_rate_pps": sum(steps) / len(steps) if steps else rate_pps,
         "step_seconds": pick("step_seconds", 1.0),
         "sizes": sizes,
         "flows": pick("flows", 64),

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <map>
-#include <numeric>
 
 #include "batch_size.h"
 #include "contract/batch.h"
@@ -43,12 +42,10 @@ std::vector<int> nf_cores(const Deployment& d) {
   return cores;
 }
 
-// What a chain offers on average: its fixed rate, or the mean of its rate steps (load that changes over time;
-// Algorithm 1 then follows the steps). 0 = as fast as the generator can, unknown in advance.
-double offered_rate(const Deployment& d, int nf) {
-  const TrafficConfig& traffic = d.chains[d.nfs[nf].chain].traffic;
-  if (traffic.rate_steps_pps.empty()) return traffic.rate_pps;
-  return std::accumulate(traffic.rate_steps_pps.begin(), traffic.rate_steps_pps.end(), 0.0) / static_cast<double>(traffic.rate_steps_pps.size());
+// The rate an NF's initial batch follows: the one the placement solver planned for it, else what its chain
+// offers on average (stepped load: Algorithm 1 then follows the steps). 0 = as fast as possible, unknown.
+double initial_rate(const Deployment& d, const NfConfig& nf) {
+  return nf.planned_rate_pps.value_or(d.chains[nf.chain].traffic.mean_rate_pps);
 }
 
 struct NfState {
@@ -98,17 +95,18 @@ class BubbleScheduler final : public Scheduler {
     nfs_.assign(d.nfs.size(), NfState{});
     std::map<int, double> max_rate, max_weight;
     for (const NfConfig& nf : d.nfs) {
-      max_rate[nf.core] = std::max(max_rate[nf.core], offered_rate(d, nf.index));
+      max_rate[nf.core] = std::max(max_rate[nf.core], initial_rate(d, nf));
       max_weight[nf.core] = std::max(max_weight[nf.core], nf.weight);
     }
     max_weight_ = max_weight;
     for (const NfConfig& nf : d.nfs) {
       NfState& state = nfs_[nf.index];
-      // A batch from the spec or the placement solver (which weighed priorities already) is taken as it is;
-      // otherwise the base comes from the offered rates and is biased by the NF's weight.
+      // A batch from the spec, or from the rates the placement solver planned (its objective weighed priorities
+      // already), is taken as it is; otherwise the base comes from the offered rates, biased by the NF's weight.
+      uint32_t given = nf.batch > 0 ? nf.batch : nf.planned_rate_pps ? initial_batch(*nf.planned_rate_pps, max_rate[nf.core], options_.rule) : 0;
       double bias = nf.weight / max_weight[nf.core];
-      state.base = nf.batch > 0 ? round_batch(nf.batch / bias, options_.rule) : initial_batch(offered_rate(d, nf.index), max_rate[nf.core], options_.rule);
-      state.batch = nf.batch > 0 ? round_batch(nf.batch, options_.rule) : weighted_batch(state.base, nf.weight, max_weight[nf.core], options_.rule);
+      state.base = given > 0 ? round_batch(given / bias, options_.rule) : initial_batch(initial_rate(d, nf), max_rate[nf.core], options_.rule);
+      state.batch = given > 0 ? round_batch(given, options_.rule) : weighted_batch(state.base, nf.weight, max_weight[nf.core], options_.rule);
       state.initial = state.batch;
       view.hints.place_nf(nf.index, state.batch, primary_worker(d, nf.core));
     }

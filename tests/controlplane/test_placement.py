@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from controlplane.placement import PlacedNf, PlacementError, mean_offered_pps, solve
+from controlplane.placement import PlacedNf, PlacementError, solve
 
 HZ = 1e9  # one core = 1e9 cycles a second
 
@@ -43,13 +43,13 @@ def test_best_effort_chains_share_the_core_by_weight_objective():
     nfs = [nf("cheap", "c1", None, 100), nf("dear", "c2", None, 400)]
     solution = solve(nfs, [1], HZ, serve_offered=False)
     assert solution["throughput_pps"]["c1"] == pytest.approx(1e7, rel=1e-3)
-    assert solution["batches"]["cheap"] == 1024
+    assert solution["planned_rate_pps"]["cheap"] == pytest.approx(1e7, rel=1e-3)
 
 
-def test_batches_follow_the_solved_rates_on_a_core():
-    nfs = [nf("a", "a", 4e6, 100), nf("b", "b", 2e6, 100), nf("c", "c", 1e6, 100)]
+def test_every_nf_is_planned_at_its_chains_solved_rate():
+    nfs = [nf("a1", "a", 4e6, 50), nf("a2", "a", 4e6, 50), nf("b", "b", 2e6, 100), nf("c", "c", 1e6, 100)]
     solution = solve(nfs, [1], HZ)
-    assert solution["batches"] == {"a": 1024, "b": 512, "c": 256}
+    assert solution["planned_rate_pps"] == pytest.approx({"a1": 4e6, "a2": 4e6, "b": 2e6, "c": 1e6}, rel=1e-6)
 
 
 def test_infeasible_problem_names_the_constraint():
@@ -58,9 +58,3 @@ def test_infeasible_problem_names_the_constraint():
         solve(nfs, [1], HZ, require_all=True)
     with pytest.raises(PlacementError, match="no core"):
         solve(nfs, [], HZ)
-
-
-def test_a_stepped_rate_offers_its_mean_and_max_offers_nothing_known():
-    assert mean_offered_pps({"rate_pps": 2e6, "rate_steps_pps": []}) == 2e6
-    assert mean_offered_pps({"rate_pps": 0, "rate_steps_pps": [0, 1e6, 5e6]}) == 2e6
-    assert mean_offered_pps({"rate_pps": 0, "rate_steps_pps": []}) is None

@@ -38,3 +38,14 @@ def test_scheduler_override_keeps_options_only_for_the_same_scheduler(write_spec
 def test_max_rate_is_zero_for_the_generator(write_spec):
     spec = load_spec(write_spec("chains: [{name: a, nfs: [{name: x, type: macswap, core: 1}]}]\n"))
     assert run_config(spec)["chains"][0]["traffic"]["rate_pps"] == 0.0
+
+
+def test_a_chain_offers_its_rate_or_its_steps_mean_on_average(write_spec):
+    spec = load_spec(write_spec("""\
+        traffic: {rate: 2 Mpps}
+        chains:
+          - {name: fixed, nfs: [{name: x, type: macswap, core: 1}]}
+          - {name: stepped, traffic: {rate_steps: [0, 1 Mpps, 5 Mpps]}, nfs: [{name: y, type: macswap, core: 1}]}
+          - {name: fast, traffic: {rate: max}, nfs: [{name: z, type: macswap, core: 1}]}
+        """))
+    assert [c["traffic"]["mean_rate_pps"] for c in run_config(spec)["chains"]] == [2e6, 2e6, 0.0]
