@@ -32,8 +32,7 @@ class Generator {
   uint64_t allocation_failures() const { return allocation_failures_; }
   // TSC cycles spent writing frames into mbufs, per frame, over the run. Those mbufs were last written on the
   // NFs' core, so this rises in the VM's slow mode (README, Results); it also differs between schedulers, by
-  // how their NFs leave the mbufs (medium NFs, one slow spell, frames built per packet before the templates:
-  // coop 101, bubble 100, unis 126, cfs 125).
+  // how their NFs leave the mbufs (each run reports it: generator_build_cycles_per_packet).
   double build_cycles_per_packet() const { return built_ ? static_cast<double>(build_cycles_) / static_cast<double>(built_) : 0; }
 
  private:
