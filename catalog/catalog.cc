@@ -23,7 +23,8 @@ constexpr auto kAll = [](const auto&) { return true; };
 
 json catalog_json() {
   json nfs = json::array(), schedulers = json::array();
-  for (const auto& [name, type] : nf_types()) nfs.push_back({{"name", name}, {"help", type.help}, {"args", describe_args(type.args)}});
+  for (const auto& [name, type] : nf_types())
+    nfs.push_back({{"name", name}, {"help", type.help}, {"descriptor", type.descriptor.to_json()}, {"args", describe_args(type.args)}});
   for (const auto& [name, type] : scheduler_types())
     schedulers.push_back({{"name", name}, {"help", type.help}, {"options", describe_args(type.options)}});
   // What the control plane must know of the data plane's sizes and timing, from the one place they are set.

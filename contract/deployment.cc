@@ -20,6 +20,11 @@ TrafficConfig parse_traffic(const json& t) {
   for (const auto& entry : t.at("sizes")) traffic.sizes.emplace_back(entry.at(0).get<uint16_t>(), entry.at(1).get<double>());
   traffic.flows = t.value("flows", 1u);
   traffic.protocol = t.value("protocol", std::string("udp")) == "tcp" ? IPPROTO_TCP : IPPROTO_UDP;
+  traffic.http_urls = t.value("http_urls", std::vector<std::string>{});
+  traffic.pcap = t.value("pcap", std::string());
+  traffic.pcap_loop = t.value("pcap_loop", true);
+  if (!traffic.http_urls.empty() && traffic.http_urls.size() != traffic.flows)
+    throw std::invalid_argument("traffic.http_urls must give one URL per flow");
   return traffic;
 }
 
@@ -67,6 +72,10 @@ Deployment parse_deployment(const json& doc) {
   d.warmup_s = doc.value("warmup", 0.5);
   d.drain_s = doc.value("drain", 0.2);
   d.latency_sample_every = doc.value("latency_sample_every", 16u);
+  if (doc.contains("capture")) {
+    d.capture_path = doc["capture"].at("path").get<std::string>();
+    d.capture_limit = doc["capture"].at("limit").get<uint64_t>();
+  }
   d.profile = doc.value("profile", json());
   d.scheduler.name = doc.at("scheduler").at("name");
   d.scheduler.options = doc.at("scheduler").value("options", json::object());

@@ -14,6 +14,9 @@ struct TrafficConfig {
   double rate_pps = 0;  // 0 = as fast as the generator can
   // If given, the rate follows these steps (pps, 0 = none), one every step_seconds, cycling; rate_pps is unused.
   std::vector<double> rate_steps_pps;
+  std::string pcap;         // a capture replayed instead of built frames (absolute path); empty: none
+  bool pcap_loop = true;    // start the capture again at its end; false: the chain's traffic ends with it
+  std::vector<std::string> http_urls;  // per flow: the URL of its HTTP requests (TCP, sized by the request); empty: none
   double mean_rate_pps = 0;  // on average, as the control plane resolved it: rate_pps or the steps' mean; 0 = unknown
   double step_seconds = 1;
   std::vector<std::pair<uint16_t, double>> sizes;  // frame size in bytes (with FCS) and weight
@@ -109,6 +112,9 @@ struct Deployment {
   double warmup_s = 0.5;
   double drain_s = 0.2;
   uint32_t latency_sample_every = 16;
+  // Delivered packets written to a pcap file by the sink (every chain's, in delivery order); empty path: none.
+  std::string capture_path;
+  uint64_t capture_limit = 0;
   std::vector<NfConfig> nfs;
   std::vector<ChainConfig> chains;
   std::vector<RingConfig> rings;

@@ -32,6 +32,23 @@ def _positive(text: str) -> float:
     return value
 
 
+def _capture_limit(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 10_000_000:
+        raise argparse.ArgumentTypeError(f"must be a whole number of packets from 1 to 10000000, got {text!r}")
+    return int(text)
+
+
+def _capture(path: str, limit: int) -> dict:
+    """The data plane's capture settings, once the file is known to be writable (bad input: exit 2, before the run)."""
+    target = Path(path).resolve()
+    try:
+        with open(target, "wb"):
+            pass
+    except OSError as error:
+        raise SpecError("--capture", [("", f"cannot write {path}: {error.strerror}")]) from None
+    return {"path": str(target), "limit": limit}
+
+
 def _repeat(text: str) -> int:
     if not text.isdigit() or not 1 <= int(text) <= 100:
         raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 100, got {text!r}")
@@ -71,6 +88,8 @@ def cmd_run(args) -> int:
     if args.scheduler:
         _check_schedulers([args.scheduler], args.spec)
     config = run_config(spec, args.scheduler, args.duration)
+    if args.capture:
+        config["capture"] = _capture(args.capture, args.capture_limit)
     progress = None if args.quiet else ProgressLine("", config["warmup"] + config["duration"])
     outcome = pipeline.run(config, args.spec, progress)
     if progress:
@@ -189,12 +208,27 @@ def cmd_nfs(args) -> int:
     print("NF types (spec: chains[].nfs[].type, arguments under args):")
     for nf in entries["nfs"]:
         print(f"  {nf['name']}: {nf['help']}")
+        print(f"    {descriptor_line(nf['descriptor'])}")
         describe(nf["args"])
     print("\nSchedulers (spec: scheduler.name, options under scheduler.options):")
     for scheduler in entries["schedulers"]:
         print(f"  {scheduler['name']}: {scheduler['help']}")
         describe(scheduler["options"])
     return EXIT_OK
+
+
+def descriptor_line(descriptor: dict) -> str:
+    """An NF's descriptor in one line: state, drops, and per layer its action with the fields behind it."""
+    def fields(layer_fields: list[str]) -> str:
+        return f" ({', '.join(layer_fields)})" if layer_fields else ""
+
+    prefixes = {"L2": "eth_", "L3": "ipv4_", "L4": "l4_", "payload": "payload"}
+    layers = []
+    for layer, action in descriptor["layers"].items():
+        touched = [f for f in (descriptor["writes"] if action == "ReadWrite" else descriptor["reads"]) if f.startswith(prefixes[layer])]
+        layers.append(f"{layer} {action}{fields(touched) if action != 'NOP' and layer != 'payload' else ''}")
+    return (f"{'stateful' if descriptor['stateful'] else 'stateless'}, {'may drop' if descriptor['may_drop'] else 'never drops'}; "
+            + ", ".join(layers))
 
 
 def parser() -> argparse.ArgumentParser:
@@ -207,6 +241,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--duration", type=_positive, help="seconds to measure (after warm-up)")
     run.add_argument("--json", metavar="PATH", help="write the full results as JSON")
     run.add_argument("--quiet", action="store_true", help="no live progress")
+    run.add_argument("--capture", metavar="FILE", help="write delivered packets (every chain's, as delivered) to a pcap file")
+    run.add_argument("--capture-limit", metavar="N", type=_capture_limit, default=10_000,
+                     help="packets to capture at most (default 10000)")
     run.set_defaults(handler=cmd_run)
 
     comp = commands.add_parser("compare", help="run a spec under several schedulers and compare medians")

@@ -1,6 +1,8 @@
 """Text tables of run and comparison results, and a description of the machine they came from."""
 from __future__ import annotations
 
+import json
+
 import os
 import platform
 import statistics
@@ -102,6 +104,9 @@ def run_report(results: dict) -> str:
         lines.append(f"(n/a: {', '.join(sorted(unavailable))} not available on this machine)")
     for name, reason in ended.items():
         lines.append(f"(n/a for NF {name}: OS counters are read from /proc at the window's end, and {reason})")
+    for nf in results["nfs"]:
+        if nf.get("report"):  # what the NF itself counted (validate_url's drops per pattern, count_url's top URLs, ...)
+            lines.append(f"{nf['name']} ({nf['type']}): " + ", ".join(f"{key} {json.dumps(value)}" for key, value in nf["report"].items()))
     lines.append("")
     for chain in results["chains"]:
         places = {**chain["dropped"]["rings"], **chain["dropped"]["nfs"], "entry-backpressure": chain["dropped"].get("entry_backpressure", 0)}
@@ -112,6 +117,8 @@ def run_report(results: dict) -> str:
             f" + {count(chain['dropped']['total'])} dropped + {count(chain['in_flight']['total'])} in flight: {verdict}"
             f" (drops at: {where}; wasted work: {count(chain.get('wasted_work', 0))} processed then dropped)"
         )
+    if results.get("capture"):
+        lines.append(f"capture: {count(results['capture']['packets'])} delivered packets written to {results['capture']['path']}")
     if results.get("generator_build_cycles_per_packet"):
         lines.append(f"generator: {results['generator_build_cycles_per_packet']:.0f} cycles to build a frame")
     if results.get("cycle_costs"):

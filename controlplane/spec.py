@@ -12,6 +12,8 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
 
 from controlplane.errors import SpecError
+from controlplane.http_traffic import DEFAULT_URLS, MAX_HTTP_FLOWS, flow_urls, url_problem
+from controlplane.pcap_file import replay_problem
 
 # The papers' data-centre traffic: a bimodal mix around 200 B and 1400 B (UNiS Fig. 8, after Benson et al.).
 DATACENTER_MIX = [(64, 5), (180, 15), (200, 20), (220, 10), (1380, 15), (1400, 25), (1420, 10)]
@@ -78,6 +80,24 @@ def _packets_per_second(value, expected: str, allow_zero: bool) -> float:
     return pps
 
 
+class HttpTraffic(Strict):
+    """TCP flows each carrying one HTTP request: frame sizes follow the requests."""
+
+    urls: list[str] | None = None  # the benign mix, one URL per flow in turn; left out: http_traffic.DEFAULT_URLS
+    malicious: float = Field(default=0.0, ge=0, le=1)  # share of flows whose URL is an SQL-injection attempt
+
+    @field_validator("urls")
+    @classmethod
+    def _urls(cls, value):
+        if value is not None:
+            if not value:
+                raise ValueError("the URL list is empty")
+            for i, url in enumerate(value):
+                if problem := url_problem(url):
+                    raise ValueError(f"URL {i}: {problem}")
+        return value
+
+
 class Traffic(Strict):
     """What the generator offers a chain. Fields left out fall back to the spec's top-level traffic."""
 
@@ -88,6 +108,11 @@ class Traffic(Strict):
     size: Union[int, str, list[SizeWeight], None] = None
     flows: int | None = Field(default=None, ge=1, le=1 << 20)
     protocol: str | None = None
+    http: HttpTraffic | None = None
+    # A capture replayed as the chain's traffic (classic pcap, Ethernet; relative to the spec's folder), its
+    # packets in turn, again and again unless `loop` is false.
+    pcap: str | None = Field(default=None, min_length=1)
+    loop: bool | None = None
 
     @field_validator("rate", mode="before")
     @classmethod
@@ -234,6 +259,42 @@ def usable_cores() -> set[int]:
     return set(os.sched_getaffinity(0))
 
 
+def _http_problems(spec: Spec, chain: ChainSpec, where: str) -> list[tuple[str, str]]:
+    """HTTP traffic is TCP frames sized by their requests, one ready frame per flow."""
+    http = chain.traffic.http or spec.traffic.http
+    if http is None:
+        return []
+    problems = []
+    for block, path in ((chain.traffic, f"{where}.traffic"), (spec.traffic, "traffic")):
+        if block.http is None:
+            continue
+        if block.size is not None:
+            problems.append((f"{path}.size", "with http the frame sizes follow the requests: leave size out"))
+        if block.protocol == "udp":
+            problems.append((f"{path}.protocol", "http traffic is TCP: leave protocol out or make it tcp"))
+    flows = chain.traffic.flows or spec.traffic.flows or 64
+    if flows > MAX_HTTP_FLOWS:
+        source = f"{where}.traffic.flows" if chain.traffic.flows else "traffic.flows"
+        problems.append((source, f"http traffic has one ready frame per flow: at most {MAX_HTTP_FLOWS} flows, got {flows}"))
+    return problems
+
+
+def _pcap_problems(spec: Spec, chain: ChainSpec, where: str) -> list[tuple[str, str]]:
+    """A replayed capture is the chain's whole traffic: nothing else may shape its frames."""
+    problems = []
+    for block, path in ((chain.traffic, f"{where}.traffic"), (spec.traffic, "traffic")):
+        if block.pcap is None:
+            if block.loop is not None:
+                problems.append((f"{path}.loop", "only a pcap replay loops: give pcap too"))
+            continue
+        if problem := replay_problem(block.pcap):
+            problems.append((f"{path}.pcap", f"{block.pcap}: {problem}"))
+        for field in ("size", "http", "protocol", "flows"):
+            if getattr(block, field) is not None:
+                problems.append((f"{path}.{field}", f"a pcap replay sends the capture's own frames: leave {field} out"))
+    return problems
+
+
 def _semantic_problems(spec: Spec) -> list[tuple[str, str]]:
     problems = []
     cores = usable_cores()
@@ -267,6 +328,8 @@ def _semantic_problems(spec: Spec) -> list[tuple[str, str]]:
         if len(chain.nfs) > MAX_HOPS:
             problems.append((f"{where}.nfs", f"a chain has at most {MAX_HOPS} NFs, got {len(chain.nfs)}"))
         total_nfs += len(chain.nfs)
+        problems += _http_problems(spec, chain, where)
+        problems += _pcap_problems(spec, chain, where)
         for n, nf in enumerate(chain.nfs):
             nf_where = f"{where}.nfs[{n}]"
             check_unique("NF", nf.name, nf_where)
@@ -395,6 +458,9 @@ def load_spec(path: str | Path) -> Spec:
         raise SpecError(source, _pydantic_problems(error)) from None
     except RecursionError:
         raise SpecError(source, [("", "a value is nested too deeply")]) from None
+    for block in [spec.traffic] + [chain.traffic for chain in spec.chains]:
+        if block.pcap is not None:
+            block.pcap = str((Path(path).parent / block.pcap).resolve())
     problems = _semantic_problems(spec)
     if problems:
         raise SpecError(source, problems)
@@ -418,6 +484,7 @@ def _resolved_traffic(spec: Spec, chain: ChainSpec) -> dict:
     else:
         sizes = [[size, 1.0]]
     rate_pps, steps = 0.0 if rate == "max" else float(rate), pick("rate_steps", [])
+    http, flows, pcap = pick("http", None), pick("flows", 64), pick("pcap", None)
     return {
         "rate_pps": rate_pps,
         "rate_steps_pps": steps,
@@ -426,8 +493,13 @@ def _resolved_traffic(spec: Spec, chain: ChainSpec) -> dict:
         "mean_rate_pps": sum(steps) / len(steps) if steps else rate_pps,
         "step_seconds": pick("step_seconds", 1.0),
         "sizes": sizes,
-        "flows": pick("flows", 64),
-        "protocol": pick("protocol", "udp"),
+        "flows": flows,
+        "protocol": "tcp" if http else pick("protocol", "udp"),
+        # Per flow, the URL its requests carry (the frame's size follows); empty: frames of the size mix.
+        "http_urls": flow_urls(http.urls or DEFAULT_URLS, http.malicious, flows) if http and not pcap else [],
+        # A capture to replay instead (its frames in turn), and whether to start again at its end.
+        "pcap": pcap or "",
+        "pcap_loop": pick("loop", True),
     }
 
 

@@ -33,6 +33,7 @@ const NfRegistration registration({
     .help = "Validates IPv4 version, header length, total length and header checksum; drops bad packets.",
     .args = {},
     .create = [](const json&, const NfContext&) { return std::make_unique<CheckIp>(); },
+    .descriptor = {.may_drop = true, .reads = FieldSet{HeaderField::EthType} | FieldSet::layer(Layer::L3)},  // the checksum covers every field
 });
 
 }  // namespace

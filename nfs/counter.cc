@@ -68,6 +68,7 @@ const NfRegistration registration({
         [](const json& args, const NfContext& context) {
           return std::make_unique<Counter>(args["max_flows"].get<uint32_t>(), context);
         },
+    .descriptor = {.stateful = true, .reads = {HeaderField::EthType, HeaderField::Ipv4VersionIhl, HeaderField::Ipv4Protocol, HeaderField::Ipv4Src, HeaderField::Ipv4Dst, HeaderField::L4SrcPort, HeaderField::L4DstPort}},
 });
 
 }  // namespace

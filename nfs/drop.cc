@@ -25,6 +25,7 @@ const NfRegistration registration({
     .args = {{.name = "fraction", .type = ArgType::Number, .default_value = 0.1,
               .help = "fraction of packets to drop", .min = 0, .max = 1}},
     .create = [](const json& args, const NfContext&) { return std::make_unique<Drop>(args["fraction"].get<double>()); },
+    .descriptor = {.may_drop = true},
 });
 
 }  // namespace

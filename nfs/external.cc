@@ -47,6 +47,7 @@ const NfRegistration registration({
     .create = [](const json&, const NfContext& context) -> std::unique_ptr<NetworkFunction> {
       throw std::logic_error("NF " + context.name + " is external: it runs in its own process, not in a Tandem worker");
     },
+    .descriptor = {.stateful = true, .may_drop = true, .reads = FieldSet::all(), .writes = FieldSet::all()},  // unknown: assume all
 });
 
 }  // namespace

@@ -129,6 +129,7 @@ const NfRegistration registration({
         [](const json& args, const NfContext& context) {
           return std::make_unique<Firewall>(firewall_rules_from_args(args), args["default"] == "allow", context);
         },
+    .descriptor = {.may_drop = true, .reads = {HeaderField::EthType, HeaderField::Ipv4VersionIhl, HeaderField::Ipv4Protocol, HeaderField::Ipv4Src, HeaderField::Ipv4Dst, HeaderField::L4SrcPort, HeaderField::L4DstPort}},
 });
 
 }  // namespace

@@ -109,6 +109,11 @@ const NfRegistration registration({
             errors.push_back({path + ".key", "must be 32 or 64 hexadecimal digits (AES-128 or AES-256)"});
         },
     .create = [](const json& args, const NfContext&) { return std::make_unique<Ipsec>(parse_key(args["key"].get<std::string>())); },
+    .descriptor = {.stateful = true,  // the sequence number of its IVs
+                    .may_drop = true,
+                    .reads = FieldSet{HeaderField::EthType, HeaderField::Ipv4VersionIhl, HeaderField::Ipv4TotalLength, HeaderField::Ipv4Protocol} | FieldSet::layer(Layer::L4) |
+                             FieldSet::layer(Layer::Payload),  // the L4 header is authenticated, the payload sealed
+                    .writes = {HeaderField::Ipv4TotalLength, HeaderField::Ipv4Checksum, HeaderField::L4Length, HeaderField::L4Checksum, HeaderField::Payload}},
 });
 
 }  // namespace

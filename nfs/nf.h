@@ -8,6 +8,7 @@
 
 #include "contract/arg_schema.h"
 #include "contract/batch.h"
+#include "descriptor.h"
 
 namespace tandem {
 
@@ -36,6 +37,8 @@ struct NfType {
   std::function<void(const json& args, const std::string& path, SpecErrors& errors)> check = nullptr;
   // Builds an instance from resolved arguments; may use DPDK libraries, so runs after EAL init.
   std::function<std::unique_ptr<NetworkFunction>(const json& args, const NfContext& context)> create;
+  // What it does to a packet under any of its arguments (nfs/descriptor.h); a test holds each type to it.
+  NfDescriptor descriptor;
 };
 
 const std::map<std::string, NfType>& nf_types();

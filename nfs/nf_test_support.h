@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstring>
+#include <string>
 #include <vector>
 
 #include <netinet/in.h>
@@ -28,6 +31,21 @@ inline rte_mbuf* make_frame(uint32_t flow = 0, uint16_t size = 64, uint8_t proto
   m->data_len = m->pkt_len = length;
   memset(rte_pktmbuf_mtod(m, void*), 0, length);
   build_frame(rte_pktmbuf_mtod(m, uint8_t*), size, protocol, flow_address(flow, 0));
+  meta_of(m)->hop_count = 0;
+  return m;
+}
+
+// A TCP frame of flow `flow` whose segment carries `payload` (e.g. an HTTP request), with valid checksums.
+inline rte_mbuf* make_tcp_frame_with(const std::string& payload, uint32_t flow = 0) {
+  constexpr size_t kHeaders = sizeof(rte_ether_hdr) + sizeof(rte_ipv4_hdr) + 20;
+  auto size = static_cast<uint16_t>(std::max<size_t>(kMinFrame, kHeaders + payload.size() + kFcsBytes));
+  rte_mbuf* m = rte_pktmbuf_alloc(test_pool());
+  uint16_t length = size - kFcsBytes;
+  m->data_len = m->pkt_len = length;
+  uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
+  memset(data, 0, length);
+  memcpy(data + kHeaders, payload.data(), payload.size());
+  build_frame(data, size, IPPROTO_TCP, flow_address(flow, 0));
   meta_of(m)->hop_count = 0;
   return m;
 }

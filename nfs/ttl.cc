@@ -35,6 +35,7 @@ const NfRegistration registration({
     .help = "Decrements the IPv4 TTL (incremental checksum update); drops packets whose TTL reaches 0.",
     .args = {},
     .create = [](const json&, const NfContext&) { return std::make_unique<Ttl>(); },
+    .descriptor = {.may_drop = true, .reads = {HeaderField::EthType, HeaderField::Ipv4Ttl, HeaderField::Ipv4Checksum}, .writes = {HeaderField::Ipv4Ttl, HeaderField::Ipv4Checksum}},
 });
 
 }  // namespace

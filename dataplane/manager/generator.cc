@@ -11,6 +11,8 @@
 #include "contract/packet_meta.h"
 #include "dataplane/ports/ring_port.h"
 #include "frame_builder.h"
+#include "replay_frames.h"
+#include "request_frames.h"
 
 namespace tandem {
 
@@ -23,6 +25,9 @@ Generator::Generator(const Deployment& deployment, rte_mempool* pool, const std:
     stream.control = &stats.chains[chain.index];
     stream.sizes = size_schedule(chain.traffic.sizes);
     stream.templates = FrameTemplates(stream.sizes, chain.traffic.flows, chain.traffic.protocol, static_cast<uint16_t>(chain.index));
+    stream.requests = request_frames(chain.traffic.http_urls, static_cast<uint16_t>(chain.index));
+    if (!chain.traffic.pcap.empty()) stream.replay = replay_frames(chain.traffic.pcap);
+    stream.replay_loop = chain.traffic.pcap_loop;
     double hz = static_cast<double>(rte_get_tsc_hz());
     stream.packets_per_cycle = chain.traffic.rate_pps / hz;
     for (double pps : chain.traffic.rate_steps_pps) stream.step_packets_per_cycle.push_back(pps / hz);
@@ -52,6 +57,8 @@ void Generator::poll(uint64_t now_tsc) {
                          : stepped_packets_due(stream.step_packets_per_cycle, stream.step_cycles, elapsed);
       count = due > stream.generated ? std::min<uint64_t>(due - stream.generated, burst_) : 0;
     }
+    // A capture replayed once ends the chain's traffic with its last frame.
+    if (!stream.replay.empty() && !stream.replay_loop) count = std::min<uint64_t>(count, stream.replay.count() - stream.replay_cursor);
     if (count > 0) emit(stream, static_cast<uint16_t>(count), now_tsc);
   }
 }
@@ -76,6 +83,10 @@ void Generator::emit(Stream& stream, uint16_t count, uint64_t now_tsc, uint16_t 
     // mbuf or NF work is spent on them.
     stream.generated += count;
     counter_add(stream.control->entry_backpressure, static_cast<uint64_t>(count));
+    if (!stream.replay.empty()) {  // the shed frames of a capture were its next ones
+      stream.replay_cursor += count;
+      if (stream.replay_loop) stream.replay_cursor %= stream.replay.count();
+    }
     return;
   }
   rte_mbuf* pkts[kMaxBurst];
@@ -88,15 +99,26 @@ void Generator::emit(Stream& stream, uint16_t count, uint64_t now_tsc, uint16_t 
   for (uint16_t i = 0; i < count; i++) {
     rte_mbuf* m = pkts[i];
     uint16_t size = frame_size;
-    if (size == 0) {
-      size = stream.sizes[stream.size_cursor];
-      if (++stream.size_cursor == stream.sizes.size()) stream.size_cursor = 0;  // no division per frame
+    const uint8_t* ready = nullptr;
+    if (size == 0 && !stream.replay.empty()) {  // a capture: its next frame, whatever its size
+      size = stream.replay.frame_size(stream.replay_cursor);
+      ready = stream.replay.frame(stream.replay_cursor);
+      if (++stream.replay_cursor == stream.replay.count() && stream.replay_loop) stream.replay_cursor = 0;
+    } else if (size == 0 && !stream.requests.empty()) {  // HTTP: the flow's request decides the size (probes keep theirs)
+      size = stream.requests.frame_size(stream.flow_cursor);
+      ready = stream.requests.frame(stream.flow_cursor);
+    } else {
+      if (size == 0) {
+        size = stream.sizes[stream.size_cursor];
+        if (++stream.size_cursor == stream.sizes.size()) stream.size_cursor = 0;  // no division per frame
+      }
+      ready = stream.templates.frame(size, stream.flow_cursor);
     }
     uint16_t length = size - kFcsBytes;
     m->data_len = length;
     m->pkt_len = length;
     uint8_t* data = rte_pktmbuf_mtod(m, uint8_t*);
-    if (const uint8_t* ready = stream.templates.frame(size, stream.flow_cursor))
+    if (ready)
       rte_memcpy(data, ready, length);
     else
       build_frame(data, size, traffic.protocol, flow_address(stream.flow_cursor, static_cast<uint16_t>(stream.chain->index)));

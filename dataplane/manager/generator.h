@@ -11,6 +11,7 @@
 #include "contract/deployment.h"
 #include "contract/shm_layout.h"
 #include "dataplane/ports/port.h"
+#include "frame_list.h"
 #include "frame_templates.h"
 
 namespace tandem {
@@ -42,6 +43,10 @@ class Generator {
     ChainControl* control;
     std::vector<uint16_t> sizes;
     FrameTemplates templates;  // of every size in `sizes` and every flow, when they fit the budget
+    FrameList requests;  // HTTP traffic: frame f is flow f's request, sized by it (then `sizes` is not used)
+    FrameList replay;    // a capture replayed instead: its frames in turn (then neither is used)
+    size_t replay_cursor = 0;
+    bool replay_loop = true;
     size_t size_cursor = 0;
     uint32_t flow_cursor = 0;
     uint64_t generated = 0;

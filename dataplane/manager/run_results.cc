@@ -267,6 +267,7 @@ json Run::results() {
           {"warmup_s", d_.warmup_s},
           {"duration_s", d_.duration_s},
           {"tsc_hz", hz_},
+          {"capture", d_.capture_path.empty() ? json() : json{{"path", d_.capture_path}, {"packets", sink_->captured()}}},
           {"generator_build_cycles_per_packet", generator_->build_cycles_per_packet()},
           {"chains", chains},
           {"nfs", nfs},

@@ -1,6 +1,7 @@
 // Packet sink: delivery counts, hop-order verification and latency sampling.
 #include "sink.h"
 
+#include <rte_cycles.h>
 #include <rte_mbuf.h>
 
 #include "contract/batch.h"
@@ -33,6 +34,8 @@ Sink::Sink(const Deployment& deployment, const std::vector<rte_ring*>& rings, St
     expected_hops_.push_back(stamping_nfs(deployment, chain));
     latency_.emplace_back(1 << 18);
   }
+  if (!deployment.capture_path.empty())
+    capture_ = std::make_unique<PcapCapture>(deployment.capture_path, deployment.capture_limit, static_cast<double>(rte_get_tsc_hz()));
 }
 
 void Sink::poll(uint64_t now_tsc) {
@@ -47,6 +50,7 @@ void Sink::poll(uint64_t now_tsc) {
       if (!hops_match(meta->hops, meta->hop_count, chain_nfs)) delivery.hop_errors++;
       delivery.delivered_bytes += rte_pktmbuf_pkt_len(pkts[i]) + 4;  // with FCS, as frame sizes are given
       if (measuring_ && meta->seq % deployment_.latency_sample_every == 0) latency_[c].add(now_tsc - meta->tx_tsc);
+      if (capture_ && !capture_->full()) capture_->write(pkts[i], now_tsc);
     }
     delivery.delivered += n;
     rte_pktmbuf_free_bulk(pkts, n);

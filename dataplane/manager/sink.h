@@ -11,6 +11,7 @@
 #include "contract/latency.h"
 #include "contract/shm_layout.h"
 #include "dataplane/ports/port.h"
+#include "pcap_capture.h"
 
 namespace tandem {
 
@@ -31,6 +32,8 @@ class Sink {
   void set_measuring(bool measuring) { measuring_ = measuring; }
   const ChainDelivery& delivery(int chain) const { return delivery_[chain]; }
   LatencySamples& latency(int chain) { return latency_[chain]; }
+  // Packets written to the capture file (run --capture); 0 without one.
+  uint64_t captured() const { return capture_ ? capture_->written() : 0; }
 
  private:
   const Deployment& deployment_;
@@ -39,6 +42,7 @@ class Sink {
   std::vector<ChainDelivery> delivery_;
   std::vector<LatencySamples> latency_;
   bool measuring_ = false;
+  std::unique_ptr<PcapCapture> capture_;  // run --capture: delivered packets to a pcap file
 };
 
 }  // namespace tandem

@@ -64,6 +64,12 @@ def test_report_shows_accounting_and_says_what_is_unavailable():
     assert "MISMATCH" not in run_report(cut)
 
 
+def test_report_shows_what_each_nf_counted_itself():
+    results = copy.deepcopy(RESULTS)
+    results["nfs"][0]["report"] = {"requests_checked": 40, "dropped_by_pattern": [3, 0]}
+    assert "a (macswap): requests_checked 40, dropped_by_pattern [3, 0]" in run_report(results)
+
+
 def test_comparison_ratio_to_rtc():
     def entry(mpps):
         run = run_summary(RESULTS) | {"delivered_mpps": mpps}

@@ -75,6 +75,18 @@ CASES = [
     ("options for an unknown scheduler", BASE_SPEC + "scheduler_options: {magic: {k: 1}}\n", "scheduler_options", "unknown scheduler 'magic'"),
     ("malformed YAML", "chains: [\n  {name: x\n", "", "malformed YAML: line"),
     ("not a mapping", "- just\n- a list\n", "", "must be a YAML mapping"),
+    ("http with a frame size", bad(BASE_SPEC, "size: 64, flows: 16}", "size: 64, flows: 16, http: {malicious: 0.1}}"),
+     "traffic.size", "frame sizes follow the requests"),
+    ("http over udp", bad(BASE_SPEC, "size: 64, flows: 16}", "flows: 16, protocol: udp, http: {}}"), "traffic.protocol", "http traffic is TCP"),
+    ("http URL without a slash", bad(BASE_SPEC, "size: 64, flows: 16}", "flows: 16, http: {urls: [index.html]}}"),
+     "traffic.http.urls", "URL 0: must start with '/'"),
+    ("http URL with a space", bad(BASE_SPEC, "size: 64, flows: 16}", "flows: 16, http: {urls: ['/a b']}}"),
+     "traffic.http.urls", "without spaces"),
+    ("http malicious share above 1", bad(BASE_SPEC, "size: 64, flows: 16}", "flows: 16, http: {malicious: 2}}"),
+     "traffic.http.malicious", "less than or equal to 1"),
+    ("http with too many flows", bad(BASE_SPEC, "size: 64, flows: 16}", "flows: 100000, http: {}}"), "traffic.flows", "at most 65536 flows"),
+    ("validate_url pattern that does not compile", bad(BASE_SPEC, "type: macswap, core: 1}", "type: validate_url, core: 1, args: {patterns: ['(a)\\1']}}"),
+     "chains[0].nfs[0].args.patterns[0]", "not a pattern Hyperscan compiles"),
 ]
 
 

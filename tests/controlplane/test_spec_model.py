@@ -1,4 +1,5 @@
 """The spec model: defaults, rates with units, size mixes and the run description given to the data plane."""
+from controlplane.http_traffic import ATTACK_URLS
 from controlplane.spec import DATACENTER_MIX, load_spec, run_config
 
 
@@ -49,3 +50,16 @@ def test_a_chain_offers_its_rate_or_its_steps_mean_on_average(write_spec):
           - {name: fast, traffic: {rate: max}, nfs: [{name: z, type: macswap, core: 1}]}
         """))
     assert [c["traffic"]["mean_rate_pps"] for c in run_config(spec)["chains"]] == [2e6, 2e6, 0.0]
+
+
+def test_http_traffic_gives_every_flow_a_url_and_the_first_ones_attacks(write_spec):
+    spec = load_spec(write_spec("""\
+        traffic: {rate: 1 Mpps, flows: 10, http: {urls: [/a, /b], malicious: 0.2}}
+        chains: [{name: web, nfs: [{name: x, type: count_url, core: 1}]}]
+        """))
+    traffic = run_config(spec)["chains"][0]["traffic"]
+    assert traffic["protocol"] == "tcp"
+    assert traffic["http_urls"][2:] == ["/a", "/b"] * 4
+    assert all(url in ATTACK_URLS for url in traffic["http_urls"][:2])
+    plain = load_spec(write_spec("chains: [{name: a, nfs: [{name: x, type: macswap, core: 1}]}]\n"))
+    assert run_config(plain)["chains"][0]["traffic"]["http_urls"] == []

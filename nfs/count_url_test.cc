@@ -1,0 +1,29 @@
+// Tests of the count_url μNF: requests counted per URL, nothing dropped or changed, a full table counted apart.
+#include "nf_test_support.h"
+
+namespace tandem {
+namespace {
+
+std::string request(const std::string& url) { return "GET " + url + " HTTP/1.1\r\nHost: shop.example\r\n\r\n"; }
+
+TEST(CountUrl, CountsRequestsPerUrlAndPassesEveryPacket) {
+  auto nf = testing::make_nf("count_url", {{"max_urls", 2}});
+  std::vector<rte_mbuf*> frames;
+  for (int i = 0; i < 3; i++) frames.push_back(testing::make_tcp_frame_with(request("/a"), i));
+  frames.push_back(testing::make_tcp_frame_with(request("/b")));
+  frames.push_back(testing::make_tcp_frame_with(request("/c")));  // a third URL: the table holds two
+  frames.push_back(testing::make_frame(9, 64, IPPROTO_UDP));
+  testing::BatchOutcome out = testing::run_batch(*nf, frames);
+  EXPECT_EQ(out.dropped, 0);
+  EXPECT_EQ(out.kept, frames);
+  json report = nf->report();
+  EXPECT_EQ(report["urls"], 2);
+  EXPECT_EQ(report["top"][0], (json{{"url", "/a"}, {"requests", 3}}));
+  EXPECT_EQ(report["top"][1], (json{{"url", "/b"}, {"requests", 1}}));
+  EXPECT_EQ(report["untracked_requests"], 1);
+  EXPECT_EQ(report["not_http"], 1);
+  testing::free_all(out.kept);
+}
+
+}  // namespace
+}  // namespace tandem

@@ -1,0 +1,98 @@
+// Tests of NF descriptors: the parallel rule, byte offsets to fields, and every NF type held to what it declares.
+#include "descriptor.h"
+
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "contract/deployment.h"
+#include "nf_test_support.h"
+
+namespace tandem {
+namespace {
+
+using F = HeaderField;
+
+const NfDescriptor& of(const std::string& type) { return nf_types().at(type).descriptor; }
+
+TEST(Descriptor, PerLayerActionFollowsTheFields) {
+  EXPECT_EQ(of("ttl").access(Layer::L3), Access::ReadWrite);
+  EXPECT_EQ(of("ttl").access(Layer::L2), Access::ReadOnly);  // the EtherType says whether it is IPv4
+  EXPECT_EQ(of("ttl").access(Layer::L4), Access::Nop);
+  EXPECT_EQ(of("firewall").access(Layer::L4), Access::ReadOnly);
+  EXPECT_EQ(of("macswap").access(Layer::L3), Access::Nop);
+  EXPECT_EQ(of("cost").access(Layer::Payload), Access::Nop);
+}
+
+TEST(Descriptor, ParallelOnlyWithoutDropsAndWithoutConflictingFields) {
+  EXPECT_TRUE(may_run_in_parallel(of("counter"), of("counter")));  // the paper's example: two counting functions
+  EXPECT_TRUE(may_run_in_parallel(of("macswap"), of("counter")));  // macswap writes L2 addresses the counter never reads
+  EXPECT_FALSE(may_run_in_parallel(of("macswap"), of("firewall")));  // the firewall may drop
+  // One layer, disjoint fields: finer than the paper's per-layer rule, which would refuse both.
+  NfDescriptor writes_ttl{.reads = {F::Ipv4Ttl}, .writes = {F::Ipv4Ttl}}, reads_addresses{.reads = {F::Ipv4Src, F::Ipv4Dst}};
+  EXPECT_TRUE(may_run_in_parallel(writes_ttl, reads_addresses));
+  NfDescriptor reads_ttl{.reads = {F::Ipv4Ttl}};
+  EXPECT_FALSE(may_run_in_parallel(writes_ttl, reads_ttl));
+  EXPECT_FALSE(may_run_in_parallel(reads_ttl, writes_ttl));
+}
+
+TEST(Descriptor, ByteOffsetsMapToTheirFields) {
+  EXPECT_EQ(field_at(0, 20, false), F::EthDst);
+  EXPECT_EQ(field_at(11, 20, false), F::EthSrc);
+  EXPECT_EQ(field_at(13, 20, false), F::EthType);
+  EXPECT_EQ(field_at(22, 20, false), F::Ipv4Ttl);
+  EXPECT_EQ(field_at(25, 20, false), F::Ipv4Checksum);
+  EXPECT_EQ(field_at(34 + 2, 24, false), F::Ipv4Options);  // a 24-byte header: 4 bytes of options, then L4
+  EXPECT_EQ(field_at(34 + 4, 24, false), F::L4SrcPort);
+  EXPECT_EQ(field_at(34, 20, false), F::L4SrcPort);
+  EXPECT_EQ(field_at(39, 20, false), F::L4Length);
+  EXPECT_EQ(field_at(41, 20, false), F::L4Checksum);
+  EXPECT_EQ(field_at(42, 20, false), F::Payload);
+  EXPECT_EQ(field_at(38, 20, true), F::L4Other);  // TCP's sequence number
+  EXPECT_EQ(field_at(50, 20, true), F::L4Checksum);
+  EXPECT_EQ(field_at(54, 20, true), F::Payload);
+}
+
+// Every NF type (but the external application, which runs in a process of its own) processes UDP and TCP frames
+// of many flows, some with TTL 1, some with a broken checksum, two with HTTP requests (one an attack): every byte it changes must lie in a field its
+// descriptor says it writes, a frame whose length changes needs `payload` written, and a drop needs may_drop.
+TEST(Descriptor, EveryNfTypeChangesOnlyWhatItDeclares) {
+  for (const auto& [name, type] : nf_types()) {
+    if (name == kExternalNfType) continue;
+    SCOPED_TRACE(name);
+    auto nf = testing::make_nf(name);
+    std::vector<rte_mbuf*> frames;
+    for (uint32_t flow = 0; flow < 32; flow++) {
+      rte_mbuf* m = testing::make_frame(flow, flow % 2 ? 128 : 96, flow % 4 < 2 ? IPPROTO_UDP : IPPROTO_TCP);
+      auto* ip = rte_pktmbuf_mtod_offset(m, rte_ipv4_hdr*, sizeof(rte_ether_hdr));
+      if (flow % 8 == 3) ip->time_to_live = 1;
+      if (flow % 8 == 5) ip->hdr_checksum ^= 0x0101;
+      frames.push_back(m);
+    }
+    for (const char* url : {"/index.html", "/item?id=1%27%20OR%20%271%27%3D%271"})  // for the NFs that read requests
+      frames.push_back(testing::make_tcp_frame_with(std::string("GET ") + url + " HTTP/1.1\r\nHost: h\r\n\r\n", 40));
+    std::map<rte_mbuf*, std::vector<uint8_t>> before;
+    for (rte_mbuf* m : frames) {
+      const uint8_t* data = rte_pktmbuf_mtod(m, const uint8_t*);
+      before[m].assign(data, data + rte_pktmbuf_data_len(m));
+    }
+    testing::BatchOutcome out = testing::run_batch(*nf, frames);
+    if (out.dropped > 0) EXPECT_TRUE(type.descriptor.may_drop) << out.dropped << " dropped";
+    for (rte_mbuf* m : out.kept) {
+      const std::vector<uint8_t>& old = before.at(m);
+      const uint8_t* data = rte_pktmbuf_mtod(m, const uint8_t*);
+      bool tcp = old[14 + 9] == IPPROTO_TCP;
+      size_t ip_header = (old[14] & 0x0f) * 4u;
+      FieldSet changed;
+      if (rte_pktmbuf_data_len(m) != old.size()) changed = changed | FieldSet{F::Payload};
+      for (size_t i = 0; i < std::min<size_t>(old.size(), rte_pktmbuf_data_len(m)); i++)
+        if (data[i] != old[i]) changed = changed | FieldSet{field_at(i, ip_header, tcp)};
+      EXPECT_TRUE(changed.subset_of(type.descriptor.writes)) << "changed fields outside the declared writes";
+      EXPECT_TRUE(changed.subset_of(type.descriptor.reads | type.descriptor.writes));
+    }
+    testing::free_all(out.kept);
+  }
+}
+
+}  // namespace
+}  // namespace tandem

@@ -1,0 +1,71 @@
+// Parsing HTTP request lines out of TCP payloads, and URL decoding.
+#include "http_request.h"
+
+#include <array>
+
+#include <rte_ip.h>
+#include <rte_tcp.h>
+
+#include "ipv4_view.h"
+
+namespace tandem {
+
+namespace {
+
+constexpr std::array<std::string_view, 9> kMethods = {"GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "CONNECT", "TRACE"};
+
+int hex_value(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+}  // namespace
+
+std::optional<HttpRequestLine> parse_request_line(std::string_view payload) {
+  size_t end = payload.find("\r\n");
+  if (end == std::string_view::npos) return std::nullopt;
+  std::string_view line = payload.substr(0, end);
+  size_t first = line.find(' ');
+  if (first == std::string_view::npos) return std::nullopt;
+  std::string_view method = line.substr(0, first);
+  bool known = false;
+  for (std::string_view m : kMethods) known = known || m == method;
+  if (!known) return std::nullopt;
+  size_t second = line.find(' ', first + 1);
+  if (second == std::string_view::npos || second == first + 1) return std::nullopt;
+  std::string_view version = line.substr(second + 1);
+  if (version != "HTTP/1.0" && version != "HTTP/1.1") return std::nullopt;
+  return HttpRequestLine{method, line.substr(first + 1, second - first - 1)};
+}
+
+std::optional<HttpRequestLine> http_request_line(rte_mbuf* m) {
+  const rte_ipv4_hdr* ip = ipv4_header(m);
+  if (ip == nullptr || ip->next_proto_id != IPPROTO_TCP) return std::nullopt;
+  size_t l4 = sizeof(rte_ether_hdr) + rte_ipv4_hdr_len(ip);
+  size_t ip_end = sizeof(rte_ether_hdr) + rte_be_to_cpu_16(ip->total_length);
+  size_t frame = rte_pktmbuf_data_len(m);
+  if (ip_end > frame || l4 + sizeof(rte_tcp_hdr) > ip_end) return std::nullopt;
+  const auto* tcp = rte_pktmbuf_mtod_offset(m, const rte_tcp_hdr*, l4);
+  size_t payload = l4 + (tcp->data_off >> 4) * 4u;
+  if (payload >= ip_end) return std::nullopt;
+  return parse_request_line({rte_pktmbuf_mtod_offset(m, const char*, payload), ip_end - payload});
+}
+
+void decode_url(std::string_view url, std::string& out) {
+  out.clear();
+  for (size_t i = 0; i < url.size(); i++) {
+    char c = url[i];
+    if (c == '+') {
+      out.push_back(' ');
+    } else if (c == '%' && i + 2 < url.size() && hex_value(url[i + 1]) >= 0 && hex_value(url[i + 2]) >= 0) {
+      out.push_back(static_cast<char>(hex_value(url[i + 1]) * 16 + hex_value(url[i + 2])));
+      i += 2;
+    } else {
+      out.push_back(c);
+    }
+  }
+}
+
+}  // namespace tandem
