@@ -1,17 +1,16 @@
 // Tests of the count_url μNF: requests counted per URL, nothing dropped or changed, a full table counted apart.
+#include "dataplane/manager/request_frames.h"
 #include "nf_test_support.h"
 
 namespace tandem {
 namespace {
 
-std::string request(const std::string& url) { return "GET " + url + " HTTP/1.1\r\nHost: shop.example\r\n\r\n"; }
-
 TEST(CountUrl, CountsRequestsPerUrlAndPassesEveryPacket) {
   auto nf = testing::make_nf("count_url", {{"max_urls", 2}});
   std::vector<rte_mbuf*> frames;
-  for (int i = 0; i < 3; i++) frames.push_back(testing::make_tcp_frame_with(request("/a"), i));
-  frames.push_back(testing::make_tcp_frame_with(request("/b")));
-  frames.push_back(testing::make_tcp_frame_with(request("/c")));  // a third URL: the table holds two
+  for (int i = 0; i < 3; i++) frames.push_back(testing::make_tcp_frame_with(http_request("/a"), i));
+  frames.push_back(testing::make_tcp_frame_with(http_request("/b")));
+  frames.push_back(testing::make_tcp_frame_with(http_request("/c")));  // a third URL: the table holds two
   frames.push_back(testing::make_frame(9, 64, IPPROTO_UDP));
   testing::BatchOutcome out = testing::run_batch(*nf, frames);
   EXPECT_EQ(out.dropped, 0);

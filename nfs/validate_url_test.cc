@@ -1,19 +1,18 @@
 // Tests of the validate_url μNF: attacks dropped, other requests and non-HTTP packets passed, per-pattern counts.
+#include "dataplane/manager/request_frames.h"
 #include "nf_test_support.h"
 
 namespace tandem {
 namespace {
 
-std::string request(const std::string& url) { return "GET " + url + " HTTP/1.1\r\nHost: shop.example\r\n\r\n"; }
-
 TEST(ValidateUrl, DropsAttacksAndPassesEverythingElse) {
   auto nf = testing::make_nf("validate_url");
   std::vector<rte_mbuf*> frames = {
-      testing::make_tcp_frame_with(request("/index.html"), 1),
-      testing::make_tcp_frame_with(request("/item?id=1%27%20OR%20%271%27%3D%271"), 2),
+      testing::make_tcp_frame_with(http_request("/index.html"), 1),
+      testing::make_tcp_frame_with(http_request("/item?id=1%27%20OR%20%271%27%3D%271"), 2),
       testing::make_frame(3, 128, IPPROTO_UDP),
-      testing::make_tcp_frame_with(request("/p?id=1;+DROP+TABLE+users"), 4),
-      testing::make_tcp_frame_with(request("/search?q=union+station"), 5),
+      testing::make_tcp_frame_with(http_request("/p?id=1;+DROP+TABLE+users"), 4),
+      testing::make_tcp_frame_with(http_request("/search?q=union+station"), 5),
   };
   std::vector<rte_mbuf*> expected_kept = {frames[0], frames[2], frames[4]};
   testing::BatchOutcome out = testing::run_batch(*nf, frames);
@@ -29,8 +28,8 @@ TEST(ValidateUrl, DropsAttacksAndPassesEverythingElse) {
 
 TEST(ValidateUrl, TakesItsOwnPatternsAndRefusesOnesHyperscanCannotCompile) {
   auto nf = testing::make_nf("validate_url", {{"patterns", {"^/admin"}}});
-  std::vector<rte_mbuf*> frames = {testing::make_tcp_frame_with(request("/admin/users")),
-                                   testing::make_tcp_frame_with(request("/item?id=1'+or+'1'='1"))};
+  std::vector<rte_mbuf*> frames = {testing::make_tcp_frame_with(http_request("/admin/users")),
+                                   testing::make_tcp_frame_with(http_request("/item?id=1'+or+'1'='1"))};
   testing::BatchOutcome out = testing::run_batch(*nf, frames);
   EXPECT_EQ(out.dropped, 1);
   EXPECT_EQ(out.kept, std::vector<rte_mbuf*>{frames[1]});  // the built-in signatures are replaced, not added to
