@@ -163,8 +163,8 @@ def run_report(results: dict) -> str:
     if pool["pool_matches_in_flight"] is None:
         cut = ", ".join(f"{f['nf']} ({f['mbufs']} mbufs, worker {f['worker']})" for f in pool.get("interrupted_frees", []))
         lines.append(f"pool not checked: a worker died while returning mbufs to the pool ({cut}), which leaves the "
-                     f"pool's shared state mid-update (it shows {pool['pool_difference']:+d} against the packets in flight, "
-                     f"{pool['pool_ring_unpublished']} mbufs unpublished in its ring); the counters balance")
+                     f"pool's shared state mid-update (it shows {pool['pool_difference']:+d} mbufs against the packets in flight); "
+                     "the counters balance")
     elif not pool["pool_matches_in_flight"]:
         lines.append(f"MISMATCH: {count(pool['mbufs_in_use'])} mbufs in use but {count(pool['in_flight'])} packets in flight")
     for warning in results.get("warnings", []):

@@ -57,17 +57,16 @@ void Run::set_up_memory() {
                              " (hugepages reserved and mounted? see the manager log)");
   hz_ = static_cast<double>(rte_get_tsc_hz());
 
-  // The pool's ring is shared by every process, and a scheduler may stop a process anywhere, also halfway
-  // through returning mbufs. In the default MP/MC mode every later producer then spins until that process runs
-  // again; if the spinner is the manager, whose loop is what would let it run (unis), nothing ever moves.
-  // Relaxed-tail-sync mode lets producers finish independently; with the head-tail distance at the ring's
-  // capacity, a stopped producer only delays when the objects it was returning become visible.
+  // The pool is shared by every process, and a process may be stopped or killed anywhere, also halfway through
+  // taking or returning mbufs. A ring-based pool blocks then: in MP/MC mode every later producer spins until the
+  // stopped one runs again (if the spinner is the manager, whose loop is what would let it run, nothing moves);
+  // in relaxed-tail-sync mode one killed producer's reservation is never published, every later free stays
+  // invisible behind it, and the pool runs dry (a clean-clone suite run hung that way on a killed testpmd).
+  // DPDK's lock-free stack never waits for another process: a process cut mid-operation only loses the mbufs
+  // it was moving, which the accounting reports as an interrupted free.
   pool_ = rte_pktmbuf_pool_create_by_ops(kMbufPoolName, mbuf_pool_size(d_), kMbufCache, kMbufPrivSize, RTE_MBUF_DEFAULT_BUF_SIZE,
-                                         SOCKET_ID_ANY, "ring_mt_rts");
-  if (pool_ == nullptr) throw std::runtime_error(std::string("cannot create the mbuf pool: ") + rte_strerror(rte_errno));
-  auto* pool_ring = static_cast<rte_ring*>(pool_->pool_data);
-  if (rte_ring_set_prod_htd_max(pool_ring, rte_ring_get_capacity(pool_ring)) != 0)
-    throw std::runtime_error("cannot relax the mbuf pool ring's head-tail distance");
+                                         SOCKET_ID_ANY, "lf_stack");
+  if (pool_ == nullptr) throw std::runtime_error(std::string("cannot create the mbuf pool (DPDK's lf_stack mempool driver): ") + rte_strerror(rte_errno));
 
   const rte_memzone* zone = rte_memzone_reserve(kStatsZoneName, sizeof(StatsZone), SOCKET_ID_ANY, 0);
   if (zone == nullptr) throw std::runtime_error(std::string("cannot reserve the stats memzone: ") + rte_strerror(rte_errno));
