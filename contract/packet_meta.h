@@ -15,6 +15,10 @@ struct PacketMeta {
   uint16_t chain;        // index of the chain the packet belongs to
   uint8_t hop_count;     // NFs that have stamped the packet so far
   uint8_t hops[kMaxHops];  // global NF index of each NF in the order they processed it
+  // A parallel group (dataplane/ports/parallel_ports.h): the copies a branch port made of the packet, and the
+  // branches that finished it (each branch's marker adds one, atomically: branches run in several processes).
+  uint8_t parallel_width;
+  uint32_t parallel_finished;
 };
 
 inline constexpr uint16_t kMbufPrivSize = (sizeof(PacketMeta) + RTE_MBUF_PRIV_ALIGN - 1) & ~(RTE_MBUF_PRIV_ALIGN - 1);

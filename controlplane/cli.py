@@ -218,7 +218,7 @@ def cmd_nfs(args) -> int:
 
 
 def descriptor_line(descriptor: dict) -> str:
-    """An NF's descriptor in one line: state, drops, and per layer its action with the fields behind it."""
+    """An NF's descriptor in one line: state, drops, per layer its action with the fields behind it, and its gates."""
     def fields(layer_fields: list[str]) -> str:
         return f" ({', '.join(layer_fields)})" if layer_fields else ""
 
@@ -227,8 +227,9 @@ def descriptor_line(descriptor: dict) -> str:
     for layer, action in descriptor["layers"].items():
         touched = [f for f in (descriptor["writes"] if action == "ReadWrite" else descriptor["reads"]) if f.startswith(prefixes[layer])]
         layers.append(f"{layer} {action}{fields(touched) if action != 'NOP' and layer != 'payload' else ''}")
+    gates = f"; gates {', '.join(descriptor['gates'])}" if descriptor["gates"] else ""
     return (f"{'stateful' if descriptor['stateful'] else 'stateless'}, {'may drop' if descriptor['may_drop'] else 'never drops'}; "
-            + ", ".join(layers))
+            + ", ".join(layers) + gates)
 
 
 def parser() -> argparse.ArgumentParser:

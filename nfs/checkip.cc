@@ -1,7 +1,7 @@
 // checkip: validates the IPv4 header (version, length, checksum) and drops packets that fail.
 #include "checkip.h"
 
-#include "ipv4_view.h"
+#include "contract/ipv4_view.h"
 #include "nf.h"
 
 namespace tandem {

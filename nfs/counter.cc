@@ -5,7 +5,7 @@
 #include <rte_hash.h>
 #include <rte_jhash.h>
 
-#include "five_tuple.h"
+#include "contract/five_tuple.h"
 #include "nf.h"
 
 namespace tandem {

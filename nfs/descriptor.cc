@@ -69,7 +69,8 @@ Access NfDescriptor::access(Layer layer) const {
 json NfDescriptor::to_json() const {
   json layers = json::object();
   for (Layer layer : {Layer::L2, Layer::L3, Layer::L4, Layer::Payload}) layers[layer_name(layer)] = access_name(access(layer));
-  return {{"stateful", stateful}, {"may_drop", may_drop}, {"layers", layers}, {"reads", reads.names()}, {"writes", writes.names()}};
+  return {{"stateful", stateful}, {"may_drop", may_drop}, {"layers", layers}, {"reads", reads.names()}, {"writes", writes.names()},
+          {"gates", gates}};
 }
 
 bool may_run_in_parallel(const NfDescriptor& a, const NfDescriptor& b) {

@@ -54,6 +54,9 @@ struct NfDescriptor {
   bool may_drop = false;
   FieldSet reads;   // fields whose value the NF's decision or output depends on
   FieldSet writes;  // fields it may change (a written field is read too when the NF updates it in place)
+  // The names of its output gates (contract/batch.h) when it has several, gate 0 first: the labels a labelled
+  // fan-out after it routes by. Empty: one output, every packet on gate 0.
+  std::vector<std::string> gates;
 
   // The paper's per-layer action: NOP, ReadOnly, or ReadWrite.
   Access access(Layer layer) const;

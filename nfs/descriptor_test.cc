@@ -55,7 +55,8 @@ TEST(Descriptor, ByteOffsetsMapToTheirFields) {
 
 // Every NF type (but the external application, which runs in a process of its own) processes UDP and TCP frames
 // of many flows, some with TTL 1, some with a broken checksum, two with HTTP requests (one an attack): every byte it changes must lie in a field its
-// descriptor says it writes, a frame whose length changes needs `payload` written, and a drop needs may_drop.
+// descriptor says it writes, a frame whose length changes needs `payload` written, a drop needs may_drop, and
+// every gate it sends a packet to must be one it declares.
 TEST(Descriptor, EveryNfTypeChangesOnlyWhatItDeclares) {
   for (const auto& [name, type] : nf_types()) {
     if (name == kExternalNfType) continue;
@@ -78,6 +79,7 @@ TEST(Descriptor, EveryNfTypeChangesOnlyWhatItDeclares) {
     }
     testing::BatchOutcome out = testing::run_batch(*nf, frames);
     if (out.dropped > 0) EXPECT_TRUE(type.descriptor.may_drop) << out.dropped << " dropped";
+    for (uint8_t gate : out.gates) EXPECT_LT(gate, std::max<size_t>(1, type.descriptor.gates.size())) << "a gate it does not declare";
     for (rte_mbuf* m : out.kept) {
       const std::vector<uint8_t>& old = before.at(m);
       const uint8_t* data = rte_pktmbuf_mtod(m, const uint8_t*);

@@ -3,7 +3,7 @@
 #include <rte_errno.h>
 
 #include "firewall_rules.h"
-#include "ipv4_view.h"
+#include "contract/ipv4_view.h"
 #include "nf.h"
 
 namespace tandem {

@@ -6,7 +6,7 @@
 #include <rte_ip.h>
 #include <rte_tcp.h>
 
-#include "ipv4_view.h"
+#include "contract/ipv4_view.h"
 
 namespace tandem {
 

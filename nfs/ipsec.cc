@@ -12,7 +12,7 @@
 #include <rte_tcp.h>
 #include <rte_udp.h>
 
-#include "ipv4_view.h"
+#include "contract/ipv4_view.h"
 #include "nf.h"
 
 namespace tandem {

@@ -50,17 +50,19 @@ inline rte_mbuf* make_tcp_frame_with(const std::string& payload, uint32_t flow =
   return m;
 }
 
-// Runs `nf` over `frames`; returns the packets kept, frees the dropped ones and reports how many.
+// Runs `nf` over `frames`; returns the packets kept with their gates, frees the dropped ones and reports how many.
 struct BatchOutcome {
   std::vector<rte_mbuf*> kept;
   uint16_t dropped = 0;
+  std::vector<uint8_t> gates;  // of the kept packets, in order
 };
 
 inline BatchOutcome run_batch(NetworkFunction& nf, std::vector<rte_mbuf*> frames) {
   std::vector<rte_mbuf*> dropped(frames.size());
-  Batch batch{frames.data(), static_cast<uint16_t>(frames.size()), dropped.data(), 0};
+  std::vector<uint8_t> gates(frames.size(), 0);
+  Batch batch{frames.data(), static_cast<uint16_t>(frames.size()), dropped.data(), 0, gates.data()};
   nf.process(batch);
-  BatchOutcome out{{frames.begin(), frames.begin() + batch.count}, batch.dropped_count};
+  BatchOutcome out{{frames.begin(), frames.begin() + batch.count}, batch.dropped_count, {gates.begin(), gates.begin() + batch.count}};
   rte_pktmbuf_free_bulk(dropped.data(), batch.dropped_count);
   return out;
 }

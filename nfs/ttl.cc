@@ -1,7 +1,7 @@
 // ttl: decrements the IPv4 TTL with an incremental checksum update (RFC 1624) and drops at zero.
 #include "ttl.h"
 
-#include "ipv4_view.h"
+#include "contract/ipv4_view.h"
 #include "nf.h"
 
 namespace tandem {

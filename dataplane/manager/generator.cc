@@ -83,10 +83,7 @@ void Generator::emit(Stream& stream, uint16_t count, uint64_t now_tsc, uint16_t 
     // mbuf or NF work is spent on them.
     stream.generated += count;
     counter_add(stream.control->entry_backpressure, static_cast<uint64_t>(count));
-    if (!stream.replay.empty()) {  // the shed frames of a capture were its next ones
-      stream.replay_cursor += count;
-      if (stream.replay_loop) stream.replay_cursor %= stream.replay.count();
-    }
+    if (!stream.replay.empty()) stream.advance_replay(count);  // the shed frames of a capture were its next ones
     return;
   }
   rte_mbuf* pkts[kMaxBurst];
@@ -103,7 +100,7 @@ void Generator::emit(Stream& stream, uint16_t count, uint64_t now_tsc, uint16_t 
     if (size == 0 && !stream.replay.empty()) {  // a capture: its next frame, whatever its size
       size = stream.replay.frame_size(stream.replay_cursor);
       ready = stream.replay.frame(stream.replay_cursor);
-      if (++stream.replay_cursor == stream.replay.count() && stream.replay_loop) stream.replay_cursor = 0;
+      stream.advance_replay(1);
     } else if (size == 0 && !stream.requests.empty()) {  // HTTP: the flow's request decides the size (probes keep theirs)
       size = stream.requests.frame_size(stream.flow_cursor);
       ready = stream.requests.frame(stream.flow_cursor);
@@ -132,7 +129,7 @@ void Generator::emit(Stream& stream, uint16_t count, uint64_t now_tsc, uint16_t 
   build_cycles_ += rte_rdtsc() - build_start;
   built_ += count;
   stream.generated += count;
-  stream.entry->tx_burst(pkts, count);  // a full entry drops what it cannot take, counted as its ring's
+  stream.entry->tx_burst(pkts, count, nullptr);  // a full entry drops what it cannot take, counted as its ring's
 }
 
 }  // namespace tandem

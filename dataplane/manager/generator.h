@@ -54,6 +54,12 @@ class Generator {
     double packets_per_cycle = 0;  // 0 = as fast as possible
     std::vector<double> step_packets_per_cycle;  // a stepped rate instead (may be empty)
     uint64_t step_cycles = 0;
+
+    // Moves the capture's cursor past `frames` frames, back to its start at the end when it loops.
+    void advance_replay(size_t frames) {
+      replay_cursor += frames;
+      if (replay_loop && replay_cursor >= replay.count()) replay_cursor %= replay.count();  // divides only on a wrap
+    }
   };
 
   // `frame_size` 0 = the chain's size mix.

@@ -22,8 +22,10 @@ class IngressPort {
 class EgressPort {
  public:
   virtual ~EgressPort() = default;
-  // Hands on `count` packets; returns how many the next stage accepted (the rest were dropped).
-  virtual uint16_t tx_burst(rte_mbuf** pkts, uint16_t count) = 0;
+  // Hands on `count` packets; returns how many the next stage accepted (the rest were dropped). `gates[i]` is
+  // the output gate the last NF chose for pkts[i] (contract/batch.h); nullptr when the sender has none (all 0).
+  // Only a port that routes by gate reads them.
+  virtual uint16_t tx_burst(rte_mbuf** pkts, uint16_t count, const uint8_t* gates) = 0;
   // Packets the next stage would accept now (the generator builds no frame that would be refused).
   virtual unsigned room() const = 0;
 };

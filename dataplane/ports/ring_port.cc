@@ -11,7 +11,7 @@ uint16_t RingIngress::rx_burst(rte_mbuf** pkts, uint16_t max) {
   return static_cast<uint16_t>(n);
 }
 
-uint16_t RingEgress::tx_burst(rte_mbuf** pkts, uint16_t count) {
+uint16_t RingEgress::tx_burst(rte_mbuf** pkts, uint16_t count, const uint8_t* /*gates: one way on*/) {
   unsigned sent = rte_ring_enqueue_burst(ring_, reinterpret_cast<void**>(pkts), count, nullptr);
   counter_add(counters_.enqueued, static_cast<uint64_t>(sent));
   // The next ring is full: the packets are lost here, after the work upstream was spent on them.

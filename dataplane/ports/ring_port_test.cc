@@ -19,7 +19,7 @@ TEST(RingPort, EgressTakesEveryPacketAndIngressCountsWhatItTakes) {
 
   std::vector<rte_mbuf*> frames;
   for (int i = 0; i < 12; i++) frames.push_back(testing::make_frame(i));
-  EXPECT_EQ(egress.tx_burst(frames.data(), 12), 8);  // the ring holds 8: four are refused, dropped here
+  EXPECT_EQ(egress.tx_burst(frames.data(), 12, nullptr), 8);  // the ring holds 8: four are refused, dropped here
   EXPECT_EQ(stats.rings[0].enqueued, 8u);
   EXPECT_EQ(stats.rings[0].dropped_full, 4u);
   EXPECT_EQ(journal, 0u);

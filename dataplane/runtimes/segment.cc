@@ -31,13 +31,14 @@ void account_service_time(SegmentRuntime& segment, size_t k, NfCounters& counter
 uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t burst) {
   rte_mbuf* pkts[kMaxBurst];
   rte_mbuf* dropped[kMaxBurst];
+  uint8_t gates[kMaxBurst];
   uint64_t begin = rte_rdtsc();
   uint16_t n = segment.in->rx_burst(pkts, burst);
   if (n == 0) {
     counter_add(stats.nfs[segment.nf_indexes.front()].empty_polls, uint64_t{1});
     return 0;
   }
-  Batch batch{pkts, n, dropped, 0};
+  Batch batch{pkts, n, dropped, 0, gates};
   uint64_t& journal = stats.nfs[segment.nf_indexes.front()].mbufs_being_freed;
   uint64_t spent_by_nf[kMaxSegmentNfs] = {}, inside_nfs = 0;
   uint16_t in_by_nf[kMaxSegmentNfs] = {};
@@ -46,6 +47,7 @@ uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t bu
     auto hop = static_cast<uint8_t>(segment.nf_indexes[k]);
     for (uint16_t i = 0; i < batch.count; i++) stamp_hop(batch.pkts[i], hop);
     uint16_t in = batch.count;
+    batch.clear_gates();  // the gates the egress routes by are the segment's last NF's
     uint64_t start = rte_rdtsc();
     segment.nfs[k]->process(batch);
     uint64_t spent = rte_rdtsc() - start;
@@ -63,7 +65,7 @@ uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t bu
       batch.dropped_count = 0;
     }
   }
-  if (batch.count > 0) segment.out->tx_burst(batch.pkts, batch.count);
+  if (batch.count > 0) segment.out->tx_burst(batch.pkts, batch.count, batch.gates);
   // The service time includes the runtime's ring I/O for the batch (what NFVnice's libnf sees), charged to
   // the segment's first NF, which did the dequeue.
   uint64_t ring_io = rte_rdtsc() - begin - inside_nfs;

@@ -23,3 +23,10 @@ def test_the_ttl_line_names_the_fields_it_reads_and_writes():
     listing = subprocess.run([str(REPO / "tandem"), "nfs"], capture_output=True, text=True, timeout=60)
     assert listing.returncode == 0, listing.stderr
     assert descriptor_line(ttl["descriptor"]) in listing.stdout
+
+
+def test_a_classifier_shows_its_gates_and_an_nf_with_one_output_none():
+    nfs = {nf["name"]: nf["descriptor"] for nf in catalog.catalog()["nfs"]}
+    assert nfs["http_classifier"]["gates"] == ["other", "http"]
+    assert descriptor_line(nfs["http_classifier"]).endswith("; gates other, http")
+    assert nfs["ttl"]["gates"] == [] and "gates" not in descriptor_line(nfs["ttl"])

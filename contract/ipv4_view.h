@@ -1,4 +1,4 @@
-// Access to the IPv4 header of an Ethernet frame in an mbuf, shared by the NFs that read L3/L4 fields.
+// Access to the IPv4 header of an Ethernet frame in an mbuf, shared by the NFs and ports that read L3/L4 fields.
 #pragma once
 
 #include <rte_ether.h>

@@ -1,4 +1,4 @@
-// Extraction of the IPv4 5-tuple (addresses, ports, protocol) used by flow-aware NFs.
+// Extraction of the IPv4 5-tuple (addresses, ports, protocol) used by flow-aware NFs and the flow-hash egress port.
 #pragma once
 
 #include <cstdint>
