@@ -1,6 +1,9 @@
 // The catalog: NF types and scheduler modules as JSON, and the checks of a deployment against their schemas.
 #include "catalog.h"
 
+#include <algorithm>
+#include <set>
+
 #include "contract/batch.h"
 #include "contract/packet_meta.h"
 #include "contract/run_timing.h"
@@ -19,6 +22,11 @@ std::string names_of(const Registry& registry, Keep keep) {
   return names;
 }
 constexpr auto kAll = [](const auto&) { return true; };
+std::string join(const std::vector<std::string>& words) {
+  std::string out;
+  for (const std::string& word : words) out += (out.empty() ? "" : ", ") + word;
+  return out;
+}
 }  // namespace
 
 json catalog_json() {
@@ -50,6 +58,37 @@ json check_report(Deployment& deployment, const MachineRequirements& more) {
   return out;
 }
 
+namespace {
+
+// What only the NF types can tell of a chain's graph: a labelled fan-out's labels are gates of its NF, every
+// gate has an edge, and an external application (one port) sits at no join and no fan-out.
+void check_graph_against_types(const Deployment& deployment, SpecErrors& errors) {
+  for (const NfConfig& nf : deployment.nfs) {
+    if (nf.external() && (nf.in_rings.size() > 1 || nf.out_rings.size() > 1))
+      errors.push_back({nf.spec_path, "external NF '" + nf.name + "' has one port (one ring in, one out): it cannot sit at a join or a fan-out"});
+    auto type = nf_types().find(nf.type);
+    if (type == nf_types().end()) continue;  // said already
+    const std::vector<std::string>& gates = type->second.descriptor.gates;
+    std::set<std::string> labels;
+    for (int ring : nf.out_rings) {
+      const RingConfig& edge = deployment.rings[ring];
+      if (edge.label.empty()) continue;
+      labels.insert(edge.label);
+      if (gates.empty())
+        errors.push_back({edge.spec_path + ".label", "NF type " + nf.type + " has one output: the edges out of " + nf.name + " take no label"});
+      else if (std::find(gates.begin(), gates.end(), edge.label) == gates.end())
+        errors.push_back({edge.spec_path + ".label", "'" + edge.label + "' is not a gate of " + nf.type + " (gates: " + join(gates) + ")"});
+    }
+    if (labels.empty() || gates.empty()) continue;
+    for (const std::string& gate : gates)
+      if (!labels.count(gate))
+        errors.push_back({nf.spec_path, "gate '" + gate + "' of " + nf.name + " (" + nf.type + ") has no edge: label one of its edges with it, "
+                                        "or its packets are lost"});
+  }
+}
+
+}  // namespace
+
 SpecErrors check_deployment(Deployment& deployment) {
   SpecErrors errors;
   for (NfConfig& nf : deployment.nfs) {
@@ -63,6 +102,7 @@ SpecErrors check_deployment(Deployment& deployment) {
     nf.args = resolve_args(type->second.args, nf.args, path + ".args", errors);
     if (errors.size() == before && type->second.check) type->second.check(nf.args, path + ".args", errors);
   }
+  check_graph_against_types(deployment, errors);
   auto scheduler = scheduler_types().find(deployment.scheduler.name);
   if (scheduler != scheduler_types().end() && !scheduler->second.external_nfs) {
     std::string able = names_of(scheduler_types(), [](const SchedulerType& type) { return type.external_nfs; });

@@ -3,6 +3,8 @@
 
 #include <netinet/in.h>
 
+#include <algorithm>
+#include <map>
 #include <stdexcept>
 
 #include "shm_layout.h"
@@ -30,20 +32,87 @@ TrafficConfig parse_traffic(const json& t) {
 
 json worker_to_json(const WorkerPlan& plan) {
   json segments = json::array();
-  for (const Segment& s : plan.segments) segments.push_back({{"in_ring", s.in_ring}, {"nfs", s.nfs}, {"out_ring", s.out_ring}});
+  for (const Segment& s : plan.segments) segments.push_back({{"nfs", s.nfs}});
   return {{"index", plan.index}, {"name", plan.name}, {"core", plan.core}, {"lcore_id", plan.lcore_id}, {"segments", segments},
           {"runtime", runtime_name(plan.runtime)}};
 }
 
-WorkerPlan worker_from_json(const json& j) {
+WorkerPlan worker_from_json(const json& j, const std::vector<NfConfig>& nfs) {
   WorkerPlan plan;
   plan.index = j.at("index");
   plan.name = j.at("name");
   plan.core = j.at("core");
   plan.lcore_id = j.at("lcore_id");
-  for (const auto& s : j.at("segments")) plan.segments.push_back({s.at("in_ring"), s.at("nfs").get<std::vector<int>>(), s.at("out_ring")});
+  for (const auto& s : j.at("segments")) plan.segments.push_back(segment_of(nfs, s.at("nfs").get<std::vector<int>>()));
   plan.runtime = runtime_from_name(j.at("runtime"));
   return plan;
+}
+
+// A chain's NFs (in topological order), its rings (entry, one per edge, one per exit node) and each NF's
+// place in the graph. A chain without "edges" is a line: consecutive NFs joined.
+void parse_chain(const json& c, Deployment& d) {
+  ChainConfig chain;
+  chain.index = static_cast<int>(d.chains.size());
+  chain.name = c.at("name");
+  chain.traffic = parse_traffic(c.at("traffic"));
+  uint32_t capacity = c.value("ring_capacity", 2048u);
+  const json& nodes = c.at("nfs");
+  if (nodes.empty()) throw std::runtime_error("chain " + chain.name + " has no NFs");
+  std::map<std::string, int> local_of;  // name -> place in chain.nfs
+  for (size_t i = 0; i < nodes.size(); i++) {
+    NfConfig nf;
+    nf.index = static_cast<int>(d.nfs.size());
+    nf.name = nodes[i].at("name");
+    nf.type = nodes[i].at("type");
+    nf.args = nodes[i].value("args", json::object());
+    nf.core = nodes[i].at("core");
+    nf.cost_cycles = nodes[i].value("cost_cycles", 0.0);
+    nf.weight = nodes[i].value("weight", 1.0);
+    nf.batch = nodes[i].value("batch", 0u);
+    if (nodes[i].contains("planned_rate_pps")) nf.planned_rate_pps = nodes[i].at("planned_rate_pps").get<double>();
+    nf.chain = chain.index;
+    nf.spec_path = nodes[i].value("spec_path", "chains[" + std::to_string(chain.index) + "].nfs[" + std::to_string(i) + "]");
+    local_of[nf.name] = static_cast<int>(i);
+    chain.nfs.push_back(nf.index);
+    d.nfs.push_back(nf);
+  }
+  auto add_ring = [&](const std::string& name, int from, int to, const std::string& label, const std::string& path) {
+    RingConfig ring{static_cast<int>(d.rings.size()), chain.name + ":" + name, capacity, chain.index, from, to, label, path};
+    if (from >= 0) d.nfs[from].out_rings.push_back(ring.index);
+    if (to >= 0) d.nfs[to].in_rings.push_back(ring.index);
+    chain.rings.push_back(ring.index);
+    d.rings.push_back(ring);
+    return ring.index;
+  };
+  json edges = json::array();
+  if (c.contains("edges")) {
+    edges = c.at("edges");
+  } else {
+    for (size_t i = 1; i < nodes.size(); i++) edges.push_back({{"from", nodes[i - 1].at("name")}, {"to", nodes[i].at("name")}});
+  }
+  chain.entry_ring = add_ring("entry", -1, chain.nfs.front(), "", "");
+  for (const json& edge : edges) {
+    auto local = [&](const std::string& field) {
+      auto found = local_of.find(edge.at(field).get<std::string>());
+      if (found == local_of.end()) throw std::runtime_error("chain " + chain.name + ": an edge names an unknown NF " + edge.at(field).dump());
+      return found->second;
+    };
+    int from = local("from"), to = local("to");
+    // The control plane sends the NFs in topological order; depths and segments rely on it.
+    if (to <= from) throw std::runtime_error("chain " + chain.name + ": its NFs are not in topological order");
+    add_ring(nodes[from].at("name").get<std::string>() + "->" + nodes[to].at("name").get<std::string>(), chain.nfs[from], chain.nfs[to],
+             edge.value("label", std::string()), edge.value("spec_path", std::string()));
+  }
+  std::vector<int> exits;
+  for (int nf : chain.nfs)
+    if (d.nfs[nf].out_rings.empty()) exits.push_back(nf);
+  for (int nf : exits) chain.exit_rings.push_back(add_ring(exits.size() == 1 ? "exit" : d.nfs[nf].name + "->exit", nf, -1, "", ""));
+  for (size_t i = 1; i < chain.nfs.size(); i++)
+    if (d.nfs[chain.nfs[i]].in_rings.empty()) throw std::runtime_error("chain " + chain.name + " has more than one entry NF");
+  for (int nf : chain.nfs)
+    for (int ring : d.nfs[nf].in_rings)
+      if (d.rings[ring].from >= 0) d.nfs[nf].depth = std::max(d.nfs[nf].depth, d.nfs[d.rings[ring].from].depth + 1);
+  d.chains.push_back(chain);
 }
 
 constexpr std::pair<Runtime, const char*> kRuntimeNames[] = {
@@ -79,47 +148,9 @@ Deployment parse_deployment(const json& doc) {
   d.profile = doc.value("profile", json());
   d.scheduler.name = doc.at("scheduler").at("name");
   d.scheduler.options = doc.at("scheduler").value("options", json::object());
-  for (const auto& c : doc.at("chains")) {
-    ChainConfig chain;
-    chain.index = static_cast<int>(d.chains.size());
-    chain.name = c.at("name");
-    chain.traffic = parse_traffic(c.at("traffic"));
-    uint32_t capacity = c.value("ring_capacity", 2048u);
-    const json& nfs = c.at("nfs");
-    for (size_t position = 0; position <= nfs.size(); position++) {
-      RingConfig ring;
-      ring.index = static_cast<int>(d.rings.size());
-      ring.capacity = capacity;
-      ring.chain = chain.index;
-      if (position == 0)
-        ring.name = chain.name + ":entry";
-      else if (position == nfs.size())
-        ring.name = chain.name + ":exit";
-      else
-        ring.name = chain.name + ":" + nfs[position - 1].at("name").get<std::string>() + "->" + nfs[position].at("name").get<std::string>();
-      chain.rings.push_back(ring.index);
-      d.rings.push_back(ring);
-    }
-    for (size_t position = 0; position < nfs.size(); position++) {
-      NfConfig nf;
-      nf.index = static_cast<int>(d.nfs.size());
-      nf.name = nfs[position].at("name");
-      nf.type = nfs[position].at("type");
-      nf.args = nfs[position].value("args", json::object());
-      nf.core = nfs[position].at("core");
-      nf.cost_cycles = nfs[position].value("cost_cycles", 0.0);
-      nf.weight = nfs[position].value("weight", 1.0);
-      nf.batch = nfs[position].value("batch", 0u);
-      if (nfs[position].contains("planned_rate_pps")) nf.planned_rate_pps = nfs[position].at("planned_rate_pps").get<double>();
-      nf.chain = chain.index;
-      nf.position = static_cast<int>(position);
-      chain.nfs.push_back(nf.index);
-      d.nfs.push_back(nf);
-    }
-    d.chains.push_back(chain);
-  }
+  for (const auto& c : doc.at("chains")) parse_chain(c, d);
   if (doc.contains("workers"))
-    for (const auto& w : doc.at("workers")) d.workers.push_back(worker_from_json(w));
+    for (const auto& w : doc.at("workers")) d.workers.push_back(worker_from_json(w, d.nfs));
   if (doc.contains("paths")) {
     const json& p = doc.at("paths");
     d.paths = {p.value("file_prefix", ""), p.value("huge_dir", ""), p.value("run_dir", ""), p.value("worker_binary", ""),
@@ -148,8 +179,10 @@ unsigned mbuf_pool_size(const Deployment& deployment) {
   return mbufs;
 }
 
-std::string spec_path(const NfConfig& nf) {
-  return "chains[" + std::to_string(nf.chain) + "].nfs[" + std::to_string(nf.position) + "]";
+Segment segment_of(const std::vector<NfConfig>& all_nfs, std::vector<int> nfs) {
+  Segment segment{all_nfs.at(nfs.front()).in_rings, {}, all_nfs.at(nfs.back()).out_rings};
+  segment.nfs = std::move(nfs);
+  return segment;
 }
 
 }  // namespace tandem

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -16,7 +17,8 @@ struct TrafficConfig {
   std::vector<double> rate_steps_pps;
   std::string pcap;         // a capture replayed instead of built frames (absolute path); empty: none
   bool pcap_loop = true;    // start the capture again at its end; false: the chain's traffic ends with it
-  std::vector<std::string> http_urls;  // per flow: the URL of its HTTP requests (TCP, sized by the request); empty: none
+  // Per flow: the URL of its HTTP requests (TCP, sized by the request; "": a bare TCP segment); empty list: none.
+  std::vector<std::string> http_urls;
   double mean_rate_pps = 0;  // on average, as the control plane resolved it: rate_pps or the steps' mean; 0 = unknown
   double step_seconds = 1;
   std::vector<std::pair<uint16_t, double>> sizes;  // frame size in bytes (with FCS) and weight
@@ -34,7 +36,10 @@ struct NfConfig {
   json args;
   int core = 0;
   int chain = 0;
-  int position = 0;  // place in its chain, from 0
+  int depth = 0;  // the longest path from its chain's entry node to it, in edges (in a line: its position)
+  std::vector<int> in_rings;   // the rings that feed it (several at a join)
+  std::vector<int> out_rings;  // the rings it feeds (several at a fan-out), each labelled or not (RingConfig)
+  std::string spec_path;       // where the spec gives it, for messages: "chains[0].nfs[2]", "chains[1].graph.nodes[0]"
   double cost_cycles = 0;  // estimated TSC cycles per packet (cycle estimator or spec); 0 = not estimated
   double weight = 1;       // priority weight (NF's times its chain's), for schedulers that share CPU by weight
   uint32_t batch = 0;      // initial batch size for bubble from the spec; 0 = from the rates
@@ -46,27 +51,40 @@ struct NfConfig {
   bool external() const { return type == kExternalNfType; }
 };
 
+// One edge of a chain's graph, and the single-producer, single-consumer ring that carries it.
 struct RingConfig {
   int index = 0;
-  std::string name;  // e.g. "fw3:entry", "fw3:fw1->fw2", "fw3:exit"
+  std::string name;  // e.g. "fw3:entry", "fw3:fw1->fw2", "fw3:exit"; "web:cls->waf" for a labelled edge
   uint32_t capacity = 0;
   int chain = 0;
+  int from = -1;      // the NF that feeds it; -1: the generator (the chain's entry ring)
+  int to = -1;        // the NF it feeds; -1: the sink (an exit ring)
+  std::string label;  // the output gate of `from` whose packets it carries (a labelled fan-out); empty: all
+  std::string spec_path;  // the edge in the spec, for messages: "chains[0].graph.edges[1]"; empty: implied by a list
 };
 
+// A chain is a graph of NFs: one entry node fed by the generator, edges, and exit nodes feeding the sink. A
+// chain given as a list is the graph whose edges join consecutive NFs.
 struct ChainConfig {
   int index = 0;
   std::string name;
-  std::vector<int> nfs;    // global NF indexes in chain order
-  std::vector<int> rings;  // rings[i] feeds nfs[i]; rings.back() feeds the sink
+  std::vector<int> nfs;    // global NF indexes in topological order (in a line: chain order)
+  std::vector<int> rings;  // every ring of the chain: the entry first, then the edges, then the exits
+  int entry_ring = 0;
+  std::vector<int> exit_rings;
   TrafficConfig traffic;
 };
 
-// A run of consecutive NFs of one chain executed by one worker as consecutive function calls.
+// NFs of one chain executed by one worker as consecutive function calls: each NF but the last has one edge,
+// to the next. Its ports are the first NF's in-rings and the last NF's out-rings.
 struct Segment {
-  int in_ring = 0;
+  std::vector<int> in_rings;
   std::vector<int> nfs;
-  int out_ring = 0;
+  std::vector<int> out_rings;
 };
+
+// The segment of `nfs` (consecutive along single edges; the caller's to ensure), with its rings.
+Segment segment_of(const std::vector<NfConfig>& all_nfs, std::vector<int> nfs);
 
 // One worker process: pinned to `core`, it polls its segments round-robin.
 // How a worker process runs its segments: one field of the worker plan, chosen by the scheduler module's plan.
@@ -136,7 +154,7 @@ inline constexpr unsigned kMbufCache = 256;  // per-lcore mempool cache
 // Sized per NF (an upper bound on worker processes), so it can be computed before workers are planned.
 unsigned mbuf_pool_size(const Deployment& deployment);
 
-// Where an NF sits in the spec, for error messages: "chains[C].nfs[P]".
-std::string spec_path(const NfConfig& nf);
+// Where an NF sits in the spec, for error messages: "chains[C].nfs[P]" or "chains[C].graph.nodes[N]".
+inline const std::string& spec_path(const NfConfig& nf) { return nf.spec_path; }
 
 }  // namespace tandem

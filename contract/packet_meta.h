@@ -7,7 +7,8 @@
 
 namespace tandem {
 
-inline constexpr int kMaxHops = 24;
+// Nodes a packet may pass through a chain's graph (the NFs of a chain: UNiS and Bubble study long ones).
+inline constexpr int kMaxHops = 64;
 
 struct PacketMeta {
   uint64_t seq;          // per-chain sequence number set by the generator
@@ -25,7 +26,7 @@ inline constexpr uint16_t kMbufPrivSize = (sizeof(PacketMeta) + RTE_MBUF_PRIV_AL
 
 inline PacketMeta* meta_of(rte_mbuf* m) { return static_cast<PacketMeta*>(rte_mbuf_to_priv(m)); }
 
-// Each NF stamps the packets it processes; the sink compares the record with the chain's NF list.
+// Each NF stamps the packets it processes; the sink checks the record is a path of the chain's graph.
 inline void stamp_hop(rte_mbuf* m, uint8_t nf_index) {
   PacketMeta* meta = meta_of(m);
   if (meta->hop_count < kMaxHops) meta->hops[meta->hop_count] = nf_index;

@@ -41,6 +41,8 @@ struct alignas(64) NfCounters {
   // (already counted as dropped), 0 otherwise. A process killed inside the free leaves it nonzero, and the
   // manager then knows the pool's shared state was cut mid-update (see dataplane/ports/free_counted.cc).
   uint64_t mbufs_being_freed;
+  // Packets this NF sent to an output gate that the chain's graph gives no edge (dropped by its labelled egress).
+  uint64_t label_miss;
 };
 
 // Per-NF control for workers that host several NFs as user-level threads (Bubble): the scheduler module

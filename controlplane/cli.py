@@ -12,7 +12,7 @@ from controlplane import catalog
 from controlplane.errors import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK, SpecError, TandemError
 from controlplane.progress import say as tell_user
 from controlplane.report import comparison_report, run_report
-from controlplane.spec import load_spec, run_config
+from controlplane.spec import chain_nodes, load_spec, run_config
 
 
 def _scheduler_list(text: str) -> list[str]:
@@ -137,7 +137,7 @@ def cmd_validate(args) -> int:
         _check_schedulers([args.scheduler], args.spec)
     _check_scheduler_options(spec, args.spec)
     verdict = catalog.check(run_config(spec, args.scheduler), args.spec)
-    nfs = sum(len(chain.nfs) for chain in spec.chains)
+    nfs = sum(len(chain_nodes(chain)) for chain in spec.chains)
     scheduler = args.scheduler or spec.scheduler.name
     print(f"{args.spec}: valid: {len(spec.chains)} chain(s), {nfs} NF(s), scheduler {scheduler}, "
           f"needs {verdict['hugepages_2mb']} hugepages of 2 MB")
@@ -153,7 +153,7 @@ def cmd_profile(args) -> int:
     catalog.check(config, args.spec)  # bad NF arguments are reported before anything runs
     say = None if args.quiet else tell_user
     costs = profile.estimate_costs(config, args.spec, refresh=args.refresh, say=say)
-    nf_cores = sorted({nf.core for chain in spec.chains for nf in chain.nfs})
+    nf_cores = sorted({nf.core for chain in spec.chains for nf in chain_nodes(chain)})
     latency = None
     if not args.no_switch_latency:
         if say:

@@ -1,6 +1,7 @@
 """HTTP traffic for the μNFs that read requests: which URL each flow's requests carry. A chain's flows cycle in
 order, so giving the first round(flows x malicious) flows an attack URL makes exactly that share of every cycle
-of packets malicious, and a run's expected drops are known in advance."""
+of packets malicious, and a run's expected drops are known in advance; the next round(flows x other) flows send
+bare TCP segments (no request), which an HTTP classifier sends its other way."""
 from __future__ import annotations
 
 # An ordinary site, when the spec names no URLs.
@@ -18,10 +19,19 @@ def attack_flows(flows: int, malicious: float) -> int:
     return round(flows * malicious)
 
 
-def flow_urls(urls: list[str], malicious: float, flows: int) -> list[str]:
-    """The URL of each flow: the first attack_flows() flows cycle through the attacks, the rest through `urls`."""
-    attacks = attack_flows(flows, malicious)
-    return [ATTACK_URLS[f % len(ATTACK_URLS)] if f < attacks else urls[(f - attacks) % len(urls)] for f in range(flows)]
+def flow_urls(urls: list[str], malicious: float, flows: int, other: float = 0.0) -> list[str]:
+    """The URL of each flow: the first attack_flows() flows cycle through the attacks, the next round(flows x other)
+    send no request (""), the rest cycle through `urls`."""
+    attacks, bare = attack_flows(flows, malicious), round(flows * other)
+
+    def url(f: int) -> str:
+        if f < attacks:
+            return ATTACK_URLS[f % len(ATTACK_URLS)]
+        if f < attacks + bare:
+            return ""
+        return urls[(f - attacks - bare) % len(urls)]
+
+    return [url(f) for f in range(flows)]
 
 
 def url_problem(url: str) -> str | None:

@@ -109,7 +109,9 @@ def run_report(results: dict) -> str:
             lines.append(f"{nf['name']} ({nf['type']}): " + ", ".join(f"{key} {json.dumps(value)}" for key, value in nf["report"].items()))
     lines.append("")
     for chain in results["chains"]:
-        places = {**chain["dropped"]["rings"], **chain["dropped"]["nfs"], "entry-backpressure": chain["dropped"].get("entry_backpressure", 0)}
+        places = {**chain["dropped"]["rings"], **chain["dropped"]["nfs"],
+                  **{f"{nf}:label-miss": n for nf, n in chain["dropped"].get("label_misses", {}).items()},
+                  "entry-backpressure": chain["dropped"].get("entry_backpressure", 0)}
         where = ", ".join(f"{name} {count(n)}" for name, n in places.items() if n) or "none"
         verdict = "exact" if chain["accounting_exact"] else "MISMATCH"
         lines.append(

@@ -9,8 +9,9 @@ from pathlib import Path
 from typing import Annotated, Literal, Union
 
 import yaml
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator, model_validator
 
+from controlplane.chain_graph import Edge, graph_problems, line_edges, topological_order
 from controlplane.errors import SpecError
 from controlplane.http_traffic import DEFAULT_URLS, MAX_HTTP_FLOWS, flow_urls, url_problem
 from controlplane.pcap_file import replay_problem
@@ -20,7 +21,7 @@ DATACENTER_MIX = [(64, 5), (180, 15), (200, 20), (220, 10), (1380, 15), (1400, 2
 MIN_FRAME, MAX_FRAME = 64, 1518
 # The data plane's sizes, which its catalog declares too (limits; tests/controlplane/test_spec_errors.py holds
 # them equal): checked here so that a spec is refused by field before the data plane is asked.
-MAX_HOPS = 24  # hop record size in the packet metadata (contract/packet_meta.h)
+MAX_HOPS = 64  # hop record size in the packet metadata (contract/packet_meta.h): the NFs of one chain
 MAX_NFS = 128  # stats zone slots (contract/shm_layout.h)
 MAX_BURST = 1024  # contract/batch.h
 MAX_RING = 1 << 22  # slots; the mbuf pool is sized from the rings, and hugepages from the pool
@@ -85,6 +86,15 @@ class HttpTraffic(Strict):
 
     urls: list[str] | None = None  # the benign mix, one URL per flow in turn; left out: http_traffic.DEFAULT_URLS
     malicious: float = Field(default=0.0, ge=0, le=1)  # share of flows whose URL is an SQL-injection attempt
+    # Share of flows whose TCP segments carry no HTTP request (bare segments, as a TLS or SSH flow's ACKs look to an
+    # HTTP classifier): what a classifier's "other" way gets.
+    other: float = Field(default=0.0, ge=0, le=1)
+
+    @model_validator(mode="after")
+    def _shares(self):
+        if self.malicious + self.other > 1:
+            raise ValueError(f"malicious and other are shares of the flows: together at most 1, got {self.malicious + self.other:g}")
+        return self
 
     @field_validator("urls")
     @classmethod
@@ -178,12 +188,43 @@ class NfSpec(Strict):
     batch: int | None = Field(default=None, ge=16, le=MAX_BURST)
 
 
+class EdgeSpec(Strict):
+    source: str = Field(alias="from", min_length=1)
+    to: str = Field(min_length=1)
+    # The output gate of `from` whose packets take this edge (a labelled fan-out after a classifier).
+    label: str | None = Field(default=None, min_length=1)
+
+
+class GraphSpec(Strict):
+    nodes: list[NfSpec]
+    edges: list[EdgeSpec] = Field(default_factory=list)
+
+
 class ChainSpec(Strict):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
-    nfs: list[NfSpec]
+    nfs: list[NfSpec] | None = None  # a line: each NF feeds the next
+    graph: GraphSpec | None = None   # or a graph: nodes, and edges between them
     ring_capacity: int | None = Field(default=None, le=MAX_RING)
     traffic: Traffic = Field(default_factory=Traffic)
     weight: float = Field(default=1.0, gt=0, le=1e6)  # priority weight of every NF of the chain
+
+
+def chain_nodes(chain: ChainSpec) -> list[NfSpec]:
+    """A chain's NFs as the spec gives them: its list, or its graph's nodes."""
+    if chain.graph is not None:
+        return chain.graph.nodes
+    return chain.nfs or []
+
+
+def node_where(chain: ChainSpec, where: str, n: int) -> str:
+    """The spec path of a chain's n-th NF as the spec gives them."""
+    return f"{where}.graph.nodes[{n}]" if chain.graph is not None else f"{where}.nfs[{n}]"
+
+
+def chain_edges(chain: ChainSpec, where: str) -> list[Edge]:
+    if chain.graph is None:
+        return line_edges([nf.name for nf in chain_nodes(chain)], where)
+    return [Edge(e.source, e.to, e.label, f"{where}.graph.edges[{i}]") for i, e in enumerate(chain.graph.edges)]
 
 
 class SchedulerSpec(Strict):
@@ -323,15 +364,23 @@ def _semantic_problems(spec: Spec) -> list[tuple[str, str]]:
         check_unique("chain", chain.name, where)
         if chain.ring_capacity is not None:
             check_capacity(f"{where}.ring_capacity", chain.ring_capacity)
-        if not chain.nfs:
-            problems.append((f"{where}.nfs", f"chain {chain.name!r} is empty: give it at least one NF"))
-        if len(chain.nfs) > MAX_HOPS:
-            problems.append((f"{where}.nfs", f"a chain has at most {MAX_HOPS} NFs, got {len(chain.nfs)}"))
-        total_nfs += len(chain.nfs)
+        nodes = chain_nodes(chain)
+        listed = f"{where}.graph.nodes" if chain.graph is not None else f"{where}.nfs"
+        if chain.nfs is not None and chain.graph is not None:
+            problems.append((f"{where}.graph", "give the chain's NFs once: as nfs (a line) or as a graph, not both"))
+        elif chain.nfs is None and chain.graph is None:
+            problems.append((f"{where}.nfs", "is required: the chain's NFs as a list (a line), or a graph of nodes and edges"))
+        elif not nodes:
+            problems.append((listed, f"chain {chain.name!r} is empty: give it at least one NF"))
+        if len(nodes) > MAX_HOPS:
+            problems.append((listed, f"a chain has at most {MAX_HOPS} NFs, got {len(nodes)}"))
+        if chain.graph is not None and nodes and chain.nfs is None:
+            problems += graph_problems([nf.name for nf in nodes], chain_edges(chain, where), where)
+        total_nfs += len(nodes)
         problems += _http_problems(spec, chain, where)
         problems += _pcap_problems(spec, chain, where)
-        for n, nf in enumerate(chain.nfs):
-            nf_where = f"{where}.nfs[{n}]"
+        for n, nf in enumerate(nodes):
+            nf_where = node_where(chain, where, n)
             check_unique("NF", nf.name, nf_where)
             if nf.core is None:
                 if spec.placement != "auto":
@@ -495,8 +544,8 @@ def _resolved_traffic(spec: Spec, chain: ChainSpec) -> dict:
         "sizes": sizes,
         "flows": flows,
         "protocol": "tcp" if http else pick("protocol", "udp"),
-        # Per flow, the URL its requests carry (the frame's size follows); empty: frames of the size mix.
-        "http_urls": flow_urls(http.urls or DEFAULT_URLS, http.malicious, flows) if http and not pcap else [],
+        # Per flow, the URL its requests carry (the frame's size follows; "": a bare TCP segment); none: frames of the size mix.
+        "http_urls": flow_urls(http.urls or DEFAULT_URLS, http.malicious, flows, http.other) if http and not pcap else [],
         # A capture to replay instead (its frames in turn), and whether to start again at its end.
         "pcap": pcap or "",
         "pcap_loop": pick("loop", True),
@@ -509,9 +558,10 @@ def placement_cores(spec: Spec) -> list[int]:
     return sorted(usable_cores() - {spec.control_core})
 
 
-def _nf_config(nf: NfSpec, chain: ChainSpec, placeholder_core: int) -> dict:
+def _nf_config(nf: NfSpec, chain: ChainSpec, placeholder_core: int, where: str) -> dict:
     # Until the solver has placed it, an NF of an auto-placed spec sits on the first placement core.
-    config = {"name": nf.name, "type": nf.type, "core": nf.core if nf.core is not None else placeholder_core, "args": nf.args, "weight": nf.weight * chain.weight}
+    config = {"name": nf.name, "type": nf.type, "core": nf.core if nf.core is not None else placeholder_core, "args": nf.args,
+              "weight": nf.weight * chain.weight, "spec_path": where}
     if nf.batch is not None:
         config["batch"] = nf.batch
     if nf.cost_cycles is not None:
@@ -537,13 +587,23 @@ def run_config(spec: Spec, scheduler: str | None = None, duration: float | None 
         "duration": duration if duration is not None else spec.duration,
         "warmup": spec.warmup,
         "scheduler": chosen,
-        "chains": [
-            {
-                "name": chain.name,
-                "ring_capacity": chain.ring_capacity or spec.ring_capacity,
-                "traffic": _resolved_traffic(spec, chain),
-                "nfs": [_nf_config(nf, chain, placeholder) for nf in chain.nfs],
-            }
-            for chain in spec.chains
-        ],
+        "chains": [_chain_config(spec, chain, f"chains[{c}]", placeholder) for c, chain in enumerate(spec.chains)],
     }
+
+
+def _chain_config(spec: Spec, chain: ChainSpec, where: str, placeholder_core: int) -> dict:
+    """A chain for the data plane: its NFs in topological order (a line keeps its order) and, for a graph, its edges."""
+    nodes = chain_nodes(chain)
+    edges = chain_edges(chain, where)
+    position = {nf.name: n for n, nf in enumerate(nodes)}
+    order = topological_order([nf.name for nf in nodes], edges)
+    config = {
+        "name": chain.name,
+        "ring_capacity": chain.ring_capacity or spec.ring_capacity,
+        "traffic": _resolved_traffic(spec, chain),
+        "nfs": [_nf_config(nodes[position[name]], chain, placeholder_core, node_where(chain, where, position[name])) for name in order],
+    }
+    if chain.graph is not None:
+        config["edges"] = [{"from": e.source, "to": e.target, "spec_path": e.where} | ({"label": e.label} if e.label else {})
+                           for e in edges]
+    return config

@@ -9,7 +9,9 @@
 namespace tandem {
 
 // The NFs placed on `core`: each chain's NFs in chain order (so non-consecutive NFs of one chain keep their
-// relative order), chains interleaved (first NF of every chain, then the second...).
+// relative order), chains interleaved (first NF of every chain, then the second...). A graph's chain order is
+// its topological order (ChainConfig::nfs): every NF comes after all that feed it, so its queue position
+// follows the packets' way as a line's does. (UNiS defines lines only; this is the order Tandem chose.)
 std::vector<int> chain_order_on_core(const Deployment& deployment, int core);
 
 }  // namespace tandem

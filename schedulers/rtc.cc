@@ -7,7 +7,7 @@ namespace {
 
 class RunToCompletion final : public Scheduler {
  public:
-  // One worker per core; on it, each maximal run of consecutive NFs of a chain becomes one segment.
+  // One worker per core; on it, each maximal run of NFs of a chain joined by single edges becomes one segment.
   std::vector<WorkerPlan> plan_workers(const Deployment& deployment) const override {
     std::vector<WorkerPlan> plans;
     auto worker_for_core = [&](int core) -> WorkerPlan& {
@@ -21,16 +21,24 @@ class RunToCompletion final : public Scheduler {
       plans.push_back(plan);
       return plans.back();
     };
-    for (const ChainConfig& chain : deployment.chains) {
-      size_t i = 0;
-      while (i < chain.nfs.size()) {
-        int core = deployment.nfs[chain.nfs[i]].core;
-        Segment segment{chain.rings[i], {}, 0};
-        while (i < chain.nfs.size() && deployment.nfs[chain.nfs[i]].core == core) segment.nfs.push_back(chain.nfs[i++]);
-        segment.out_ring = chain.rings[i];
-        worker_for_core(core).segments.push_back(segment);
+    // Along the graph in topological order: a segment goes on to the next NF while the edge to it is the only
+    // way out of the last and the only way into the next, and the next shares the core.
+    std::vector<bool> placed(deployment.nfs.size(), false);
+    for (const ChainConfig& chain : deployment.chains)
+      for (int first : chain.nfs) {
+        if (placed[first]) continue;
+        std::vector<int> nfs = {first};
+        placed[first] = true;
+        while (true) {
+          const NfConfig& last = deployment.nfs[nfs.back()];
+          if (last.out_rings.size() != 1 || !deployment.rings[last.out_rings[0]].label.empty()) break;
+          int next = deployment.rings[last.out_rings[0]].to;
+          if (next < 0 || placed[next] || deployment.nfs[next].in_rings.size() != 1 || deployment.nfs[next].core != last.core) break;
+          nfs.push_back(next);
+          placed[next] = true;
+        }
+        worker_for_core(deployment.nfs[first].core).segments.push_back(segment_of(deployment.nfs, nfs));
       }
-    }
     return plans;
   }
   void attach(SchedulerView& view) override {

@@ -1,4 +1,4 @@
-// Tests of worker planning: one process per NF by default; rtc groups consecutive NFs per core.
+// Tests of worker planning: one process per NF by default; rtc groups NFs joined by single edges per core.
 #include <gtest/gtest.h>
 
 #include "schedulers/scheduler.h"
@@ -26,7 +26,7 @@ TEST(WorkerPlans, OneWorkerPerNfWithUniqueLcores) {
   }
   EXPECT_EQ(lcores.size(), 5u);
   // a2 reads the ring a1 writes.
-  EXPECT_EQ(plans[1].segments[0].in_ring, plans[0].segments[0].out_ring);
+  EXPECT_EQ(plans[1].segments[0].in_rings, plans[0].segments[0].out_rings);
 }
 
 TEST(WorkerPlans, RtcGroupsConsecutiveNfsOnACore) {
@@ -38,11 +38,29 @@ TEST(WorkerPlans, RtcGroupsConsecutiveNfsOnACore) {
   EXPECT_EQ(core1.core, 1);
   ASSERT_EQ(core1.segments.size(), 3u);  // a1+a2, a4, b1
   EXPECT_EQ(core1.segments[0].nfs, (std::vector<int>{0, 1}));
-  EXPECT_EQ(core1.segments[0].in_ring, d.chains[0].rings[0]);
-  EXPECT_EQ(core1.segments[0].out_ring, d.chains[0].rings[2]);
+  EXPECT_EQ(core1.segments[0].in_rings, std::vector<int>{d.chains[0].rings[0]});
+  EXPECT_EQ(core1.segments[0].out_rings, std::vector<int>{d.chains[0].rings[2]});
   EXPECT_EQ(core1.segments[1].nfs, (std::vector<int>{3}));
   EXPECT_EQ(core1.segments[2].nfs, (std::vector<int>{4}));
   EXPECT_EQ(plans[1].segments[0].nfs, (std::vector<int>{2}));
+}
+
+TEST(WorkerPlans, RtcEndsASegmentAtAFanOutAndAtAJoin) {
+  // cls -http-> waf -> out;  cls -other-> out: cls fans out, out joins; all on core 1.
+  auto node = [](const std::string& name, const std::string& type) { return json{{"name", name}, {"type", type}, {"core", 1}}; };
+  json chain = {{"name", "g"}, {"traffic", {{"sizes", {{64, 1}}}}},
+                {"nfs", {node("cls", "http_classifier"), node("waf", "macswap"), node("out", "macswap")}},
+                {"edges", {{{"from", "cls"}, {"to", "waf"}, {"label", "http"}}, {{"from", "cls"}, {"to", "out"}, {"label", "other"}},
+                           {{"from", "waf"}, {"to", "out"}}}}};
+  Deployment d = parse_deployment({{"scheduler", {{"name", "rtc"}}}, {"chains", {chain}}});
+  std::vector<WorkerPlan> plans = scheduler_types().at("rtc").create(json::object())->plan_workers(d);
+  ASSERT_EQ(plans.size(), 1u);
+  ASSERT_EQ(plans[0].segments.size(), 3u);
+  EXPECT_EQ(plans[0].segments[0].nfs, std::vector<int>{0});
+  EXPECT_EQ(plans[0].segments[0].out_rings.size(), 2u);  // the labelled fan-out is its egress
+  EXPECT_EQ(plans[0].segments[1].nfs, std::vector<int>{1});
+  EXPECT_EQ(plans[0].segments[2].nfs, std::vector<int>{2});
+  EXPECT_EQ(plans[0].segments[2].in_rings.size(), 2u);  // the join polls both
 }
 
 }  // namespace

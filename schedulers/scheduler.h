@@ -35,6 +35,19 @@ class SchedulerView {
 
   const NfCounters& nf_counters(int nf) const { return stats_.nfs[nf]; }
   const RingCounters& ring_counters(int ring) const { return stats_.rings[ring]; }
+  // Packets offered to an NF so far: what its in-rings accepted or refused (a join has several).
+  uint64_t arrivals(int nf) const {
+    uint64_t offered = 0;
+    for (int ring : deployment.nfs[nf].in_rings)
+      offered += counter_read(stats_.rings[ring].enqueued) + counter_read(stats_.rings[ring].dropped_full);
+    return offered;
+  }
+  // Packets waiting in an NF's in-rings now.
+  unsigned waiting(int nf) const {
+    unsigned packets = 0;
+    for (int ring : deployment.nfs[nf].in_rings) packets += rte_ring_count(rings_[ring]);
+    return packets;
+  }
   const std::vector<rte_ring*>& rings() const { return rings_; }  // what a module that watches occupancy samples
   // Loop iterations of a worker so far (the address, for a measurement that waits for it to move).
   const uint64_t& heartbeat(int worker) const { return stats_.workers[worker].heartbeat; }

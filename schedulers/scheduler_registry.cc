@@ -17,14 +17,13 @@ SchedulerRegistration::SchedulerRegistration(SchedulerType type) { registry().em
 std::vector<WorkerPlan> one_worker_per_nf(const Deployment& deployment) {
   std::vector<WorkerPlan> plans;
   for (const NfConfig& nf : deployment.nfs) {
-    const ChainConfig& chain = deployment.chains[nf.chain];
     WorkerPlan plan;
     plan.index = static_cast<int>(plans.size());
     plan.name = nf.name;
     plan.core = nf.core;
     plan.lcore_id = plan.index + 1;  // lcore 0 is the manager's
     plan.runtime = nf.external() ? Runtime::External : Runtime::PollLoop;
-    plan.segments.push_back({chain.rings[nf.position], {nf.index}, chain.rings[nf.position + 1]});
+    plan.segments.push_back(segment_of(deployment.nfs, {nf.index}));
     plans.push_back(plan);
   }
   return plans;

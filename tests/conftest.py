@@ -26,6 +26,30 @@ chains:
       - {name: c3, type: checkip, core: 1}
 """
 
+# A chain as a graph: an HTTP classifier's labelled fan-out and a join. 16 flows: 4 attack, 4 bare TCP segments
+# (no request), 8 benign requests; 50 kpps is a small share of what four light NFs on one core process on any
+# host we run, so nothing should queue long.
+GRAPH_SPEC = """\
+name: graph
+duration: 1
+warmup: 0.2
+traffic: {rate: 50 kpps, flows: 16, http: {malicious: 0.25, other: 0.25}}
+scheduler: coop
+chains:
+  - name: web
+    graph:
+      nodes:
+        - {name: classify, type: http_classifier, core: 1}
+        - {name: validate, type: validate_url, core: 1}
+        - {name: count, type: count_url, core: 1}
+        - {name: forward, type: ttl, core: 1}
+      edges:
+        - {from: classify, to: validate, label: http}
+        - {from: classify, to: forward, label: other}
+        - {from: validate, to: count}
+        - {from: count, to: forward}
+"""
+
 
 def tandem(*args: str, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run([str(REPO / "tandem"), *args], capture_output=True, text=True, timeout=timeout, **kwargs)

@@ -142,8 +142,8 @@ void ExternalNf::mirror_counters(StatsZone& stats) const {
   rte_eth_stats port_stats{};
   if (rte_eth_stats_get(port_, &port_stats) != 0) return;
   const Segment& segment = plan_.segments.front();
-  counter_store(stats.rings[segment.in_ring].dequeued, port_stats.ipackets);
-  counter_store(stats.rings[segment.out_ring].enqueued, port_stats.opackets);
+  counter_store(stats.rings[segment.in_rings.at(0)].dequeued, port_stats.ipackets);
+  counter_store(stats.rings[segment.out_rings.at(0)].enqueued, port_stats.opackets);
   counter_store(stats.nfs[nf_].packets_in, port_stats.ipackets);
   counter_store(stats.nfs[nf_].packets_out, port_stats.opackets);
 }
@@ -153,7 +153,7 @@ std::optional<std::string> ExternalNf::settle_drops(StatsZone& stats) const {
   if (rte_eth_stats_get(port_, &port_stats) != 0) return "NF " + deployment_.nfs[nf_].name + ": its port's statistics are unreadable";
   uint64_t received = port_stats.ipackets, sent = port_stats.opackets;
   uint64_t freed = received - sent;
-  counter_store(stats.rings[plan_.segments.front().out_ring].dropped_full, freed);
+  counter_store(stats.rings[plan_.segments.front().out_rings.at(0)].dropped_full, freed);
   // testpmd prints, per port, "Forward statistics for port P" and then "TX-dropped: N".
   std::ifstream log(log_path_);
   std::string header = "Forward statistics for port " + std::to_string(port_) + " ";

@@ -21,7 +21,7 @@ Generator::Generator(const Deployment& deployment, rte_mempool* pool, const std:
   for (const ChainConfig& chain : deployment.chains) {
     Stream stream;
     stream.chain = &chain;
-    stream.entry = std::make_unique<RingEgress>(rings[chain.rings.front()], stats.rings[chain.rings.front()], entry_drop_journal_);
+    stream.entry = std::make_unique<RingEgress>(rings[chain.entry_ring], stats.rings[chain.entry_ring], entry_drop_journal_);
     stream.control = &stats.chains[chain.index];
     stream.sizes = size_schedule(chain.traffic.sizes);
     stream.templates = FrameTemplates(stream.sizes, chain.traffic.flows, chain.traffic.protocol, static_cast<uint16_t>(chain.index));

@@ -97,7 +97,7 @@ void Run::start_workers() {
     pid_t pid = 0;
     if (plan.runtime == Runtime::External) {
       const Segment& segment = plan.segments.front();
-      externals_.back() = std::make_unique<ExternalNf>(d_, plan, rings_[segment.in_ring], rings_[segment.out_ring]);
+      externals_.back() = std::make_unique<ExternalNf>(d_, plan, rings_[segment.in_rings.at(0)], rings_[segment.out_rings.at(0)]);  // one each: checked
       pid = externals_.back()->launch(next_external_main_lcore--);
     } else {
       pid = launch_worker(d_, plan, deployment_path);

@@ -20,7 +20,7 @@ FrameList request_frames(const std::vector<std::string>& urls, uint16_t chain) {
   constexpr size_t kHeaders = sizeof(rte_ether_hdr) + sizeof(rte_ipv4_hdr) + sizeof(rte_tcp_hdr);
   FrameList frames;
   for (uint32_t flow = 0; flow < urls.size(); flow++) {
-    std::string request = http_request(urls[flow]);
+    std::string request = urls[flow].empty() ? std::string() : http_request(urls[flow]);  // "": a bare segment
     size_t size = std::max<size_t>(kMinFrame, kHeaders + request.size() + kFcsBytes);
     if (size > kMaxFrame) throw std::invalid_argument("the request for " + urls[flow] + " does not fit one frame");
     uint8_t* frame = frames.append(static_cast<uint16_t>(size));

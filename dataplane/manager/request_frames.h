@@ -12,7 +12,8 @@ namespace tandem {
 // The request a flow sends for `url`: a GET with a Host header, as a client's first segment.
 std::string http_request(const std::string& url);
 
-// Frame f is flow f of chain `chain` asking for urls[f]; throws std::invalid_argument if a request does not fit a frame.
+// Frame f is flow f of chain `chain` asking for urls[f] (an empty URL: a bare segment, no request); throws
+// std::invalid_argument if a request does not fit a frame.
 FrameList request_frames(const std::vector<std::string>& urls, uint16_t chain);
 
 }  // namespace tandem

@@ -33,5 +33,18 @@ TEST(RequestFrames, EachFlowCarriesItsRequestWithValidChecksums) {
   EXPECT_THROW(request_frames({"/" + std::string(1500, 'a')}, 0), std::invalid_argument);
 }
 
+TEST(RequestFrames, AnEmptyUrlIsABareSegmentThatIsNoRequest) {
+  FrameList frames = request_frames({"/", ""}, 0);
+  EXPECT_EQ(frames.frame_size(1), 64);  // headers only, padded to the minimum frame
+  rte_mbuf* m = rte_pktmbuf_alloc(testing::test_pool());
+  m->data_len = m->pkt_len = frames.frame_size(1) - kFcsBytes;
+  memcpy(rte_pktmbuf_mtod(m, uint8_t*), frames.frame(1), m->data_len);
+  EXPECT_FALSE(http_request_line(m));
+  auto* ip = rte_pktmbuf_mtod_offset(m, rte_ipv4_hdr*, sizeof(rte_ether_hdr));
+  EXPECT_EQ(ip->next_proto_id, IPPROTO_TCP);
+  EXPECT_EQ(rte_ipv4_udptcp_cksum_verify(ip, ip + 1), 0);
+  rte_pktmbuf_free(m);
+}
+
 }  // namespace
 }  // namespace tandem

@@ -8,9 +8,12 @@
 namespace tandem {
 
 uint64_t Run::wasted_work(int chain) const {
-  const std::vector<int>& rings = d_.chains[chain].rings;
+  // Packets some NF worked on before they were dropped: at any ring but the entry, or at a gate with no edge.
+  const ChainConfig& config = d_.chains[chain];
   uint64_t wasted = 0;
-  for (size_t i = 1; i < rings.size(); i++) wasted += counter_read(stats_->rings[rings[i]].dropped_full);
+  for (int ring : config.rings)
+    if (ring != config.entry_ring) wasted += counter_read(stats_->rings[ring].dropped_full);
+  for (int nf : config.nfs) wasted += counter_read(stats_->nfs[nf].label_miss);
   return wasted;
 }
 
@@ -100,10 +103,12 @@ json Run::results() {
       int head = segment.nfs.front();
       if (seen[head]) continue;
       seen[head] = true;
-      int64_t held = static_cast<int64_t>(counter_read(stats_->rings[segment.in_ring].dequeued)) -
-                     static_cast<int64_t>(counter_read(stats_->rings[segment.out_ring].enqueued)) -
-                     static_cast<int64_t>(counter_read(stats_->rings[segment.out_ring].dropped_full));
-      for (int nf : segment.nfs) held -= static_cast<int64_t>(counter_read(stats_->nfs[nf].packets_dropped));
+      int64_t held = 0;
+      for (int ring : segment.in_rings) held += static_cast<int64_t>(counter_read(stats_->rings[ring].dequeued));
+      for (int ring : segment.out_rings)
+        held -= static_cast<int64_t>(counter_read(stats_->rings[ring].enqueued) + counter_read(stats_->rings[ring].dropped_full));
+      for (int nf : segment.nfs)
+        held -= static_cast<int64_t>(counter_read(stats_->nfs[nf].packets_dropped) + counter_read(stats_->nfs[nf].label_miss));
       held_by_nf[head] = held;
       int holder = plan.runtime == Runtime::UserLevelThreads ? flag_load(stats_->nf_control[head].running_on) : plan.index;
       bool holder_stopped_cleanly = holder < 0 || workers_[holder].exit_description == "exited with status 0";
@@ -135,10 +140,16 @@ json Run::results() {
       in_rings += occupancy;
       counters_match_rings = counters_match_rings && counter_read(stats_->rings[r].enqueued) - counter_read(stats_->rings[r].dequeued) == occupancy;
     }
+    json label_misses = json::object();
     for (int n : chain.nfs) {
       uint64_t drops = counter_read(stats_->nfs[n].packets_dropped);
       nf_drops[d_.nfs[n].name] = drops;
       dropped += drops;
+      // Sent to a gate the graph gives no edge: dropped by the NF's labelled egress.
+      if (uint64_t missed = counter_read(stats_->nfs[n].label_miss)) {
+        label_misses[d_.nfs[n].name] = missed;
+        dropped += missed;
+      }
       in_nfs += held_by_nf[n];
     }
     uint64_t entry_backpressure = counter_read(stats_->chains[c].entry_backpressure);
@@ -156,7 +167,7 @@ json Run::results() {
         {"delivered", delivery.delivered},
         {"delivered_bytes", delivery.delivered_bytes},
         {"hop_errors", delivery.hop_errors},
-        {"dropped", {{"total", dropped}, {"rings", ring_drops}, {"nfs", nf_drops}, {"entry_backpressure", entry_backpressure}}},
+        {"dropped", {{"total", dropped}, {"rings", ring_drops}, {"nfs", nf_drops}, {"label_misses", label_misses}, {"entry_backpressure", entry_backpressure}}},
         {"wasted_work", wasted_work(c)},
         {"in_flight", {{"total", in_flight}, {"rings", in_rings}, {"nfs", in_nfs}}},
         {"accounting_exact", exact},

@@ -1,4 +1,4 @@
-// The sink: drains each chain's exit port, verifies every packet's hop record, counts it and samples latency.
+// The sink: drains each chain's exit ports, verifies every packet's hop record, counts it and samples latency.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +9,7 @@
 
 #include "contract/deployment.h"
 #include "contract/latency.h"
+#include "chain_paths.h"
 #include "contract/shm_layout.h"
 #include "dataplane/ports/port.h"
 #include "pcap_capture.h"
@@ -18,11 +19,8 @@ namespace tandem {
 struct ChainDelivery {
   uint64_t delivered = 0;
   uint64_t delivered_bytes = 0;
-  uint64_t hop_errors = 0;  // packets that skipped, repeated or reordered an NF of their chain
+  uint64_t hop_errors = 0;  // packets whose hop record is not a path of their chain's graph (chain_paths.h)
 };
-
-// True when the hop record lists exactly the chain's NFs, in order.
-bool hops_match(const uint8_t* hops, uint8_t hop_count, const std::vector<int>& chain_nfs);
 
 class Sink {
  public:
@@ -38,7 +36,7 @@ class Sink {
  private:
   const Deployment& deployment_;
   std::vector<std::unique_ptr<IngressPort>> exits_;
-  std::vector<std::vector<int>> expected_hops_;  // per chain
+  std::vector<ChainPaths> paths_;  // per chain
   std::vector<ChainDelivery> delivery_;
   std::vector<LatencySamples> latency_;
   bool measuring_ = false;

@@ -18,8 +18,8 @@ struct SegmentRuntime {
   std::vector<double> cost_estimate = {};  // per NF: running cycles per packet of undisturbed batches
 };
 
-// NFs of a segment whose service time is accounted (a chain has at most 24 NFs).
-inline constexpr size_t kMaxSegmentNfs = 32;
+// NFs of a segment whose service time is accounted: a chain has at most kMaxHops (64) NFs.
+inline constexpr size_t kMaxSegmentNfs = 64;
 
 // Runs one burst of at most `burst` packets through a segment; returns the number taken in (0 = its input
 // was empty). Counts each NF's packets, drops and cycles into `stats`.

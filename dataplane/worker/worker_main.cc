@@ -13,7 +13,7 @@
 
 #include "contract/eal_args.h"
 #include "contract/shm_layout.h"
-#include "dataplane/ports/ring_port.h"
+#include "dataplane/ports/graph_ports.h"
 #include "dataplane/runtimes/runtime.h"
 
 using namespace tandem;
@@ -48,15 +48,17 @@ int main(int argc, char** argv) {
   auto& stats = *static_cast<StatsZone*>(zone->addr);
   WorkerControl& control = stats.workers[worker_index];
 
+  std::vector<rte_ring*> rings(deployment.rings.size(), nullptr);
+  for (const Segment& s : plan.segments)
+    for (const std::vector<int>* ends : {&s.in_rings, &s.out_rings})
+      for (int ring : *ends)
+        if ((rings[ring] = rte_ring_lookup(ring_object_name(ring).c_str())) == nullptr)
+          return fail(plan.name, "ring " + deployment.rings[ring].name + " not found");
   std::vector<SegmentRuntime> segments;
   try {
     for (const Segment& s : plan.segments) {
-      rte_ring* in = rte_ring_lookup(ring_object_name(s.in_ring).c_str());
-      rte_ring* out = rte_ring_lookup(ring_object_name(s.out_ring).c_str());
-      if (in == nullptr || out == nullptr) return fail(plan.name, "rings not found");
-      SegmentRuntime segment{std::make_unique<RingIngress>(in, stats.rings[s.in_ring]),
-                             std::make_unique<RingEgress>(out, stats.rings[s.out_ring], stats.nfs[s.nfs.front()].mbufs_being_freed),
-                             s.nfs, {}};
+      const std::vector<std::string>& gates = nf_types().at(deployment.nfs[s.nfs.back()].type).descriptor.gates;
+      SegmentRuntime segment{open_ingress(s.in_rings, rings, stats), open_egress(deployment, s, gates, rings, stats), s.nfs, {}};
       for (int index : s.nfs) {
         const NfConfig& nf = deployment.nfs[index];
         NfContext context{nf.name, std::to_string(getpid()) + "_" + std::to_string(index), index};
@@ -65,7 +67,7 @@ int main(int argc, char** argv) {
       segments.push_back(std::move(segment));
     }
   } catch (const std::exception& e) {
-    return fail(plan.name, std::string("could not create NF: ") + e.what());
+    return fail(plan.name, std::string("could not open its ports or create an NF: ") + e.what());
   }
 
   const WorkerRuntime& runtime = worker_runtime(plan.runtime);  // the manager starts only workers that have one

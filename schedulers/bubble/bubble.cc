@@ -69,11 +69,7 @@ class BubbleScheduler final : public Scheduler {
     std::vector<WorkerPlan> plans;
     for (int core : nf_cores(d)) {
       std::vector<Segment> segments;
-      for (int nf : chain_order_on_core(d, core)) {
-        const ChainConfig& chain = d.chains[d.nfs[nf].chain];
-        int position = d.nfs[nf].position;
-        segments.push_back({chain.rings[position], {nf}, chain.rings[position + 1]});
-      }
+      for (int nf : chain_order_on_core(d, core)) segments.push_back(segment_of(d.nfs, {nf}));
       for (int spare = 0; spare <= options_.spare_workers; spare++) {
         WorkerPlan plan;
         plan.index = static_cast<int>(plans.size());
@@ -190,8 +186,7 @@ class BubbleScheduler final : public Scheduler {
     double elapsed = last_adapt_tsc_ ? static_cast<double>(now_tsc - last_adapt_tsc_) / hz_ : 0;
     for (const NfConfig& nf : d.nfs) {
       NfState& s = nfs_[nf.index];
-      const RingCounters& input = view.ring_counters(d.chains[nf.chain].rings[nf.position]);
-      uint64_t arrivals = counter_read(input.enqueued) + counter_read(input.dropped_full);
+      uint64_t arrivals = view.arrivals(nf.index);
       if (elapsed > 0) {
         double rate = static_cast<double>(arrivals - s.last_arrivals) / elapsed;
         if (s.last_rate >= 0) {

@@ -14,14 +14,26 @@ uint32_t watermark(uint32_t capacity, double fraction, bool round_up) {
 Backpressure::Backpressure(const Deployment& deployment, double high, double low)
     : deployment_(deployment),
       rings_(deployment.rings.size()),
+      upstream_(deployment.rings.size()),
       congested_(deployment.rings.size(), false),
       entry_closed_(deployment.chains.size(), false),
       nf_throttled_(deployment.nfs.size(), false) {
-  for (const ChainConfig& chain : deployment.chains)
-    for (size_t p = 0; p < chain.rings.size(); p++) {
-      uint32_t capacity = deployment.rings[chain.rings[p]].capacity;
-      rings_[chain.rings[p]] = {std::max(watermark(capacity, high, true), 1u), watermark(capacity, low, false), chain.index, static_cast<int>(p)};
+  for (const RingConfig& ring : deployment.rings) {
+    rings_[ring.index] = {std::max(watermark(ring.capacity, high, true), 1u), watermark(ring.capacity, low, false)};
+    // Walk upstream from the producer: every NF that feeds it, and what feeds those.
+    std::vector<bool> seen(deployment.nfs.size(), false);
+    std::vector<int> todo;
+    if (ring.from >= 0) todo.push_back(ring.from);
+    while (!todo.empty()) {
+      int nf = todo.back();
+      todo.pop_back();
+      if (seen[nf]) continue;
+      seen[nf] = true;
+      upstream_[ring.index].push_back(nf);
+      for (int in : deployment.nfs[nf].in_rings)
+        if (deployment.rings[in].from >= 0) todo.push_back(deployment.rings[in].from);
     }
+  }
 }
 
 bool Backpressure::update(const std::vector<uint32_t>& occupancy) {
@@ -37,21 +49,16 @@ bool Backpressure::update(const std::vector<uint32_t>& occupancy) {
     }
   }
   if (!ring_changed) return false;
-  // The furthest congested ring of each chain: everything upstream of it is throttled.
-  std::vector<int> furthest(deployment_.chains.size(), -1);
-  for (size_t r = 0; r < rings_.size(); r++)
-    if (congested_[r]) furthest[rings_[r].chain] = std::max(furthest[rings_[r].chain], rings_[r].position);
-  bool changed = false;
-  for (const ChainConfig& chain : deployment_.chains) {
-    bool closed = furthest[chain.index] >= 0;
-    changed = changed || closed != entry_closed_[chain.index];
-    entry_closed_[chain.index] = closed;
-    for (size_t p = 0; p < chain.nfs.size(); p++) {
-      bool throttled = static_cast<int>(p) < furthest[chain.index];
-      changed = changed || throttled != nf_throttled_[chain.nfs[p]];
-      nf_throttled_[chain.nfs[p]] = throttled;
-    }
+  // A chain with a congested ring sheds at its entry; every NF upstream of a congested ring is throttled.
+  std::vector<bool> closed(deployment_.chains.size(), false), throttled(deployment_.nfs.size(), false);
+  for (size_t r = 0; r < rings_.size(); r++) {
+    if (!congested_[r]) continue;
+    closed[deployment_.rings[r].chain] = true;
+    for (int nf : upstream_[r]) throttled[nf] = true;
   }
+  bool changed = closed != entry_closed_ || throttled != nf_throttled_;
+  entry_closed_ = closed;
+  nf_throttled_ = throttled;
   return changed;
 }
 

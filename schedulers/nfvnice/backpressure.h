@@ -1,5 +1,5 @@
 // NFVnice's chain backpressure: per-ring high/low watermarks with hysteresis decide which chains shed load
-// at their entry and which NFs (those upstream of a congested ring) are kept from running.
+// at their entry and which NFs (those upstream of a congested ring, along the graph's edges) are kept from running.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +21,7 @@ class Backpressure {
 
   bool ring_congested(int ring) const { return congested_[ring]; }
   bool entry_closed(int chain) const { return entry_closed_[chain]; }
-  // True while a ring further down the NF's chain is congested.
+  // True while a ring the NF's packets can reach (along the edges out of it) is congested.
   bool nf_throttled(int nf) const { return nf_throttled_[nf]; }
   // Times a ring crossed its high watermark.
   uint64_t episodes() const { return episodes_; }
@@ -29,10 +29,10 @@ class Backpressure {
  private:
   struct Watermarks {
     uint32_t high, low;
-    int chain, position;  // the ring feeds the NF at `position` of `chain` (position == length: the sink)
   };
   const Deployment& deployment_;
   std::vector<Watermarks> rings_;
+  std::vector<std::vector<int>> upstream_;  // per ring: the NFs whose packets can reach it (its producer and all before)
   std::vector<bool> congested_, entry_closed_, nf_throttled_;
   uint64_t episodes_ = 0;
 };

@@ -38,7 +38,6 @@ struct Options {
 // What the weight loop knows about one NF.
 struct NfState {
   int worker = -1;
-  int input_ring = 0;
   bool entry = false;  // first NF of its chain: arrivals shed at the entry count as its demand
   size_t group = 0;
   SmoothedRate rate, cost;
@@ -66,8 +65,7 @@ class NfvniceScheduler final : public Scheduler {
       int n = plan.segments.front().nfs.front();
       NfState& state = nfs_[n];
       state.worker = plan.index;
-      state.input_ring = plan.segments.front().in_ring;
-      state.entry = d.nfs[n].position == 0;
+      state.entry = d.nfs[n].depth == 0;
       state.group = cgroups_->add(d.nfs[n].name, view.worker_pids()[plan.index]);
       policy_.apply(view.worker_pids()[plan.index]);
       view.hints.set_yield_policy(plan.index, {.after_batches = 0, .on_empty = 0, .block_on_empty = options_.block_on_empty ? 1u : 0u});
@@ -83,8 +81,9 @@ class NfvniceScheduler final : public Scheduler {
       if (backpressure_->update(occupancy_)) apply_backpressure(view);
     }
     // The wake-up subsystem: an NF asleep on an empty input is woken once its input holds packets.
-    for (const NfState& nf : nfs_) {
-      if (!throttled_[nf.worker] && view.hints.asleep(nf.worker) && rte_ring_count(view.rings()[nf.input_ring]) != 0) {
+    for (size_t n = 0; n < nfs_.size(); n++) {
+      const NfState& nf = nfs_[n];
+      if (!throttled_[nf.worker] && view.hints.asleep(nf.worker) && view.waiting(static_cast<int>(n)) != 0) {
         view.hints.wake(nf.worker);
         wakeups_++;
       }
@@ -157,8 +156,7 @@ class NfvniceScheduler final : public Scheduler {
     std::vector<NfDemand> demands;
     for (size_t n = 0; n < nfs_.size(); n++) {
       NfState& nf = nfs_[n];
-      const RingCounters& input = view.ring_counters(nf.input_ring);
-      uint64_t arrivals = counter_read(input.enqueued) + counter_read(input.dropped_full);
+      uint64_t arrivals = view.arrivals(static_cast<int>(n));
       if (nf.entry) arrivals += view.entry_backpressure(d.nfs[n].chain);
       nf.rate.update(arrivals, now_s);
       if (options_.intrusive_cost) {

@@ -10,7 +10,7 @@ TEST(InterfaceMonitor, SamplesOccupancyAndCapacityOnItsInterval) {
   rte_ring* ring = rte_ring_create("monitor_test", 1024, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
   ASSERT_NE(ring, nullptr);
   std::vector<rte_ring*> rings = {ring};
-  InterfaceMonitor monitor(rings, 1000);
+  InterfaceMonitor monitor(rings, {{{0}}}, 1000);
   EXPECT_EQ(monitor.capacity(0), 1024u);
 
   void* objects[100];
@@ -26,6 +26,29 @@ TEST(InterfaceMonitor, SamplesOccupancyAndCapacityOnItsInterval) {
   EXPECT_EQ(monitor.occupancy()[0], 40u);
   EXPECT_EQ(monitor.samples(), 2u);
   rte_ring_free(ring);
+}
+
+TEST(InterfaceMonitor, AJoinsInputIsItsRingsSumAndAFanOutsOutputItsFullestRing) {
+  std::vector<rte_ring*> rings;
+  for (int r = 0; r < 3; r++)
+    rings.push_back(rte_ring_create(("monitor_join" + std::to_string(r)).c_str(), r == 2 ? 256 : 512, SOCKET_ID_ANY,
+                                    RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ));
+  InterfaceMonitor monitor(rings, {{{0, 1, 2}, false}, {{0, 1, 2}, true}, {{1}, false}}, 1000);
+  EXPECT_EQ(monitor.capacity(0), 1280u);  // a sum holds all three
+  EXPECT_EQ(monitor.capacity(1), 256u);   // the fullest refuses first at the smallest
+  void* objects[100];
+  for (int i = 0; i < 100; i++) objects[i] = reinterpret_cast<void*>(static_cast<uintptr_t>(i + 1));
+  rte_ring_enqueue_burst(rings[0], objects, 10, nullptr);
+  rte_ring_enqueue_burst(rings[1], objects, 30, nullptr);
+  rte_ring_enqueue_burst(rings[2], objects, 20, nullptr);
+  monitor.sample();
+  EXPECT_EQ(monitor.occupancy(), (std::vector<uint32_t>{60, 30, 30}));
+  EXPECT_EQ(monitor.ring_reads(), 3u);  // every ring once, whatever the interfaces
+  rte_ring_enqueue_burst(rings[1], objects, 5, nullptr);
+  monitor.sample(2);
+  EXPECT_EQ(monitor.occupancy()[2], 35u);
+  EXPECT_EQ(monitor.ring_reads(), 4u);
+  for (rte_ring* ring : rings) rte_ring_free(ring);
 }
 
 }  // namespace

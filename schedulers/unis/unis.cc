@@ -2,6 +2,7 @@
 // control core, and switches unmodified NF processes with a process controller. It never asks an NF anything.
 #include <rte_cycles.h>
 
+#include <algorithm>
 #include <array>
 #include <map>
 #include <set>
@@ -49,7 +50,18 @@ class UnisScheduler final : public Scheduler {
   void attach(SchedulerView& view) override {
     const Deployment& d = view.deployment;
     double hz = static_cast<double>(rte_get_tsc_hz());
-    monitor_ = std::make_unique<InterfaceMonitor>(view.rings(), static_cast<uint64_t>(options_.interval_us * 1e-6 * hz));
+    // Each NF's input and output as interfaces; in a line each is one ring, shared by neighbours as in the paper.
+    std::vector<Interface> interfaces;
+    std::map<std::pair<std::vector<int>, bool>, int> known;
+    auto interface_of = [&](const std::vector<int>& rings, bool fullest) {
+      std::pair<std::vector<int>, bool> key{rings, rings.size() > 1 && fullest};
+      auto [found, added] = known.emplace(key, static_cast<int>(interfaces.size()));
+      if (added) interfaces.push_back({key.first, key.second});
+      return found->second;
+    };
+    std::vector<std::pair<int, int>> sides(d.nfs.size());  // per NF: its ingress and egress interface
+    for (const NfConfig& nf : d.nfs) sides[nf.index] = {interface_of(nf.in_rings, false), interface_of(nf.out_rings, true)};
+    monitor_ = std::make_unique<InterfaceMonitor>(view.rings(), std::move(interfaces), static_cast<uint64_t>(options_.interval_us * 1e-6 * hz));
     controller_ = make_process_controller(options_.backend, d.paths.cgroup_dir);
     worker_of_nf_.assign(d.nfs.size(), -1);
     for (const WorkerPlan& plan : d.workers) worker_of_nf_[plan.segments.front().nfs.front()] = plan.index;
@@ -63,8 +75,7 @@ class UnisScheduler final : public Scheduler {
     for (int core : cores) {
       std::vector<ScheduledNf> queue;
       for (int nf : chain_order_on_core(d, core)) {
-        const ChainConfig& chain = d.chains[d.nfs[nf].chain];
-        int ingress = chain.rings[d.nfs[nf].position], egress = chain.rings[d.nfs[nf].position + 1];
+        auto [ingress, egress] = sides[nf];
         uint32_t capacity = monitor_->capacity(egress);
         queue.push_back({.nf = nf,
                          .worker = worker_of_nf_[nf],
@@ -209,9 +220,9 @@ void check(const Deployment& d, SpecErrors& errors) {
   if (auto reason = backend_unavailable(o.backend)) errors.push_back({"scheduler.backend", *reason});
   uint32_t theta_min = o.theta_min_for(d);
   for (const NfConfig& nf : d.nfs) {
-    const ChainConfig& chain = d.chains[nf.chain];
-    uint32_t in_capacity = d.rings[chain.rings[nf.position]].capacity;
-    uint32_t out_capacity = d.rings[chain.rings[nf.position + 1]].capacity;
+    uint32_t in_capacity = 0, out_capacity = UINT32_MAX;  // as the interface monitor counts them
+    for (int ring : nf.in_rings) in_capacity += d.rings[ring].capacity;
+    for (int ring : nf.out_rings) out_capacity = std::min(out_capacity, d.rings[ring].capacity);
     if (theta_min >= in_capacity)
       errors.push_back({"scheduler.theta_min", "must be below the capacity of NF '" + nf.name + "''s input ring (" +
                                                            std::to_string(in_capacity) + "), got " + std::to_string(theta_min)});

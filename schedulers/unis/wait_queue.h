@@ -16,8 +16,8 @@ namespace tandem::unis {
 struct ScheduledNf {
   int nf = 0;          // global NF index
   int worker = 0;      // the process the controller switches
-  int ingress = 0;     // ring index
-  int egress = 0;      // ring index
+  int ingress = 0;     // interface index (interface_monitor.h): one ring in a line
+  int egress = 0;      // interface index
   uint64_t slice_cycles = 0;  // cost x slice fraction x capacity(egress)
   uint32_t theta_min = 0;     // preempt when the ingress holds no more than this
   uint32_t theta_max = 0;     // preempt when the egress holds at least this

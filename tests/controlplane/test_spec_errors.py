@@ -1,7 +1,7 @@
 """Bad specs get exit status 2 and one clear message naming the file and the field, never a traceback."""
 import pytest
 
-from conftest import BASE_SPEC, REPO, tandem
+from conftest import BASE_SPEC, GRAPH_SPEC, REPO, tandem
 from controlplane import catalog
 from controlplane.spec import MAX_BURST, MAX_HOPS, MAX_NFS
 
@@ -10,6 +10,8 @@ def bad(spec_text: str, old: str, new: str) -> str:
     assert old in spec_text, old
     return spec_text.replace(old, new)
 
+
+LAST_EDGE = "        - {from: count, to: forward}\n"
 
 CASES = [
     ("unknown NF type", bad(BASE_SPEC, "type: macswap", "type: teleporter"), "chains[0].nfs[0].type", "unknown NF type 'teleporter'"),
@@ -85,6 +87,34 @@ CASES = [
     ("http malicious share above 1", bad(BASE_SPEC, "size: 64, flows: 16}", "flows: 16, http: {malicious: 2}}"),
      "traffic.http.malicious", "less than or equal to 1"),
     ("http with too many flows", bad(BASE_SPEC, "size: 64, flows: 16}", "flows: 100000, http: {}}"), "traffic.flows", "at most 65536 flows"),
+    ("graph edge to an unknown node", bad(GRAPH_SPEC, "{from: count, to: forward}", "{from: count, to: exit}"), "chains[0].graph.edges[3].to",
+     "unknown node 'exit' (nodes: classify, validate, count, forward)"),
+    ("graph cycle", GRAPH_SPEC + "        - {from: forward, to: validate}\n", "chains[0].graph.edges[4]",
+     "closes a cycle: validate -> count -> forward -> validate"),
+    ("graph edge to itself", GRAPH_SPEC + "        - {from: forward, to: forward}\n", "chains[0].graph.edges[4]", "to itself closes a cycle"),
+    ("graph edge given twice", GRAPH_SPEC + LAST_EDGE, "chains[0].graph.edges[4]", "a second edge from 'count' to 'forward'"),
+    ("graph with a second entry", bad(GRAPH_SPEC, "        - {name: forward,", "        - {name: lone, type: ttl, core: 1}\n        - {name: forward,")
+     + "        - {from: lone, to: forward}\n", "chains[0].graph.nodes[3]", "node 'lone' has no edge in, and neither has 'classify'"),
+    ("graph fan-out half labelled", bad(GRAPH_SPEC, "{from: classify, to: forward, label: other}", "{from: classify, to: forward}"),
+     "chains[0].graph.edges[1]", "label this one too"),
+    ("graph parallel group", bad(bad(GRAPH_SPEC, "{from: classify, to: forward, label: other}", "{from: classify, to: forward}"), ", label: http", ""),
+     "chains[0].graph.edges[1]", "would make a parallel group"),
+    ("graph label that is no gate", bad(GRAPH_SPEC, "label: other}", "label: others}"), "chains[0].graph.edges[1].label",
+     "'others' is not a gate of http_classifier (gates: other, http)"),
+    ("graph gate without an edge", bad(GRAPH_SPEC, "        - {from: classify, to: forward, label: other}\n", ""), "chains[0].graph.nodes[0]",
+     "gate 'other' of classify (http_classifier) has no edge"),
+    ("graph label on a one-output NF", bad(GRAPH_SPEC, "{from: count, to: forward}", "{from: count, to: forward, label: http}"),
+     "chains[0].graph.edges[3].label", "has one output"),
+    ("graph and nfs both", bad(GRAPH_SPEC, "    graph:\n", "    nfs: [{name: q, type: ttl, core: 1}]\n    graph:\n"), "chains[0].graph",
+     "not both"),
+    ("chain without NFs", "chains: [{name: bare}]\n", "chains[0].nfs", "is required"),
+    ("chain longer than the hop record", BASE_SPEC + "  - name: long\n    nfs:\n" + "".join(f"      - {{name: n{i}, type: ttl, core: 1}}\n" for i in range(65)),
+     "chains[1].nfs", f"a chain has at most {MAX_HOPS} NFs, got 65"),
+    ("graph node not on a core", bad(GRAPH_SPEC, "{name: validate, type: validate_url, core: 1}", "{name: validate, type: validate_url, core: 64}"),
+     "chains[0].graph.nodes[1].core", "does not exist"),
+    ("graph node of an unknown type", bad(GRAPH_SPEC, "type: ttl", "type: tll"), "chains[0].graph.nodes[3].type", "unknown NF type 'tll'"),
+    ("http shares above 1", bad(GRAPH_SPEC, "malicious: 0.25, other: 0.25", "malicious: 0.75, other: 0.5"), "traffic.http",
+     "together at most 1"),
     ("validate_url pattern that does not compile", bad(BASE_SPEC, "type: macswap, core: 1}", "type: validate_url, core: 1, args: {patterns: ['(a)\\1']}}"),
      "chains[0].nfs[0].args.patterns[0]", "not a pattern Hyperscan compiles"),
 ]

@@ -1,4 +1,5 @@
 """The spec model: defaults, rates with units, size mixes and the run description given to the data plane."""
+from conftest import GRAPH_SPEC
 from controlplane.http_traffic import ATTACK_URLS
 from controlplane.spec import DATACENTER_MIX, load_spec, run_config
 
@@ -63,3 +64,24 @@ def test_http_traffic_gives_every_flow_a_url_and_the_first_ones_attacks(write_sp
     assert all(url in ATTACK_URLS for url in traffic["http_urls"][:2])
     plain = load_spec(write_spec("chains: [{name: a, nfs: [{name: x, type: macswap, core: 1}]}]\n"))
     assert run_config(plain)["chains"][0]["traffic"]["http_urls"] == []
+
+
+def test_http_traffic_can_give_a_share_of_flows_no_request(write_spec):
+    spec = load_spec(write_spec("""\
+        traffic: {rate: 1 Mpps, flows: 10, http: {urls: [/a], malicious: 0.2, other: 0.3}}
+        chains: [{name: web, nfs: [{name: x, type: count_url, core: 1}]}]
+        """))
+    urls = run_config(spec)["chains"][0]["traffic"]["http_urls"]
+    assert all(url in ATTACK_URLS for url in urls[:2]) and urls[2:5] == ["", "", ""] and urls[5:] == ["/a"] * 5
+
+
+def test_a_graph_goes_to_the_data_plane_in_topological_order_with_its_edges(write_spec):
+    forward = "        - {name: forward, type: ttl, core: 1}\n"
+    first = GRAPH_SPEC.replace(forward, "").replace("      nodes:\n", "      nodes:\n" + forward)  # the join listed first
+    chain = run_config(load_spec(write_spec(first)))["chains"][0]
+    assert [nf["name"] for nf in chain["nfs"]] == ["classify", "validate", "count", "forward"]
+    assert [nf["spec_path"] for nf in chain["nfs"]] == [f"chains[0].graph.nodes[{n}]" for n in (1, 2, 3, 0)]
+    assert chain["edges"][0] == {"from": "classify", "to": "validate", "label": "http", "spec_path": "chains[0].graph.edges[0]"}
+    assert "label" not in chain["edges"][2]
+    line = run_config(load_spec(write_spec("chains: [{name: a, nfs: [{name: x, type: macswap, core: 1}]}]\n")))["chains"][0]
+    assert "edges" not in line and line["nfs"][0]["spec_path"] == "chains[0].nfs[0]"

@@ -105,12 +105,17 @@ def test_load_measurement_ignores_busy_polling(write_spec, tmp_path, machine_bef
     results = run(write_spec, tmp_path, IDLE)
     samples = results["scheduler"]["report"]["load"]
     assert len(samples) >= 4
+    # Traffic of 1 pps: a packet or two in the run. Load counts only batches that received packets, so a window
+    # can show load only where a packet passed an NF; such a batch, preempted by the kernel, once showed 27 %
+    # of a window (a clean-clone suite run). Every other window must show none.
+    passes = results["chains"][0]["generated"] * len(results["nfs"])
+    loaded = [sample for sample in samples if sample["cores"]["1"]["utilisation"] >= 0.05]
+    assert len(loaded) <= passes, (passes, loaded)
+    assert len(loaded) < len(samples) / 2, samples
     for sample in samples:
-        core = sample["cores"]["1"]
-        assert core["utilisation"] < 0.05, sample  # no traffic: no load
         # What counting from before the poll would claim: the empty receive calls' share of the loop, which
         # is 0.48-0.66 here depending on the machine's noise (the fiber switches between them are not counted).
-        assert core["counting_busy_polls"] > 0.25, sample
+        assert sample["cores"]["1"]["counting_busy_polls"] > 0.25, sample
 
 
 def test_overloaded_scheduler_migrates_an_nf_to_the_spare(write_spec, tmp_path, machine_before):

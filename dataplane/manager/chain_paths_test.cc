@@ -1,0 +1,63 @@
+// Tests of the sink's hop check: a record must be a path of the chain's graph, external NFs stepped over.
+#include "chain_paths.h"
+
+#include <gtest/gtest.h>
+
+namespace tandem {
+namespace {
+
+json node(const std::string& name, const std::string& type = "macswap") { return {{"name", name}, {"type", type}, {"core", 1}}; }
+
+Deployment deployment_of(json chain) {
+  chain["name"] = "c";
+  chain["traffic"] = {{"sizes", {{64, 1.0}}}};
+  return parse_deployment({{"scheduler", {{"name", "coop"}}}, {"chains", {chain}}});
+}
+
+TEST(ChainPaths, ALineAcceptsOnlyItsNfsInOrder) {
+  Deployment d = deployment_of({{"nfs", {node("a"), node("b"), node("c")}}});
+  ChainPaths paths(d, d.chains[0]);
+  uint8_t in_order[] = {0, 1, 2}, reordered[] = {0, 2, 1}, repeated[] = {0, 1, 1}, extra[] = {0, 1, 2, 2}, stranger[] = {0, 1, 200};
+  EXPECT_TRUE(paths.allows(in_order, 3));
+  EXPECT_FALSE(paths.allows(reordered, 3));
+  EXPECT_FALSE(paths.allows(repeated, 3));
+  EXPECT_FALSE(paths.allows(in_order, 2));  // skipped the last NF
+  EXPECT_FALSE(paths.allows(extra, 4));
+  EXPECT_FALSE(paths.allows(stranger, 3));
+  EXPECT_FALSE(paths.allows(in_order, 0));
+}
+
+TEST(ChainPaths, AGraphAcceptsEveryPathFromItsEntryToAnExitAndNothingElse) {
+  // cls -http-> waf -> count -> out;  cls -other-> out;  count is also an exit
+  Deployment d = deployment_of({{"nfs", {node("cls", "http_classifier"), node("waf"), node("count"), node("out")}},
+                                {"edges", {{{"from", "cls"}, {"to", "waf"}, {"label", "http"}},
+                                           {{"from", "cls"}, {"to", "out"}, {"label", "other"}},
+                                           {{"from", "waf"}, {"to", "count"}},
+                                           {{"from", "count"}, {"to", "out"}}}}});
+  EXPECT_EQ(d.chains[0].exit_rings.size(), 1u);
+  EXPECT_EQ(d.rings[d.chains[0].exit_rings[0]].name, "c:exit");
+  EXPECT_EQ(d.nfs[3].in_rings.size(), 2u);  // out is a join
+  EXPECT_EQ(d.nfs[3].depth, 3);             // the longest way in: cls, waf, count
+  ChainPaths paths(d, d.chains[0]);
+  uint8_t long_way[] = {0, 1, 2, 3}, short_way[] = {0, 3}, skipped[] = {0, 2, 3}, no_exit[] = {0, 1, 2};
+  EXPECT_TRUE(paths.allows(long_way, 4));
+  EXPECT_TRUE(paths.allows(short_way, 2));
+  EXPECT_FALSE(paths.allows(skipped, 3));
+  EXPECT_FALSE(paths.allows(no_exit, 3));
+}
+
+TEST(ChainPaths, AnExternalNfIsSteppedOver) {
+  Deployment d = deployment_of({{"nfs", {node("a"), node("pmd", "external"), node("b")}}});
+  ChainPaths paths(d, d.chains[0]);
+  uint8_t stepped_over[] = {0, 2}, only_a[] = {0};
+  EXPECT_TRUE(paths.allows(stepped_over, 2));
+  EXPECT_FALSE(paths.allows(only_a, 1));
+}
+
+TEST(ChainPaths, NfsOutOfTopologicalOrderOrASecondEntryAreRefused) {
+  EXPECT_THROW(deployment_of({{"nfs", {node("a"), node("b")}}, {"edges", {{{"from", "b"}, {"to", "a"}}}}}), std::runtime_error);
+  EXPECT_THROW(deployment_of({{"nfs", {node("a"), node("b")}}, {"edges", json::array()}}), std::runtime_error);
+}
+
+}  // namespace
+}  // namespace tandem
