@@ -60,6 +60,44 @@ json check_report(Deployment& deployment, const MachineRequirements& more) {
 
 namespace {
 
+// A parallel group's branches process one packet at once (μNF): an NF in them may not drop it (the packet would
+// be lost for every branch), and two NFs of different branches may not touch a field the other reads or writes.
+void check_parallel_group(const Deployment& deployment, const NfConfig& fork, SpecErrors& errors) {
+  std::vector<std::vector<int>> branches;
+  for (int ring : fork.out_rings) {
+    branches.emplace_back();
+    for (int nf = deployment.rings[ring].to;; nf = deployment.rings[deployment.nfs[nf].out_rings[0]].to) {
+      branches.back().push_back(nf);
+      if (deployment.nfs[nf].ends_branch) break;
+    }
+  }
+  auto descriptor = [](const NfConfig& nf) -> const NfDescriptor* {
+    auto type = nf_types().find(nf.type);
+    return type == nf_types().end() ? nullptr : &type->second.descriptor;
+  };
+  for (const std::vector<int>& branch : branches)
+    for (int index : branch) {
+      const NfConfig& nf = deployment.nfs[index];
+      if (nf.external())
+        errors.push_back({nf.spec_path, "external NF '" + nf.name + "' cannot run in a parallel branch (after " + fork.name + "): it stamps no hops and keeps no counters of its own"});
+      else if (const NfDescriptor* d = descriptor(nf); d && d->may_drop)
+        errors.push_back({nf.spec_path, "NF '" + nf.name + "' (" + nf.type + ") may drop packets, so it cannot run in a parallel branch (after " +
+                                            fork.name + "): a dropped copy loses the packet for every branch"});
+    }
+  for (size_t a = 0; a < branches.size(); a++)
+    for (size_t b = a + 1; b < branches.size(); b++)
+      for (int one : branches[a])
+        for (int other : branches[b]) {
+          const NfDescriptor* x = descriptor(deployment.nfs[one]);
+          const NfDescriptor* y = descriptor(deployment.nfs[other]);
+          if (!x || !y || x->may_drop || y->may_drop || may_run_in_parallel(*x, *y)) continue;
+          FieldSet shared = (x->writes & (y->reads | y->writes)) | (y->writes & (x->reads | x->writes));
+          errors.push_back({deployment.nfs[other].spec_path, "'" + deployment.nfs[one].name + "' and '" + deployment.nfs[other].name +
+                                                                 "' are in parallel branches (after " + fork.name + ") but one writes what the other reads or writes (" +
+                                                                 join(shared.names()) + "): they cannot process one packet at once"});
+        }
+}
+
 // What only the NF types can tell of a chain's graph: a labelled fan-out's labels are gates of its NF, every
 // gate has an edge, and an external application (one port) sits at no join and no fan-out.
 void check_graph_against_types(const Deployment& deployment, SpecErrors& errors) {
@@ -79,6 +117,7 @@ void check_graph_against_types(const Deployment& deployment, SpecErrors& errors)
       else if (std::find(gates.begin(), gates.end(), edge.label) == gates.end())
         errors.push_back({edge.spec_path + ".label", "'" + edge.label + "' is not a gate of " + nf.type + " (gates: " + join(gates) + ")"});
     }
+    if (nf.forks) check_parallel_group(deployment, nf, errors);
     if (labels.empty() || gates.empty()) continue;
     for (const std::string& gate : gates)
       if (!labels.count(gate))

@@ -48,6 +48,32 @@ WorkerPlan worker_from_json(const json& j, const std::vector<NfConfig>& nfs) {
   return plan;
 }
 
+// Forks (several unlabelled out-edges), and along each of their branches the NFs in it and the last one, up to
+// the join (the first NF with several in-edges). The control plane checked the shape; what is left throws.
+void mark_parallel_groups(Deployment& d, const ChainConfig& chain) {
+  for (int fork : chain.nfs) {
+    NfConfig& f = d.nfs[fork];
+    bool unlabelled = std::all_of(f.out_rings.begin(), f.out_rings.end(), [&](int ring) { return d.rings[ring].label.empty(); });
+    if (f.out_rings.size() < 2 || !unlabelled) continue;
+    f.forks = true;
+    for (int ring : f.out_rings) {
+      int nf = d.rings[ring].to;
+      while (true) {
+        NfConfig& node = d.nfs[nf];
+        if (node.in_rings.size() != 1 || node.out_rings.size() != 1 || d.rings[node.out_rings[0]].to < 0)
+          throw std::runtime_error("chain " + chain.name + ": a branch after " + f.name + " is not a line of NFs that re-joins (at " + node.name + ")");
+        node.in_branch = true;
+        int next = d.rings[node.out_rings[0]].to;
+        if (d.nfs[next].in_rings.size() > 1) {
+          node.ends_branch = true;
+          break;
+        }
+        nf = next;
+      }
+    }
+  }
+}
+
 // A chain's NFs (in topological order), its rings (entry, one per edge, one per exit node) and each NF's
 // place in the graph. A chain without "edges" is a line: consecutive NFs joined.
 void parse_chain(const json& c, Deployment& d) {
@@ -112,6 +138,7 @@ void parse_chain(const json& c, Deployment& d) {
   for (int nf : chain.nfs)
     for (int ring : d.nfs[nf].in_rings)
       if (d.rings[ring].from >= 0) d.nfs[nf].depth = std::max(d.nfs[nf].depth, d.nfs[d.rings[ring].from].depth + 1);
+  mark_parallel_groups(d, chain);
   d.chains.push_back(chain);
 }
 

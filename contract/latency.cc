@@ -1,4 +1,4 @@
-// Percentiles of latency samples.
+// Percentiles and the mean of latency samples.
 #include "latency.h"
 
 #include <algorithm>
@@ -19,9 +19,13 @@ uint64_t LatencySamples::percentile(double p) {
 
 json LatencySamples::summary_us(double tsc_hz) {
   if (samples_.empty()) return {{"samples", 0}};
-  auto us = [&](uint64_t cycles) { return static_cast<double>(cycles) * 1e6 / tsc_hz; };
-  return {{"samples", samples_.size()}, {"p5", us(percentile(5))},   {"p50", us(percentile(50))},
-          {"p95", us(percentile(95))},  {"p99", us(percentile(99))}, {"max", us(percentile(100))}};
+  auto us = [&](double cycles) { return cycles * 1e6 / tsc_hz; };
+  double total = 0;
+  for (uint64_t cycles : samples_) total += static_cast<double>(cycles);
+  return {{"samples", samples_.size()}, {"mean", us(total / static_cast<double>(samples_.size()))},
+          {"p5", us(static_cast<double>(percentile(5)))},   {"p50", us(static_cast<double>(percentile(50)))},
+          {"p95", us(static_cast<double>(percentile(95)))}, {"p99", us(static_cast<double>(percentile(99)))},
+          {"max", us(static_cast<double>(percentile(100)))}};
 }
 
 }  // namespace tandem

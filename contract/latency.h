@@ -23,7 +23,8 @@ class LatencySamples {
   uint64_t seen() const { return seen_; }
   // Nearest-rank percentile (p in [0, 100]) of the stored samples; 0 when there are none.
   uint64_t percentile(double p);
-  // {samples, p5, p50, p95, p99, max} in microseconds, or {samples: 0} when nothing was sampled.
+  // {samples, mean, p5, p50, p95, p99, max} in microseconds (of the stored samples), or {samples: 0} when nothing
+  // was sampled.
   json summary_us(double tsc_hz);
 
  private:

@@ -37,5 +37,11 @@ TEST(Latency, SummaryInMicrosecondsAndBoundedStorage) {
   EXPECT_EQ(LatencySamples().summary_us(1e9)["samples"], 0);
 }
 
+TEST(Latency, TheMeanIsOfTheStoredSamples) {
+  LatencySamples samples;
+  for (uint64_t cycles : {1000, 2000, 6000}) samples.add(cycles);
+  EXPECT_DOUBLE_EQ(samples.summary_us(1e9)["mean"].get<double>(), 3.0);
+}
+
 }  // namespace
 }  // namespace tandem

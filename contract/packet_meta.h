@@ -20,17 +20,30 @@ struct PacketMeta {
   // branches that finished it (each branch's marker adds one, atomically: branches run in several processes).
   uint8_t parallel_width;
   uint32_t parallel_finished;
+  // The NFs of parallel branches that processed the packet, one bit per global NF index: branches stamp here
+  // (an atomic OR: they run in several processes at once), not in the ordered record.
+  uint64_t branch_hops[2];
 };
 
 inline constexpr uint16_t kMbufPrivSize = (sizeof(PacketMeta) + RTE_MBUF_PRIV_ALIGN - 1) & ~(RTE_MBUF_PRIV_ALIGN - 1);
 
 inline PacketMeta* meta_of(rte_mbuf* m) { return static_cast<PacketMeta*>(rte_mbuf_to_priv(m)); }
 
-// Each NF stamps the packets it processes; the sink checks the record is a path of the chain's graph.
+// Each NF stamps the packets it processes (a branch's NF: stamp_branch_hop); the sink checks the record is a path of the chain's graph.
 inline void stamp_hop(rte_mbuf* m, uint8_t nf_index) {
   PacketMeta* meta = meta_of(m);
   if (meta->hop_count < kMaxHops) meta->hops[meta->hop_count] = nf_index;
   meta->hop_count++;
+}
+
+inline void stamp_branch_hop(rte_mbuf* m, uint8_t nf_index) {
+  __atomic_fetch_or(&meta_of(m)->branch_hops[nf_index / 64], uint64_t{1} << (nf_index % 64), __ATOMIC_RELAXED);
+}
+
+// What the generator does to every new packet's record.
+inline void clear_hops(PacketMeta* meta) {
+  meta->hop_count = 0;
+  meta->branch_hops[0] = meta->branch_hops[1] = 0;
 }
 
 }  // namespace tandem

@@ -43,6 +43,10 @@ struct alignas(64) NfCounters {
   uint64_t mbufs_being_freed;
   // Packets this NF sent to an output gate that the chain's graph gives no edge (dropped by its labelled egress).
   uint64_t label_miss;
+  // A parallel group's copies of a packet, one reference each: made by this NF's branch port (a fork's), and
+  // dropped without a release by its marker (a branch's last NF's) because a sibling branch releases the packet.
+  uint64_t forked;
+  uint64_t merged;
 };
 
 // Per-NF control for workers that host several NFs as user-level threads (Bubble): the scheduler module

@@ -19,7 +19,7 @@ def line_edges(names: list[str], where: str) -> list[Edge]:
 
 def graph_problems(names: list[str], edges: list[Edge], where: str) -> list[tuple[str, str]]:
     """What makes `edges` over the nodes `names` not a chain Tandem runs: unknown nodes, repeated edges, cycles, more
-    than one entry, nodes the entry does not reach, and out-edges that are neither one edge nor a labelled fan-out.
+    than one entry, nodes the entry does not reach, half-labelled fan-outs, and parallel groups of the wrong shape.
     (Whether the labels are the node's gates is checked against its type by the data plane's catalog.)"""
     problems: list[tuple[str, str]] = []
     known = set(names)
@@ -59,6 +59,39 @@ def graph_problems(names: list[str], edges: list[Edge], where: str) -> list[tupl
     for name in names:
         if name not in reached and name not in entries:
             problems.append((_node_where(where, names, name), f"node {name!r} cannot be reached from the entry {entries[0]!r}"))
+    for fork in names:
+        if len(out[fork]) > 1 and all(edge.label is None for edge in out[fork]):
+            problems += _parallel_group_problems(fork, out, into, names, where)
+    return problems
+
+
+def _parallel_group_problems(fork: str, out: dict[str, list[Edge]], into: dict[str, list[Edge]], names: list[str],
+                             where: str) -> list[tuple[str, str]]:
+    """Several unlabelled edges out of `fork` make a parallel group (μNF): every branch gets every packet at once.
+    Each branch is a line of at least one NF (one edge in, one unlabelled edge out), and all re-join at one node
+    (which may take other edges too: a way around the group). (Whether the branches' NFs may run in parallel is the catalog's to say: it knows
+    what each type reads, writes and drops.)"""
+    problems, joins = [], set()
+    for edge in out[fork]:
+        node = edge.target
+        if len(into[node]) > 1:
+            problems.append((edge.where, f"a branch of the parallel group after {fork!r} needs at least one NF; this edge goes "
+                                         f"straight to {node!r}, which other edges enter too"))
+            continue
+        while True:
+            leaving = out[node]
+            if len(leaving) != 1 or leaving[0].label is not None:
+                problems.append((_node_where(where, names, node), f"node {node!r} is in a branch of the parallel group after {fork!r}: "
+                                                                  "a branch is a line of NFs (one edge out, unlabelled) up to the join"))
+                break
+            following = leaving[0].target
+            if len(into[following]) > 1:
+                joins.add(following)
+                break
+            node = following
+    if len(joins) > 1:
+        problems.append((_node_where(where, names, fork), f"the branches after {fork!r} meet at {', '.join(sorted(joins))}: a parallel "
+                                                          "group re-joins at one node"))
     return problems
 
 
@@ -67,7 +100,8 @@ def _node_where(where: str, names: list[str], name: str) -> str:
 
 
 def _fan_out_problems(edges: list[Edge]) -> list[tuple[str, str]]:
-    """Out of one node: one unlabelled edge, or labelled edges with distinct labels (a labelled fan-out)."""
+    """Out of one node: unlabelled edges (one, or a parallel group's branches), or labelled edges with distinct labels
+    (a labelled fan-out), not both."""
     problems = []
     by_source: dict[str, list[Edge]] = {}
     for edge in edges:
@@ -79,10 +113,6 @@ def _fan_out_problems(edges: list[Edge]) -> list[tuple[str, str]]:
                 if edge.label is None:
                     problems.append((f"{edge.where}", f"the other edges out of {source!r} are labelled (a labelled fan-out): "
                                                       "label this one too, with one of its gates"))
-        elif not labelled and len(out) > 1:
-            problems.append((out[1].where, f"a second unlabelled edge out of {source!r} would make a parallel group (every "
-                                           "branch gets every packet), which the data plane does not run yet; to route by a "
-                                           f"classification, label the edges out of {source!r} with its gates"))
         labels: dict[str, Edge] = {}
         for edge in labelled:
             if edge.label in labels:

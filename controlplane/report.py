@@ -114,9 +114,12 @@ def run_report(results: dict) -> str:
                   "entry-backpressure": chain["dropped"].get("entry_backpressure", 0)}
         where = ", ".join(f"{name} {count(n)}" for name, n in places.items() if n) or "none"
         verdict = "exact" if chain["accounting_exact"] else "MISMATCH"
+        copies = chain.get("copies") or {}
+        forked = f" + {count(copies['forked'])} copies" if copies.get("forked") else ""
+        merged = f" + {count(copies['merged'])} merged" if copies.get("merged") else ""
         lines.append(
-            f"accounting {chain['name']}: {count(chain['generated'])} generated = {count(chain['delivered'])} delivered"
-            f" + {count(chain['dropped']['total'])} dropped + {count(chain['in_flight']['total'])} in flight: {verdict}"
+            f"accounting {chain['name']}: {count(chain['generated'])} generated{forked} = {count(chain['delivered'])} delivered"
+            f" + {count(chain['dropped']['total'])} dropped{merged} + {count(chain['in_flight']['total'])} in flight: {verdict}"
             f" (drops at: {where}; wasted work: {count(chain.get('wasted_work', 0))} processed then dropped)"
         )
     if results.get("capture"):
@@ -164,9 +167,9 @@ def run_report(results: dict) -> str:
     pool = results["accounting"]
     if pool["pool_matches_in_flight"] is None:
         cut = ", ".join(f"{f['nf']} ({f['mbufs']} mbufs, worker {f['worker']})" for f in pool.get("interrupted_frees", []))
-        lines.append(f"pool not checked: a worker died while returning mbufs to the pool ({cut}), which leaves the "
-                     f"pool's shared state mid-update (it shows {pool['pool_difference']:+d} mbufs against the packets in flight); "
-                     "the counters balance")
+        why = pool.get("pool_unchecked_because") or "a worker died while returning mbufs to the pool"
+        lines.append(f"pool not checked: {why}{f' ({cut})' if cut else ''}; it shows {pool['pool_difference']:+d} mbufs against "
+                     "the packets in flight; the counters balance")
     elif not pool["pool_matches_in_flight"]:
         lines.append(f"MISMATCH: {count(pool['mbufs_in_use'])} mbufs in use but {count(pool['in_flight'])} packets in flight")
     for warning in results.get("warnings", []):

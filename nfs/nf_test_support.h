@@ -31,7 +31,7 @@ inline rte_mbuf* make_frame(uint32_t flow = 0, uint16_t size = 64, uint8_t proto
   m->data_len = m->pkt_len = length;
   memset(rte_pktmbuf_mtod(m, void*), 0, length);
   build_frame(rte_pktmbuf_mtod(m, uint8_t*), size, protocol, flow_address(flow, 0));
-  meta_of(m)->hop_count = 0;
+  clear_hops(meta_of(m));
   return m;
 }
 
@@ -46,7 +46,7 @@ inline rte_mbuf* make_tcp_frame_with(const std::string& payload, uint32_t flow =
   memset(data, 0, length);
   memcpy(data + kHeaders, payload.data(), payload.size());
   build_frame(data, size, IPPROTO_TCP, flow_address(flow, 0));
-  meta_of(m)->hop_count = 0;
+  clear_hops(meta_of(m));
   return m;
 }
 

@@ -50,6 +50,31 @@ chains:
         - {from: count, to: forward}
 """
 
+# A parallel group: three μNFs that touch different fields get every packet at once, then re-join.
+PARALLEL_SPEC = """\
+name: parallel
+duration: 1
+warmup: 0.2
+traffic: {rate: 50 kpps, flows: 16, http: {}}
+scheduler: coop
+chains:
+  - name: web
+    graph:
+      nodes:
+        - {name: check, type: checkip, core: 1}
+        - {name: urls, type: count_url, core: 1}
+        - {name: flows, type: counter, core: 1}
+        - {name: swap, type: macswap, core: 1}
+        - {name: forward, type: ttl, core: 1}
+      edges:
+        - {from: check, to: urls}
+        - {from: check, to: flows}
+        - {from: check, to: swap}
+        - {from: urls, to: forward}
+        - {from: flows, to: forward}
+        - {from: swap, to: forward}
+"""
+
 
 def tandem(*args: str, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:
     return subprocess.run([str(REPO / "tandem"), *args], capture_output=True, text=True, timeout=timeout, **kwargs)

@@ -1,5 +1,8 @@
-// The successor sets of a chain's graph (external NFs stepped over) and the check of a hop record against them.
+// The successor sets of a chain's graph (external NFs and parallel branches stepped over), each fork's branch
+// NFs, and the check of a packet's hop records against them.
 #include "chain_paths.h"
+
+#include <algorithm>
 
 #include "contract/packet_meta.h"
 
@@ -10,28 +13,40 @@ void ChainPaths::successors(const Deployment& deployment, int nf, NfSet& next, b
     int to = deployment.rings[ring].to;
     if (to < 0)
       reaches_sink = true;
-    else if (deployment.nfs[to].external())
+    else if (deployment.nfs[to].external() || deployment.nfs[to].in_branch)
       successors(deployment, to, next, reaches_sink);
     else
       next.set(static_cast<size_t>(to));
   }
 }
 
-ChainPaths::ChainPaths(const Deployment& deployment, const ChainConfig& chain) : next_(deployment.nfs.size()) {
+static_assert(kMaxNfs <= 128, "PacketMeta::branch_hops holds 128 NFs");
+
+ChainPaths::ChainPaths(const Deployment& deployment, const ChainConfig& chain)
+    : next_(deployment.nfs.size()), group_(deployment.nfs.size()) {
   int entry = deployment.rings[chain.entry_ring].to;
   if (deployment.nfs[entry].external())
     successors(deployment, entry, first_, empty_path_);
   else
     first_.set(static_cast<size_t>(entry));
+  for (int fork : chain.nfs) {
+    if (!deployment.nfs[fork].forks) continue;
+    for (int ring : deployment.nfs[fork].out_rings)
+      for (int nf = deployment.rings[ring].to; deployment.nfs[nf].in_branch; nf = deployment.rings[deployment.nfs[nf].out_rings[0]].to) {
+        group_[fork][nf / 64] |= uint64_t{1} << (nf % 64);
+        if (deployment.nfs[nf].ends_branch) break;
+      }
+  }
   for (int nf : chain.nfs) {
-    if (deployment.nfs[nf].external()) continue;
+    if (deployment.nfs[nf].external() || deployment.nfs[nf].in_branch) continue;
     bool reaches_sink = false;
     successors(deployment, nf, next_[nf], reaches_sink);
     if (reaches_sink) last_.set(static_cast<size_t>(nf));
   }
 }
 
-bool ChainPaths::allows(const uint8_t* hops, int hop_count) const {
+bool ChainPaths::allows(const uint8_t* hops, int hop_count, const uint64_t (&branch_hops)[2]) const {
+  if (!branches_match(hops, hop_count, branch_hops)) return false;
   if (hop_count > kMaxHops) return false;  // the record overflowed: a loop, or more stamps than the graph has
   if (hop_count == 0) return empty_path_;
   for (int i = 0; i < hop_count; i++)
@@ -40,6 +55,16 @@ bool ChainPaths::allows(const uint8_t* hops, int hop_count) const {
   for (int i = 1; i < hop_count; i++)
     if (!next_[hops[i - 1]].test(hops[i])) return false;
   return last_.test(hops[hop_count - 1]);
+}
+
+bool ChainPaths::branches_match(const uint8_t* hops, int hop_count, const uint64_t (&branch_hops)[2]) const {
+  uint64_t expected[2] = {0, 0};
+  for (int i = 0; i < std::min(hop_count, kMaxHops); i++)
+    if (hops[i] < group_.size()) {
+      expected[0] |= group_[hops[i]][0];
+      expected[1] |= group_[hops[i]][1];
+    }
+  return expected[0] == branch_hops[0] && expected[1] == branch_hops[1];
 }
 
 }  // namespace tandem

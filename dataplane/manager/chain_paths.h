@@ -1,6 +1,7 @@
 // The paths through a chain's graph a packet may take, against which the sink checks each packet's hop record.
 #pragma once
 
+#include <array>
 #include <bitset>
 #include <cstdint>
 #include <vector>
@@ -12,21 +13,26 @@ namespace tandem {
 
 class ChainPaths {
  public:
-  // Over the NFs that stamp hops: an external NF is an unmodified application, so a path steps over it.
+  // Over the NFs that stamp the ordered record: an external NF is an unmodified application and a parallel
+  // branch's NFs stamp the branch hop set, so a path steps over both.
   ChainPaths(const Deployment& deployment, const ChainConfig& chain);
 
-  // True when the record lists NFs that follow edges of the graph from its entry to one of its exits, each once.
-  bool allows(const uint8_t* hops, int hop_count) const;
+  // True when the ordered record lists NFs that follow edges of the graph from its entry to one of its exits, each
+  // once, a parallel group passed as one step from its fork to its join, and the branch hop set holds exactly the
+  // branches' NFs of the groups the packet passed (every branch processed it, nothing else stamped there).
+  bool allows(const uint8_t* hops, int hop_count, const uint64_t (&branch_hops)[2]) const;
 
  private:
   using NfSet = std::bitset<kMaxNfs>;
   // Adds the stamping NFs a packet meets next after leaving `nf` to `next`, and sets `reaches_sink` when it may
   // reach the sink without meeting one.
   void successors(const Deployment& deployment, int nf, NfSet& next, bool& reaches_sink) const;
+  bool branches_match(const uint8_t* hops, int hop_count, const uint64_t (&branch_hops)[2]) const;
 
   NfSet first_;               // where a path may start
   std::vector<NfSet> next_;   // per NF: which may follow it
   NfSet last_;                // where a path may end
+  std::vector<std::array<uint64_t, 2>> group_;  // per fork: the NFs of its branches, as PacketMeta::branch_hops
   bool empty_path_ = false;   // a packet may pass without a stamp (every NF on some path is external)
 };
 

@@ -1,10 +1,13 @@
-// Tests of the sink's hop check: a record must be a path of the chain's graph, external NFs stepped over.
+// Tests of the sink's hop check: a record must be a path of the chain's graph, external NFs stepped over, a
+// parallel group one step whose branches all stamped the branch set.
 #include "chain_paths.h"
 
 #include <gtest/gtest.h>
 
 namespace tandem {
 namespace {
+
+const uint64_t kNoBranches[2] = {0, 0};
 
 json node(const std::string& name, const std::string& type = "macswap") { return {{"name", name}, {"type", type}, {"core", 1}}; }
 
@@ -18,13 +21,13 @@ TEST(ChainPaths, ALineAcceptsOnlyItsNfsInOrder) {
   Deployment d = deployment_of({{"nfs", {node("a"), node("b"), node("c")}}});
   ChainPaths paths(d, d.chains[0]);
   uint8_t in_order[] = {0, 1, 2}, reordered[] = {0, 2, 1}, repeated[] = {0, 1, 1}, extra[] = {0, 1, 2, 2}, stranger[] = {0, 1, 200};
-  EXPECT_TRUE(paths.allows(in_order, 3));
-  EXPECT_FALSE(paths.allows(reordered, 3));
-  EXPECT_FALSE(paths.allows(repeated, 3));
-  EXPECT_FALSE(paths.allows(in_order, 2));  // skipped the last NF
-  EXPECT_FALSE(paths.allows(extra, 4));
-  EXPECT_FALSE(paths.allows(stranger, 3));
-  EXPECT_FALSE(paths.allows(in_order, 0));
+  EXPECT_TRUE(paths.allows(in_order, 3, kNoBranches));
+  EXPECT_FALSE(paths.allows(reordered, 3, kNoBranches));
+  EXPECT_FALSE(paths.allows(repeated, 3, kNoBranches));
+  EXPECT_FALSE(paths.allows(in_order, 2, kNoBranches));  // skipped the last NF
+  EXPECT_FALSE(paths.allows(extra, 4, kNoBranches));
+  EXPECT_FALSE(paths.allows(stranger, 3, kNoBranches));
+  EXPECT_FALSE(paths.allows(in_order, 0, kNoBranches));
 }
 
 TEST(ChainPaths, AGraphAcceptsEveryPathFromItsEntryToAnExitAndNothingElse) {
@@ -40,18 +43,41 @@ TEST(ChainPaths, AGraphAcceptsEveryPathFromItsEntryToAnExitAndNothingElse) {
   EXPECT_EQ(d.nfs[3].depth, 3);             // the longest way in: cls, waf, count
   ChainPaths paths(d, d.chains[0]);
   uint8_t long_way[] = {0, 1, 2, 3}, short_way[] = {0, 3}, skipped[] = {0, 2, 3}, no_exit[] = {0, 1, 2};
-  EXPECT_TRUE(paths.allows(long_way, 4));
-  EXPECT_TRUE(paths.allows(short_way, 2));
-  EXPECT_FALSE(paths.allows(skipped, 3));
-  EXPECT_FALSE(paths.allows(no_exit, 3));
+  EXPECT_TRUE(paths.allows(long_way, 4, kNoBranches));
+  EXPECT_TRUE(paths.allows(short_way, 2, kNoBranches));
+  EXPECT_FALSE(paths.allows(skipped, 3, kNoBranches));
+  EXPECT_FALSE(paths.allows(no_exit, 3, kNoBranches));
 }
 
 TEST(ChainPaths, AnExternalNfIsSteppedOver) {
   Deployment d = deployment_of({{"nfs", {node("a"), node("pmd", "external"), node("b")}}});
   ChainPaths paths(d, d.chains[0]);
   uint8_t stepped_over[] = {0, 2}, only_a[] = {0};
-  EXPECT_TRUE(paths.allows(stepped_over, 2));
-  EXPECT_FALSE(paths.allows(only_a, 1));
+  EXPECT_TRUE(paths.allows(stepped_over, 2, kNoBranches));
+  EXPECT_FALSE(paths.allows(only_a, 1, kNoBranches));
+}
+
+TEST(ChainPaths, AParallelGroupIsOneStepWhoseBranchesMustAllHaveStamped) {
+  // a forks to b1 -> b2 and to c; both re-join at j.
+  Deployment d = deployment_of({{"nfs", {node("a"), node("b1"), node("b2"), node("c"), node("j")}},
+                                {"edges", {{{"from", "a"}, {"to", "b1"}}, {{"from", "a"}, {"to", "c"}}, {{"from", "b1"}, {"to", "b2"}},
+                                           {{"from", "b2"}, {"to", "j"}}, {{"from", "c"}, {"to", "j"}}}}});
+  EXPECT_TRUE(d.nfs[0].forks);
+  EXPECT_TRUE(d.nfs[1].in_branch && !d.nfs[1].ends_branch);
+  EXPECT_TRUE(d.nfs[2].in_branch && d.nfs[2].ends_branch);
+  EXPECT_TRUE(d.nfs[3].in_branch && d.nfs[3].ends_branch);
+  EXPECT_FALSE(d.nfs[4].in_branch || d.nfs[4].forks);
+  ChainPaths paths(d, d.chains[0]);
+  uint8_t through[] = {0, 4}, inside[] = {0, 1, 4};
+  const uint64_t all[2] = {0b01110, 0}, one_missing[2] = {0b00110, 0}, one_more[2] = {0b11110, 0}, none[2] = {0, 0};
+  EXPECT_TRUE(paths.allows(through, 2, all));
+  EXPECT_FALSE(paths.allows(through, 2, one_missing));  // a branch did not process it
+  EXPECT_FALSE(paths.allows(through, 2, one_more));
+  EXPECT_FALSE(paths.allows(inside, 3, all));  // a branch NF in the ordered record
+  uint8_t line[] = {0, 1, 2};
+  Deployment plain = deployment_of({{"nfs", {node("a"), node("b"), node("c")}}});
+  EXPECT_FALSE(ChainPaths(plain, plain.chains[0]).allows(line, 3, all));  // no group: nothing may be in the branch set
+  EXPECT_TRUE(ChainPaths(plain, plain.chains[0]).allows(line, 3, none));
 }
 
 TEST(ChainPaths, NfsOutOfTopologicalOrderOrASecondEntryAreRefused) {

@@ -124,7 +124,7 @@ void Generator::emit(Stream& stream, uint16_t count, uint64_t now_tsc, uint16_t 
     meta->seq = stream.generated + i;
     meta->tx_tsc = now_tsc;
     meta->chain = static_cast<uint16_t>(stream.chain->index);
-    meta->hop_count = 0;
+    clear_hops(meta);
   }
   build_cycles_ += rte_rdtsc() - build_start;
   built_ += count;

@@ -29,7 +29,7 @@ void Sink::poll(uint64_t now_tsc) {
     ChainDelivery& delivery = delivery_[c];
     for (uint16_t i = 0; i < n; i++) {
       const PacketMeta* meta = meta_of(pkts[i]);
-      if (!paths_[c].allows(meta->hops, meta->hop_count)) delivery.hop_errors++;
+      if (!paths_[c].allows(meta->hops, meta->hop_count, meta->branch_hops)) delivery.hop_errors++;
       delivery.delivered_bytes += rte_pktmbuf_pkt_len(pkts[i]) + 4;  // with FCS, as frame sizes are given
       if (measuring_ && meta->seq % deployment_.latency_sample_every == 0) latency_[c].add(now_tsc - meta->tx_tsc);
       if (capture_) capture_->write(pkts[i], now_tsc);  // it stops at its limit

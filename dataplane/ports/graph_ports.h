@@ -1,4 +1,5 @@
-// The ports a segment's place in its chain's graph asks for: a ring, a join of rings, a labelled fan-out.
+// The ports a segment's place in its chain's graph asks for: a ring, a join of rings, a labelled fan-out, a
+// parallel group's branch and marker.
 #pragma once
 
 #include <memory>
@@ -19,8 +20,8 @@ namespace tandem {
 // with several exits).
 std::unique_ptr<IngressPort> open_ingress(const std::vector<int>& in_rings, const std::vector<rte_ring*>& rings, StatsZone& stats);
 
-// Hands on to the segment's out-rings: one ring, or a labelled fan-out routing by the gates named `gates` (the
-// descriptor of the segment's last NF). Throws std::invalid_argument where the graph and the gates disagree
+// Hands on to the segment's out-rings: one ring, a labelled fan-out routing by the gates named `gates` (the
+// descriptor of the segment's last NF), a fork's branch port or a branch end's marker (parallel_ports.h). Throws std::invalid_argument where the graph and the gates disagree
 // (the control plane's checks refuse such a spec first).
 std::unique_ptr<EgressPort> open_egress(const Deployment& deployment, const Segment& segment, const std::vector<std::string>& gates,
                                         const std::vector<rte_ring*>& rings, StatsZone& stats);

@@ -45,7 +45,10 @@ uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t bu
   for (size_t k = 0; k < segment.nfs.size() && batch.count > 0; k++) {
     NfCounters& counters = stats.nfs[segment.nf_indexes[k]];
     auto hop = static_cast<uint8_t>(segment.nf_indexes[k]);
-    for (uint16_t i = 0; i < batch.count; i++) stamp_hop(batch.pkts[i], hop);
+    if (k < segment.in_branch.size() && segment.in_branch[k])  // siblings stamp the same packet at the same time
+      for (uint16_t i = 0; i < batch.count; i++) stamp_branch_hop(batch.pkts[i], hop);
+    else
+      for (uint16_t i = 0; i < batch.count; i++) stamp_hop(batch.pkts[i], hop);
     uint16_t in = batch.count;
     batch.clear_gates();  // the gates the egress routes by are the segment's last NF's
     uint64_t start = rte_rdtsc();

@@ -16,6 +16,7 @@ struct SegmentRuntime {
   std::vector<int> nf_indexes;
   std::vector<std::unique_ptr<NetworkFunction>> nfs;
   std::vector<double> cost_estimate = {};  // per NF: running cycles per packet of undisturbed batches
+  std::vector<bool> in_branch = {};        // per NF: runs in a parallel branch (stamps the branch hop set)
 };
 
 // NFs of a segment whose service time is accounted: a chain has at most kMaxHops (64) NFs.

@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
       SegmentRuntime segment{open_ingress(s.in_rings, rings, stats), open_egress(deployment, s, gates, rings, stats), s.nfs, {}};
       for (int index : s.nfs) {
         const NfConfig& nf = deployment.nfs[index];
+        segment.in_branch.push_back(nf.in_branch);
         NfContext context{nf.name, std::to_string(getpid()) + "_" + std::to_string(index), index};
         segment.nfs.push_back(nf_types().at(nf.type).create(nf.args, context));
       }

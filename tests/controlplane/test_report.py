@@ -62,6 +62,13 @@ def test_report_shows_accounting_and_says_what_is_unavailable():
     assert "pool not checked" in run_report(cut) and "a (3 mbufs, worker w0)" in run_report(cut)
     assert "+1952 mbufs against the packets in flight" in run_report(cut)
     assert "MISMATCH" not in run_report(cut)
+    copies = copy.deepcopy(RESULTS)
+    copies["accounting"] |= {"pool_matches_in_flight": None, "pool_difference": -40,
+                             "pool_unchecked_because": "copies of a parallel group's packets are in flight, and copies share one mbuf"}
+    copies["chains"][0]["copies"] = {"forked": 500, "merged": 460}
+    text = run_report(copies)
+    assert "pool not checked: copies of a parallel group's packets are in flight" in text and "-40 mbufs" in text
+    assert " + 500 copies = " in text and " dropped + 460 merged + " in text
 
 
 def test_report_shows_what_each_nf_counted_itself():

@@ -1,7 +1,7 @@
 """Bad specs get exit status 2 and one clear message naming the file and the field, never a traceback."""
 import pytest
 
-from conftest import BASE_SPEC, GRAPH_SPEC, REPO, tandem
+from conftest import BASE_SPEC, GRAPH_SPEC, PARALLEL_SPEC, REPO, tandem
 from controlplane import catalog
 from controlplane.spec import MAX_BURST, MAX_HOPS, MAX_NFS
 
@@ -97,8 +97,18 @@ CASES = [
      + "        - {from: lone, to: forward}\n", "chains[0].graph.nodes[3]", "node 'lone' has no edge in, and neither has 'classify'"),
     ("graph fan-out half labelled", bad(GRAPH_SPEC, "{from: classify, to: forward, label: other}", "{from: classify, to: forward}"),
      "chains[0].graph.edges[1]", "label this one too"),
-    ("graph parallel group", bad(bad(GRAPH_SPEC, "{from: classify, to: forward, label: other}", "{from: classify, to: forward}"), ", label: http", ""),
-     "chains[0].graph.edges[1]", "would make a parallel group"),
+    ("parallel branch without an NF", bad(bad(GRAPH_SPEC, "{from: classify, to: forward, label: other}", "{from: classify, to: forward}"),
+                                          ", label: http", ""), "chains[0].graph.edges[1]", "needs at least one NF"),
+    ("parallel branches meeting at two nodes",
+     bad(bad(PARALLEL_SPEC, "        - {name: forward,", "        - {name: other, type: ttl, core: 1}\n        - {name: forward,"),
+         "{from: swap, to: forward}", "{from: swap, to: other}\n        - {from: forward, to: other}"),
+     "chains[0].graph.nodes[0]", "the branches after 'check' meet at forward, other"),
+    ("parallel branch that forks again", bad(PARALLEL_SPEC, "{from: swap, to: forward}", "{from: swap, to: forward}\n        - {from: swap, to: urls}"),
+     "chains[0].graph.nodes[3]", "node 'swap' is in a branch of the parallel group after 'check'"),
+    ("parallel branch that may drop", bad(PARALLEL_SPEC, "{name: swap, type: macswap, core: 1}", "{name: swap, type: ttl, core: 1}"),
+     "chains[0].graph.nodes[3]", "may drop packets, so it cannot run in a parallel branch"),
+    ("parallel branches writing one field", bad(PARALLEL_SPEC, "{name: flows, type: counter, core: 1}", "{name: flows, type: macswap, core: 1}"),
+     "chains[0].graph.nodes[3]", "'flows' and 'swap' are in parallel branches (after check) but one writes what the other reads or writes (eth_dst, eth_src)"),
     ("graph label that is no gate", bad(GRAPH_SPEC, "label: other}", "label: others}"), "chains[0].graph.edges[1].label",
      "'others' is not a gate of http_classifier (gates: other, http)"),
     ("graph gate without an edge", bad(GRAPH_SPEC, "        - {from: classify, to: forward, label: other}\n", ""), "chains[0].graph.nodes[0]",

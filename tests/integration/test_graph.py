@@ -1,30 +1,37 @@
-"""A chain as a graph: a labelled fan-out after an HTTP classifier and a join, under every scheduler (one `compare`),
-with exact accounting, every delivered packet on a path of the graph, and each way taking what its label says."""
+"""A chain as a graph under every scheduler (one `compare` each): a labelled fan-out after an HTTP classifier and a
+join, each way taking what its label says; a parallel group, each packet processed by every branch and released
+once. Exact accounting, every delivered packet on a path of the graph; and a chain of 64 NFs."""
 from __future__ import annotations
 
 import json
 
-from conftest import GRAPH_SPEC, requires_root, tandem
+from conftest import GRAPH_SPEC, PARALLEL_SPEC, requires_root, tandem
 
 pytestmark = requires_root
 
 SCHEDULERS = ["coop", "rtc", "unis", "nfvnice", "bubble"]
 
 
-def test_a_labelled_fan_out_and_a_join_run_under_every_scheduler(write_spec, tmp_path, machine_before):
+def compared(write_spec, tmp_path, spec: str):
+    """Runs `spec` once under every scheduler (one `compare`); yields each one's name, results, chain and NFs by name,
+    having checked that its accounting is exact and every delivered packet took a path of the graph."""
     out = tmp_path / "comparison.json"
-    result = tandem("compare", str(write_spec(GRAPH_SPEC)), "--schedulers", ",".join(SCHEDULERS), "--repeat", "1", "--json", str(out),
+    result = tandem("compare", str(write_spec(spec)), "--schedulers", ",".join(SCHEDULERS), "--repeat", "1", "--json", str(out),
                     "--quiet", timeout=600)
     assert result.returncode == 0, result.stderr
     comparison = json.loads(out.read_text())
     for scheduler in SCHEDULERS:
         [results] = comparison["schedulers"][scheduler]["results"]
-        where = f"{scheduler}: {results['chains'][0]['dropped']}"
-        assert results["accounting"]["exact"], (scheduler, results["accounting"])
         chain = results["chains"][0]
-        assert chain["hop_errors"] == 0, where
+        assert results["accounting"]["exact"], (scheduler, results["accounting"])
+        assert chain["hop_errors"] == 0, (scheduler, chain["dropped"])
+        yield scheduler, results, chain, {nf["name"]: nf for nf in results["nfs"]}
+
+
+def test_a_labelled_fan_out_and_a_join_run_under_every_scheduler(write_spec, tmp_path, machine_before):
+    for scheduler, results, chain, nfs in compared(write_spec, tmp_path, GRAPH_SPEC):
+        where = f"{scheduler}: {chain['dropped']}"
         assert chain["generated"] == chain["delivered"] + chain["dropped"]["total"] + chain["in_flight"]["total"], where
-        nfs = {nf["name"]: nf for nf in results["nfs"]}
         classify, validate, count, forward = (nfs[name] for name in ("classify", "validate", "count", "forward"))
         labelled = classify["report"]
         assert labelled["http"] + labelled["other"] == classify["packets_in"] > 0, where
@@ -39,6 +46,23 @@ def test_a_labelled_fan_out_and_a_join_run_under_every_scheduler(write_spec, tmp
         assert abs(validate["packets_dropped"] - validate["packets_in"] / 3) <= 16, (scheduler, validate)
         assert count["report"]["not_http"] == 0, where
         assert chain["dropped"]["label_misses"] == {}, where
+
+
+def test_a_parallel_group_runs_under_every_scheduler_and_releases_each_packet_once(write_spec, tmp_path, machine_before):
+    # No hop errors (compared() checks): every delivered packet was stamped by all three branches.
+    for scheduler, results, chain, nfs in compared(write_spec, tmp_path, PARALLEL_SPEC):
+        where = f"{scheduler}: {chain['dropped']}, {chain['copies']}"
+        check, forward = nfs["check"], nfs["forward"]
+        assert chain["delivered"] > 0 and check["packets_out"] > 0, where
+        # The fork hands each packet to three branches: two extra copies each.
+        assert chain["copies"]["forked"] == 2 * check["packets_out"], where
+        for branch in ("urls", "flows", "swap"):
+            assert nfs[branch]["packets_dropped"] == 0, where
+            assert nfs[branch]["packets_in"] <= check["packets_out"], where
+        # In copies, exactly: the two extra copies of every packet are merged or dropped, never delivered.
+        assert (chain["generated"] + chain["copies"]["forked"]
+                == chain["delivered"] + chain["dropped"]["total"] + chain["copies"]["merged"] + chain["in_flight"]["total"]), where
+        assert forward["packets_in"] <= check["packets_out"], where  # released once each
 
 
 def test_a_chain_of_64_nfs_runs_with_every_hop_checked(write_spec, tmp_path, machine_before):
