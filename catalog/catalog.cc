@@ -63,14 +63,7 @@ namespace {
 // A parallel group's branches process one packet at once (μNF): an NF in them may not drop it (the packet would
 // be lost for every branch), and two NFs of different branches may not touch a field the other reads or writes.
 void check_parallel_group(const Deployment& deployment, const NfConfig& fork, SpecErrors& errors) {
-  std::vector<std::vector<int>> branches;
-  for (int ring : fork.out_rings) {
-    branches.emplace_back();
-    for (int nf = deployment.rings[ring].to;; nf = deployment.rings[deployment.nfs[nf].out_rings[0]].to) {
-      branches.back().push_back(nf);
-      if (deployment.nfs[nf].ends_branch) break;
-    }
-  }
+  const std::vector<std::vector<int>>& branches = fork.branches;
   auto descriptor = [](const NfConfig& nf) -> const NfDescriptor* {
     auto type = nf_types().find(nf.type);
     return type == nf_types().end() ? nullptr : &type->second.descriptor;
@@ -117,7 +110,7 @@ void check_graph_against_types(const Deployment& deployment, SpecErrors& errors)
       else if (std::find(gates.begin(), gates.end(), edge.label) == gates.end())
         errors.push_back({edge.spec_path + ".label", "'" + edge.label + "' is not a gate of " + nf.type + " (gates: " + join(gates) + ")"});
     }
-    if (nf.forks) check_parallel_group(deployment, nf, errors);
+    if (nf.forks()) check_parallel_group(deployment, nf, errors);
     if (labels.empty() || gates.empty()) continue;
     for (const std::string& gate : gates)
       if (!labels.count(gate))

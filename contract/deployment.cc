@@ -55,14 +55,15 @@ void mark_parallel_groups(Deployment& d, const ChainConfig& chain) {
     NfConfig& f = d.nfs[fork];
     bool unlabelled = std::all_of(f.out_rings.begin(), f.out_rings.end(), [&](int ring) { return d.rings[ring].label.empty(); });
     if (f.out_rings.size() < 2 || !unlabelled) continue;
-    f.forks = true;
     for (int ring : f.out_rings) {
+      std::vector<int>& branch = f.branches.emplace_back();
       int nf = d.rings[ring].to;
       while (true) {
         NfConfig& node = d.nfs[nf];
         if (node.in_rings.size() != 1 || node.out_rings.size() != 1 || d.rings[node.out_rings[0]].to < 0)
           throw std::runtime_error("chain " + chain.name + ": a branch after " + f.name + " is not a line of NFs that re-joins (at " + node.name + ")");
         node.in_branch = true;
+        branch.push_back(nf);
         int next = d.rings[node.out_rings[0]].to;
         if (d.nfs[next].in_rings.size() > 1) {
           node.ends_branch = true;

@@ -42,9 +42,10 @@ struct NfConfig {
   std::string spec_path;       // where the spec gives it, for messages: "chains[0].nfs[2]", "chains[1].graph.nodes[0]"
   // A parallel group (μNF): a fork hands every packet to all its branches at once (its out-edges, several and
   // unlabelled); a branch is a line of NFs; the branches re-join at one node.
-  bool forks = false;        // its out-rings are a parallel group's branches (its egress: a branch port)
   bool in_branch = false;    // it runs in a branch: it stamps the packet's branch hop set, not the ordered record
   bool ends_branch = false;  // the last NF of a branch (its egress: a marker port)
+  std::vector<std::vector<int>> branches;  // a fork's: each branch's NFs (global indexes), in order
+  bool forks() const { return !branches.empty(); }  // its out-rings are a group's branches (its egress: a branch port)
   double cost_cycles = 0;  // estimated TSC cycles per packet (cycle estimator or spec); 0 = not estimated
   double weight = 1;       // priority weight (NF's times its chain's), for schedulers that share CPU by weight
   uint32_t batch = 0;      // initial batch size for bubble from the spec; 0 = from the rates

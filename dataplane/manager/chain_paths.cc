@@ -29,14 +29,9 @@ ChainPaths::ChainPaths(const Deployment& deployment, const ChainConfig& chain)
     successors(deployment, entry, first_, empty_path_);
   else
     first_.set(static_cast<size_t>(entry));
-  for (int fork : chain.nfs) {
-    if (!deployment.nfs[fork].forks) continue;
-    for (int ring : deployment.nfs[fork].out_rings)
-      for (int nf = deployment.rings[ring].to; deployment.nfs[nf].in_branch; nf = deployment.rings[deployment.nfs[nf].out_rings[0]].to) {
-        group_[fork][nf / 64] |= uint64_t{1} << (nf % 64);
-        if (deployment.nfs[nf].ends_branch) break;
-      }
-  }
+  for (int fork : chain.nfs)
+    for (const std::vector<int>& branch : deployment.nfs[fork].branches)
+      for (int nf : branch) group_[fork][nf / 64] |= uint64_t{1} << (nf % 64);
   for (int nf : chain.nfs) {
     if (deployment.nfs[nf].external() || deployment.nfs[nf].in_branch) continue;
     bool reaches_sink = false;

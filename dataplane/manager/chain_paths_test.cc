@@ -62,11 +62,12 @@ TEST(ChainPaths, AParallelGroupIsOneStepWhoseBranchesMustAllHaveStamped) {
   Deployment d = deployment_of({{"nfs", {node("a"), node("b1"), node("b2"), node("c"), node("j")}},
                                 {"edges", {{{"from", "a"}, {"to", "b1"}}, {{"from", "a"}, {"to", "c"}}, {{"from", "b1"}, {"to", "b2"}},
                                            {{"from", "b2"}, {"to", "j"}}, {{"from", "c"}, {"to", "j"}}}}});
-  EXPECT_TRUE(d.nfs[0].forks);
+  EXPECT_TRUE(d.nfs[0].forks());
+  EXPECT_EQ(d.nfs[0].branches, (std::vector<std::vector<int>>{{1, 2}, {3}}));
   EXPECT_TRUE(d.nfs[1].in_branch && !d.nfs[1].ends_branch);
   EXPECT_TRUE(d.nfs[2].in_branch && d.nfs[2].ends_branch);
   EXPECT_TRUE(d.nfs[3].in_branch && d.nfs[3].ends_branch);
-  EXPECT_FALSE(d.nfs[4].in_branch || d.nfs[4].forks);
+  EXPECT_FALSE(d.nfs[4].in_branch || d.nfs[4].forks());
   ChainPaths paths(d, d.chains[0]);
   uint8_t through[] = {0, 4}, inside[] = {0, 1, 4};
   const uint64_t all[2] = {0b01110, 0}, one_missing[2] = {0b00110, 0}, one_more[2] = {0b11110, 0}, none[2] = {0, 0};

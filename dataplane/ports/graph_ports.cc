@@ -22,7 +22,7 @@ std::unique_ptr<EgressPort> open_egress(const Deployment& deployment, const Segm
   uint64_t& journal = stats.nfs[segment.nfs.front()].mbufs_being_freed;
   const NfConfig& last = deployment.nfs[segment.nfs.back()];
   auto ring_egress = [&](int ring) { return std::make_unique<RingEgress>(rings.at(ring), stats.rings[ring], journal); };
-  if (last.forks) {  // a parallel group: the same packet to every branch
+  if (last.forks()) {  // a parallel group: the same packet to every branch
     std::vector<std::unique_ptr<EgressPort>> branches;
     for (int ring : segment.out_rings) branches.push_back(ring_egress(ring));
     return std::make_unique<BranchEgress>(std::move(branches), stats.nfs[last.index].forked);
