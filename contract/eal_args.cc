@@ -1,7 +1,11 @@
 // EAL command lines shared by the manager and the workers.
 #include "eal_args.h"
 
+#include <sched.h>
 #include <sys/personality.h>
+
+#include <cerrno>
+#include <cstring>
 
 namespace tandem {
 
@@ -31,6 +35,14 @@ std::vector<std::string> secondary_eal_args(const Deployment& d, const WorkerPla
 void without_address_randomisation() {
   int current = personality(0xffffffff);  // reads the persona without changing it
   if (current != -1) personality(static_cast<unsigned long>(current) | ADDR_NO_RANDOMIZE);
+}
+
+std::string confine_to_control_core(int control_core) {
+  cpu_set_t control{};
+  CPU_ZERO(&control);
+  CPU_SET(control_core, &control);
+  if (sched_setaffinity(0, sizeof control, &control) == 0) return "";
+  return "cannot confine the manager to control core " + std::to_string(control_core) + ": " + strerror(errno);
 }
 
 std::string ring_object_name(int ring_index) { return "tandem_ring_" + std::to_string(ring_index); }

@@ -20,6 +20,14 @@ std::vector<std::string> secondary_eal_args(const Deployment& deployment, const 
 // (personality(2)), so nothing on the machine changes and nothing needs undoing.
 void without_address_randomisation();
 
+// Before rte_eal_init: confines this process, and every process it then starts (affinity is inherited across
+// fork and exec), to the control core. EAL pins each lcore thread where --lcores says, but places its control
+// threads (interrupts, the multi-process IPC handler that secondaries' requests wait on) on the process's
+// initial CPUs minus its lcores' ones: left alone, the manager's landed on the NF cores, where real-time pollers
+// that unis switches with RT throttling off starve any other thread for as long as they run, and a worker's
+// on every other NF core. With this, they share the control core with the manager. Returns an error text.
+std::string confine_to_control_core(int control_core);
+
 // DPDK object names (at most RTE_RING_NAMESIZE) of a ring and of the stats zone.
 std::string ring_object_name(int ring_index);
 

@@ -12,11 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from controlplane import catalog, machine, machine_resources
+from controlplane import catalog, machine, machine_resources, stall_diagnosis
 from controlplane.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_RUN_FAILED, RunFailed, SetupError, SpecError
 
 # Signals that end a run early: the manager is told to stop, and the run ends cleanly with partial results.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# While traffic runs the manager reports progress every 250 ms from its one loop; this long a silence means the
+# loop is stuck (a lock, a starved thread it waits for), and SIGTERM, which that loop would have to see, is no use.
+STALL_SECONDS = 10.0
 
 
 @dataclass
@@ -85,6 +88,17 @@ def launch(config: dict, verdict: dict, on_event: Callable[[dict], None] | None 
 
 def _drive_manager(config: dict, run_dir: Path, stop: _StopRequests, on_event) -> RunOutcome:
     log_path = run_dir / "manager.log"
+    # We stay on the control core while the run lasts, as the manager does: on an NF core, a real-time poller
+    # would starve us, and with us the watchdogs below.
+    our_cpus = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {config["control_core"]})
+    try:
+        return _watch_manager(config, run_dir, log_path, stop, on_event)
+    finally:
+        os.sched_setaffinity(0, our_cpus)
+
+
+def _watch_manager(config: dict, run_dir: Path, log_path: Path, stop: _StopRequests, on_event) -> RunOutcome:
     read_end, write_end = os.pipe()
     with open(log_path, "w") as log:
         process = subprocess.Popen(
@@ -96,14 +110,22 @@ def _drive_manager(config: dict, run_dir: Path, stop: _StopRequests, on_event) -
             start_new_session=True,  # Ctrl-C reaches us, and we decide how the manager stops
         )
     os.close(write_end)
-    events = os.fdopen(read_end, "r")
     selector = selectors.DefaultSelector()
-    selector.register(events, selectors.EVENT_READ)
+    selector.register(read_end, selectors.EVENT_READ)
+    pending = b""  # what the manager wrote past its last complete line
     deadline = time.monotonic() + _expected_seconds(config)
     spec_errors, errors, warnings, results_path = [], [], [], None
     stop_sent_at = None
+    # From its first progress report until the traffic ends or the run fails, the manager's loop reports steadily.
+    in_traffic, last_event_at, last_t = False, time.monotonic(), 0.0
     try:
         while True:
+            if in_traffic and stop_sent_at is None and time.monotonic() - last_event_at > STALL_SECONDS:
+                errors.append(f"the manager stopped reporting at t={last_t:.1f} s and was silent for {STALL_SECONDS:.0f} s: "
+                              f"its loop is stuck; the run was killed. What its threads were doing:\n"
+                              + stall_diagnosis.diagnose(process.pid))
+                process.kill()
+                break
             if stop.requested and stop_sent_at is None:
                 process.send_signal(signal.SIGTERM)
                 stop_sent_at = time.monotonic()
@@ -117,24 +139,32 @@ def _drive_manager(config: dict, run_dir: Path, stop: _StopRequests, on_event) -
                 break
             if not selector.select(timeout=0.1):
                 continue
-            line = events.readline()
-            if not line:
+            # Everything that arrived, line by line: one read may bring several events (an error and the results).
+            chunk = os.read(read_end, 1 << 16)
+            if not chunk:
                 break  # the manager closed its end: it has exited
-            event = json.loads(line)
-            kind = event.get("event")
-            if kind == "spec_error":
-                spec_errors.append((event["path"], event["message"]))
-            elif kind == "error":
-                errors.append(event["message"])
-            elif kind == "warning":
-                warnings.append(event["message"])
-            elif kind == "done":
-                results_path = event["results"]
-            if on_event:
-                on_event(event)
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                event = json.loads(line)
+                kind = event.get("event")
+                last_event_at = time.monotonic()
+                if kind == "progress":
+                    in_traffic, last_t = True, event["t"]
+                elif kind in ("traffic_ended", "error", "done"):
+                    in_traffic = False
+                if kind == "spec_error":
+                    spec_errors.append((event["path"], event["message"]))
+                elif kind == "error":
+                    errors.append(event["message"])
+                elif kind == "warning":
+                    warnings.append(event["message"])
+                elif kind == "done":
+                    results_path = event["results"]
+                if on_event:
+                    on_event(event)
     finally:
         selector.close()
-        events.close()
+        os.close(read_end)
         status = process.wait()
     log_tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-15:])
     if spec_errors:

@@ -49,6 +49,7 @@ void Run::fail(const std::string& message, const std::string& nf) {
 }
 
 void Run::set_up_memory() {
+  if (std::string error = confine_to_control_core(d_.control_core); !error.empty()) throw std::runtime_error(error);
   std::vector<std::string> args = primary_eal_args(d_);
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

@@ -100,6 +100,8 @@ void Run::control_loop() {
       }
     }
   }
+  // The control plane's stall watchdog expects progress only until here (stopping and probes report none).
+  emit(events_, {{"event", "traffic_ended"}});
 }
 
 bool Run::probe_finished() const {

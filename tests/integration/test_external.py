@@ -6,6 +6,7 @@ import shutil
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -39,6 +40,20 @@ def mixed_spec(scheduler: str = "unis", rate: str = "1000000", capacity: int = 2
 @pytest.fixture(autouse=True)
 def private_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("TANDEM_CACHE_DIR", str(tmp_path / "cache"))
+
+
+def dpdk_control_threads(nf_pids: dict) -> set:
+    """The CPUs that the DPDK control threads (interrupts, multi-process IPC) of the run's processes may use: the
+    manager's, the workers' and testpmd's. On an NF core, unis's unthrottled real-time pollers would starve them."""
+    first = Path(f"/proc/{next(iter(nf_pids.values()))}/stat").read_text()
+    manager = int(first.rsplit(")", 1)[1].split()[1])
+    allowed = set()
+    for pid in [manager, *nf_pids.values()]:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            if (task / "comm").read_text().strip() in ("eal-intr-thread", "rte_mp_handle"):
+                status = (task / "status").read_text()
+                allowed.add(next(line.split()[1] for line in status.splitlines() if line.startswith("Cpus_allowed_list:")))
+    return allowed
 
 
 def test_unis_schedules_testpmd_between_tandem_nfs(write_spec, tmp_path, machine_before):
@@ -95,7 +110,11 @@ def test_killed_testpmd_is_reported_by_name(write_spec, tmp_path, machine_before
     process, pids = start_run(write_spec(mixed_spec()), out)
     time.sleep(1)
     subprocess.run(["kill", "-9", str(pids["pmd2"])])
-    _, stderr = process.communicate(timeout=30)
+    try:
+        _, stderr = process.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()  # the run's own watchdogs failed too: show what it said
+        raise AssertionError("the run did not end within 30 s of the kill: " + process.communicate()[1])
     assert process.returncode == 1
     assert "NF pmd2" in stderr and "killed by signal 9" in stderr, stderr
 
@@ -104,8 +123,9 @@ def test_killed_testpmd_is_reported_by_name(write_spec, tmp_path, machine_before
 def test_ctrl_c_stops_testpmd_and_restores_it(backend, write_spec, tmp_path, machine_before):
     out = tmp_path / "r.json"
     spec = mixed_spec().replace("scheduler: unis", f"scheduler: {{name: unis, options: {{backend: {backend}}}}}")
-    process, _ = start_run(write_spec(spec), out)
+    process, pids = start_run(write_spec(spec), out)
     time.sleep(1.5)
+    assert dpdk_control_threads(pids) == {"0"}, "a DPDK control thread may run on an NF core"
     process.send_signal(signal.SIGINT)
     process.communicate(timeout=30)
     assert process.returncode == 130
