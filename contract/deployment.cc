@@ -165,6 +165,7 @@ Deployment parse_deployment(const json& doc) {
   d.name = doc.value("name", std::string("tandem"));
   d.control_core = doc.value("control_core", 0);
   d.burst = doc.value("burst", 32);
+  d.prefetch = doc.value("prefetch", 0);
   d.duration_s = doc.value("duration", 5.0);
   d.warmup_s = doc.value("warmup", 0.5);
   d.drain_s = doc.value("drain", 0.2);

@@ -132,6 +132,7 @@ struct Deployment {
   std::string name;
   int control_core = 0;
   uint16_t burst = 32;
+  uint16_t prefetch = 0;  // the pipelined prefetch distance k of every NF's batches (contract/batch.h)
   double duration_s = 5;
   double warmup_s = 0.5;
   double drain_s = 0.2;

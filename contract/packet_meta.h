@@ -16,6 +16,9 @@ struct PacketMeta {
   uint16_t chain;        // index of the chain the packet belongs to
   uint8_t hop_count;     // NFs that have stamped the packet so far
   uint8_t hops[kMaxHops];  // global NF index of each NF in the order they processed it
+  // At the hops of a labelled fan-out, the gate its NF chose (written by its labelled egress, which routed the
+  // packet by it): the sink checks the packet left along the edge with that label. Elsewhere unused.
+  uint8_t hop_gates[kMaxHops];
   // A parallel group (dataplane/ports/parallel_ports.h): the copies a branch port made of the packet, and the
   // branches that finished it (each branch's marker adds one, atomically: branches run in several processes).
   uint8_t parallel_width;
@@ -34,6 +37,12 @@ inline void stamp_hop(rte_mbuf* m, uint8_t nf_index) {
   PacketMeta* meta = meta_of(m);
   if (meta->hop_count < kMaxHops) meta->hops[meta->hop_count] = nf_index;
   meta->hop_count++;
+}
+
+// The labelled egress, as it routes a packet by `gate`: the gate goes beside the hop of the NF that chose it.
+inline void record_gate(rte_mbuf* m, uint8_t gate) {
+  PacketMeta* meta = meta_of(m);
+  if (meta->hop_count > 0 && meta->hop_count <= kMaxHops) meta->hop_gates[meta->hop_count - 1] = gate;
 }
 
 inline void stamp_branch_hop(rte_mbuf* m, uint8_t nf_index) {

@@ -52,7 +52,7 @@ def batch_models(config: dict, source: str, refresh: bool = False, say=None) -> 
     models = {}
     for chain in config["chains"]:
         for nf in chain["nfs"]:
-            entry, origin = profile.cached_or_measured(cache, "batch-model " + profile.cost_key(nf),
+            entry, origin = profile.cached_or_measured(cache, "batch-model " + profile.cost_key(nf, config),
                                                        lambda nf=nf: profile_nf(nf, config, source, say))
             profile.warn_if_spread(nf, entry, "per-packet batch cost k")
             models[nf["name"]] = dict(entry, source=origin)

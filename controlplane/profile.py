@@ -2,6 +2,7 @@
 spread, a cache, spec overrides, and the process-controller switch-latency probe."""
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import statistics
@@ -21,9 +22,24 @@ CACHE_PATH = Path(os.environ.get("TANDEM_CACHE_DIR", Path.home() / ".cache" / "t
 CACHE_FORMAT = 2  # entries carry their spread and date since format 2; older caches are measured again
 
 
-def cost_key(nf: dict) -> str:
-    """NFs of one type with the same arguments cost the same: they share one estimate."""
-    return json.dumps({"type": nf["type"], "args": nf.get("args", {})}, sort_keys=True)
+def cost_key(nf: dict, base: dict | None = None) -> str:
+    """NFs of one type with the same arguments, fed the same kind of frames, cost the same: they share one estimate."""
+    key = {"type": nf["type"], "args": nf.get("args", {})}
+    own = own_frames(nf, base) if base else None
+    if own:  # an HTTP μNF's cost depends on the requests it parses: one estimate per request mix or capture
+        key["frames"] = hashlib.sha256(json.dumps(own, sort_keys=True).encode()).hexdigest()[:16]
+    return json.dumps(key, sort_keys=True)
+
+
+def own_frames(nf: dict, base: dict) -> dict | None:
+    """The traffic of `nf`'s chain when it decides the frames themselves (HTTP requests, a capture), for the probes
+    to send; None when the chain's frames are templates of a size, which the estimator's plan sweeps itself."""
+    for chain in base.get("chains", []):
+        if any(member["name"] == nf["name"] for member in chain["nfs"]):
+            traffic = chain["traffic"]
+            if traffic.get("http_urls") or traffic.get("pcap"):
+                return dict(traffic, rate_pps=0, rate_steps_pps=[], mean_rate_pps=0)
+    return None
 
 
 def _machine_key() -> str:
@@ -59,11 +75,13 @@ def estimate_config(nf: dict, base: dict, plan: dict | None = None) -> dict:
         "name": f"profile-{nf['name']}",
         "control_core": base["control_core"],
         "burst": base["burst"],
+        "prefetch": base.get("prefetch", 0),  # costs as the run will have them
         "duration": 60,  # an upper bound: the run ends when the probes are done
         "warmup": 0,
         "scheduler": {"name": "cfs", "options": {}},
         "profile": {"estimate": plan or {}},
-        "chains": [{"name": "probe", "ring_capacity": 2048, "traffic": {"rate_pps": 0, "sizes": [[64, 1]], "flows": 64, "protocol": "udp"},
+        "chains": [{"name": "probe", "ring_capacity": 2048,
+                    "traffic": own_frames(nf, base) or {"rate_pps": 0, "sizes": [[64, 1]], "flows": 64, "protocol": "udp"},
                     "nfs": [{"name": nf["name"], "type": nf["type"], "core": nf["core"], "args": nf.get("args", {})}]}],
     }
 
@@ -151,7 +169,7 @@ def estimate_costs(config: dict, source: str, refresh: bool = False, say=None) -
                     say(f"profiling {nf['name']} ({nf['type']}) alone on core {nf['core']}...")
                 return estimate_nf(nf, config, source)
 
-            entry, origin = cached_or_measured(cache, cost_key(nf), measure)
+            entry, origin = cached_or_measured(cache, cost_key(nf, config), measure)
             warn_if_spread(nf, entry, "cost estimate")
             costs[nf["name"]] = dict(entry, source=origin)
     return costs

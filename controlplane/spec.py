@@ -237,6 +237,9 @@ class Spec(Strict):
     description: str = ""
     control_core: int = Field(default=0, ge=0)
     burst: int = Field(default=32, ge=1, le=MAX_BURST)
+    # Pipelined prefetching (μNF, Sec. V-B): while an NF works on packet i of a batch, packet i + prefetch's first
+    # data cache line is fetched; 0 turns it off (bench/micronf_experiments.py fig7 measures what it is worth).
+    prefetch: int = Field(default=0, ge=0, le=MAX_BURST)
     ring_capacity: int = Field(default=2048, le=MAX_RING)
     duration: float = Field(default=5.0, gt=0, le=3600)
     warmup: float = Field(default=0.5, ge=0, le=600)
@@ -501,6 +504,12 @@ def load_spec(path: str | Path) -> Spec:
     document = _parse_yaml(_read_text(Path(path), source), source)
     if not isinstance(document, dict):
         raise SpecError(source, [("", "the spec must be a YAML mapping with at least 'chains'")])
+    return spec_from_document(document, path)
+
+
+def spec_from_document(document: dict, path: str | Path) -> Spec:
+    """Checks a spec's document (read from `path`, against which relative files resolve); raises SpecError."""
+    source = str(path)
     try:
         spec = Spec.model_validate(document)
     except ValidationError as error:
@@ -584,6 +593,7 @@ def run_config(spec: Spec, scheduler: str | None = None, duration: float | None 
         "placement_cores": cores,
         "control_core": spec.control_core,
         "burst": spec.burst,
+        "prefetch": spec.prefetch,
         "duration": duration if duration is not None else spec.duration,
         "warmup": spec.warmup,
         "scheduler": chosen,

@@ -23,11 +23,11 @@ class CountUrl final : public NetworkFunction {
   explicit CountUrl(size_t max_urls) : max_urls_(max_urls) { counts_.reserve(max_urls); }
 
   void process(Batch& batch) override {
-    for (uint16_t i = 0; i < batch.count; i++) {
+    batch.for_each([&](uint16_t i) {
       std::optional<HttpRequestLine> request = http_request_line(batch.pkts[i]);
       if (!request) {
         not_http_++;
-        continue;
+        return;
       }
       auto found = counts_.find(request->url);
       if (found != counts_.end()) {
@@ -37,7 +37,7 @@ class CountUrl final : public NetworkFunction {
       } else {
         untracked_++;  // the table is full: counted, but not per URL
       }
-    }
+    });
   }
 
   json report() const override {

@@ -32,20 +32,20 @@ class Counter final : public NetworkFunction {
   ~Counter() override { rte_hash_free(table_); }
 
   void process(Batch& batch) override {
-    for (uint16_t i = 0; i < batch.count; i++) {
+    batch.for_each([&](uint16_t i) {
       std::optional<FiveTuple> key = five_tuple_of(batch.pkts[i]);
       if (!key) {
         untracked_++;
-        continue;
+        return;
       }
       int32_t slot = rte_hash_add_key(table_, &*key);  // returns the existing slot for a known key
       if (slot < 0) {
         table_full_++;
-        continue;
+        return;
       }
       counts_[slot].packets++;
       counts_[slot].bytes += rte_pktmbuf_pkt_len(batch.pkts[i]);
-    }
+    });
   }
 
   json report() const override {

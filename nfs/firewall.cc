@@ -80,14 +80,14 @@ class Firewall final : public NetworkFunction {
     uint32_t results[kMaxBurst];
     uint16_t classified = 0;
     uint16_t order[kMaxBurst];  // index in batch of each classified packet
-    for (uint16_t i = 0; i < batch.count; i++) {
+    batch.for_each([&](uint16_t i) {
       rte_ipv4_hdr* ip = ipv4_header(batch.pkts[i]);
       // The ACL reads the ports at a fixed offset: only plain 20-byte headers of full frames qualify.
       if (ip != nullptr && ip->ihl == 5 && rte_pktmbuf_data_len(batch.pkts[i]) >= sizeof(rte_ether_hdr) + 24) {
         fields[classified] = &ip->next_proto_id;
         order[classified++] = i;
       }
-    }
+    });
     if (classified > 0 && acl_ != nullptr) rte_acl_classify(acl_, fields, results, classified, 1);
     uint32_t verdict[kMaxBurst];
     for (uint16_t i = 0; i < batch.count; i++) verdict[i] = kDeny;  // unparseable packets are denied

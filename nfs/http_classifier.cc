@@ -12,11 +12,11 @@ constexpr uint8_t kHttpGate = 1;
 class HttpClassifier final : public NetworkFunction {
  public:
   void process(Batch& batch) override {
-    for (uint16_t i = 0; i < batch.count; i++) {
+    batch.for_each([&](uint16_t i) {
       bool http = http_request_line(batch.pkts[i]).has_value();
       batch.gates[i] = http ? kHttpGate : kOtherGate;
       (http ? http_ : other_)++;
-    }
+    });
   }
 
   json report() const override { return {{"http", http_}, {"other", other_}}; }

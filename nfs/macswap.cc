@@ -9,12 +9,12 @@ namespace {
 class MacSwap final : public NetworkFunction {
  public:
   void process(Batch& batch) override {
-    for (uint16_t i = 0; i < batch.count; i++) {
+    batch.for_each([&](uint16_t i) {
       auto* eth = rte_pktmbuf_mtod(batch.pkts[i], rte_ether_hdr*);
       rte_ether_addr tmp = eth->src_addr;
       eth->src_addr = eth->dst_addr;
       eth->dst_addr = tmp;
-    }
+    });
   }
 };
 

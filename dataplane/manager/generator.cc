@@ -97,11 +97,13 @@ void Generator::emit(Stream& stream, uint16_t count, uint64_t now_tsc, uint16_t 
     rte_mbuf* m = pkts[i];
     uint16_t size = frame_size;
     const uint8_t* ready = nullptr;
-    if (size == 0 && !stream.replay.empty()) {  // a capture: its next frame, whatever its size
+    // A capture or HTTP requests decide the frame and its size, also for the estimator's probes (frame_size != 0):
+    // what an HTTP μNF costs depends on the request it parses, not on a template of the probe's size.
+    if (!stream.replay.empty()) {  // a capture: its next frame, whatever its size
       size = stream.replay.frame_size(stream.replay_cursor);
       ready = stream.replay.frame(stream.replay_cursor);
       stream.advance_replay(1);
-    } else if (size == 0 && !stream.requests.empty()) {  // HTTP: the flow's request decides the size (probes keep theirs)
+    } else if (!stream.requests.empty()) {  // HTTP: the flow's request decides the size
       size = stream.requests.frame_size(stream.flow_cursor);
       ready = stream.requests.frame(stream.flow_cursor);
     } else {

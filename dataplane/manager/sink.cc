@@ -6,6 +6,7 @@
 
 #include "contract/batch.h"
 #include "contract/packet_meta.h"
+#include "nfs/nf.h"
 #include "dataplane/ports/graph_ports.h"
 
 namespace tandem {
@@ -14,7 +15,9 @@ Sink::Sink(const Deployment& deployment, const std::vector<rte_ring*>& rings, St
     : deployment_(deployment), delivery_(deployment.chains.size()) {
   for (const ChainConfig& chain : deployment.chains) {
     exits_.push_back(open_ingress(chain.exit_rings, rings, stats));
-    paths_.emplace_back(deployment, chain);
+    paths_.emplace_back(deployment, chain, [](const std::string& type) -> const std::vector<std::string>& {
+      return nf_types().at(type).descriptor.gates;
+    });
     latency_.emplace_back(1 << 18);
   }
   if (!deployment.capture_path.empty())
@@ -29,7 +32,7 @@ void Sink::poll(uint64_t now_tsc) {
     ChainDelivery& delivery = delivery_[c];
     for (uint16_t i = 0; i < n; i++) {
       const PacketMeta* meta = meta_of(pkts[i]);
-      if (!paths_[c].allows(meta->hops, meta->hop_count, meta->branch_hops)) delivery.hop_errors++;
+      if (!paths_[c].allows(meta->hops, meta->hop_count, meta->branch_hops, meta->hop_gates)) delivery.hop_errors++;
       delivery.delivered_bytes += rte_pktmbuf_pkt_len(pkts[i]) + 4;  // with FCS, as frame sizes are given
       if (measuring_ && meta->seq % deployment_.latency_sample_every == 0) latency_[c].add(now_tsc - meta->tx_tsc);
       if (capture_) capture_->write(pkts[i], now_tsc);  // it stops at its limit

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "contract/packet_meta.h"
 #include "free_counted.h"
 
 namespace tandem {
@@ -17,6 +18,7 @@ uint16_t LabelledEgress::tx_burst(rte_mbuf** pkts, uint16_t count, const uint8_t
   uint16_t missed = 0;
   for (uint16_t i = 0; i < count; i++) {
     uint8_t gate = gates == nullptr ? 0 : gates[i];
+    record_gate(pkts[i], gate);  // for the sink's check that the packet went where its label says
     if (gate < by_gate_.size() && by_gate_[gate])
       sorted_[gate][per_gate[gate]++] = pkts[i];
     else

@@ -3,6 +3,7 @@
 
 #include <vector>
 
+#include "contract/packet_meta.h"
 #include "nfs/nf_test_support.h"
 #include "ring_port.h"
 
@@ -50,6 +51,20 @@ TEST(LabelledEgress, EachPacketFollowsItsGateInOrderAndAMissIsCounted) {
   EXPECT_EQ(Edges::drain(edges.zero), (std::vector<rte_mbuf*>{frames[0], frames[2], frames[6]}));
   EXPECT_EQ(Edges::drain(edges.one), (std::vector<rte_mbuf*>{frames[1], frames[4]}));
   EXPECT_EQ(rte_mempool_in_use_count(testing::test_pool()), 0u);  // the misses were freed by the port
+}
+
+TEST(LabelledEgress, TheGateGoesBesideTheHopOfTheNfThatChoseIt) {
+  Edges edges;
+  LabelledEgress port = edges.port();
+  rte_mbuf* frame = testing::make_frame(0);
+  clear_hops(meta_of(frame));
+  stamp_hop(frame, 3);
+  stamp_hop(frame, 5);  // the classifier, whose egress this is
+  meta_of(frame)->hop_gates[0] = 9;
+  const uint8_t gate[] = {1};
+  EXPECT_EQ(port.tx_burst(&frame, 1, gate), 1);
+  EXPECT_EQ(meta_of(frame)->hop_gates[1], 1);
+  EXPECT_EQ(meta_of(frame)->hop_gates[0], 9);  // an earlier hop's is left alone
 }
 
 TEST(LabelledEgress, WithoutGatesEverythingTakesGateZero) {

@@ -38,7 +38,7 @@ uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t bu
     counter_add(stats.nfs[segment.nf_indexes.front()].empty_polls, uint64_t{1});
     return 0;
   }
-  Batch batch{pkts, n, dropped, 0, gates};
+  Batch batch{pkts, n, dropped, 0, gates, segment.prefetch_distance};
   uint64_t& journal = stats.nfs[segment.nf_indexes.front()].mbufs_being_freed;
   uint64_t spent_by_nf[kMaxSegmentNfs] = {}, inside_nfs = 0;
   uint16_t in_by_nf[kMaxSegmentNfs] = {};
@@ -52,6 +52,7 @@ uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t bu
     uint16_t in = batch.count;
     batch.clear_gates();  // the gates the egress routes by are the segment's last NF's
     uint64_t start = rte_rdtsc();
+    batch.prefetch_first();  // each NF's, as in μNF: an NF may run in a process of its own
     segment.nfs[k]->process(batch);
     uint64_t spent = rte_rdtsc() - start;
     counter_add(counters.packets_in, static_cast<uint64_t>(in));

@@ -17,6 +17,7 @@ struct SegmentRuntime {
   std::vector<std::unique_ptr<NetworkFunction>> nfs;
   std::vector<double> cost_estimate = {};  // per NF: running cycles per packet of undisturbed batches
   std::vector<bool> in_branch = {};        // per NF: runs in a parallel branch (stamps the branch hop set)
+  uint16_t prefetch_distance = 0;          // pipelined prefetching for every NF's batch (contract/batch.h)
 };
 
 // NFs of a segment whose service time is accounted: a chain has at most kMaxHops (64) NFs.

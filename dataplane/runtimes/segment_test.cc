@@ -9,12 +9,17 @@
 namespace tandem {
 namespace {
 
+// A ring as the data plane makes them (one producer, one consumer, the exact capacity); fails the test if it cannot.
+rte_ring* make_ring(const char* name, unsigned capacity) {
+  rte_ring* ring = rte_ring_create(name, capacity, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+  EXPECT_NE(ring, nullptr) << name;
+  return ring;
+}
+
 TEST(WorkerLoop, SegmentBurstCountsEveryPacket) {
   static StatsZone stats{};
-  rte_ring* in = rte_ring_create("wl_in", 64, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
-  rte_ring* out = rte_ring_create("wl_out", 8, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
-  ASSERT_NE(in, nullptr);
-  ASSERT_NE(out, nullptr);
+  rte_ring* in = make_ring("wl_in", 64);
+  rte_ring* out = make_ring("wl_out", 8);
   SegmentRuntime segment{std::make_unique<RingIngress>(in, stats.rings[0]),
                          std::make_unique<RingEgress>(out, stats.rings[1], stats.nfs[3].mbufs_being_freed), {3, 7}, {}};
   segment.nfs.push_back(testing::make_nf("ttl"));
@@ -46,6 +51,36 @@ TEST(WorkerLoop, SegmentBurstCountsEveryPacket) {
     rte_pktmbuf_free(m);
   }
   // Every mbuf taken from the pool is back: dropped ones were freed by the runtime.
+  EXPECT_EQ(rte_mempool_in_use_count(testing::test_pool()), 0u);
+  rte_ring_free(in);
+  rte_ring_free(out);
+}
+
+// Pipelined prefetching changes when packets' data is fetched, never what NFs do to them: at every distance,
+// shorter and longer than the batch, a filtering NF and a for_each NF leave the same packets in the same state.
+TEST(WorkerLoop, PrefetchingAheadChangesNoResult) {
+  static StatsZone stats{};
+  rte_ring* in = make_ring("pf_in", 64);
+  rte_ring* out = make_ring("pf_out", 64);
+  for (uint16_t distance : std::initializer_list<uint16_t>{0, 1, 7, 31, 32, 100}) {
+    SegmentRuntime segment{std::make_unique<RingIngress>(in, stats.rings[0]),
+                           std::make_unique<RingEgress>(out, stats.rings[1], stats.nfs[0].mbufs_being_freed), {0, 1}, {}};
+    segment.nfs.push_back(testing::make_nf("ttl"));
+    segment.nfs.push_back(testing::make_nf("macswap"));
+    segment.prefetch_distance = distance;
+    std::vector<rte_mbuf*> frames;
+    for (int i = 0; i < 32; i++) frames.push_back(testing::make_frame(i));
+    for (int i = 0; i < 32; i += 5) rte_pktmbuf_mtod_offset(frames[i], rte_ipv4_hdr*, 14)->time_to_live = 1;  // 7 dropped
+    rte_ether_addr first_src = rte_pktmbuf_mtod(frames[1], rte_ether_hdr*)->src_addr;
+    ASSERT_EQ(rte_ring_enqueue_burst(in, reinterpret_cast<void**>(frames.data()), 32, nullptr), 32u);
+    EXPECT_EQ(run_segment_once(segment, stats, 32), 32) << "distance " << distance;
+    rte_mbuf* delivered[32];
+    ASSERT_EQ(rte_ring_dequeue_burst(out, reinterpret_cast<void**>(delivered), 32, nullptr), 25u) << "distance " << distance;
+    EXPECT_EQ(delivered[0], frames[1]);  // in order
+    EXPECT_EQ(delivered[24], frames[31]);
+    EXPECT_TRUE(rte_is_same_ether_addr(&rte_pktmbuf_mtod(delivered[0], rte_ether_hdr*)->dst_addr, &first_src));  // swapped
+    for (int i = 0; i < 25; i++) rte_pktmbuf_free(delivered[i]);
+  }
   EXPECT_EQ(rte_mempool_in_use_count(testing::test_pool()), 0u);
   rte_ring_free(in);
   rte_ring_free(out);

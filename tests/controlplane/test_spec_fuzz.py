@@ -35,7 +35,7 @@ BASE = {
                                      {"name": "b", "type": "ttl", "core": 1}]}],
 }
 # Fields the documents may leave out, where the fuzzer puts wrong values too.
-OPTIONAL = [("name",), ("description",), ("duration",), ("warmup",), ("burst",), ("ring_capacity",), ("control_core",),
+OPTIONAL = [("name",), ("description",), ("duration",), ("warmup",), ("burst",), ("prefetch",), ("ring_capacity",), ("control_core",),
            ("placement",), ("placement_cores",), ("traffic",), ("traffic", "rate"), ("traffic", "rate_steps"),
            ("traffic", "step_seconds"), ("traffic", "size"), ("traffic", "flows"), ("traffic", "protocol"), ("scheduler",),
            ("scheduler", "name"), ("scheduler", "options"), ("scheduler", "options", "k"), ("scheduler_options",), ("chains",),
