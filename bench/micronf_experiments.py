@@ -1,12 +1,18 @@
-"""μNF experiments (the paper's Figs. 8 and 9) on Tandem's graphs: a line of four μNFs against a two-way parallel
-group after the first (Fig. 8), and latency against path length 4-6 (Fig. 9), each at per-μNF costs 100-700 cycles.
+"""μNF experiments (the paper's Tables I/II and Figs. 7-10) on Tandem's graphs: the cycles an SFC of VNFs spends per
+packet chained as they are against composed (Tables I/II), pipelined prefetching at distances 0-32 (Fig. 7), a line
+of four μNFs against a two-way parallel group after the first (Fig. 8), latency against path length 4-6 (Fig. 9),
+the last two at per-μNF costs 100-700 cycles, and lines of 1-8 TTL decrementers on one core, each scheduler
+against run-to-completion (Fig. 10).
 
 Usage (as root): .venv/bin/python bench/micronf_experiments.py [--repeat 3] [--duration 1] [--rate 100] [--cores 1,2]
-                 [--only fig8|fig9]
-Writes bench/results/micronf-<fig>.json and .md. Every number is a median over --repeat runs of the run's own
-latency summary (every 16th packet sampled at the sink), runs interleaved. The μNFs are `cost` NFs run under rtc
-(no scheduler between them). With one NF core (our 2 vCPU VM) the branches share it and cannot overlap; with
---cores listing two or more, the parallel group's branches go on separate cores where the machine has them.
+                 [--only table1|fig7|fig8|fig9|fig10]
+Writes bench/results/micronf-<fig>.json and .md. Every number is a median over --repeat runs, runs interleaved.
+Figs. 8 and 9 take the run's own latency summary (every 16th packet sampled at the sink); their μNFs are `cost`
+NFs run under rtc (no scheduler between them). With one NF core (our 2 vCPU VM) the branches share it and cannot
+overlap; with --cores listing two or more, the parallel group's branches go on separate cores where the machine
+has them. Fig. 7 offers as much as the generator makes to two macswap μNFs (on the first two --cores, else both
+on one) and reports throughput and the first μNF's cycles per packet, which includes its dequeue of packets the
+generator wrote on the control core.
 """
 from __future__ import annotations
 
@@ -18,11 +24,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench.experiment_support import RESULTS, exact, interleaved_variants, save_result  # noqa: E402
+from bench.experiment_support import RESULTS, chain_mpps, exact, interleaved_variants, ratio, save_result, share_text  # noqa: E402
+from controlplane.compose import Composition, composed_chain  # noqa: E402
 from controlplane.report import machine_description, table  # noqa: E402
-from controlplane.spec import Spec  # noqa: E402
+from controlplane.request import compose_request  # noqa: E402
+from controlplane.spec import Spec, spec_from_document  # noqa: E402
 
 COSTS = [100, 300, 500, 700]  # cycles per packet of each μNF (the paper's range)
+PREFETCH = [0, 1, 2, 4, 8, 16, 32]  # up to half the batch, as the paper
+PREFETCH_BURST = 64
 
 
 def node(name: str, cycles: int, core: int) -> dict:
@@ -41,8 +51,96 @@ def latency(comparison: dict, variant: str, key: str) -> float | None:
     return statistics.median(values) if values else None
 
 
-def fmt(value: float | None) -> str:
-    return "failed" if value is None else f"{value:.2f}"
+def fmt(value: float | None, digits: int = 2) -> str:
+    return "failed" if value is None else f"{value:.{digits}f}"
+
+
+def first_nf_cycles(comparison: dict, variant: str) -> float | None:
+    values = [r["nfs"][0]["window"]["cycles_per_packet"] for r in comparison["schedulers"][variant]["results"]]
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def per_packet_cycles(comparison: dict, variant: str) -> dict[str, float]:
+    """Per μNF type, the median over runs of its NFs' cycles inside process() per packet that entered the chain
+    (the paper's per-element cycles), and "overall"."""
+    by_run = []
+    for result in comparison["schedulers"][variant]["results"]:
+        entered = result["nfs"][0]["packets_in"]  # the entry μNF, the same in both graphs
+        totals: dict[str, float] = {}
+        for nf in result["nfs"]:
+            totals[nf["type"]] = totals.get(nf["type"], 0.0) + nf["busy_cycles"] / entered
+        totals["overall"] = sum(totals.values())
+        by_run.append(totals)
+    return {key: statistics.median(run.get(key, 0.0) for run in by_run) for key in by_run[0]} if by_run else {}
+
+
+def table1(repeat: int, duration: float) -> None:
+    """examples/web-sfc.yaml (Edge Firewall -> Monitoring -> Application Firewall, HTTP traffic) chained as its VNFs
+    are (each one checks the IP header and classifies HTTP for itself) against composed, under rtc."""
+    request = HERE.parent / "examples" / "web-sfc.yaml"
+    composed_spec, composition = compose_request(request)
+    document = composed_spec.model_dump(mode="json", by_alias=True, exclude_defaults=True)
+    as_chained = Composition(composition.unmerged, composition.unmerged)
+    core = composed_spec.chains[0].graph.nodes[0].core
+    chained_spec = spec_from_document(dict(document, name="web-sfc-chained", chains=[composed_chain("web-sfc", as_chained, [core])]), request)
+    # At the generator's full rate every μNF works on full batches: below it, a graph with fewer μNFs comes round
+    # its loop sooner and takes smaller batches, whose fixed costs then weigh on every packet (measured: at 1 Mpps
+    # the composed graph's firewall and validator cost 18-24 % more a packet than the same μNFs chained).
+    variants = {name: (spec.model_copy(update={"traffic": spec.traffic.model_copy(update={"rate": "max"})}), "rtc")
+                for name, spec in (("chained", chained_spec), ("composed", composed_spec))}
+    comparison = interleaved_variants(variants, repeat, duration)
+    chained, composed = per_packet_cycles(comparison, "chained"), per_packet_cycles(comparison, "composed")
+    rows = [[kind, fmt(chained.get(kind), 1), fmt(composed.get(kind), 1),
+             share_text(1 - composed.get(kind, 0) / chained[kind]) if chained.get(kind) else "n/a",
+             share_text(chained[kind] / chained["overall"]) if kind != "overall" else "-"]
+            for kind in [k for k in chained if k != "overall"] + ["overall"]]
+    text = (f"Tables I/II: {request.name} (Edge Firewall -> Monitoring -> Application Firewall), HTTP at the generator's full rate, rtc on one "
+            f"core; cycles inside each μNF type per packet entering the chain, median of {repeat} runs of {duration} s ({machine_description()})\n"
+            f"merged by the composer: {', '.join(m.removed for m in composition.merges)}\n\n"
+            + table(["μNF type", "chained", "composed", "saved", "weight when chained"], rows, align_left=1)
+            + f"\n\n{exact(comparison)}")
+    save_result("micronf-table1", comparison, text)
+
+
+def fig10(repeat: int, duration: float, cores: list[int], schedulers: list[str]) -> None:
+    """Lines of 1-8 TTL decrementers on one core at the generator's full rate: each scheduler against rtc."""
+    variants = {}
+    for length in range(1, 9):
+        nodes = [{"name": f"ttl{i}", "type": "ttl", "core": cores[0]} for i in range(1, length + 1)]
+        spec = Spec.model_validate({"name": f"fig10-{length}", "warmup": 0.3, "traffic": {"rate": "max", "size": 64, "flows": 64},
+                                    "chains": [{"name": "c", "nfs": nodes}]})
+        for scheduler in schedulers:
+            variants[f"{scheduler}-{length}"] = (spec, scheduler)
+    comparison = interleaved_variants(variants, repeat, duration)
+    rows = [[str(length)] + [fmt(chain_mpps(comparison, f"{scheduler}-{length}", "c"), 3) for scheduler in schedulers]
+            for length in range(1, 9)]
+    text = (f"Fig. 10: lines of 1-8 ttl μNFs on core {cores[0]}, 64 B at the generator's full rate; delivered Mpps, median of "
+            f"{repeat} runs of {duration} s ({machine_description()})\n\n"
+            + table(["μNFs"] + schedulers, rows, align_left=1) + f"\n\n{exact(comparison)}")
+    save_result("micronf-fig10", comparison, text)
+
+
+def fig7(repeat: int, duration: float, cores: list[int]) -> None:
+    """Two macswap μNFs at the generator's full rate, prefetching k packets ahead."""
+    second = cores[1] if len(cores) > 1 else cores[0]
+    variants = {}
+    for k in PREFETCH:
+        nodes = [{"name": "swap1", "type": "macswap", "core": cores[0]}, {"name": "swap2", "type": "macswap", "core": second}]
+        variants[f"k={k}"] = (Spec.model_validate({"name": f"fig7-k{k}", "warmup": 0.3, "burst": PREFETCH_BURST, "prefetch": k,
+                                                   "traffic": {"rate": "max", "size": 64, "flows": 64},
+                                                   "scheduler": "rtc", "chains": [{"name": "c", "nfs": nodes}]}), "rtc")
+    comparison = interleaved_variants(variants, repeat, duration)
+    base_mpps, base_cycles = chain_mpps(comparison, "k=0", "c"), first_nf_cycles(comparison, "k=0")
+    rows = []
+    for k in PREFETCH:
+        throughput, cycles = chain_mpps(comparison, f"k={k}", "c"), first_nf_cycles(comparison, f"k={k}")
+        rows.append([str(k), fmt(throughput, 3), ratio(throughput, base_mpps), fmt(cycles, 1), ratio(cycles, base_cycles)])
+    text = (f"Fig. 7: pipelined prefetching, two macswap μNFs under rtc on cores {cores[0]} and {second}, batches of "
+            f"{PREFETCH_BURST}, 64 B at the generator's full rate; median of {repeat} runs of {duration} s ({machine_description()})\n\n"
+            + table(["prefetch k", "Mpps", "vs k=0", "swap1 cycles/pkt", "vs k=0"], rows, align_left=1)
+            + f"\n\n{exact(comparison)}")
+    save_result("micronf-fig7", comparison, text)
 
 
 def fig8(repeat: int, duration: float, rate: float, cores: list[int]) -> None:
@@ -93,14 +191,21 @@ def main() -> int:
     parser.add_argument("--duration", type=float, default=1.0)
     parser.add_argument("--rate", type=float, default=100.0, help="offered kpps: far below what the longest chain processes")
     parser.add_argument("--cores", default="1", help="NF cores, comma-separated; the first runs the line")
-    parser.add_argument("--only", choices=["fig8", "fig9"])
+    parser.add_argument("--only", choices=["table1", "fig7", "fig8", "fig9", "fig10"])
+    parser.add_argument("--schedulers", default="rtc,coop,bubble", help="fig10: the schedulers to run the lines under")
     args = parser.parse_args()
     cores = [int(c) for c in args.cores.split(",")]
     RESULTS.mkdir(exist_ok=True)
+    if args.only in (None, "table1"):
+        table1(args.repeat, args.duration)
+    if args.only in (None, "fig7"):
+        fig7(args.repeat, args.duration, cores)
     if args.only in (None, "fig8"):
         fig8(args.repeat, args.duration, args.rate, cores)
     if args.only in (None, "fig9"):
         fig9(args.repeat, args.duration, args.rate, cores)
+    if args.only in (None, "fig10"):
+        fig10(args.repeat, args.duration, cores, args.schedulers.split(","))
     return 0
 
 

@@ -12,7 +12,8 @@ from controlplane import catalog
 from controlplane.errors import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK, SpecError, TandemError
 from controlplane.progress import say as tell_user
 from controlplane.report import comparison_report, run_report
-from controlplane.spec import chain_nodes, load_spec, run_config
+from controlplane.request import load_spec_or_request
+from controlplane.spec import chain_nodes, run_config
 
 
 def _scheduler_list(text: str) -> list[str]:
@@ -84,7 +85,7 @@ def cmd_run(args) -> int:
     from controlplane import pipeline
     from controlplane.progress import ProgressLine
 
-    spec = load_spec(args.spec)
+    spec = load_spec_or_request(args.spec)
     if args.scheduler:
         _check_schedulers([args.scheduler], args.spec)
     config = run_config(spec, args.scheduler, args.duration)
@@ -110,7 +111,7 @@ def cmd_run(args) -> int:
 def cmd_compare(args) -> int:
     from controlplane.compare import compare
 
-    spec = load_spec(args.spec)
+    spec = load_spec_or_request(args.spec)
     schedulers = args.schedulers or catalog.scheduler_names()  # every scheduler this build has, by default
     _check_schedulers(schedulers, args.spec)
     _check_scheduler_options(spec, args.spec)
@@ -132,7 +133,7 @@ def cmd_compare(args) -> int:
 
 
 def cmd_validate(args) -> int:
-    spec = load_spec(args.spec)
+    spec = load_spec_or_request(args.spec)
     if args.scheduler:
         _check_schedulers([args.scheduler], args.spec)
     _check_scheduler_options(spec, args.spec)
@@ -148,7 +149,7 @@ def cmd_profile(args) -> int:
     from controlplane import profile
     from controlplane.report import machine_description, profile_report
 
-    spec = load_spec(args.spec)
+    spec = load_spec_or_request(args.spec)
     config = run_config(spec)
     catalog.check(config, args.spec)  # bad NF arguments are reported before anything runs
     say = None if args.quiet else tell_user
@@ -172,7 +173,7 @@ def cmd_place(args) -> int:
     from controlplane.placement import place_config
     from controlplane.report import placement_report
 
-    spec = load_spec(args.spec)
+    spec = load_spec_or_request(args.spec)
     config = run_config(spec)
     verdict = catalog.check(config, args.spec)
     say = None if args.quiet else tell_user
@@ -188,6 +189,43 @@ def _bound(value, missing: str) -> str:
     if value is None:
         return missing
     return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def cmd_compose(args) -> int:
+    import yaml
+
+    from controlplane.compose import explain
+    from controlplane.graph_drawing import dot_text, draw
+    from controlplane.request import compose_request
+
+    spec, composition = compose_request(args.sfc)
+    config = run_config(spec)
+    catalog.check(config, args.sfc)  # what the data plane would refuse, before anything is written
+    # Costs of the μNFs as the VNFs chain them (a removed one's is what the composition saves): measured now with
+    # --profile, else what earlier profiling cached, if anything.
+    from controlplane import profile
+
+    chain = config["chains"][0]
+    unmerged = dict(config, chains=[dict(chain, nfs=[{"name": n.name, "type": n.type, "core": chain["nfs"][0]["core"], "args": n.args}
+                                                    for n in composition.unmerged.nodes.values()])])
+    if args.profile:
+        estimates = profile.estimate_costs(unmerged, args.sfc, say=None if args.quiet else tell_user)
+    else:
+        cache = profile.load_cache()
+        estimates = {nf["name"]: cache[profile.cost_key(nf, unmerged)] for nf in unmerged["chains"][0]["nfs"]
+                     if profile.cost_key(nf, unmerged) in cache}
+    costs = {name: entry["cycles_per_packet"] for name, entry in estimates.items()} or None
+    stem = Path(args.sfc).with_suffix("")
+    out = Path(args.out) if args.out else stem.parent / f"{stem.name}.composed.yaml"
+    out.write_text(f"# Composed by ./tandem compose {args.sfc}: runnable as it is (./tandem run {out.name}).\n"
+                   + yaml.safe_dump(spec.model_dump(mode="json", by_alias=True, exclude_defaults=True), sort_keys=False))
+    print(explain(composition, costs))
+    drawing = Path(args.draw) if args.draw else stem.parent / f"{stem.name}.composed"
+    written = draw(dot_text(composition.composed, f"{spec.name}: composed μNF graph", groups=composition.groups), drawing)
+    written += draw(dot_text(composition.unmerged, f"{spec.name}: as the VNFs chain it (removed μNFs dashed)",
+                             removed=[m.removed for m in composition.merges]), drawing.with_name(drawing.name + "-chained"))
+    print(f"spec written to {out}; drawings: {', '.join(written)}")
+    return EXIT_OK
 
 
 def cmd_nfs(args) -> int:
@@ -276,6 +314,16 @@ def parser() -> argparse.ArgumentParser:
     place.add_argument("--json", metavar="PATH", help="write the models and the solution as JSON")
     place.add_argument("--quiet", action="store_true", help="no progress messages")
     place.set_defaults(handler=cmd_place)
+
+    comp_sfc = commands.add_parser("compose", help="compose an SFC request's VNFs into one μNF graph: say what was merged and why, "
+                                                   "write a runnable spec, draw the graph")
+    comp_sfc.add_argument("sfc", help="an SFC request (sfc: {vnfs, links}); run and compare accept one too")
+    comp_sfc.add_argument("--out", metavar="SPEC", help="where to write the composed spec (default: SFC.composed.yaml beside it)")
+    comp_sfc.add_argument("--draw", metavar="PREFIX", help="drawings PREFIX.dot/.svg/.png (default: SFC.composed beside it)")
+    comp_sfc.add_argument("--profile", action="store_true", help="profile the μNFs (as root) for the expected saving, "
+                                                                  "instead of using cached estimates only")
+    comp_sfc.add_argument("--quiet", action="store_true", help="no progress messages")
+    comp_sfc.set_defaults(handler=cmd_compose)
 
     nfs = commands.add_parser("nfs", help="list NF types and schedulers with their arguments")
     nfs.add_argument("--json", action="store_true")

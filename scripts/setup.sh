@@ -5,7 +5,7 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
 
-packages=(dpdk dpdk-dev libdpdk-dev meson ninja-build pkg-config g++ libgtest-dev nlohmann-json3-dev libboost-context-dev libssl-dev libhyperscan-dev libpcap-dev python3-venv)
+packages=(dpdk dpdk-dev libdpdk-dev meson ninja-build pkg-config g++ libgtest-dev nlohmann-json3-dev libboost-context-dev libssl-dev libhyperscan-dev libpcap-dev graphviz python3-venv)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -25,7 +25,8 @@ CPP_LAYERS = [
 # Control-plane modules, bottom first. Modules of one layer may import each other, without a cycle.
 PYTHON_LAYERS = [
     ["errors", "spec", "chain_graph", "http_traffic", "pcap_file", "catalog", "robust_estimate"],   # the contract: spec model, the data plane's catalog
-    ["machine", "machine_resources", "leftovers", "stall_diagnosis", "progress", "report", "plot"],  # machine changes, what the user reads
+    ["machine", "machine_resources", "leftovers", "stall_diagnosis", "progress", "report", "plot",  # machine changes, what the user reads
+     "vnf_templates", "sfc", "compose", "graph_drawing", "request"],  # SFC requests composed into μNF graphs
     ["runner"],                                         # one launch of the data plane
     ["profile", "batch_model", "placement"],            # costs measured by launches, and placement from them
     ["pipeline", "compare"],                            # validate -> place -> cost -> launch; repeated runs
