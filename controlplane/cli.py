@@ -11,7 +11,7 @@ from pathlib import Path
 from controlplane import catalog
 from controlplane.errors import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK, SpecError, TandemError
 from controlplane.progress import say as tell_user
-from controlplane.report import comparison_report, run_report
+from controlplane.report import comparison_csv, comparison_report, run_report
 from controlplane.request import load_spec_or_request
 from controlplane.spec import chain_nodes, run_config
 
@@ -74,11 +74,15 @@ def _check_scheduler_options(spec, source: str) -> None:
                                      for path, message in error.problems]) from None
 
 
-def _write_json(path: str, document: dict) -> None:
+def _write_text(path: str, text: str) -> None:
     try:
-        Path(path).write_text(json.dumps(document, indent=2))
+        Path(path).write_text(text)
     except OSError as error:
         raise TandemError(f"cannot write {path}: {error.strerror}") from None
+
+
+def _write_json(path: str, document: dict) -> None:
+    _write_text(path, json.dumps(document, indent=2))
 
 
 def cmd_run(args) -> int:
@@ -118,6 +122,8 @@ def cmd_compare(args) -> int:
     comparison, status = compare(spec, args.spec, schedulers, args.repeat, args.duration, args.quiet)
     if args.json:  # files first, as in cmd_run
         _write_json(args.json, comparison)
+    if args.csv:
+        _write_text(args.csv, comparison_csv(comparison))
     if args.plot:
         from controlplane.plot import plot_comparison
 
@@ -228,6 +234,16 @@ def cmd_compose(args) -> int:
     return EXIT_OK
 
 
+def cmd_schema(args) -> int:
+    from controlplane.spec_schema import schema_text
+
+    if args.out:
+        _write_text(args.out, schema_text())
+    else:
+        print(schema_text(), end="")
+    return EXIT_OK
+
+
 def cmd_nfs(args) -> int:
     entries = catalog.catalog()
     if args.json:
@@ -291,6 +307,7 @@ def parser() -> argparse.ArgumentParser:
     comp.add_argument("--repeat", type=_repeat, default=3)
     comp.add_argument("--duration", type=_positive, help="seconds to measure each run (after warm-up)")
     comp.add_argument("--json", metavar="PATH", help="write every run's results and the medians as JSON")
+    comp.add_argument("--csv", metavar="PATH", help="write one row per run and scheduler (the table's columns) as CSV")
     comp.add_argument("--plot", metavar="PATH", help="draw throughput and latency per scheduler (PNG)")
     comp.add_argument("--quiet", action="store_true", help="no live progress")
     comp.set_defaults(handler=cmd_compare)
@@ -324,6 +341,10 @@ def parser() -> argparse.ArgumentParser:
                                                                   "instead of using cached estimates only")
     comp_sfc.add_argument("--quiet", action="store_true", help="no progress messages")
     comp_sfc.set_defaults(handler=cmd_compose)
+
+    schema = commands.add_parser("schema", help="print the JSON Schema of specs and SFC requests (for editors; schema/tandem.schema.json)")
+    schema.add_argument("--out", metavar="PATH", help="write it to PATH instead")
+    schema.set_defaults(handler=cmd_schema)
 
     nfs = commands.add_parser("nfs", help="list NF types and schedulers with their arguments")
     nfs.add_argument("--json", action="store_true")

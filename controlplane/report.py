@@ -1,6 +1,8 @@
 """Text tables of run and comparison results, and a description of the machine they came from."""
 from __future__ import annotations
 
+import csv
+import io
 import json
 
 import os
@@ -246,6 +248,29 @@ def comparison_report(comparison: dict) -> str:
     )
     body = table(["scheduler", "Mpps", "vs rtc", "p50 us", "p99 us", "dropped", "cs/s", "accounting"], rows)
     return header + "\n\n" + body
+
+
+CSV_COLUMNS = ["scheduler", "run", "delivered_mpps", "vs_rtc", "offered_mpps", "p50_us", "p99_us", "dropped",
+               "context_switches_per_s", "accounting_exact", "hop_errors", "error"]
+
+
+def comparison_csv(comparison: dict) -> str:
+    """One row per run and scheduler, the table's columns unrounded: what a spreadsheet or pandas loads. vs_rtc
+    divides by the rtc run of the same round (compare runs the schedulers round-robin, so the two ran back to
+    back); a cell the run could not measure is empty, and a scheduler whose runs failed gets a row with its error."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    rtc_runs = comparison["schedulers"].get("rtc", {}).get("runs", [])
+    for name, entry in comparison["schedulers"].items():
+        for index, run in enumerate(entry["runs"]):
+            ceiling = rtc_runs[index]["delivered_mpps"] if index < len(rtc_runs) else None
+            vs_rtc = run["delivered_mpps"] / ceiling if ceiling else None
+            writer.writerow([name, index + 1, run["delivered_mpps"], vs_rtc, run["offered_mpps"], run["p50_us"], run["p99_us"],
+                             run["dropped"], run["context_switches_per_s"], run["accounting_exact"], run.get("hop_errors"), ""])
+        if entry.get("error"):
+            writer.writerow([name, len(entry["runs"]) + 1] + [None] * (len(CSV_COLUMNS) - 3) + [entry["error"]])
+    return out.getvalue()
 
 
 def placement_report(solution: dict, config: dict | None = None) -> str:

@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import Field, ValidationError
+from pydantic.json_schema import SkipJsonSchema
 
 from controlplane.chain_graph import Edge, topological_order
 from controlplane.errors import SpecError
-from controlplane.spec import Strict, _parse_yaml, _pydantic_problems, _read_text
+from controlplane.spec import Spec, Strict, _parse_yaml, _pydantic_problems, _read_text
 from controlplane.vnf_templates import EXIT, VnfTemplate, load_templates
 
 TX = "tx"  # the μNF (type pass) an SFC ends at where its last exits are labelled edges
@@ -36,6 +37,12 @@ class SfcGraph(Strict):
     core: int | None = Field(default=None, ge=0)  # every μNF's core (a parallel group's branches: `cores`)
     cores: list[int] | None = Field(default=None, min_length=1)  # the line on the first, branches on the others
     parallel: str = Field(default="auto", pattern="^(auto|on|off)$")  # auto: only where branches get cores of their own
+
+
+class SfcRequest(Spec):
+    """An SFC request's whole document, for its JSON Schema: a spec whose chain the composer makes from `sfc`."""
+    chains: SkipJsonSchema[None] = None
+    sfc: SfcGraph
 
 
 @dataclass

@@ -252,7 +252,7 @@ class Spec(Strict):
     placement: Literal["spec", "auto"] = "spec"
     placement_cores: list[int] | None = None  # cores the solver may use; default: every core but the control core
 
-    @field_validator("scheduler", mode="before")
+    @field_validator("scheduler", mode="before", json_schema_input_type=Union[str, SchedulerSpec])
     @classmethod
     def _scheduler(cls, value):
         return {"name": value} if isinstance(value, str) else value  # `scheduler: cfs` is short for {name: cfs}

@@ -26,7 +26,7 @@ CPP_LAYERS = [
 PYTHON_LAYERS = [
     ["errors", "spec", "chain_graph", "http_traffic", "pcap_file", "catalog", "robust_estimate"],   # the contract: spec model, the data plane's catalog
     ["machine", "machine_resources", "leftovers", "stall_diagnosis", "progress", "report", "plot",  # machine changes, what the user reads
-     "vnf_templates", "sfc", "compose", "graph_drawing", "request"],  # SFC requests composed into μNF graphs
+     "vnf_templates", "sfc", "compose", "graph_drawing", "request", "spec_schema"],  # SFC requests, the schema
     ["runner"],                                         # one launch of the data plane
     ["profile", "batch_model", "placement"],            # costs measured by launches, and placement from them
     ["pipeline", "compare"],                            # validate -> place -> cost -> launch; repeated runs

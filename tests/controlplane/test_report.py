@@ -1,7 +1,10 @@
 """Run summaries and reports: totals, worst-chain latency, unavailable counters and accounting verdicts."""
 import copy
 
-from controlplane.report import comparison_report, run_report, run_summary
+import csv
+import io
+
+from controlplane.report import CSV_COLUMNS, comparison_csv, comparison_report, run_report, run_summary
 
 CHAIN = {
     "name": "c", "nfs": ["a"], "generated": 1000, "delivered": 900, "delivered_bytes": 57600, "hop_errors": 0,
@@ -86,6 +89,22 @@ def test_comparison_ratio_to_rtc():
                   "schedulers": {"cfs": entry(0.1), "rtc": entry(4.0)}}
     text = comparison_report(comparison)
     assert "2.5%" in text and "100.0%" in text and "1/1 exact" in text
+
+
+def test_comparison_csv_has_a_row_per_run_paired_with_rtcs_and_one_for_a_failure():
+    def entry(*mpps, error=None):
+        runs = [run_summary(RESULTS) | {"delivered_mpps": m} for m in mpps]
+        return {"runs": runs, "median": None} | ({"error": error} if error else {})
+
+    comparison = {"spec_name": "t", "repeat": 2, "duration_s": 1.0, "machine": "m",
+                  "schedulers": {"cfs": entry(1.0, 3.0), "rtc": entry(4.0, 6.0), "fifo": entry(error="NF a (pid 7) killed by signal 9")}}
+    rows = list(csv.DictReader(io.StringIO(comparison_csv(comparison))))
+    assert list(rows[0]) == CSV_COLUMNS and len(rows) == 5
+    cfs = [r for r in rows if r["scheduler"] == "cfs"]
+    assert [(r["run"], float(r["vs_rtc"])) for r in cfs] == [("1", 0.25), ("2", 0.5)]  # each with its own round's rtc
+    assert cfs[0]["p50_us"] == "2.0" and cfs[0]["accounting_exact"] == "True" and cfs[0]["error"] == ""
+    (failed,) = [r for r in rows if r["scheduler"] == "fifo"]
+    assert failed["error"] == "NF a (pid 7) killed by signal 9" and failed["delivered_mpps"] == ""
 
 
 def test_a_run_summary_gives_the_first_nfs_cost_and_the_report_the_generators():

@@ -3,6 +3,7 @@ join, each way taking what its label says; a parallel group, each packet process
 once. Exact accounting, every delivered packet on a path of the graph; and a chain of 64 NFs."""
 from __future__ import annotations
 
+import csv
 import json
 
 from conftest import GRAPH_SPEC, PARALLEL_SPEC, requires_root, tandem
@@ -15,11 +16,14 @@ SCHEDULERS = ["coop", "rtc", "unis", "nfvnice", "bubble"]
 def compared(write_spec, tmp_path, spec: str):
     """Runs `spec` once under every scheduler (one `compare`); yields each one's name, results, chain and NFs by name,
     having checked that its accounting is exact and every delivered packet took a path of the graph."""
-    out = tmp_path / "comparison.json"
+    out, table = tmp_path / "comparison.json", tmp_path / "comparison.csv"
     result = tandem("compare", str(write_spec(spec)), "--schedulers", ",".join(SCHEDULERS), "--repeat", "1", "--json", str(out),
-                    "--quiet", timeout=600)
+                    "--csv", str(table), "--quiet", timeout=600)
     assert result.returncode == 0, result.stderr
     comparison = json.loads(out.read_text())
+    rows = list(csv.DictReader(table.open()))  # beside the JSON: a row per run, the same numbers
+    assert [r["scheduler"] for r in rows] == SCHEDULERS
+    assert [float(r["delivered_mpps"]) for r in rows] == [comparison["schedulers"][s]["runs"][0]["delivered_mpps"] for s in SCHEDULERS]
     for scheduler in SCHEDULERS:
         [results] = comparison["schedulers"][scheduler]["results"]
         chain = results["chains"][0]
