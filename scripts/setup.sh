@@ -17,7 +17,7 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
 fi
 
-if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import yaml, pydantic, matplotlib, pytest, pytest_timeout, highspy, scipy, hypothesis' 2>/dev/null; then
+if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import yaml, pydantic, matplotlib, pytest, pytest_timeout, highspy, scipy, hypothesis, jsonschema' 2>/dev/null; then
   echo "setup: creating the Python environment in .venv"
   python3 -m venv .venv
   .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
