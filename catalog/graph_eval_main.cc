@@ -52,14 +52,14 @@ class Graph {
       nfs_.push_back(registered->second.create(args, context));
     }
     out_.resize(names_.size());
-    std::vector<int> in_degree(names_.size(), 0);
+    in_degree_.assign(names_.size(), 0);
     for (const json& edge : doc.at("edges")) {
       int from = node_of(edge.at("from")), to = node_of(edge.at("to"));
       out_[from].push_back({to, edge.value("label", std::string())});
-      in_degree[to]++;
+      in_degree_[to]++;
     }
     for (size_t n = 0; n < names_.size(); n++)
-      if (in_degree[n] == 0) entry_ = static_cast<int>(n);
+      if (in_degree_[n] == 0) entry_ = static_cast<int>(n);
     if (entry_ < 0) throw BadGraph(name + ": no entry node");
   }
 
@@ -112,12 +112,7 @@ class Graph {
     if (found == index_.end()) throw BadGraph(name_ + ": an edge names unknown node " + name);
     return found->second;
   }
-  bool is_join(int node) const {
-    int in = 0;
-    for (const auto& out : out_)
-      for (const OutEdge& edge : out) in += edge.to == node;
-    return in > 1;
-  }
+  bool is_join(int node) const { return in_degree_[node] > 1; }
   // One NF on a batch of one: the gate it chose, or nothing when it dropped the packet (then freed here).
   std::optional<uint8_t> process(int node, rte_mbuf* m) {
     rte_mbuf* pkts[1] = {m};
@@ -149,6 +144,7 @@ class Graph {
   std::map<std::string, int> index_;
   std::vector<std::unique_ptr<NetworkFunction>> nfs_;
   std::vector<std::vector<OutEdge>> out_;
+  std::vector<int> in_degree_;
   int entry_ = -1;
   static inline int counter_ = 0;
 };

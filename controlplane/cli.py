@@ -218,8 +218,8 @@ def cmd_compose(args) -> int:
         estimates = profile.estimate_costs(unmerged, args.sfc, say=None if args.quiet else tell_user)
     else:
         cache = profile.load_cache()
-        estimates = {nf["name"]: cache[profile.cost_key(nf, unmerged)] for nf in unmerged["chains"][0]["nfs"]
-                     if profile.cost_key(nf, unmerged) in cache}
+        keys = {nf["name"]: profile.cost_key(nf, unmerged) for nf in unmerged["chains"][0]["nfs"]}
+        estimates = {name: cache[key] for name, key in keys.items() if key in cache}
     costs = {name: entry["cycles_per_packet"] for name, entry in estimates.items()} or None
     stem = Path(args.sfc).with_suffix("")
     out = Path(args.out) if args.out else stem.parent / f"{stem.name}.composed.yaml"

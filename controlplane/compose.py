@@ -192,14 +192,17 @@ def composed_chain(name: str, composition: Composition, cores: list[int]) -> dic
     graph = composition.composed
     nodes = [{"name": n.name, "type": n.type, "core": core_of.get(n.name, cores[0]), **({"args": n.args} if n.args else {})}
              for n in graph.nodes.values()]
-    edges = [{"from": e.source, "to": e.target, **({"label": e.label} if e.label else {})} for e in graph.edges]
-    return {"name": name, "graph": {"nodes": nodes, "edges": edges}}
+    return {"name": name, "graph": {"nodes": nodes, "edges": _edge_documents(graph)}}
 
 
 def eval_graph(graph: MicroGraph) -> dict:
     """The graph as tandem-graph-eval reads it."""
-    return {"nodes": [{"name": n.name, "type": n.type, "args": n.args} for n in graph.nodes.values()],
-            "edges": [{"from": e.source, "to": e.target, **({"label": e.label} if e.label else {})} for e in graph.edges]}
+    return {"nodes": [{"name": n.name, "type": n.type, "args": n.args} for n in graph.nodes.values()], "edges": _edge_documents(graph)}
+
+
+def _edge_documents(graph: MicroGraph) -> list[dict]:
+    """The edges as a spec's graph (and tandem-graph-eval) write them."""
+    return [{"from": e.source, "to": e.target, **({"label": e.label} if e.label else {})} for e in graph.edges]
 
 
 def explain(composition: Composition, costs: dict[str, float] | None = None) -> str:

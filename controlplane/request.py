@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from controlplane import catalog
 from controlplane.compose import Composition, compose, composed_chain
@@ -13,9 +14,10 @@ def descriptors() -> dict[str, dict]:
     return {nf["name"]: nf["descriptor"] for nf in catalog.catalog()["nfs"]}
 
 
-def compose_request(path: str | Path) -> tuple[Spec, Composition]:
-    """An SFC request's composed μNF graph, and the spec that runs it (one chain, named after the request)."""
-    document, graph, unmerged = load_request(path)
+def compose_request(path: str | Path, document: Any = None) -> tuple[Spec, Composition]:
+    """An SFC request's composed μNF graph, and the spec that runs it (one chain, named after the request);
+    `document`, the file's parsed YAML where the caller has read it already."""
+    document, graph, unmerged = load_request(path, document=document)
     composition = compose(graph, unmerged, descriptors())
     name = str(document.get("name", Path(path).stem))
     spec_document = dict(document, chains=[composed_chain(name.replace(" ", "_")[:32] or "sfc", composition, graph.cores or [graph.core])])
@@ -23,7 +25,11 @@ def compose_request(path: str | Path) -> tuple[Spec, Composition]:
 
 
 def load_spec_or_request(path: str | Path) -> Spec:
+    """The file read and parsed once, then checked as what it is."""
     source = str(path)
-    if is_sfc_request(_parse_yaml(_read_text(Path(path), source), source)):
-        return compose_request(path)[0]
-    return load_spec(path)
+    document = _parse_yaml(_read_text(Path(path), source), source)
+    if is_sfc_request(document):
+        return compose_request(path, document)[0]
+    if isinstance(document, dict):
+        return spec_from_document(document, path)
+    return load_spec(path)  # not a mapping: its error says what a spec is

@@ -76,10 +76,12 @@ def is_sfc_request(document: Any) -> bool:
     return isinstance(document, dict) and "sfc" in document
 
 
-def read_request(path: str | Path) -> tuple[dict, SfcGraph]:
-    """The spec fields of an SFC request file (everything but `sfc`) and its checked SFC graph."""
+def read_request(path: str | Path, document: Any = None) -> tuple[dict, SfcGraph]:
+    """The spec fields of an SFC request file (everything but `sfc`) and its checked SFC graph; `document`, the
+    file's parsed YAML where the caller has read it already."""
     source = str(path)
-    document = _parse_yaml(_read_text(Path(path), source), source)
+    if document is None:
+        document = _parse_yaml(_read_text(Path(path), source), source)
     if not is_sfc_request(document):
         raise SpecError(source, [("sfc", "an SFC request names its VNFs under sfc: {vnfs, links}")])
     document = dict(document)
@@ -88,7 +90,7 @@ def read_request(path: str | Path) -> tuple[dict, SfcGraph]:
     try:
         graph = SfcGraph.model_validate(document.pop("sfc"))
     except ValidationError as error:
-        raise SpecError(source, [(f"sfc.{path}" if path else "sfc", message) for path, message in _pydantic_problems(error)]) from None
+        raise SpecError(source, [(f"sfc.{field}" if field else "sfc", message) for field, message in _pydantic_problems(error)]) from None
     return document, graph
 
 
@@ -208,10 +210,11 @@ def expand(graph: SfcGraph, templates: dict[str, VnfTemplate]) -> MicroGraph:
     return micro
 
 
-def load_request(path: str | Path, templates: dict[str, VnfTemplate] | None = None) -> tuple[dict, SfcGraph, MicroGraph]:
+def load_request(path: str | Path, templates: dict[str, VnfTemplate] | None = None,
+                 document: Any = None) -> tuple[dict, SfcGraph, MicroGraph]:
     """Reads and checks an SFC request; returns its spec fields, its SFC graph and the expanded μNF graph."""
     templates = templates if templates is not None else load_templates()
-    document, graph = read_request(path)
+    document, graph = read_request(path, document)
     problems = request_problems(graph, templates)
     if problems:
         raise SpecError(str(path), problems)
