@@ -24,7 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from bench.experiment_support import RESULTS, chain_mpps, exact, fmt, mpps, paired_share, run, save_result, share_text  # noqa: E402
 from controlplane.report import machine_description, table  # noqa: E402
-from controlplane.spec import Spec, load_spec  # noqa: E402
+from tandem import Spec, load_spec  # noqa: E402
 
 # "CFS with yielding" under SCHED_OTHER. The figures use the stronger form, a yield after every batch; Table I
 # also runs the paper's own, a yield only when no packet is ready (Sec. II-C, after NFVnice).

@@ -6,8 +6,9 @@ import statistics
 import sys
 from pathlib import Path
 
-from controlplane.compare import compare, summarise
-from controlplane.spec import Spec
+import tandem
+from controlplane.compare import summarise
+from tandem import Spec
 
 RESULTS = Path(__file__).resolve().parent / "results"
 
@@ -34,9 +35,9 @@ def slow_runs(runs: list[dict], fastest: float | None = None) -> list[bool | Non
 
 
 def run(spec: Spec, schedulers: list[str], repeat: int, duration: float) -> dict:
+    """A comparison through the Python API, as the JSON `compare --json` writes (what the helpers here read)."""
     print(f"{spec.name}: {', '.join(schedulers)}", file=sys.stderr, flush=True)
-    comparison, _ = compare(spec, f"bench {spec.name}", schedulers, repeat, duration, quiet=True)
-    return comparison
+    return tandem.compare(spec, schedulers, repeat, duration, source=f"bench {spec.name}").model_dump(mode="json")
 
 
 def mpps(comparison: dict, scheduler: str) -> float | None:

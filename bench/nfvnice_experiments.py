@@ -23,7 +23,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from bench.experiment_support import RESULTS, exact, fmt, run, save_result  # noqa: E402
 from controlplane.report import machine_description, table  # noqa: E402
-from controlplane.spec import Spec  # noqa: E402
+from tandem import Spec  # noqa: E402
 
 # OpenNetVM's NF queue size (NF_QUEUE_RINGSIZE), on which NFVnice was built: with our default 2048 a
 # poll-mode NF is bound by how many packets its ring holds across a CFS slice, not by its CPU share.

@@ -20,10 +20,10 @@ import matplotlib  # noqa: E402
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from controlplane.compare import compare  # noqa: E402
+import tandem  # noqa: E402
 from controlplane.plot import plot_comparison  # noqa: E402
 from controlplane.report import comparison_report, machine_description, table  # noqa: E402
-from controlplane.spec import Spec, load_spec  # noqa: E402
+from tandem import Spec, load_spec  # noqa: E402
 
 RESULTS = HERE / "results"
 # The platform's baselines: the kernel's policies, cooperative yielding, and run-to-completion as the ceiling (the
@@ -48,7 +48,7 @@ def save(name: str, comparison: dict, text: str) -> None:
 
 def bench_generator(repeat: int, duration: float) -> None:
     spec_path = HERE / "generator-capacity.yaml"
-    comparison, _ = compare(load_spec(spec_path), str(spec_path), ["rtc"], repeat, duration, quiet=True)
+    comparison = tandem.compare(spec_path, ["rtc"], repeat, duration).model_dump(mode="json")
     mpps = comparison["schedulers"]["rtc"]["median"]["delivered_mpps"]
     verdict = "meets" if mpps >= 10 else "misses"
     save("generator-capacity", comparison, comparison_report(comparison) + f"\n\ntarget >= 10 Mpps: {verdict} ({mpps:.2f} Mpps)")
@@ -56,7 +56,7 @@ def bench_generator(repeat: int, duration: float) -> None:
 
 def bench_three_light(repeat: int, duration: float) -> None:
     spec_path = HERE.parent / "examples" / "light-chain.yaml"
-    comparison, _ = compare(load_spec(spec_path), str(spec_path), BASELINES, repeat, duration, quiet=True)
+    comparison = tandem.compare(spec_path, BASELINES, repeat, duration).model_dump(mode="json")
     medians = {n: e["median"]["delivered_mpps"] for n, e in comparison["schedulers"].items() if e["median"]}
     ratio = medians["coop"] / medians["rtc"]
     verdict = f"target coop >= 50 % of rtc: {'met' if ratio >= 0.5 else 'missed'} ({ratio:.0%})"
@@ -69,7 +69,7 @@ def bench_chain_length(repeat: int, duration: float, lengths: list[int]) -> None
     for length in lengths:
         spec = light_chain(length)
         print(f"chain length {length}...", file=sys.stderr, flush=True)
-        comparison, _ = compare(spec, f"bench light chain of {length}", BASELINES, repeat, duration, quiet=True)
+        comparison = tandem.compare(spec, BASELINES, repeat, duration, source=f"bench light chain of {length}").model_dump(mode="json")
         by_length[length] = comparison
     rows = []
     for length, comparison in by_length.items():

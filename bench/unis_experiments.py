@@ -25,7 +25,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from bench.experiment_support import (RESULTS, chain_mpps, exact, fastest_entry_cost, fmt, interleaved_variants, mpps,  # noqa: E402
                                       paired_share, ratio, run, save_result, share_text)
 from controlplane.report import machine_description, table  # noqa: E402
-from controlplane.spec import Spec  # noqa: E402
+from tandem import Spec  # noqa: E402
 
 SCHEDULERS = ["unis", "coop", "rtc", "cfs"]
 LIGHT, MEDIUM, HEAVY = 50, 150, 250  # the paper's cycles per packet (Sec. 5.1.2)

@@ -170,6 +170,7 @@ Deployment parse_deployment(const json& doc) {
   d.warmup_s = doc.value("warmup", 0.5);
   d.drain_s = doc.value("drain", 0.2);
   d.latency_sample_every = doc.value("latency_sample_every", 16u);
+  d.live_metrics = doc.value("live_metrics", false);
   if (doc.contains("capture")) {
     d.capture_path = doc["capture"].at("path").get<std::string>();
     d.capture_limit = doc["capture"].at("limit").get<uint64_t>();

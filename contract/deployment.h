@@ -137,6 +137,8 @@ struct Deployment {
   double warmup_s = 0.5;
   double drain_s = 0.2;
   uint32_t latency_sample_every = 16;
+  // Each progress event carries a snapshot of every counter (run --metrics: the control plane serves them).
+  bool live_metrics = false;
   // Delivered packets written to a pcap file by the sink (every chain's, in delivery order); empty path: none.
   std::string capture_path;
   uint64_t capture_limit = 0;

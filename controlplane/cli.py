@@ -8,7 +8,7 @@ import sys
 import traceback
 from pathlib import Path
 
-from controlplane import catalog
+from controlplane import api, catalog
 from controlplane.errors import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_OK, SpecError, TandemError
 from controlplane.progress import say as tell_user
 from controlplane.report import comparison_csv, comparison_report, run_report
@@ -56,16 +56,9 @@ def _repeat(text: str) -> int:
     return int(text)
 
 
-def _check_schedulers(names: list[str], source: str, field: str = "--scheduler") -> None:
-    known = catalog.scheduler_names()
-    unknown = [name for name in names if name not in known]
-    if unknown:
-        raise SpecError(source, [(field, f"unknown scheduler {', '.join(repr(n) for n in unknown)} (known: {', '.join(known)})")])
-
-
 def _check_scheduler_options(spec, source: str) -> None:
     """The spec's options for other schedulers are checked like its own, named by where they were given."""
-    _check_schedulers(list(spec.scheduler_options), source, "scheduler_options")
+    api.check_schedulers(list(spec.scheduler_options), source, "scheduler_options")
     for name in spec.scheduler_options:
         try:
             catalog.check(run_config(spec, name), source)
@@ -86,26 +79,25 @@ def _write_json(path: str, document: dict) -> None:
 
 
 def cmd_run(args) -> int:
-    from controlplane import pipeline
     from controlplane.progress import ProgressLine
 
     spec = load_spec_or_request(args.spec)
-    if args.scheduler:
-        _check_schedulers([args.scheduler], args.spec)
-    config = run_config(spec, args.scheduler, args.duration)
-    if args.capture:
-        config["capture"] = _capture(args.capture, args.capture_limit)
-    progress = None if args.quiet else ProgressLine("", config["warmup"] + config["duration"])
-    outcome = pipeline.run(config, args.spec, progress)
+    capture = _capture(args.capture, args.capture_limit) if args.capture else None
+    duration = args.duration if args.duration is not None else spec.duration
+    progress = None if args.quiet else ProgressLine("", spec.warmup + duration)
+    if args.metrics and not args.quiet:
+        tell_user(f"serving live metrics on {args.metrics} (Prometheus' format, at /metrics) while the run lasts")
+    outcome = api.run(spec, args.scheduler, args.duration, capture=capture, metrics=args.metrics, on_event=progress, source=args.spec)
     if progress:
         progress.finish()
     for note in outcome.notes:
         print(f"note: {note}", file=sys.stderr)
     if outcome.results is not None:
+        results = outcome.results.model_dump(mode="json")
         # Files first: a reader of stdout that goes away (`| head`) must not cost the user the JSON.
         if args.json:
-            _write_json(args.json, dict(outcome.results, spec=args.spec, exit_status=outcome.exit_status))
-        print(run_report(outcome.results))
+            _write_json(args.json, dict(results, spec=args.spec, exit_status=outcome.exit_status))
+        print(run_report(results))
     if outcome.exit_status != EXIT_OK:
         partial = " (partial results above)" if outcome.results is not None else ""
         print(f"tandem: run failed: {outcome.error}{partial}", file=sys.stderr)
@@ -113,13 +105,14 @@ def cmd_run(args) -> int:
 
 
 def cmd_compare(args) -> int:
-    from controlplane.compare import compare
 
     spec = load_spec_or_request(args.spec)
-    schedulers = args.schedulers or catalog.scheduler_names()  # every scheduler this build has, by default
-    _check_schedulers(schedulers, args.spec)
     _check_scheduler_options(spec, args.spec)
-    comparison, status = compare(spec, args.spec, schedulers, args.repeat, args.duration, args.quiet)
+    if args.metrics and not args.quiet:
+        tell_user(f"serving live metrics on {args.metrics} (Prometheus' format, at /metrics) while the runs last")
+    result = api.compare(spec, args.schedulers, args.repeat, args.duration, metrics=args.metrics, quiet=args.quiet, source=args.spec)
+    comparison = result.model_dump(mode="json", exclude={"exit_status"})
+    status = result.exit_status
     if args.json:  # files first, as in cmd_run
         _write_json(args.json, comparison)
     if args.csv:
@@ -141,7 +134,7 @@ def cmd_compare(args) -> int:
 def cmd_validate(args) -> int:
     spec = load_spec_or_request(args.spec)
     if args.scheduler:
-        _check_schedulers([args.scheduler], args.spec)
+        api.check_schedulers([args.scheduler], args.spec)
     _check_scheduler_options(spec, args.spec)
     verdict = catalog.check(run_config(spec, args.scheduler), args.spec)
     nfs = sum(len(chain_nodes(chain)) for chain in spec.chains)
@@ -299,6 +292,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--capture", metavar="FILE", help="write delivered packets (every chain's, as delivered) to a pcap file")
     run.add_argument("--capture-limit", metavar="N", type=_capture_limit, default=10_000,
                      help="packets to capture at most (default 10000)")
+    run.add_argument("--metrics", metavar="[HOST]:PORT", help="serve live metrics for Prometheus while the run lasts (e.g. :9464)")
     run.set_defaults(handler=cmd_run)
 
     comp = commands.add_parser("compare", help="run a spec under several schedulers and compare medians")
@@ -310,6 +304,7 @@ def parser() -> argparse.ArgumentParser:
     comp.add_argument("--csv", metavar="PATH", help="write one row per run and scheduler (the table's columns) as CSV")
     comp.add_argument("--plot", metavar="PATH", help="draw throughput and latency per scheduler (PNG)")
     comp.add_argument("--quiet", action="store_true", help="no live progress")
+    comp.add_argument("--metrics", metavar="[HOST]:PORT", help="serve live metrics for Prometheus while the runs last (e.g. :9464)")
     comp.set_defaults(handler=cmd_compare)
 
     validate = commands.add_parser("validate", help="check a spec without running it")

@@ -4,6 +4,7 @@ from __future__ import annotations
 import sys
 
 from controlplane import pipeline
+from controlplane.live_metrics import RunCollector
 from controlplane.errors import EXIT_INTERRUPTED, EXIT_OK
 from controlplane.progress import ProgressLine
 from controlplane.report import machine_description, median_of, run_summary
@@ -12,8 +13,10 @@ from controlplane.spec import Spec, run_config
 SUMMARY_FIELDS = ("delivered_mpps", "offered_mpps", "p50_us", "p99_us", "dropped", "context_switches_per_s")
 
 
-def compare(spec: Spec, source: str, schedulers: list[str], repeat: int, duration: float | None, quiet: bool = False) -> tuple[dict, int]:
-    """Returns the comparison and an exit status (0, 1 if any run failed, 130 if interrupted)."""
+def compare(spec: Spec, source: str, schedulers: list[str], repeat: int, duration: float | None, quiet: bool = False,
+            metrics: RunCollector | None = None) -> tuple[dict, int]:
+    """Returns the comparison and an exit status (0, 1 if any run failed, 130 if interrupted). With `metrics`, each
+    run reports its counters live, and the collector serves the run in progress."""
     run_duration = duration if duration is not None else spec.duration
     comparison = {
         "spec_name": spec.name,
@@ -35,7 +38,12 @@ def compare(spec: Spec, source: str, schedulers: list[str], repeat: int, duratio
             config = run_config(spec, name, duration)
             label = f"[{name} {attempt + 1}/{repeat}] "
             progress = ProgressLine(label, config["warmup"] + config["duration"]) if not quiet else None
-            outcome = pipeline.run(config, source, progress)
+            observers = [progress] if progress else []
+            if metrics is not None:
+                config["live_metrics"] = True
+                metrics.start_run(f"{name}#{attempt + 1}", name, spec.name)
+                observers.append(metrics.observe)
+            outcome = pipeline.run(config, source, fan_out(observers))
             if progress:
                 progress.finish()
             for note in outcome.notes:
@@ -58,3 +66,14 @@ def summarise(comparison: dict) -> None:
         runs = entry["runs"]
         if runs:
             entry["median"] = {field: median_of([r[field] for r in runs]) for field in SUMMARY_FIELDS}
+
+
+def fan_out(observers: list):
+    """One event callback that hands each event to every observer in turn; None when there are none."""
+    if not observers:
+        return None
+
+    def observe(event: dict) -> None:
+        for observer in observers:
+            observer(event)
+    return observe

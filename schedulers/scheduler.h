@@ -79,6 +79,10 @@ class Scheduler {
   virtual bool holds(size_t /*worker*/) const { return false; }
   // What the module did, for the results (e.g. policy applied, yields).
   virtual json report(const SchedulerView& /*view*/) const { return json::object(); }
+  // Its decisions so far, as numbers for live metrics (run --metrics), cheap enough for every 250 ms:
+  // {"nfs": {NF: {metric: number}}, "totals": {metric: number}}. A metric named *_total only grows (a counter);
+  // any other is a current value (a gauge).
+  virtual json live_metrics(const SchedulerView& /*view*/) const { return json::object(); }
 };
 
 struct SchedulerType {

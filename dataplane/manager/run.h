@@ -78,6 +78,8 @@ class Run {
   void catch_up_ring_counters();
   Snapshot snapshot(double now_s);
   json results();
+  // Every counter now, cumulative, for the control plane's live metrics (live_metrics.cc).
+  json live_metrics();
   json profile_results() const;
   double seconds_since_go(uint64_t tsc) const { return static_cast<double>(tsc - go_tsc_) / hz_; }
   std::string nf_names_of(int worker) const;

@@ -88,13 +88,15 @@ void Run::control_loop() {
         for (size_t n = 0; n < d_.nfs.size(); n++) dropped += counter_read(stats_->nfs[n].packets_dropped);
         for (size_t c = 0; c < d_.chains.size(); c++) dropped += counter_read(stats_->chains[c].entry_backpressure);
         double interval = static_cast<double>(now - last_progress_tsc) / hz_;
-        emit(events_, {{"event", "progress"},
-                       {"t", seconds_since_go(now)},
-                       {"phase", now < window_begin ? "warmup" : generating ? "measure" : "drain"},
-                       {"generated", generated},
-                       {"delivered", delivered},
-                       {"dropped", dropped},
-                       {"mpps", static_cast<double>(delivered - last_progress_delivered) / interval / 1e6}});
+        json progress = {{"event", "progress"},
+                         {"t", seconds_since_go(now)},
+                         {"phase", now < window_begin ? "warmup" : generating ? "measure" : "drain"},
+                         {"generated", generated},
+                         {"delivered", delivered},
+                         {"dropped", dropped},
+                         {"mpps", static_cast<double>(delivered - last_progress_delivered) / interval / 1e6}};
+        if (d_.live_metrics) progress["metrics"] = live_metrics();
+        emit(events_, progress);
         last_progress_delivered = delivered;
         last_progress_tsc = now;
       }

@@ -19,6 +19,7 @@ Sink::Sink(const Deployment& deployment, const std::vector<rte_ring*>& rings, St
       return nf_types().at(type).descriptor.gates;
     });
     latency_.emplace_back(1 << 18);
+    histograms_.emplace_back(static_cast<double>(rte_get_tsc_hz()));
   }
   if (!deployment.capture_path.empty())
     capture_ = std::make_unique<PcapCapture>(deployment.capture_path, deployment.capture_limit, static_cast<double>(rte_get_tsc_hz()));
@@ -34,7 +35,11 @@ void Sink::poll(uint64_t now_tsc) {
       const PacketMeta* meta = meta_of(pkts[i]);
       if (!paths_[c].allows(meta->hops, meta->hop_count, meta->branch_hops, meta->hop_gates)) delivery.hop_errors++;
       delivery.delivered_bytes += rte_pktmbuf_pkt_len(pkts[i]) + 4;  // with FCS, as frame sizes are given
-      if (measuring_ && meta->seq % deployment_.latency_sample_every == 0) latency_[c].add(now_tsc - meta->tx_tsc);
+      if (meta->seq % deployment_.latency_sample_every == 0) {
+        // The histogram is live (warm-up included); the percentiles are the measurement window's.
+        histograms_[c].add(now_tsc - meta->tx_tsc);
+        if (measuring_) latency_[c].add(now_tsc - meta->tx_tsc);
+      }
       if (capture_) capture_->write(pkts[i], now_tsc);  // it stops at its limit
     }
     delivery.delivered += n;

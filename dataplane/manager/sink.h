@@ -9,6 +9,7 @@
 
 #include "contract/deployment.h"
 #include "contract/latency.h"
+#include "contract/latency_histogram.h"
 #include "chain_paths.h"
 #include "contract/shm_layout.h"
 #include "dataplane/ports/port.h"
@@ -30,6 +31,8 @@ class Sink {
   void set_measuring(bool measuring) { measuring_ = measuring; }
   const ChainDelivery& delivery(int chain) const { return delivery_[chain]; }
   LatencySamples& latency(int chain) { return latency_[chain]; }
+  // Every sampled packet's latency since the start, warm-up included: live metrics.
+  const LatencyHistogram& latency_histogram(int chain) const { return histograms_[chain]; }
   // Packets written to the capture file (run --capture); 0 without one.
   uint64_t captured() const { return capture_ ? capture_->written() : 0; }
 
@@ -39,6 +42,7 @@ class Sink {
   std::vector<ChainPaths> paths_;  // per chain
   std::vector<ChainDelivery> delivery_;
   std::vector<LatencySamples> latency_;
+  std::vector<LatencyHistogram> histograms_;
   bool measuring_ = false;
   std::unique_ptr<PcapCapture> capture_;  // run --capture: delivered packets to a pcap file
 };

@@ -139,6 +139,14 @@ class BubbleScheduler final : public Scheduler {
   // A local scheduler that holds no NF sleeps by design (a spare waiting for a migration).
   bool holds(size_t worker) const override { return view_ && owned_by(*view_, static_cast<int>(worker)) == 0; }
 
+  json live_metrics(const SchedulerView& view) const override {
+    json nfs = json::object();
+    for (size_t n = 0; n < nfs_.size(); n++)
+      nfs[view.deployment.nfs[n].name] = {{"batch_size", nfs_[n].batch}, {"load_share", nfs_[n].last_load},
+                                          {"batch_increases_total", nfs_[n].increases}, {"batch_decreases_total", nfs_[n].decreases}};
+    return {{"nfs", nfs}, {"totals", {{"scale_events_total", scale_events_.size()}, {"migrations_total", migrations_.size()}}}};
+  }
+
   json report(const SchedulerView& view) const override {
     const Deployment& d = view.deployment;
     json nfs = json::object();

@@ -110,6 +110,16 @@ class NfvniceScheduler final : public Scheduler {
 
   bool holds(size_t worker) const override { return worker < throttled_.size() && throttled_[worker]; }
 
+  json live_metrics(const SchedulerView& view) const override {
+    json nfs = json::object();
+    for (size_t n = 0; n < nfs_.size(); n++)
+      nfs[view.deployment.nfs[n].name] = {{"cpu_shares", cgroups_ ? cgroups_->shares(nfs_[n].group) : 0},
+                                          {"arrival_rate_pps", nfs_[n].rate.value()}};
+    return {{"nfs", nfs},
+            {"totals", {{"weight_updates_total", updates_}, {"shares_writes_total", cgroups_ ? cgroups_->writes() : 0}, {"wakeups_total", wakeups_},
+                        {"congestion_episodes_total", backpressure_ ? backpressure_->episodes() : 0}}}};
+  }
+
   json report(const SchedulerView& view) const override {
     const Deployment& d = view.deployment;
     json nfs = json::object();

@@ -157,6 +157,14 @@ class UnisScheduler final : public Scheduler {
     held_.assign(held_.size(), false);
   }
 
+  json live_metrics(const SchedulerView& view) const override {
+    json nfs = json::object();
+    for (const auto& [core, queue] : cores_)
+      for (const ScheduledNf& nf : queue.nfs())
+        nfs[view.deployment.nfs[nf.nf].name] = {{"switches_in_total", switches_to_.count(nf.nf) ? switches_to_.at(nf.nf) : 0}};
+    return {{"nfs", nfs}};
+  }
+
   json report(const SchedulerView& view) const override {
     const Deployment& d = view.deployment;
     double hz = static_cast<double>(rte_get_tsc_hz());

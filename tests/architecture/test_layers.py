@@ -24,13 +24,15 @@ CPP_LAYERS = [
 ]
 # Control-plane modules, bottom first. Modules of one layer may import each other, without a cycle.
 PYTHON_LAYERS = [
-    ["errors", "spec", "chain_graph", "http_traffic", "pcap_file", "catalog", "robust_estimate"],   # the contract: spec model, the data plane's catalog
+    ["errors", "spec", "chain_graph", "http_traffic", "pcap_file", "catalog", "robust_estimate",
+     "results_model"],   # the contract: spec model, the data plane's catalog
     ["machine", "machine_resources", "leftovers", "stall_diagnosis", "progress", "report", "plot",  # machine changes, what the user reads
-     "vnf_templates", "sfc", "compose", "graph_drawing", "request", "spec_schema"],  # SFC requests, the schema
+     "vnf_templates", "sfc", "compose", "graph_drawing", "request", "spec_schema",  # SFC requests, the schema
+     "live_metrics"],                                   # live metrics for Prometheus
     ["runner"],                                         # one launch of the data plane
     ["profile", "batch_model", "placement"],            # costs measured by launches, and placement from them
     ["pipeline", "compare"],                            # validate -> place -> cost -> launch; repeated runs
-    ["cli", "__main__"],                                # the command line
+    ["api", "cli", "__main__"],                         # the Python API (tandem.py) and the command line on it
 ]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 TEST_FILE = re.compile(r"(_test\.cc|_test_support\.h|_test_main\.cc)$")

@@ -1,0 +1,104 @@
+"""Tandem's Python API (re-exported by tandem.py: `from tandem import Spec, run, compare`): run and compare specs
+from a script and get typed results, the models the CLI writes its JSON from."""
+from __future__ import annotations
+
+import contextlib
+import os
+from pathlib import Path
+from typing import Callable, Union
+
+from pydantic import ValidationError
+
+from controlplane import catalog, pipeline
+from controlplane.compare import compare as compare_runs
+from controlplane.compare import fan_out
+from controlplane.errors import SpecError, TandemError
+from controlplane.live_metrics import MetricsServer
+from controlplane.request import compose_request, load_spec_or_request
+from controlplane.results_model import Comparison, RunOutcome, RunResults
+from controlplane.sfc import is_sfc_request
+from controlplane.spec import Spec, run_config, spec_from_document
+
+SpecLike = Union[Spec, dict, str, os.PathLike]
+DICT_SOURCE = "<dict>"  # how errors name a spec given as a dict; its relative files resolve against the working directory
+
+
+def load_spec(spec: SpecLike) -> Spec:
+    """A checked Spec from a file (a spec or an SFC request, composed), a dict or a Spec; SpecError names the field."""
+    return _load(spec)[0]
+
+
+def _load(spec: SpecLike, source: str | None = None) -> tuple[Spec, str]:
+    """A checked Spec and the name errors use for it, from a file (a spec or an SFC request), a dict or a Spec
+    (`source`: the file a Spec was read from, for messages)."""
+    if isinstance(spec, Spec):
+        return spec, source or f"<spec {spec.name}>"
+    if isinstance(spec, dict):
+        if is_sfc_request(spec):
+            return compose_request(DICT_SOURCE, spec)[0], DICT_SOURCE
+        return spec_from_document(spec, DICT_SOURCE), DICT_SOURCE
+    path = os.fspath(spec)
+    return load_spec_or_request(path), path
+
+
+def check_schedulers(names: list[str], source: str, field: str = "--scheduler") -> None:
+    known = catalog.scheduler_names()
+    unknown = [name for name in names if name not in known]
+    if unknown:
+        raise SpecError(source, [(field, f"unknown scheduler {', '.join(repr(n) for n in unknown)} (known: {', '.join(known)})")])
+
+
+def _serving(metrics: str | MetricsServer | None):
+    """The metrics server to report to: one the caller keeps open (several calls), one opened for this call, or none."""
+    if metrics is None or isinstance(metrics, MetricsServer):
+        return contextlib.nullcontext(metrics)
+    return MetricsServer(metrics)
+
+
+def run(spec: SpecLike, scheduler: str | None = None, duration: float | None = None, *, capture: dict | None = None,
+        metrics: str | MetricsServer | None = None, on_event: Callable[[dict], None] | None = None,
+        source: str | None = None) -> RunOutcome:
+    """Runs a spec once (placed and costed as its scheduler needs) and returns how it ended, with typed results.
+    `metrics`: "[HOST]:PORT" to serve live Prometheus metrics while it runs. `on_event`: each progress event of the
+    data plane. Bad input raises SpecError (the CLI's exit 2); every machine change is undone before returning."""
+    loaded, source = _load(spec, source)
+    if scheduler:
+        check_schedulers([scheduler], source)
+    config = run_config(loaded, scheduler, duration)
+    if capture:
+        config["capture"] = capture
+    with _serving(metrics) as server:
+        observers = [on_event] if on_event else []
+        if server is not None:
+            config["live_metrics"] = True
+            server.collector.start_run(f"{config['scheduler']['name']}#1", config["scheduler"]["name"], loaded.name)
+            observers.append(server.collector.observe)
+        outcome = pipeline.run(config, source, fan_out(observers))
+    results = _typed(RunResults, outcome.results) if outcome.results is not None else None
+    return RunOutcome(results=results, exit_status=outcome.exit_status, error=outcome.error, notes=outcome.notes)
+
+
+def compare(spec: SpecLike, schedulers: list[str] | None = None, repeat: int = 3, duration: float | None = None, *,
+            metrics: str | MetricsServer | None = None, quiet: bool = True, source: str | None = None) -> Comparison:
+    """Runs a spec under each scheduler (default: every one this build has) `repeat` times, round-robin, and returns
+    every run's results and each scheduler's medians. `quiet=False` shows each run's progress on standard error."""
+    loaded, source = _load(spec, source)
+    schedulers = schedulers or catalog.scheduler_names()
+    check_schedulers(schedulers, source)
+    with _serving(metrics) as server:
+        comparison, status = compare_runs(loaded, source, schedulers, repeat, duration, quiet,
+                                          server.collector if server is not None else None)
+    return _typed(Comparison, dict(comparison, exit_status=status))
+
+
+def _typed(model, document: dict):
+    """`document` as `model`; one that does not fit is a bug between the data plane and the models, said as such."""
+    try:
+        return model.model_validate(document)
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors()[:5])
+        raise TandemError(f"the results do not fit Tandem's results model ({model.__name__}): {problems}. "
+                          "This is a bug in Tandem; TANDEM_DEBUG=1 shows where") from error
+
+
+__all__ = ["Spec", "RunResults", "RunOutcome", "Comparison", "MetricsServer", "load_spec", "run", "compare"]

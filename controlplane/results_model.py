@@ -1,0 +1,216 @@
+"""The results of a run and of a comparison as typed models: what the data plane's results.json holds, what the
+CLI writes with --json, and what the Python API (tandem.run, tandem.compare) returns."""
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Results(BaseModel):
+    # The data plane adds fields before the models learn of them (an NF's report, a probe's findings): they are
+    # kept, as given, and written back out; what is typed here is checked.
+    model_config = ConfigDict(extra="allow")
+
+
+class LatencySummary(_Results):
+    """Latency of the sampled packets in the measurement window, in microseconds; only `samples` when none was taken."""
+    samples: int
+    mean: Optional[float] = None
+    p5: Optional[float] = None
+    p50: Optional[float] = None
+    p95: Optional[float] = None
+    p99: Optional[float] = None
+    max: Optional[float] = None
+
+
+class ChainDrops(_Results):
+    total: int
+    rings: dict[str, int]
+    nfs: dict[str, int]
+    label_misses: dict[str, int]
+    entry_backpressure: int
+
+
+class InFlight(_Results):
+    total: int
+    rings: int
+    nfs: int  # may be negative for a moment: a killed worker's counters lag its rings (accounting says so)
+
+
+class ChainWindow(_Results):
+    """The chain over the measurement window (warm-up and drain excluded)."""
+    seconds: float
+    generated: int
+    delivered: int
+    offered_mpps: float
+    delivered_mpps: float
+    delivered_gbps: float
+    wasted_pps: float
+    entry_backpressure_pps: float
+
+
+class ChainResult(_Results):
+    """One chain, counted from the start: generated = delivered + dropped + merged + in flight - forked, exactly."""
+    name: str
+    nfs: list[str]
+    generated: int
+    delivered: int
+    delivered_bytes: int
+    hop_errors: int
+    dropped: ChainDrops
+    wasted_work: int
+    in_flight: InFlight
+    accounting_exact: bool
+    window: ChainWindow
+    latency_us: LatencySummary
+
+
+class OsRates(_Results):
+    """OS counters of a process over the window; a counter this kernel does not give is named in `unavailable`."""
+    cpu_share: Optional[float] = None
+    runnable_wait_share: Optional[float] = None
+    voluntary_switches_per_s: Optional[float] = None
+    involuntary_switches_per_s: Optional[float] = None
+    migrations_per_s: Optional[float] = None
+    unavailable: list[str] = Field(default_factory=list)
+
+
+class NfWindow(_Results):
+    in_mpps: float
+    out_mpps: float
+    busy_share: Optional[float] = None  # none for an external NF (its loop is not ours to time)
+    cycles_per_packet: Optional[float] = None
+
+
+class NfResult(_Results):
+    name: str
+    type: str
+    chain: str
+    core: int
+    worker: str
+    args: dict[str, Any]
+    packets_in: int
+    packets_out: int
+    packets_dropped: int
+    batches: int
+    busy_cycles: int
+    window: NfWindow
+    report: Optional[dict[str, Any]] = None
+    os: Optional[OsRates] = None
+
+
+class RingResult(_Results):
+    name: str
+    chain: str
+    capacity: int
+    enqueued: int
+    dequeued: int
+    dropped_full: int
+    occupancy_at_stop: int
+
+
+class WorkerResult(_Results):
+    name: str
+    pid: int
+    core: int
+    nfs: str
+    exit: str
+    yields: int
+    sleeps: int
+    os: OsRates
+
+
+class SchedulerResult(_Results):
+    name: str
+    options: dict[str, Any]
+    report: dict[str, Any]
+
+
+class Accounting(_Results):
+    exact: bool
+    mbufs_in_use: int
+    in_flight: int
+    pool_matches_in_flight: Optional[bool] = None  # None: unchecked (pool_unchecked_because says why)
+    pool_unchecked_because: Optional[str] = None
+
+
+class RunResults(_Results):
+    """One run's results, as the data plane wrote them (plus cycle_costs and placement where the control plane
+    measured or solved them)."""
+    name: str
+    scheduler: SchedulerResult
+    warmup_s: float
+    duration_s: float
+    tsc_hz: float
+    chains: list[ChainResult]
+    nfs: list[NfResult]
+    rings: list[RingResult]
+    workers: list[WorkerResult]
+    accounting: Accounting
+    warnings: list[str]
+    error: Optional[str] = None
+    failed_nf: Optional[str] = None
+    interrupted: bool
+
+    def chain(self, name: str) -> ChainResult:
+        """The chain called `name` (KeyError naming the chains there are otherwise)."""
+        for chain in self.chains:
+            if chain.name == name:
+                return chain
+        raise KeyError(f"no chain {name!r} (chains: {', '.join(c.name for c in self.chains)})")
+
+    @property
+    def delivered_mpps(self) -> float:
+        """Every chain's delivered rate over the window, summed."""
+        return sum(chain.window.delivered_mpps for chain in self.chains)
+
+
+class RunOutcome(_Results):
+    """How a run ended: its results (also partial ones from a failed or interrupted run), the exit status the CLI
+    would give (0 ok, 1 failed, 130 interrupted), the error, and notes (state left by an earlier run, cleared)."""
+    results: Optional[RunResults]
+    exit_status: int
+    error: Optional[str] = None
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_status == 0 and self.results is not None
+
+
+class RunSummary(_Results):
+    """The figures a comparison's table shows for one run (report.run_summary)."""
+    delivered_mpps: float
+    offered_mpps: float
+    p50_us: Optional[float] = None
+    p99_us: Optional[float] = None
+    dropped: int
+    context_switches_per_s: Optional[float] = None
+    accounting_exact: bool
+    hop_errors: int
+    entry_nf_cycles_per_packet: Optional[float] = None
+
+
+class SchedulerRuns(_Results):
+    runs: list[RunSummary]
+    results: list[RunResults]
+    median: Optional[dict[str, Optional[float]]] = None
+    error: Optional[str] = None  # why a run failed; the runs before it are kept
+
+
+class Comparison(_Results):
+    """One spec under several schedulers, each run `repeat` times, round-robin; medians per scheduler."""
+    spec_name: str
+    spec: str
+    machine: str
+    repeat: int
+    duration_s: float
+    warmup_s: float
+    schedulers: dict[str, SchedulerRuns]
+    exit_status: int = 0
+
+    def median(self, scheduler: str, field: str) -> Optional[float]:
+        """A scheduler's median of one summary field (delivered_mpps, p99_us, ...); None if none of its runs ran."""
+        entry = self.schedulers[scheduler]
+        return entry.median.get(field) if entry.median else None
