@@ -55,11 +55,13 @@ class RunCollector:
             return []
         families = [self._run_info(run, elapsed, phase)]
         if snapshot is not None:
-            families.append(_clock_family(run, snapshot))
-            families += _chain_families(run, snapshot)
-            families += _nf_families(run, snapshot, previous)
-            families += _worker_families(run, snapshot, previous, elapsed)
-            families += _scheduler_families(run, snapshot)
+            counters = [_clock_family(run, snapshot), *_chain_families(run, snapshot), *_nf_families(run, snapshot, previous),
+                        *_worker_families(run, snapshot, previous, elapsed), *_scheduler_families(run, snapshot)]
+            # Stamped with when the manager read them, not when they were scraped: a report that arrived late
+            # would otherwise make the rate over a window short by up to one report.
+            for family in counters:
+                family.samples = [sample._replace(timestamp=snapshot["unix_time"]) for sample in family.samples]
+            families += counters
         return families
 
     @staticmethod

@@ -1,5 +1,7 @@
 // Live metrics: every counter of the run at one instant, cumulative since the start, for the control plane to
 // serve while the run lasts (run --metrics). Rates are the reader's business: Prometheus differentiates counters.
+#include <chrono>
+
 #include <rte_ring.h>
 
 #include "run.h"
@@ -56,7 +58,11 @@ json Run::live_metrics() {
     if (os.migrations) worker["migrations"] = *os.migrations;
     workers.push_back(worker);
   }
-  return {{"tsc_hz", hz_},
+  // When the counters were read, on the wall clock: Prometheus stamps the samples with it, so a report that
+  // reaches a scrape late (the control core is busy) does not skew a rate.
+  double unix_time = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return {{"unix_time", unix_time},
+          {"tsc_hz", hz_},
           {"chains", chains},
           {"rings", rings},
           {"nfs", nfs},

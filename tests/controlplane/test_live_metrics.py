@@ -24,6 +24,7 @@ def snapshot(delivered: int, busy: int, packets_in: int, cpu_ns: int | None, sch
     if cpu_ns is not None:
         worker |= {"cpu_ns": cpu_ns, "involuntary_switches": 5}
     return {
+        "unix_time": 1_795_000_000.0 + delivered / 1000,
         "tsc_hz": 2e9,
         "chains": [{"name": "c", "generated": delivered + 10, "delivered": delivered, "delivered_bytes": 64 * delivered,
                     "hop_errors": 0, "entry_backpressure": 4,
@@ -82,6 +83,8 @@ def test_counters_histogram_and_interval_gauges():
     assert value(samples, "tandem_worker_cpu_share", worker="w1") == pytest.approx(0.6)
     assert value(samples, "tandem_worker_cpu_seconds_total", worker="w1") == pytest.approx(0.4)
     assert value(samples, "tandem_tsc_hertz") == 2e9
+    # Every sample carries the time the manager read the counters, for rate() to divide by.
+    assert {s.timestamp for name, found in samples.items() if name != "tandem_run_elapsed_seconds" for s in found} == {1_795_000_003.0}
 
 
 def test_interval_gauges_need_two_snapshots_and_traffic():
