@@ -5,7 +5,18 @@ set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$here"
 
-packages=(dpdk dpdk-dev libdpdk-dev meson ninja-build pkg-config g++ libgtest-dev nlohmann-json3-dev libboost-context-dev libssl-dev libhyperscan-dev libpcap-dev graphviz python3-venv)
+# Each step says how long it took, so a slow setup shows where the time went. EPOCHREALTIME (bash 5) is seconds
+# with microseconds; its separator follows the locale.
+step_started=${EPOCHREALTIME/[.,]/}
+step_done() {
+  local now=${EPOCHREALTIME/[.,]/}
+  local tenths=$(( (now - step_started + 50000) / 100000 ))
+  echo "setup: $1 $((tenths / 10)).$((tenths % 10)) s"
+  step_started=$now
+}
+
+# prometheus: the server the metrics integration test starts on a port of its own.
+packages=(dpdk dpdk-dev libdpdk-dev meson ninja-build pkg-config g++ libgtest-dev nlohmann-json3-dev libboost-context-dev libssl-dev libhyperscan-dev libpcap-dev graphviz python3-venv prometheus)
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -14,16 +25,56 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   if [ "$(id -u)" -ne 0 ]; then echo "setup: installing packages needs root (run with sudo)" >&2; exit 2; fi
   apt-get update -q
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+  others=()
+  for package in "${missing[@]}"; do [ "$package" = prometheus ] || others+=("$package"); done
+  if [ ${#others[@]} -gt 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${others[@]}"; fi
+  if [ ${#others[@]} -lt ${#missing[@]} ]; then
+    # Installing Debian's prometheus enables and starts a system server on :9090 (systemd or sysvinit; not in a
+    # container whose policy-rc.d forbids it), and it recommends a node exporter that does the same on :9100. The
+    # test starts a server of its own; a resident one, scraping every few seconds, would take cycles from the cores
+    # being measured and hold the port. So: no recommends, and the server the install started is stopped and disabled.
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus
+    if [ -d /run/systemd/system ]; then
+      systemctl disable --now --quiet prometheus.service || true
+    elif command -v invoke-rc.d >/dev/null; then
+      invoke-rc.d prometheus stop >/dev/null 2>&1 || true
+      update-rc.d prometheus disable >/dev/null 2>&1 || true
+    fi
+  fi
 fi
+step_done "Debian packages"
 
-if [ ! -x .venv/bin/python ] || ! .venv/bin/python -c 'import yaml, pydantic, matplotlib, pytest, pytest_timeout, highspy, scipy, hypothesis, jsonschema' 2>/dev/null; then
-  echo "setup: creating the Python environment in .venv"
-  python3 -m venv .venv
-  .venv/bin/pip install -q --disable-pip-version-check -r requirements.txt
+# Python packages are pinned with hashes in requirements.lock (the ranges are in requirements.txt). The environment
+# is complete when every pinned version is installed, the packages import, and the lock it was installed from (its
+# checksum, kept in .venv) is this one; otherwise the lock is installed into it, which moves any pin that changed.
+lock_sha256=$(sha256sum requirements.lock | cut -d' ' -f1)
+environment_complete() {
+  [ -x .venv/bin/python ] && [ "$(cat .venv/.tandem-lock-sha256 2>/dev/null)" = "$lock_sha256" ] &&
+    .venv/bin/python - requirements.lock 2>/dev/null <<'EOF'
+import importlib.metadata, re, sys
+import yaml, pydantic, matplotlib, pytest, pytest_timeout, highspy, scipy, hypothesis, jsonschema, prometheus_client
+for line in open(sys.argv[1]):
+    pin = re.match(r"([A-Za-z0-9._-]+)==([^\s\\;]+)", line)
+    if pin and importlib.metadata.version(pin[1]) != pin[2]:
+        sys.exit(1)
+EOF
+}
+if ! environment_complete; then
+  if [ -x .venv/bin/python ]; then echo "setup: installing requirements.lock into .venv"
+  else echo "setup: creating the Python environment in .venv"; python3 -m venv .venv; fi
+  rm -f .venv/.tandem-lock-sha256
+  # --require-hashes: pip checks every download against the lock's hashes (it would anyway, hashes being present;
+  # said here so that a lock without them is refused, not installed unchecked).
+  .venv/bin/pip install -q --disable-pip-version-check --require-hashes -r requirements.lock
+  echo "$lock_sha256" > .venv/.tandem-lock-sha256
 fi
+step_done "Python environment"
 
-if [ ! -f build/build.ninja ]; then meson setup build --buildtype=release >/dev/null; fi
-# Quiet when it builds; the compiler's messages in full when it does not (ninja prints them on stdout).
+# Quiet when it configures and builds; meson's and the compiler's messages in full when not (both print them on
+# stdout): a DPDK other than 22.11, for one, is refused by meson.build with the version it found and where.
+if [ ! -f build/build.ninja ] && ! configure_log=$(meson setup build --buildtype=release 2>&1); then
+  echo "$configure_log" >&2; echo "setup: configuring the build failed (above)" >&2; exit 1
+fi
 if ! build_log=$(ninja -C build 2>&1); then echo "$build_log" >&2; echo "setup: the build failed (above)" >&2; exit 1; fi
+step_done "build"
 echo "setup: ready (./tandem nfs lists NF types and schedulers)"
