@@ -68,6 +68,9 @@ if ! environment_complete; then
   .venv/bin/pip install -q --disable-pip-version-check --require-hashes -r requirements.lock
   echo "$lock_sha256" > .venv/.tandem-lock-sha256
 fi
+# The Python API (`from tandem import run`, tandem.py) for scripts anywhere that run with .venv/bin/python.
+site_packages=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+[ "$(cat "$site_packages/tandem.pth" 2>/dev/null)" = "$here" ] || echo "$here" > "$site_packages/tandem.pth"
 step_done "Python environment"
 
 # Quiet when it configures and builds; meson's and the compiler's messages in full when not (both print them on
