@@ -93,7 +93,7 @@ def cmd_run(args) -> int:
     for note in outcome.notes:
         print(f"note: {note}", file=sys.stderr)
     if outcome.results is not None:
-        results = outcome.results.model_dump(mode="json")
+        results = outcome.results.as_json()
         # Files first: a reader of stdout that goes away (`| head`) must not cost the user the JSON.
         if args.json:
             _write_json(args.json, dict(results, spec=args.spec, exit_status=outcome.exit_status))
@@ -111,7 +111,7 @@ def cmd_compare(args) -> int:
     if args.metrics and not args.quiet:
         tell_user(f"serving live metrics on {args.metrics} (Prometheus' format, at /metrics) while the runs last")
     result = api.compare(spec, args.schedulers, args.repeat, args.duration, metrics=args.metrics, quiet=args.quiet, source=args.spec)
-    comparison = result.model_dump(mode="json", exclude={"exit_status"})
+    comparison = result.as_json()
     status = result.exit_status
     if args.json:  # files first, as in cmd_run
         _write_json(args.json, comparison)

@@ -12,6 +12,11 @@ class _Results(BaseModel):
     # kept, as given, and written back out; what is typed here is checked.
     model_config = ConfigDict(extra="allow")
 
+    def as_json(self) -> dict:
+        """The document as the data plane wrote it: only the fields it had (an OS counter this kernel lacks stays
+        absent rather than becoming null), extra ones included."""
+        return self.model_dump(mode="json", exclude_unset=True)
+
 
 class LatencySummary(_Results):
     """Latency of the sampled packets in the measurement window, in microseconds; only `samples` when none was taken."""
