@@ -139,6 +139,12 @@ struct Deployment {
   uint32_t latency_sample_every = 16;
   // Each progress event carries a snapshot of every counter (run --metrics: the control plane serves them).
   bool live_metrics = false;
+  // run --profile: one packet in trace_sample_every (on average) carries per-hop timestamps, and the sink breaks
+  // its latency down by hop (contract/hop_trace.h). They are drawn from the packets whose latency is sampled (a
+  // multiple of latency_sample_every), pseudo-randomly, so they are a fair subset of them: one in 256 keeps the
+  // cost (a cold cache line for the generator and one for the sink per traced packet) near 1 % of throughput.
+  bool trace_hops = false;
+  uint32_t trace_sample_every = 256;
   // Delivered packets written to a pcap file by the sink (every chain's, in delivery order); empty path: none.
   std::string capture_path;
   uint64_t capture_limit = 0;

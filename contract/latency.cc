@@ -18,11 +18,11 @@ uint64_t LatencySamples::percentile(double p) {
 }
 
 json LatencySamples::summary_us(double tsc_hz) {
-  if (samples_.empty()) return {{"samples", 0}};
+  if (samples_.empty()) return {{"samples", 0}, {"seen", seen_}};
   auto us = [&](double cycles) { return cycles * 1e6 / tsc_hz; };
   double total = 0;
   for (uint64_t cycles : samples_) total += static_cast<double>(cycles);
-  return {{"samples", samples_.size()}, {"mean", us(total / static_cast<double>(samples_.size()))},
+  return {{"samples", samples_.size()}, {"seen", seen_}, {"mean", us(total / static_cast<double>(samples_.size()))},
           {"p5", us(static_cast<double>(percentile(5)))},   {"p50", us(static_cast<double>(percentile(50)))},
           {"p95", us(static_cast<double>(percentile(95)))}, {"p99", us(static_cast<double>(percentile(99)))},
           {"max", us(static_cast<double>(percentile(100)))}};

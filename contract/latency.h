@@ -20,11 +20,12 @@ class LatencySamples {
     }
   }
   size_t stored() const { return samples_.size(); }
+  bool full() const { return samples_.size() >= capacity_; }
   uint64_t seen() const { return seen_; }
   // Nearest-rank percentile (p in [0, 100]) of the stored samples; 0 when there are none.
   uint64_t percentile(double p);
-  // {samples, mean, p5, p50, p95, p99, max} in microseconds (of the stored samples), or {samples: 0} when nothing
-  // was sampled.
+  // {samples, seen, mean, p5, p50, p95, p99, max} in microseconds (of the stored samples; `seen` counts those not
+  // stored too), or {samples: 0, seen} when nothing was stored.
   json summary_us(double tsc_hz);
 
  private:

@@ -14,6 +14,7 @@ struct PacketMeta {
   uint64_t seq;          // per-chain sequence number set by the generator
   uint64_t tx_tsc;       // TSC when the generator enqueued the packet
   uint16_t chain;        // index of the chain the packet belongs to
+  uint32_t trace_slot;   // run --profile: 1 + the packet's slot in the trace zone (contract/hop_trace.h); 0 = untraced
   uint8_t hop_count;     // NFs that have stamped the packet so far
   uint8_t hops[kMaxHops];  // global NF index of each NF in the order they processed it
   // At the hops of a labelled fan-out, the gate its NF chose (written by its labelled egress, which routed the
@@ -52,6 +53,7 @@ inline void stamp_branch_hop(rte_mbuf* m, uint8_t nf_index) {
 // What the generator does to every new packet's record.
 inline void clear_hops(PacketMeta* meta) {
   meta->hop_count = 0;
+  meta->trace_slot = 0;
   meta->branch_hops[0] = meta->branch_hops[1] = 0;
 }
 

@@ -57,16 +57,18 @@ def _serving(metrics: str | MetricsServer | None):
 
 def run(spec: SpecLike, scheduler: str | None = None, duration: float | None = None, *, capture: dict | None = None,
         metrics: str | MetricsServer | None = None, on_event: Callable[[dict], None] | None = None,
-        source: str | None = None) -> RunOutcome:
+        profile: bool = False, source: str | None = None) -> RunOutcome:
     """Runs a spec once (placed and costed as its scheduler needs) and returns how it ended, with typed results.
     `metrics`: "[HOST]:PORT" to serve live Prometheus metrics while it runs. `on_event`: each progress event of the
-    data plane. Bad input raises SpecError (the CLI's exit 2); every machine change is undone before returning."""
+    data plane. `profile`: trace the latency-sampled packets hop by hop (each chain's results get a latency_breakdown; ./tandem
+    explain reads it). Bad input raises SpecError (the CLI's exit 2); every machine change is undone before returning."""
     loaded, source = _load(spec, source)
     if scheduler:
         check_schedulers([scheduler], source)
     config = run_config(loaded, scheduler, duration)
     if capture:
         config["capture"] = capture
+    config["trace_hops"] = profile
     with _serving(metrics) as server:
         observers = [on_event] if on_event else []
         if server is not None:
@@ -79,7 +81,8 @@ def run(spec: SpecLike, scheduler: str | None = None, duration: float | None = N
 
 
 def compare(spec: SpecLike, schedulers: list[str] | None = None, repeat: int = 3, duration: float | None = None, *,
-            metrics: str | MetricsServer | None = None, quiet: bool = True, source: str | None = None) -> Comparison:
+            metrics: str | MetricsServer | None = None, quiet: bool = True, profile: bool = False,
+            source: str | None = None) -> Comparison:
     """Runs a spec under each scheduler (default: every one this build has) `repeat` times, round-robin, and returns
     every run's results and each scheduler's medians. `quiet=False` shows each run's progress on standard error."""
     loaded, source = _load(spec, source)
@@ -87,7 +90,7 @@ def compare(spec: SpecLike, schedulers: list[str] | None = None, repeat: int = 3
     check_schedulers(schedulers, source)
     with _serving(metrics) as server:
         comparison, status = compare_runs(loaded, source, schedulers, repeat, duration, quiet,
-                                          server.collector if server is not None else None)
+                                          server.collector if server is not None else None, profile)
     return _typed(Comparison, dict(comparison, exit_status=status))
 
 

@@ -1,4 +1,4 @@
-"""The `tandem` command line: run, compare, validate, profile, nfs."""
+"""The `tandem` command line: run, compare, explain, validate, profile, place, compose, schema, nfs."""
 from __future__ import annotations
 
 import argparse
@@ -87,7 +87,8 @@ def cmd_run(args) -> int:
     progress = None if args.quiet else ProgressLine("", spec.warmup + duration)
     if args.metrics and not args.quiet:
         tell_user(f"serving live metrics on {args.metrics} (Prometheus' format, at /metrics) while the run lasts")
-    outcome = api.run(spec, args.scheduler, args.duration, capture=capture, metrics=args.metrics, on_event=progress, source=args.spec)
+    outcome = api.run(spec, args.scheduler, args.duration, capture=capture, metrics=args.metrics, on_event=progress,
+                      profile=args.profile, source=args.spec)
     if progress:
         progress.finish()
     for note in outcome.notes:
@@ -98,6 +99,10 @@ def cmd_run(args) -> int:
         if args.json:
             _write_json(args.json, dict(results, spec=args.spec, exit_status=outcome.exit_status))
         print(run_report(results))
+        if args.profile:
+            from controlplane.explain import explain
+
+            print("\n" + explain(results, args.spec))
     if outcome.exit_status != EXIT_OK:
         partial = " (partial results above)" if outcome.results is not None else ""
         print(f"tandem: run failed: {outcome.error}{partial}", file=sys.stderr)
@@ -110,7 +115,8 @@ def cmd_compare(args) -> int:
     _check_scheduler_options(spec, args.spec)
     if args.metrics and not args.quiet:
         tell_user(f"serving live metrics on {args.metrics} (Prometheus' format, at /metrics) while the runs last")
-    result = api.compare(spec, args.schedulers, args.repeat, args.duration, metrics=args.metrics, quiet=args.quiet, source=args.spec)
+    result = api.compare(spec, args.schedulers, args.repeat, args.duration, metrics=args.metrics, quiet=args.quiet,
+                         profile=args.profile, source=args.spec)
     comparison = result.as_json()
     status = result.exit_status
     if args.json:  # files first, as in cmd_run
@@ -227,6 +233,37 @@ def cmd_compose(args) -> int:
     return EXIT_OK
 
 
+def cmd_explain(args) -> int:
+    from controlplane.explain import breakdown_bars, explain, explain_difference, select_scheduler
+
+    if len(args.results) > 2:
+        raise SpecError("explain", [("RESULTS.json", f"give one file (its breakdown) or two (what differs), got {len(args.results)}")])
+    documents = []
+    for path in args.results:
+        try:
+            documents.append(select_scheduler(json.loads(Path(path).read_text()), args.scheduler, path))
+        except OSError as error:
+            raise SpecError(path, [("", f"cannot read it: {error.strerror}")]) from None
+        except json.JSONDecodeError as error:
+            raise SpecError(path, [("", f"not JSON: {error.msg} at line {error.lineno}")]) from None
+    if len(documents) == 1:
+        text = explain(documents[0], args.results[0])
+    else:
+        text = explain_difference(documents[0], documents[1], *args.results)
+    if args.plot:
+        from controlplane.plot import plot_breakdown
+
+        bars = {}
+        for document, path in zip(documents, args.results):
+            prefix = f"{Path(path).stem}: " if len(documents) > 1 else ""
+            bars.update({prefix + label: bar for label, bar in breakdown_bars(document, path).items()})
+        plot_breakdown(bars, "Where each packet's time went (./tandem explain)", args.plot)
+    print(text)
+    if args.plot:
+        print(f"plot written to {args.plot}")
+    return EXIT_OK
+
+
 def cmd_schema(args) -> int:
     from controlplane.spec_schema import schema_text
 
@@ -292,6 +329,8 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--capture", metavar="FILE", help="write delivered packets (every chain's, as delivered) to a pcap file")
     run.add_argument("--capture-limit", metavar="N", type=_capture_limit, default=10_000,
                      help="packets to capture at most (default 10000)")
+    run.add_argument("--profile", action="store_true", help="trace the packets whose latency is sampled hop by hop: where it went "
+                                                             "(printed; ./tandem explain reads it from --json)")
     run.add_argument("--metrics", metavar="[HOST]:PORT", help="serve live metrics for Prometheus while the run lasts (e.g. :9464)")
     run.set_defaults(handler=cmd_run)
 
@@ -304,6 +343,7 @@ def parser() -> argparse.ArgumentParser:
     comp.add_argument("--csv", metavar="PATH", help="write one row per run and scheduler (the table's columns) as CSV")
     comp.add_argument("--plot", metavar="PATH", help="draw throughput and latency per scheduler (PNG)")
     comp.add_argument("--quiet", action="store_true", help="no live progress")
+    comp.add_argument("--profile", action="store_true", help="trace packets hop by hop in every run (./tandem explain FILE)")
     comp.add_argument("--metrics", metavar="[HOST]:PORT", help="serve live metrics for Prometheus while the runs last (e.g. :9464)")
     comp.set_defaults(handler=cmd_compare)
 
@@ -336,6 +376,13 @@ def parser() -> argparse.ArgumentParser:
                                                                   "instead of using cached estimates only")
     comp_sfc.add_argument("--quiet", action="store_true", help="no progress messages")
     comp_sfc.set_defaults(handler=cmd_compose)
+
+    expl = commands.add_parser("explain", help="where each packet's time went, from --profile results; with two files, "
+                                                 "what differs and why")
+    expl.add_argument("results", nargs="+", metavar="RESULTS.json", help="one or two files of run --json or compare --json")
+    expl.add_argument("--scheduler", help="in a comparison, this scheduler's runs only")
+    expl.add_argument("--plot", metavar="PATH", help="a stacked bar per scheduler (PNG)")
+    expl.set_defaults(handler=cmd_explain)
 
     schema = commands.add_parser("schema", help="print the JSON Schema of specs and SFC requests (for editors; schema/tandem.schema.json)")
     schema.add_argument("--out", metavar="PATH", help="write it to PATH instead")

@@ -14,9 +14,10 @@ SUMMARY_FIELDS = ("delivered_mpps", "offered_mpps", "p50_us", "p99_us", "dropped
 
 
 def compare(spec: Spec, source: str, schedulers: list[str], repeat: int, duration: float | None, quiet: bool = False,
-            metrics: RunCollector | None = None) -> tuple[dict, int]:
+            metrics: RunCollector | None = None, profile: bool = False) -> tuple[dict, int]:
     """Returns the comparison and an exit status (0, 1 if any run failed, 130 if interrupted). With `metrics`, each
-    run reports its counters live, and the collector serves the run in progress."""
+    run reports its counters live, and the collector serves the run in progress; with `profile`, each run traces
+    packets hop by hop (latency_breakdown in its chains' results)."""
     run_duration = duration if duration is not None else spec.duration
     comparison = {
         "spec_name": spec.name,
@@ -36,6 +37,7 @@ def compare(spec: Spec, source: str, schedulers: list[str], repeat: int, duratio
         for name in schedulers:
             entry = comparison["schedulers"][name]
             config = run_config(spec, name, duration)
+            config["trace_hops"] = profile
             label = f"[{name} {attempt + 1}/{repeat}] "
             progress = ProgressLine(label, config["warmup"] + config["duration"]) if not quiet else None
             observers = [progress] if progress else []

@@ -1,4 +1,4 @@
-"""Plots of a comparison: delivered throughput per scheduler (with every run) and latency percentiles."""
+"""Plots of a comparison: delivered throughput per scheduler (with every run) and latency percentiles; latency breakdowns."""
 from __future__ import annotations
 
 import matplotlib
@@ -39,4 +39,38 @@ def plot_comparison(comparison: dict, path: str) -> None:
     figure.suptitle(f"{comparison['spec_name']}: median of {comparison['repeat']} x {comparison['duration_s']} s\n{comparison['machine']}", fontsize=10)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def plot_breakdown(bars: dict[str, tuple[dict[str, float], float]], title: str, path: str) -> None:
+    """One stacked bar per label (a scheduler, or scheduler and chain): where a packet's time went, each part as a
+    share of the packet's latency (explain.chain_parts), in path order, the latency itself beside the bar. Shares,
+    not µs: schedulers' latencies differ by 1000x (rr's slices against rtc), which no common scale shows."""
+    families = {"behind other work": plt.cm.Oranges, "NF not running": plt.cm.Reds, "split unknown": plt.cm.Greys,
+                "in NF": plt.cm.Blues, "sink": plt.cm.Greens}
+    names: list[str] = []
+    for parts, _ in bars.values():
+        names += [name for name in parts if name not in names]
+    figure, axis = plt.subplots(figsize=(11, 1.2 + 0.6 * len(bars)))
+    labels = list(bars)
+    left = [0.0] * len(labels)
+    seen: dict[str, int] = {}
+    for name in names:
+        family = next((colours for key, colours in families.items() if key in name), plt.cm.Purples)
+        seen[family.name] = seen.get(family.name, 0) + 1
+        colour = family(0.35 + 0.5 * ((seen[family.name] * 0.37) % 1))
+        widths = [100 * bars[label][0].get(name, 0.0) / bars[label][1] if bars[label][1] else 0.0 for label in labels]
+        if not any(w > 0 for w in widths):
+            continue
+        axis.barh(labels, widths, left=left, color=colour, edgecolor="white", linewidth=0.5, label=name)
+        left = [l + w for l, w in zip(left, widths)]
+    for i, label in enumerate(labels):
+        axis.annotate(f"{bars[label][1]:,.1f} us", (left[i], i), xytext=(4, 0), textcoords="offset points", va="center", fontsize=9)
+    axis.set_xlim(0, 118)
+    axis.set_xlabel("share of a packet's latency, % (mean over traced packets; the mean latency beside each bar)")
+    axis.invert_yaxis()
+    axis.legend(fontsize=7, ncol=2, loc="upper center", bbox_to_anchor=(0.5, -0.25 - 0.05 * len(bars)))
+    axis.set_title(title, fontsize=10)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(figure)

@@ -20,7 +20,8 @@ class _Results(BaseModel):
 
 class LatencySummary(_Results):
     """Latency of the sampled packets in the measurement window, in microseconds; only `samples` when none was taken."""
-    samples: int
+    samples: int  # stored: the first 2^18 of the window
+    seen: Optional[int] = None  # sampled, stored or not
     mean: Optional[float] = None
     p5: Optional[float] = None
     p50: Optional[float] = None
@@ -55,6 +56,29 @@ class ChainWindow(_Results):
     entry_backpressure_pps: float
 
 
+class NfLatencyPart(_Results):
+    """One NF's share of a chain's latency, µs per traced packet: the wait in its input (behind its other work, while
+    it did not run, or unsplit when the wait outlasted its remembered batches) and the time in its batch."""
+    nf: str
+    visits: int
+    queue_us: float
+    queue_behind_other_work_us: float
+    queue_not_running_us: float
+    queue_split_unknown: int
+    in_nf_us: float
+
+
+class LatencyBreakdown(_Results):
+    """run --profile: where traced packets' latency went; the parts sum to end_to_end_us."""
+    traced_packets: int
+    too_long: int  # paths longer than a trace keeps (16 hops)
+    lost: int  # traces a later packet's took over before they arrived
+    untraced_hops: int
+    end_to_end_us: float
+    exit_queue_us: float
+    nfs: list[NfLatencyPart]
+
+
 class ChainResult(_Results):
     """One chain, counted from the start: generated = delivered + dropped + merged + in flight - forked, exactly."""
     name: str
@@ -69,6 +93,7 @@ class ChainResult(_Results):
     accounting_exact: bool
     window: ChainWindow
     latency_us: LatencySummary
+    latency_breakdown: Optional[LatencyBreakdown] = None
 
 
 class OsRates(_Results):

@@ -128,6 +128,19 @@ void Generator::emit(Stream& stream, uint16_t count, uint64_t now_tsc, uint16_t 
     meta->chain = static_cast<uint16_t>(stream.chain->index);
     clear_hops(meta);
   }
+  if (traces_) {
+    // Only the latency-sampled packets of the burst are candidates: one division a burst, none a packet.
+    uint64_t first = stream.generated, end = first + count;
+    for (uint64_t seq = (first + latency_every_ - 1) / latency_every_ * latency_every_; seq < end; seq += latency_every_) {
+      if (!traced_sample(seq / latency_every_, trace_every_ / latency_every_)) continue;
+      uint32_t slot = next_trace_slot_;
+      if (++next_trace_slot_ == trace_slots_) next_trace_slot_ = 0;
+      TraceSlot& trace = traces_[slot];
+      trace.hops = trace.untraced = 0;
+      trace.seq = seq;
+      meta_of(pkts[seq - first])->trace_slot = slot + 1;
+    }
+  }
   build_cycles_ += rte_rdtsc() - build_start;
   built_ += count;
   stream.generated += count;

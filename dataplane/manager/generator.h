@@ -9,6 +9,7 @@
 #include <rte_ring.h>
 
 #include "contract/deployment.h"
+#include "contract/hop_trace.h"
 #include "contract/shm_layout.h"
 #include "dataplane/ports/port.h"
 #include "frame_list.h"
@@ -29,6 +30,14 @@ class Generator {
   // Emits `count` frames of one size into a chain's entry now, unpaced (the cycle estimator's probes).
   void emit_probe(int chain, uint16_t count, uint16_t frame_size, uint64_t now_tsc) { emit(streams_[chain], count, now_tsc, frame_size); }
   uint64_t generated(int chain) const { return streams_[chain].generated; }
+  // run --profile: the packets traced_packet() picks (one in `trace_every`, among one in `latency_every`) get one
+  // of the `slots` of `zone` each.
+  void trace_into(TraceSlot* zone, uint32_t slots, uint32_t latency_every, uint32_t trace_every) {
+    traces_ = zone;
+    trace_slots_ = slots;
+    latency_every_ = latency_every;
+    trace_every_ = trace_every;
+  }
   // Packets that could not be allocated (pool exhausted): not generated, reported as a warning.
   uint64_t allocation_failures() const { return allocation_failures_; }
   // TSC cycles spent writing frames into mbufs, per frame, over the run. Those mbufs were last written on the
@@ -69,6 +78,10 @@ class Generator {
   uint16_t burst_;
   std::vector<Stream> streams_;
   uint64_t allocation_failures_ = 0;
+  TraceSlot* traces_ = nullptr;
+  uint32_t trace_slots_ = 1;
+  uint32_t latency_every_ = 16, trace_every_ = 256;
+  uint32_t next_trace_slot_ = 0;
   uint64_t build_cycles_ = 0, built_ = 0;
   uint64_t entry_drop_journal_ = 0;  // the entry ports' free journal (free_counted.h); the manager is the only writer
 };

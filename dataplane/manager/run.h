@@ -17,6 +17,7 @@
 #include <rte_ring.h>
 
 #include "contract/deployment.h"
+#include "contract/hop_trace.h"
 #include "contract/shm_layout.h"
 #include "external_nf.h"
 #include "generator.h"
@@ -97,6 +98,7 @@ class Run {
   uint64_t go_tsc_ = 0;
   rte_mempool* pool_ = nullptr;
   StatsZone* stats_ = nullptr;
+  TraceSlot* traces_ = nullptr;  // run --profile: per-hop timestamps of sampled packets
   std::vector<rte_ring*> rings_;
   std::unique_ptr<Scheduler> scheduler_;
   std::vector<pid_t> pids_;  // worker processes, or external NFs' applications

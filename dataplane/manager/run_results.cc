@@ -193,6 +193,7 @@ json Run::results() {
           {"wasted_pps", static_cast<double>(window_end_.wasted[c] - window_begin_.wasted[c]) / window_s},
           {"entry_backpressure_pps", static_cast<double>(window_end_.entry_backpressure[c] - window_begin_.entry_backpressure[c]) / window_s}}},
         {"latency_us", sink_->latency(c).summary_us(hz_)},
+        {"latency_breakdown", sink_->tracing() ? sink_->breakdown(static_cast<int>(c)).to_json(d_, hz_) : json()},
     };
     for (int n : chain.nfs) chain_json["nfs"].push_back(d_.nfs[n].name);
     chains.push_back(chain_json);

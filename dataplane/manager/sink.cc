@@ -20,6 +20,7 @@ Sink::Sink(const Deployment& deployment, const std::vector<rte_ring*>& rings, St
     });
     latency_.emplace_back(1 << 18);
     histograms_.emplace_back(static_cast<double>(rte_get_tsc_hz()));
+    breakdowns_.emplace_back(deployment.nfs.size());
   }
   if (!deployment.capture_path.empty())
     capture_ = std::make_unique<PcapCapture>(deployment.capture_path, deployment.capture_limit, static_cast<double>(rte_get_tsc_hz()));
@@ -39,6 +40,14 @@ void Sink::poll(uint64_t now_tsc) {
         // The histogram is live (warm-up included); the percentiles are the measurement window's.
         histograms_[c].add(now_tsc - meta->tx_tsc);
         if (measuring_) latency_[c].add(now_tsc - meta->tx_tsc);
+      }
+      // Traced packets are added up over the span the latency percentiles cover (until their store is full), so
+      // that the breakdown explains the latency the run reports, not a later stretch of it.
+      if (traces_ && measuring_ && meta->trace_slot && !latency_[c].full()) {
+        if (const TraceSlot* trace = trace_of(traces_, meta))
+          breakdowns_[c].add(*trace, meta->tx_tsc, now_tsc);
+        else
+          breakdowns_[c].add_lost();
       }
       if (capture_) capture_->write(pkts[i], now_tsc);  // it stops at its limit
     }

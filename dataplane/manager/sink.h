@@ -9,8 +9,10 @@
 
 #include "contract/deployment.h"
 #include "contract/latency.h"
+#include "contract/hop_trace.h"
 #include "contract/latency_histogram.h"
 #include "chain_paths.h"
+#include "latency_breakdown.h"
 #include "contract/shm_layout.h"
 #include "dataplane/ports/port.h"
 #include "pcap_capture.h"
@@ -33,6 +35,10 @@ class Sink {
   LatencySamples& latency(int chain) { return latency_[chain]; }
   // Every sampled packet's latency since the start, warm-up included: live metrics.
   const LatencyHistogram& latency_histogram(int chain) const { return histograms_[chain]; }
+  // run --profile: traced packets' hops, added up per chain while measuring.
+  void trace_from(TraceSlot* zone) { traces_ = zone; }
+  bool tracing() const { return traces_ != nullptr; }
+  const LatencyBreakdown& breakdown(int chain) const { return breakdowns_[chain]; }
   // Packets written to the capture file (run --capture); 0 without one.
   uint64_t captured() const { return capture_ ? capture_->written() : 0; }
 
@@ -43,6 +49,8 @@ class Sink {
   std::vector<ChainDelivery> delivery_;
   std::vector<LatencySamples> latency_;
   std::vector<LatencyHistogram> histograms_;
+  TraceSlot* traces_ = nullptr;
+  std::vector<LatencyBreakdown> breakdowns_;
   bool measuring_ = false;
   std::unique_ptr<PcapCapture> capture_;  // run --capture: delivered packets to a pcap file
 };

@@ -8,6 +8,7 @@
 
 #include "contract/packet_meta.h"
 #include "dataplane/ports/free_counted.h"
+#include "hop_tracing.h"
 
 namespace tandem {
 
@@ -41,20 +42,43 @@ uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t bu
   Batch batch{pkts, n, dropped, 0, gates, segment.prefetch_distance};
   uint64_t& journal = stats.nfs[segment.nf_indexes.front()].mbufs_being_freed;
   uint64_t spent_by_nf[kMaxSegmentNfs] = {}, inside_nfs = 0;
+  TracedPackets traced;  // run --profile: this NF's traced packets
   uint16_t in_by_nf[kMaxSegmentNfs] = {};
   for (size_t k = 0; k < segment.nfs.size() && batch.count > 0; k++) {
     NfCounters& counters = stats.nfs[segment.nf_indexes[k]];
     auto hop = static_cast<uint8_t>(segment.nf_indexes[k]);
-    if (k < segment.in_branch.size() && segment.in_branch[k])  // siblings stamp the same packet at the same time
+    bool branch = k < segment.in_branch.size() && segment.in_branch[k];
+    if (branch)  // siblings stamp the same packet at the same time
       for (uint16_t i = 0; i < batch.count; i++) stamp_branch_hop(batch.pkts[i], hop);
-    else
+    else if (!segment.traces)
       for (uint16_t i = 0; i < batch.count; i++) stamp_hop(batch.pkts[i], hop);
+    if (segment.traces)  // in the stamping pass: the meta's cache line is in hand
+      for (uint16_t i = 0; i < batch.count; i++) {
+        if (!branch) stamp_hop(batch.pkts[i], hop);
+        traced.note(batch.pkts[i]);
+      }
     uint16_t in = batch.count;
     batch.clear_gates();  // the gates the egress routes by are the segment's last NF's
     uint64_t start = rte_rdtsc();
+    if (traced.count && branch) trace_branch(segment.traces, traced);
+    // The first NF's packets waited in its input ring until its poll that took them began (no clock read of its
+    // own: the batch's first serves); the others' came straight on from the NF before.
+    if (traced.count && !branch)
+      trace_batch_start(segment.traces, traced, hop, k == 0 ? begin : start, start, k == 0 ? &segment.input_history : nullptr);
     batch.prefetch_first();  // each NF's, as in μNF: an NF may run in a process of its own
     segment.nfs[k]->process(batch);
     uint64_t spent = rte_rdtsc() - start;
+    if (segment.traces) {
+      if (traced.count && !branch) trace_batch_end(segment.traces, traced, hop, start + spent);
+      traced.count = 0;
+      if (k == 0) {
+        // Work, not wall time: a batch the kernel preempted (beyond kPreemptedFactor x the usual cost) counts only
+        // its usual cost; the rest of it the NF was not running, and a packet queued then waited for that.
+        double usual = segment.cost_estimate.empty() ? 0.0 : segment.cost_estimate[0] * in;
+        uint64_t work = usual > 0 ? std::min<uint64_t>(spent, static_cast<uint64_t>(kPreemptedFactor * usual)) : spent;
+        segment.input_history.record(start + spent, work);
+      }
+    }
     counter_add(counters.packets_in, static_cast<uint64_t>(in));
     counter_add(counters.packets_out, static_cast<uint64_t>(batch.count));
     counter_add(counters.batches, uint64_t{1});

@@ -4,6 +4,7 @@
 #include <memory>
 #include <vector>
 
+#include "busy_history.h"
 #include "contract/shm_layout.h"
 #include "dataplane/ports/port.h"
 #include "nfs/nf.h"
@@ -18,6 +19,8 @@ struct SegmentRuntime {
   std::vector<double> cost_estimate = {};  // per NF: running cycles per packet of undisturbed batches
   std::vector<bool> in_branch = {};        // per NF: runs in a parallel branch (stamps the branch hop set)
   uint16_t prefetch_distance = 0;          // pipelined prefetching for every NF's batch (contract/batch.h)
+  TraceSlot* traces = nullptr;             // run --profile: traced packets get per-hop timestamps (hop_tracing.h)
+  BusyHistory input_history = {};          // with traces: the first NF's batches, what its input ring waited on
 };
 
 // NFs of a segment whose service time is accounted: a chain has at most kMaxHops (64) NFs.

@@ -1,6 +1,7 @@
 // Tests of one burst through a segment: counters, hop stamps, NF drops and drops at a full output ring all add up.
 #include "segment.h"
 
+#include <rte_cycles.h>
 #include <rte_ring.h>
 
 #include "dataplane/ports/ring_port.h"
@@ -82,6 +83,59 @@ TEST(WorkerLoop, PrefetchingAheadChangesNoResult) {
     for (int i = 0; i < 25; i++) rte_pktmbuf_free(delivered[i]);
   }
   EXPECT_EQ(rte_mempool_in_use_count(testing::test_pool()), 0u);
+  rte_ring_free(in);
+  rte_ring_free(out);
+}
+
+// run --profile: a traced packet gets one hop per NF, in order, with its arrival, batch start and end, and how much
+// of its wait in the input ring the first NF spent on other batches; untraced packets leave their slots alone.
+TEST(WorkerLoop, TracedPacketsGetAHopPerNf) {
+  static StatsZone stats{};
+  static TraceSlot traces[4]{};
+  rte_ring* in = make_ring("tr_in", 64);
+  rte_ring* out = make_ring("tr_out", 64);
+  SegmentRuntime segment{std::make_unique<RingIngress>(in, stats.rings[0]),
+                         std::make_unique<RingEgress>(out, stats.rings[1], stats.nfs[3].mbufs_being_freed), {3, 7}, {}};
+  segment.nfs.push_back(testing::make_nf("ttl"));
+  segment.nfs.push_back(testing::make_nf("macswap"));
+  segment.traces = traces;
+  uint64_t sent = rte_rdtsc();
+  segment.input_history.record(sent - 2 * BusyHistory::kSpacingCycles, 100);  // ended before the packets were sent
+  segment.input_history.record(sent + 10, 200);  // ended while they waited
+  std::vector<rte_mbuf*> frames;
+  for (int i = 0; i < 8; i++) {
+    frames.push_back(testing::make_frame(i));
+    meta_of(frames[i])->tx_tsc = sent;
+  }
+  for (int i = 0; i < 8; i++) meta_of(frames[i])->seq = 100 + i;
+  meta_of(frames[0])->trace_slot = 1;
+  traces[0].seq = 100;
+  meta_of(frames[5])->trace_slot = 2;
+  traces[1].seq = 105;
+  meta_of(frames[6])->trace_slot = 3;  // its slot went to a later packet: nothing is written into it
+  traces[2].seq = 999;
+  ASSERT_EQ(rte_ring_enqueue_burst(in, reinterpret_cast<void**>(frames.data()), 8, nullptr), 8u);
+  EXPECT_EQ(run_segment_once(segment, stats, 32), 8);
+
+  for (int slot : {0, 1}) {
+    const TraceSlot& trace = traces[slot];
+    ASSERT_EQ(trace.hops, 2) << slot;
+    EXPECT_EQ(trace.hop[0].nf, 3);
+    EXPECT_EQ(trace.hop[1].nf, 7);
+    EXPECT_LE(sent, trace.hop[0].arrive_tsc);
+    EXPECT_LE(trace.hop[0].arrive_tsc, trace.hop[0].start_tsc);
+    EXPECT_LE(trace.hop[0].start_tsc, trace.hop[0].end_tsc);
+    EXPECT_LE(trace.hop[0].end_tsc, trace.hop[1].arrive_tsc);  // straight on, in the same process
+    EXPECT_EQ(trace.hop[1].arrive_tsc, trace.hop[1].start_tsc);
+    EXPECT_LE(trace.hop[1].start_tsc, trace.hop[1].end_tsc);
+    EXPECT_EQ(trace.hop[0].busy_while_queued, 200u);
+    EXPECT_EQ(trace.hop[1].busy_while_queued, 0u);  // it did not queue for the second NF
+  }
+  EXPECT_EQ(traces[2].hops, 0);
+  EXPECT_EQ(traces[3].hops, 0);
+  rte_mbuf* delivered[8];
+  ASSERT_EQ(rte_ring_dequeue_burst(out, reinterpret_cast<void**>(delivered), 8, nullptr), 8u);
+  rte_pktmbuf_free_bulk(delivered, 8);
   rte_ring_free(in);
   rte_ring_free(out);
 }

@@ -11,6 +11,8 @@
 #include <rte_errno.h>
 #include <rte_memzone.h>
 
+#include "contract/hop_trace.h"
+
 #include "contract/eal_args.h"
 #include "contract/shm_layout.h"
 #include "dataplane/ports/graph_ports.h"
@@ -47,6 +49,12 @@ int main(int argc, char** argv) {
   if (zone == nullptr) return fail(plan.name, "stats memzone not found: is the manager running?");
   auto& stats = *static_cast<StatsZone*>(zone->addr);
   WorkerControl& control = stats.workers[worker_index];
+  TraceSlot* traces = nullptr;  // run --profile
+  if (deployment.trace_hops) {
+    const rte_memzone* trace_zone = rte_memzone_lookup(kTraceZoneName);
+    if (trace_zone == nullptr) return fail(plan.name, "trace memzone not found: is the manager running?");
+    traces = static_cast<TraceSlot*>(trace_zone->addr);
+  }
 
   std::vector<rte_ring*> rings(deployment.rings.size(), nullptr);
   for (const Segment& s : plan.segments)
@@ -60,6 +68,7 @@ int main(int argc, char** argv) {
       const std::vector<std::string>& gates = nf_types().at(deployment.nfs[s.nfs.back()].type).descriptor.gates;
       SegmentRuntime segment{open_ingress(s.in_rings, rings, stats), open_egress(deployment, s, gates, rings, stats), s.nfs, {}};
       segment.prefetch_distance = deployment.prefetch;
+      segment.traces = traces;
       for (int index : s.nfs) {
         const NfConfig& nf = deployment.nfs[index];
         segment.in_branch.push_back(nf.in_branch);

@@ -28,7 +28,7 @@ PYTHON_LAYERS = [
      "results_model"],   # the contract: spec model, the data plane's catalog
     ["machine", "machine_resources", "leftovers", "stall_diagnosis", "progress", "report", "plot",  # machine changes, what the user reads
      "vnf_templates", "sfc", "compose", "graph_drawing", "request", "spec_schema",  # SFC requests, the schema
-     "live_metrics"],                                   # live metrics for Prometheus
+     "live_metrics", "explain"],                                   # live metrics for Prometheus
     ["runner"],                                         # one launch of the data plane
     ["profile", "batch_model", "placement"],            # costs measured by launches, and placement from them
     ["pipeline", "compare"],                            # validate -> place -> cost -> launch; repeated runs

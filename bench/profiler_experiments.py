@@ -1,0 +1,88 @@
+"""Profiler experiments (issue 20): where each packet's time goes on the three-firewall chain and the light chain
+under every scheduler (run --profile), and what the profiler itself costs in throughput.
+
+Usage (as root): .venv/bin/python bench/profiler_experiments.py [--repeat 3] [--duration 2] [--only breakdown|cost]
+Writes bench/results/profiler-<name>.json, .md (and .png for the breakdowns), through the Python API.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+import tandem  # noqa: E402
+from bench.experiment_support import RESULTS, exact, fmt, save_result  # noqa: E402
+from controlplane.explain import breakdown_bars, chain_parts, explain  # noqa: E402
+from controlplane.plot import plot_breakdown  # noqa: E402
+from controlplane.report import machine_description, table  # noqa: E402
+
+SCHEDULERS = ["cfs", "batch", "rr", "fifo", "coop", "rtc", "unis", "nfvnice", "bubble"]
+CHAINS = {"three-firewalls": HERE.parent / "examples" / "three-firewalls.yaml",
+          "light-chain": HERE.parent / "examples" / "light-chain.yaml"}
+# What each part of a breakdown is summed into for the table: the kinds of time, over every NF.
+KINDS = ("behind other work", "NF not running", "split unknown", "in NF", "sink")
+
+
+def kind_totals(parts: dict[str, float]) -> dict[str, float]:
+    return {kind: sum(us for name, us in parts.items() if kind in name) for kind in KINDS}
+
+
+def breakdowns(repeat: int, duration: float) -> None:
+    for name, path in CHAINS.items():
+        comparison = tandem.compare(path, SCHEDULERS, repeat, duration, profile=True).as_json()
+        rows = []
+        for scheduler, entry in comparison["schedulers"].items():
+            results = entry["results"]
+            parts, total, traced = chain_parts(results, tandem.load_spec(path).chains[0].name) if results else ({}, 0.0, 0)
+            kinds = kind_totals(parts)
+            rows.append([scheduler, fmt((entry["median"] or {}).get("delivered_mpps"), 2), fmt(total if traced else None, 1)]
+                        + [fmt(kinds[k], 1) if traced else "failed" for k in KINDS] + [f"{traced:,}"])
+        text = (f"{name}: where a packet's time goes, µs per packet (mean over traced packets of {repeat} x {duration} s per "
+                f"scheduler; {exact(comparison)})\n{machine_description()}\n\n"
+                + table(["scheduler", "Mpps", "end to end", *[f"{k}" for k in KINDS], "traced"], rows)
+                + "\n\n" + explain(comparison, name))
+        save_result(f"profiler-{name}", comparison, text)
+        plot_breakdown(breakdown_bars(comparison, name), f"{name}: where each packet's time went\n{machine_description()}",
+                       str(RESULTS / f"profiler-{name}.png"))
+
+
+def profiler_cost(repeat: int, duration: float) -> None:
+    """Throughput with and without --profile, the two alternated run by run (rtc, coop and unis: the profiler's work
+    is per batch in every NF and per traced packet in the sink, which sits on the control core)."""
+    rows, document = [], {}
+    for scheduler in ("rtc", "coop", "unis"):
+        ratios, plain, profiled = [], [], []
+        for _ in range(repeat):
+            off = tandem.run(CHAINS["three-firewalls"], scheduler, duration)
+            on = tandem.run(CHAINS["three-firewalls"], scheduler, duration, profile=True)
+            if off.ok and on.ok:
+                plain.append(off.results.delivered_mpps)
+                profiled.append(on.results.delivered_mpps)
+                ratios.append(on.results.delivered_mpps / off.results.delivered_mpps)
+        document[scheduler] = {"without": plain, "with": profiled, "ratios": ratios}
+        rows.append([scheduler, fmt(statistics.median(plain) if plain else None, 2), fmt(statistics.median(profiled) if profiled else None, 2),
+                     fmt(statistics.median(ratios) if ratios else None, 3), ", ".join(f"{r:.3f}" for r in ratios)])
+    text = (f"Profiler cost: three-firewalls delivered Mpps without and with --profile, {repeat} alternated pairs of {duration} s\n"
+            f"{machine_description()}\n\n" + table(["scheduler", "without", "with", "with/without (median)", "pairs"], rows))
+    save_result("profiler-cost", document, text)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--duration", type=float, default=2.0)
+    parser.add_argument("--only", choices=["breakdown", "cost"])
+    args = parser.parse_args()
+    if args.only in (None, "breakdown"):
+        breakdowns(args.repeat, args.duration)
+    if args.only in (None, "cost"):
+        profiler_cost(args.repeat, args.duration)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
