@@ -11,7 +11,7 @@ from pydantic import ValidationError
 
 from controlplane import catalog, pipeline
 from controlplane.compare import compare as compare_runs
-from controlplane.compare import fan_out
+from controlplane.compare import fan_out, with_profiling
 from controlplane.errors import SpecError, TandemError
 from controlplane.live_metrics import MetricsServer
 from controlplane.request import compose_request, load_spec_or_request
@@ -68,7 +68,8 @@ def run(spec: SpecLike, scheduler: str | None = None, duration: float | None = N
     config = run_config(loaded, scheduler, duration)
     if capture:
         config["capture"] = capture
-    config["trace_hops"] = profile
+    if profile:
+        with_profiling(config)
     with _serving(metrics) as server:
         observers = [on_event] if on_event else []
         if server is not None:

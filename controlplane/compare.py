@@ -37,7 +37,8 @@ def compare(spec: Spec, source: str, schedulers: list[str], repeat: int, duratio
         for name in schedulers:
             entry = comparison["schedulers"][name]
             config = run_config(spec, name, duration)
-            config["trace_hops"] = profile
+            if profile:
+                with_profiling(config)
             label = f"[{name} {attempt + 1}/{repeat}] "
             progress = ProgressLine(label, config["warmup"] + config["duration"]) if not quiet else None
             observers = [progress] if progress else []
@@ -68,6 +69,12 @@ def summarise(comparison: dict) -> None:
         runs = entry["runs"]
         if runs:
             entry["median"] = {field: median_of([r[field] for r in runs]) for field in SUMMARY_FIELDS}
+
+
+def with_profiling(config: dict) -> None:
+    """run --profile: traced packets (the latency breakdown) and each NF process's perf counters (a probe)."""
+    config["trace_hops"] = True
+    config["profile"] = dict(config.get("profile") or {}, perf_counters={})
 
 
 def fan_out(observers: list):

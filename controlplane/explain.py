@@ -99,6 +99,7 @@ def explain(document: dict, source: str) -> str:
             lines.append("")
         lines.append(f"NF counters under {scheduler} (first run):")
         lines.append(table(["NF", "cyc/pkt", "busy %", "CPU %", "switches/pkt"], nf_counters(results)))
+        lines += perf_counter_lines(results[0])
         lines.append("")
     return "\n".join(lines).rstrip()
 
@@ -148,3 +149,33 @@ def breakdown_bars(document: dict, source: str) -> dict[str, tuple[dict[str, flo
             if traced:
                 bars[f"{scheduler} {chain}" if several_chains else scheduler] = (parts, total)
     return bars
+
+
+# The perf_event_open counters explain shows per packet, in this order, with their column titles.
+PERF_COLUMNS = (("context_switches", "switches"), ("cpu_migrations", "migrations"), ("page_faults", "faults"),
+                ("syscalls", "syscalls"), ("task_clock_ns", "task ns"), ("cycles", "cycles"), ("instructions", "instr"),
+                ("l1d_read_misses", "L1d miss"), ("llc_read_misses", "LLC miss"), ("dtlb_read_misses", "dTLB miss"))
+
+
+def perf_counter_lines(results: dict) -> list[str]:
+    """The perf_counters probe's counts per packet for each NF process, and which counters this machine refused."""
+    probe = (results.get("profile") or {}).get("perf_counters")
+    if not probe or not probe.get("workers"):
+        return []
+    rows, refused = [], {}
+    for worker in probe["workers"]:
+        counters = worker["counters"]
+        row = [worker["worker"]]
+        for name, _ in PERF_COLUMNS:
+            per_packet = counters[name]["per_packet"] if name in counters else None
+            # Three significant digits: a poll-mode NF makes a system call every few thousand packets, not none.
+            row.append("n/a" if name not in counters else "-" if per_packet is None else f"{per_packet:.3g}")
+        row.append(number(worker.get("wait_over_run"), 2))
+        rows.append(row)
+        for name, reason in worker["unsupported"].items():
+            refused.setdefault(reason, set()).add(name)
+    lines = ["", f"per packet, from perf_event_open over {probe['window_seconds']:.2f} s (first run):",
+             table(["process", *[title for _, title in PERF_COLUMNS], "wait/run"], rows)]
+    for reason, names in refused.items():
+        lines.append(f"(n/a: {', '.join(sorted(names))}: {reason})")
+    return lines

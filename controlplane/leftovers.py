@@ -14,6 +14,7 @@ def snapshot() -> dict:
         "sched_rt_runtime_us": machine.RT_RUNTIME.read_text().strip(),
         "sched_rr_timeslice_ms": machine.RR_TIMESLICE.read_text().strip(),
         "nr_hugepages": (machine.HUGEPAGES / "nr_hugepages").read_text().strip(),
+        "tracefs_mounted": machine.tracefs_mounted(),
     }
 
 

@@ -20,6 +20,7 @@ STATE_DIR = Path(os.environ.get("TANDEM_STATE_DIR", "/run/tandem"))
 HUGEPAGES = Path("/sys/kernel/mm/hugepages/hugepages-2048kB")
 RT_RUNTIME = Path("/proc/sys/kernel/sched_rt_runtime_us")
 RR_TIMESLICE = Path("/proc/sys/kernel/sched_rr_timeslice_ms")
+TRACEFS = Path("/sys/kernel/tracing")  # where perf finds tracepoints (the system-call counter of run --profile)
 DPDK_RUNTIME = Path("/var/run/dpdk")
 
 
@@ -33,6 +34,11 @@ def _is_mounted(path: Path) -> bool:
         return any(line.split()[1] == target for line in mounts)
 
 
+def tracefs_mounted() -> bool:
+    with open("/proc/mounts") as mounts:
+        return any(line.split()[1] == str(TRACEFS) and line.split()[2] == "tracefs" for line in mounts)
+
+
 def _undo(change: dict) -> str | None:
     """Undoes one journaled change; returns a description of what was done, or None if nothing was left."""
     kind = change["kind"]
@@ -42,6 +48,12 @@ def _undo(change: dict) -> str | None:
             return None
         path.write_text(str(change["original"]))
         return f"restored {path} to {change['original']}"
+    if kind == "tracefs":  # a kernel directory: unmounted, never removed
+        if not tracefs_mounted():
+            return None
+        if subprocess.run(["umount", str(TRACEFS)], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "-l", str(TRACEFS)], capture_output=True)
+        return f"unmounted tracefs from {TRACEFS}"
     if kind == "mount":
         path = Path(change["path"])
         done = None
@@ -221,6 +233,14 @@ class MachineSession:
         result = subprocess.run(["mount", "-t", "hugetlbfs", "-o", "pagesize=2M", "nodev", str(path)], capture_output=True, text=True)
         if result.returncode != 0:
             raise SetupError(f"cannot mount hugetlbfs on {path}: {result.stderr.strip()}")
+
+    def mount_tracefs(self) -> bool:
+        """Mounts tracefs at its usual place for the run unless it is there already; False if the kernel refuses."""
+        if tracefs_mounted():
+            return True
+        self._journal.append({"kind": "tracefs"})
+        self._save()
+        return subprocess.run(["mount", "-t", "tracefs", "nodev", str(TRACEFS)], capture_output=True).returncode == 0
 
     def own_directory(self, path: Path) -> None:
         """Marks a directory that the run creates (e.g. DPDK's runtime files) for removal at the end."""

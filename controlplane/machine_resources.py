@@ -51,12 +51,18 @@ def _cycle_costs(session: machine.MachineSession, value: Any, run: RunPlace) -> 
     pass  # nothing on the machine: the pipeline fills every NF's cost in before launch (pipeline.py)
 
 
+def _tracefs(session: machine.MachineSession, value: Any, run: RunPlace) -> None:
+    # Best effort: without it the probe reports system calls as unavailable, saying why; the run goes on.
+    session.mount_tracefs()
+
+
 PROVIDERS: dict[str, Callable[[machine.MachineSession, Any, RunPlace], None]] = {
     "rt_unthrottled": _rt_unthrottled,
     "rr_timeslice_ms": _rr_timeslice_ms,
     "cgroup_v2_dir": _cgroup_v2_dir,
     "cgroup_v1_cpu_dir": _cgroup_v1_cpu_dir,
     "cycle_costs": _cycle_costs,
+    "tracefs": _tracefs,
 }
 
 

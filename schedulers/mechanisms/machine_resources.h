@@ -9,7 +9,7 @@
 
 namespace tandem {
 
-enum class MachineResource { RtUnthrottled, RrTimesliceMs, CgroupV2Dir, CgroupV1CpuDir, CycleCosts };
+enum class MachineResource { RtUnthrottled, RrTimesliceMs, CgroupV2Dir, CgroupV1CpuDir, CycleCosts, Tracefs };
 
 struct MachineResourceInfo {
   MachineResource resource;
@@ -24,6 +24,7 @@ inline constexpr MachineResourceInfo kMachineResources[] = {
     {MachineResource::CgroupV2Dir, "cgroup_v2_dir", "a cgroup v2 directory for the run (paths.cgroup_dir), removed with everything in it"},
     {MachineResource::CgroupV1CpuDir, "cgroup_v1_cpu_dir", "a cgroup v1 `cpu` directory for the run (paths.cpu_cgroup_dir), removed likewise"},
     {MachineResource::CycleCosts, "cycle_costs", "every NF's cost_cycles, from the cycle estimator or the spec, filled in before launch"},
+    {MachineResource::Tracefs, "tracefs", "tracefs at /sys/kernel/tracing where it is not mounted (the system-call tracepoint), unmounted after"},
 };
 
 inline const char* resource_name(MachineResource resource) {

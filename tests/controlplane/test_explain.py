@@ -85,3 +85,17 @@ def test_the_command_prints_and_plots(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "chain light under coop" in result.stdout
     assert (tmp_path / "b.png").stat().st_size > 1000
+
+
+def test_perf_counters_are_per_packet_and_refused_ones_are_named_not_zero():
+    document = results("coop", breakdown(10, (1, 1, 0, 1), 1))
+    document["profile"] = {"perf_counters": {"window_seconds": 1.0, "workers": [{
+        "worker": "light1", "seconds": 1.0, "packets": 1000, "wait_over_run": 0.5,
+        "counters": {"context_switches": {"total": 20, "per_second": 20.0, "per_packet": 0.02},
+                     "task_clock_ns": {"total": 90000, "per_second": 90000.0, "per_packet": 90.0}},
+        "unsupported": {"cycles": "unsupported on this machine (No such file or directory, errno 2)",
+                        "instructions": "unsupported on this machine (No such file or directory, errno 2)"}}]}}
+    text = explain(document, "r.json")
+    row = next(line for line in text.splitlines() if line.startswith("light1 ") and " 0.02 " in line)
+    assert " 90 " in row and "n/a" in row and "0.50" in row
+    assert "(n/a: cycles, instructions: unsupported on this machine (No such file or directory, errno 2))" in text

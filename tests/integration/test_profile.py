@@ -1,5 +1,6 @@
 """run --profile on real chains: traced packets' parts add up to the end-to-end latency the sink measures, hop by hop
-in path order, under a process-per-NF scheduler and under one that runs every NF in one process."""
+in path order, under a process-per-NF scheduler and under one that runs every NF in one process; each NF process's
+perf counters come with them."""
 from __future__ import annotations
 
 import json
@@ -40,6 +41,26 @@ def test_the_parts_add_up_to_the_measured_latency(scheduler, write_spec, tmp_pat
           f"sink mean {chain['latency_us']['mean']:.1f} us over {chain['latency_us']['samples']}")
     explained = tandem("explain", str(out))
     assert explained.returncode == 0 and f"chain c under {scheduler}" in explained.stdout, explained.stderr
+    assert "from perf_event_open" in explained.stdout
+
+    # The perf_counters probe: software counters everywhere, hardware ones counted or said unsupported, never 0.
+    perf = json.loads(out.read_text())["profile"]["perf_counters"]
+    assert perf["window_seconds"] > 0.5
+    for worker in perf["workers"]:
+        counters, unsupported = worker["counters"], worker["unsupported"]
+        assert counters["task_clock_ns"]["total"] > 0 and "context_switches" in counters, worker
+        for name in ("cycles", "instructions", "llc_read_misses"):
+            assert (name in counters) != (name in unsupported), (name, worker)
+            if name in counters:
+                assert counters[name]["total"] > 0, (name, worker)
+            else:
+                assert unsupported[name], name
+        assert worker["packets"] > 0 and worker["wait_over_run"] is not None
+        # System calls: a tracepoint, through tracefs, which the run mounts where it is not (and unmounts after,
+        # which machine_before checks); coop's NFs make one each time they yield.
+        assert ("syscalls" in counters) != ("syscalls" in unsupported), worker
+        if scheduler == "coop" and "syscalls" in counters:
+            assert counters["syscalls"]["total"] > 0
 
 
 def test_without_profile_there_is_no_breakdown(write_spec, tmp_path, machine_before):
