@@ -10,7 +10,7 @@ from controlplane.progress import ProgressLine
 from controlplane.report import machine_description, median_of, run_summary
 from controlplane.spec import Spec, run_config
 
-SUMMARY_FIELDS = ("delivered_mpps", "offered_mpps", "p50_us", "p99_us", "dropped", "context_switches_per_s")
+SUMMARY_FIELDS = ("delivered_mpps", "offered_mpps", "p50_us", "p99_us", "dropped", "context_switches_per_s", "compute_bound_mpps")
 
 
 def compare(spec: Spec, source: str, schedulers: list[str], repeat: int, duration: float | None, quiet: bool = False,

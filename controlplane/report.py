@@ -207,7 +207,27 @@ def run_summary(results: dict) -> dict:
         # What the chains' first NFs pay a packet: they take every frame fresh from the control core, so this
         # shows what the host's memory system costs in this run (the benchmarks tell the VM's modes apart by it).
         "entry_nf_cycles_per_packet": _entry_nf_cost(results),
+        "compute_bound_mpps": compute_bound_mpps(results),
     }
+
+
+def compute_bound_mpps(results: dict) -> float | None:
+    """The compute-only bound (issue 20): what the NF cores could deliver if they did nothing but the NFs' work,
+    at this run's measured cycles a packet. Per core, the cycles a delivered packet costs there (each NF's cycles
+    a packet times the packets it took in per delivered one); the busiest core bounds the total. None where a cost
+    or the clock is unknown, or nothing was delivered."""
+    delivered = sum(c["window"]["delivered_mpps"] for c in results["chains"])
+    hz = results.get("tsc_hz")
+    if not delivered or not hz:
+        return None
+    per_core: dict[int, float] = {}
+    for nf in results["nfs"]:
+        cost = nf["window"].get("cycles_per_packet")
+        if cost is None:
+            return None
+        per_core[nf["core"]] = per_core.get(nf["core"], 0.0) + cost * nf["window"]["in_mpps"] / delivered
+    busiest = max(per_core.values(), default=0.0)
+    return hz / busiest / 1e6 if busiest else None
 
 
 def _entry_nf_cost(results: dict) -> float | None:
@@ -222,20 +242,31 @@ def median_of(values):
     return statistics.median(present) if present else None
 
 
+def comparison_bound(comparison: dict) -> tuple[float | None, str]:
+    """The comparison's compute-only bound and whose runs it comes from: rtc's (the least disturbed NF costs) where
+    it ran, otherwise every scheduler's runs; the median of the runs' bounds."""
+    rtc_runs = comparison["schedulers"].get("rtc", {}).get("runs") or []
+    source, runs = ("rtc's runs", rtc_runs) if rtc_runs else ("every run", [r for e in comparison["schedulers"].values() for r in e["runs"]])
+    return median_of([r.get("compute_bound_mpps") for r in runs]), source
+
+
 def comparison_report(comparison: dict) -> str:
     rows = []
-    ceiling = comparison["schedulers"].get("rtc", {}).get("median", {}).get("delivered_mpps")
+    ceiling = (comparison["schedulers"].get("rtc", {}).get("median") or {}).get("delivered_mpps")
+    bound, bound_source = comparison_bound(comparison)
     for name, entry in comparison["schedulers"].items():
         median = entry["median"]
         if not median:
-            rows.append([name, "failed", "", "", "", "", "", entry.get("error", "")])
+            rows.append([name, "failed", "", "", "", "", "", "", entry.get("error", "")])
             continue
         ratio = f"{median['delivered_mpps'] / ceiling:.1%}" if ceiling else "n/a"
+        of_bound = f"{median['delivered_mpps'] / bound:.1%}" if bound else "n/a"
         runs = entry["runs"]
         rows.append([
             name,
             number(median["delivered_mpps"], 3),
             ratio,
+            of_bound,
             number(median["p50_us"], 1),
             number(median["p99_us"], 1),
             count(median["dropped"]),
@@ -244,9 +275,12 @@ def comparison_report(comparison: dict) -> str:
         ])
     header = (
         f"{comparison['spec_name']}: median of {comparison['repeat']} runs of {comparison['duration_s']} s each "
-        f"on {comparison['machine']}"
+        f"on {comparison['machine']}\n"
+        f"vs rtc: against rtc's median (batches of the spec's burst); vs bound: against the compute-only bound, "
+        + (f"{bound:.2f} Mpps (core cycles / the NFs' cycles a packet on the busiest core, from {bound_source})" if bound
+           else "unknown (no run measured every NF's cycles a packet)")
     )
-    body = table(["scheduler", "Mpps", "vs rtc", "p50 us", "p99 us", "dropped", "cs/s", "accounting"], rows)
+    body = table(["scheduler", "Mpps", "vs rtc", "vs bound", "p50 us", "p99 us", "dropped", "cs/s", "accounting"], rows)
     return header + "\n\n" + body
 
 

@@ -220,6 +220,7 @@ class RunSummary(_Results):
     accounting_exact: bool
     hop_errors: int
     entry_nf_cycles_per_packet: Optional[float] = None
+    compute_bound_mpps: Optional[float] = None  # report.compute_bound_mpps
 
 
 class SchedulerRuns(_Results):

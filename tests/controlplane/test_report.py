@@ -126,3 +126,33 @@ def test_unis_report_says_what_ended_the_turns():
     results["scheduler"] = {"name": "unis", "options": {}, "report": {
         "switches": 8, "controller_us_per_switch": 5.0, "nfs": {"a": {"yielded": reasons}, "b": {"yielded": reasons}}}}
     assert "turns ended by: input starved 25 %, output full 75 %, slice expired 0 %" in run_report(results)
+
+
+def test_the_compute_bound_is_set_by_the_busiest_core():
+    results = copy.deepcopy(RESULTS) | {"tsc_hz": 2.5e9}
+    # 1 Mpps delivered; core 1 spends 100 + 150 cycles a packet, core 2 (an NF half the packets pass) 2 x 200 x 0.5.
+    results["chains"][0]["window"]["delivered_mpps"] = 1.0
+    nf = results["nfs"][0]
+    results["nfs"] = [nf | {"name": "a", "core": 1, "window": nf["window"] | {"in_mpps": 1.0, "cycles_per_packet": 100.0}},
+                      nf | {"name": "b", "core": 1, "window": nf["window"] | {"in_mpps": 1.0, "cycles_per_packet": 150.0}},
+                      nf | {"name": "c", "core": 2, "window": nf["window"] | {"in_mpps": 0.5, "cycles_per_packet": 200.0}}]
+    assert run_summary(results)["compute_bound_mpps"] == 10.0  # 2.5e9 / 250 cycles
+    results["nfs"][2]["window"]["cycles_per_packet"] = 1000.0  # core 2 now needs 500 a packet: it bounds
+    assert run_summary(results)["compute_bound_mpps"] == 5.0
+    results["nfs"][2]["window"]["cycles_per_packet"] = None
+    assert run_summary(results)["compute_bound_mpps"] is None  # a cost unknown: no bound, not a wrong one
+    assert run_summary(RESULTS)["compute_bound_mpps"] is None  # no clock given
+
+
+def test_the_comparison_shows_each_scheduler_against_the_bound_from_rtcs_runs():
+    def entry(mpps, bound):
+        run = run_summary(RESULTS) | {"delivered_mpps": mpps, "compute_bound_mpps": bound}
+        return {"runs": [run], "median": {k: run[k] for k in ("delivered_mpps", "p50_us", "p99_us", "dropped", "context_switches_per_s")}}
+
+    comparison = {"spec_name": "t", "repeat": 1, "duration_s": 1.0, "machine": "m",
+                  "schedulers": {"cfs": entry(1.0, 99.0), "rtc": entry(4.0, 8.0)}}
+    text = comparison_report(comparison)
+    assert "compute-only bound, 8.00 Mpps" in text and "from rtc's runs" in text
+    assert "12.5%" in text and "50.0%" in text  # cfs 1 and rtc 4 of 8
+    del comparison["schedulers"]["rtc"]
+    assert "from every run" in comparison_report(comparison)
