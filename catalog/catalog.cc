@@ -55,7 +55,7 @@ json check_report(Deployment& deployment, const MachineRequirements& more) {
   out["requirements"] = needs.to_json();
   // Each mbuf takes ~2.4 KB with its headroom and metadata; leave room for rings and EAL's own heap.
   out["hugepages_2mb"] = 96 + static_cast<uint64_t>(mbuf_pool_size(deployment)) * 2560 / (2u << 20) +
-                         (deployment.trace_hops ? sizeof(TraceSlot) * trace_slot_count(mbuf_pool_size(deployment), deployment.trace_sample_every) / (2u << 20) + 1 : 0);
+                         (deployment.trace_hops ? trace_zone_bytes(deployment) / (2u << 20) + 1 : 0);
   out["options"] = deployment.scheduler.options;
   return out;
 }

@@ -3,8 +3,10 @@
 // breakdown of each chain's latency (dataplane/manager/latency_breakdown.h).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
+#include "deployment.h"
 #include "packet_meta.h"
 
 namespace tandem {
@@ -33,10 +35,13 @@ struct TraceSlot {
 // Slots for a run: a slot is reused that many traced packets later, and twice the traced share of the mbuf pool
 // keeps that beyond any packet's life in the run; one that still outlives it loses its trace (counted), never
 // mixes its hops into another's.
-inline uint32_t trace_slot_count(uint32_t mbuf_pool_size, uint32_t sample_every) {
-  uint32_t traced_in_pool = mbuf_pool_size / (sample_every ? sample_every : 1) + 1;
+inline uint32_t trace_slot_count(const Deployment& deployment) {
+  uint32_t traced_in_pool = mbuf_pool_size(deployment) / (deployment.trace_sample_every ? deployment.trace_sample_every : 1) + 1;
   return traced_in_pool * 2 > 4096 ? traced_in_pool * 2 : 4096;
 }
+
+// The trace zone's size: the manager reserves it, the catalog counts it into the run's hugepages.
+inline size_t trace_zone_bytes(const Deployment& deployment) { return sizeof(TraceSlot) * trace_slot_count(deployment); }
 
 // Whether the generator traces the latency-sampled packet number `sample` (its sequence number / the latency
 // sampling period): one in `ratio`, chosen by a multiplicative hash rather than by position, so that the traced are

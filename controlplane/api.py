@@ -73,9 +73,7 @@ def run(spec: SpecLike, scheduler: str | None = None, duration: float | None = N
     with _serving(metrics) as server:
         observers = [on_event] if on_event else []
         if server is not None:
-            config["live_metrics"] = True
-            server.collector.start_run(f"{config['scheduler']['name']}#1", config["scheduler"]["name"], loaded.name)
-            observers.append(server.collector.observe)
+            observers.append(server.collector.follow(config, f"{config['scheduler']['name']}#1", loaded.name))
         outcome = pipeline.run(config, source, fan_out(observers))
     results = _typed(RunResults, outcome.results) if outcome.results is not None else None
     return RunOutcome(results=results, exit_status=outcome.exit_status, error=outcome.error, notes=outcome.notes)

@@ -110,7 +110,6 @@ def cmd_run(args) -> int:
 
 
 def cmd_compare(args) -> int:
-
     spec = load_spec_or_request(args.spec)
     _check_scheduler_options(spec, args.spec)
     if args.metrics and not args.quiet:

@@ -4,8 +4,8 @@ from __future__ import annotations
 import sys
 
 from controlplane import pipeline
-from controlplane.live_metrics import RunCollector
 from controlplane.errors import EXIT_INTERRUPTED, EXIT_OK
+from controlplane.live_metrics import RunCollector
 from controlplane.progress import ProgressLine
 from controlplane.report import machine_description, median_of, run_summary
 from controlplane.spec import Spec, run_config
@@ -43,9 +43,7 @@ def compare(spec: Spec, source: str, schedulers: list[str], repeat: int, duratio
             progress = ProgressLine(label, config["warmup"] + config["duration"]) if not quiet else None
             observers = [progress] if progress else []
             if metrics is not None:
-                config["live_metrics"] = True
-                metrics.start_run(f"{name}#{attempt + 1}", name, spec.name)
-                observers.append(metrics.observe)
+                observers.append(metrics.follow(config, f"{name}#{attempt + 1}", spec.name))
             outcome = pipeline.run(config, source, fan_out(observers))
             if progress:
                 progress.finish()

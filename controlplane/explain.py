@@ -25,15 +25,19 @@ def scheduler_breakdowns(document: dict, source: str) -> dict[str, list[dict]]:
     return profiled
 
 
+def breakdowns_of(runs: list[dict], chain: str) -> list[dict]:
+    """The latency breakdowns of one chain in the runs that have one."""
+    return [c["latency_breakdown"] for results in runs for c in results["chains"] if c["name"] == chain and c.get("latency_breakdown")]
+
+
 def chain_parts(runs: list[dict], chain: str) -> tuple[dict[str, float], float, int]:
     """One chain's parts in µs per packet, over every run given (weighted by traced packets), its end-to-end
     latency and the traced packets: {"queue for fw1: behind other work": 1.2, "in fw1": 0.4, ..., "queue for the
     sink": 0.1}, in path order."""
     parts: dict[str, float] = {}
     total_us, traced = 0.0, 0
-    for results in runs:
-        breakdown = next((c["latency_breakdown"] for c in results["chains"] if c["name"] == chain and c.get("latency_breakdown")), None)
-        if not breakdown or not breakdown["traced_packets"]:
+    for breakdown in breakdowns_of(runs, chain):
+        if not breakdown["traced_packets"]:
             continue
         weight = breakdown["traced_packets"]
         traced += weight
@@ -89,11 +93,10 @@ def explain(document: dict, source: str) -> str:
                          f"({traced:,} traced packets in {len(results)} run{'s' if len(results) > 1 else ''})")
             rows = [[name, number(us, 2), f"{us / total:.0%}" if total else "-"] for name, us in parts.items() if us > 0.005]
             lines.append(table(["where the time went", "us/packet", "share"], rows))
-            unknown = sum(nf["queue_split_unknown"] for r in results for c in r["chains"] if c["name"] == chain and c.get("latency_breakdown")
-                          for nf in c["latency_breakdown"]["nfs"])
-            untraced = sum(c["latency_breakdown"]["untraced_hops"] for r in results for c in r["chains"] if c["name"] == chain and c.get("latency_breakdown"))
+            unknown = sum(nf["queue_split_unknown"] for breakdown in breakdowns_of(results, chain) for nf in breakdown["nfs"])
+            untraced = sum(breakdown["untraced_hops"] for breakdown in breakdowns_of(results, chain))
             if unknown:
-                lines.append(f"({unknown:,} waits longer than the NF's last 1024 batches: their split is unknown)")
+                lines.append(f"({unknown:,} waits longer than the NF's remembered batches reach back: their split is unknown)")
             if untraced:
                 lines.append(f"({untraced:,} hops in parallel branches are not traced: their time is in the queue after them)")
             lines.append("")

@@ -40,6 +40,13 @@ class RunCollector:
             self._snapshot = self._previous = None
             self._elapsed, self._phase = 0.0, ""
 
+    def follow(self, config: dict, run: str, spec: str):
+        """Makes the run `config` describes report its counters live, and serves it from now on; returns the event
+        observer to hand the run."""
+        config["live_metrics"] = True
+        self.start_run(run, config["scheduler"]["name"], spec)
+        return self.observe
+
     def observe(self, event: dict) -> None:
         """Takes a manager event; progress events carry the snapshot (the run's config asked for live_metrics)."""
         if event.get("event") != "progress" or "metrics" not in event:

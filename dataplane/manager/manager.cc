@@ -74,7 +74,7 @@ void Run::set_up_memory() {
   stats_ = static_cast<StatsZone*>(zone->addr);
   memset(stats_, 0, sizeof(StatsZone));
   if (d_.trace_hops) {
-    size_t bytes = sizeof(TraceSlot) * trace_slot_count(mbuf_pool_size(d_), d_.trace_sample_every);
+    size_t bytes = trace_zone_bytes(d_);
     const rte_memzone* traces = rte_memzone_reserve(kTraceZoneName, bytes, SOCKET_ID_ANY, 0);
     if (traces == nullptr) throw std::runtime_error(std::string("cannot reserve the trace memzone (run --profile): ") + rte_strerror(rte_errno));
     traces_ = static_cast<TraceSlot*>(traces->addr);

@@ -12,7 +12,7 @@ void Run::control_loop() {
   generator_ = std::make_unique<Generator>(d_, pool_, rings_, *stats_);
   sink_ = std::make_unique<Sink>(d_, rings_, *stats_);
   if (traces_) {
-    generator_->trace_into(traces_, trace_slot_count(mbuf_pool_size(d_), d_.trace_sample_every), d_.latency_sample_every, d_.trace_sample_every);
+    generator_->trace_into(traces_, trace_slot_count(d_), d_.latency_sample_every, d_.trace_sample_every);
     sink_->trace_from(traces_);
   }
   probes_ = create_probes(d_.profile, hz_);

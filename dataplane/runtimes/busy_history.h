@@ -25,6 +25,7 @@ class BusyHistory {
     busy_ += spent;
     if (next_ > 0) {
       Entry& last = ends_[(next_ - 1) % kBatches];
+      // The first entry is never moved later: before it, busy_since counts every batch, which must stay exact.
       if (end_tsc - last.end_tsc < kSpacingCycles && next_ > 1) {
         last = {end_tsc, busy_};
         return;
