@@ -51,6 +51,7 @@ json check_report(Deployment& deployment, const MachineRequirements& more) {
   for (const SpecError& e : errors) out["errors"].push_back({{"path", e.path}, {"message", e.message}});
   if (!errors.empty()) return out;
   MachineRequirements needs = scheduler_types().at(deployment.scheduler.name).requirements(deployment.scheduler.options);
+  for (const ChainConfig& chain : deployment.chains) needs.need_if(chain.io.enabled, MachineResource::KernelLinks);
   needs |= more;
   out["requirements"] = needs.to_json();
   // Each mbuf takes ~2.4 KB with its headroom and metadata; leave room for rings and EAL's own heap.
@@ -121,6 +122,32 @@ void check_graph_against_types(const Deployment& deployment, SpecErrors& errors)
   }
 }
 
+// A kernel-I/O chain is a line of NFs, each in its own process and network namespace, under a scheduler that
+// schedules processes from outside.
+void check_kernel_chains(const Deployment& deployment, SpecErrors& errors) {
+  auto scheduler = scheduler_types().find(deployment.scheduler.name);
+  for (const ChainConfig& chain : deployment.chains) {
+    if (!chain.io.enabled) continue;
+    std::string where = "chains[" + std::to_string(chain.index) + "]";
+    if (chain.io.mux < 1 || chain.io.mux > kMaxKernelMux)
+      errors.push_back({where + ".mux", "mux is the frames per system call: 1 to " + std::to_string(kMaxKernelMux)});
+    if (chain.io.link != "b2b" && chain.io.link != "bridge" && chain.io.link != "ovs")
+      errors.push_back({where + ".link", "unknown link '" + chain.io.link + "' (b2b, bridge or ovs)"});
+    for (int nf : chain.nfs) {
+      const NfConfig& config = deployment.nfs[nf];
+      if (config.in_rings.size() > 1 || config.out_rings.size() > 1 || config.forks())
+        errors.push_back({config.spec_path, "a kernel-I/O chain (io: kernel) is a line of NFs: " + config.name + " has several edges in or out"});
+      if (config.external())
+        errors.push_back({config.spec_path + ".type", "an external NF cannot run in a kernel-I/O chain (it speaks DPDK)"});
+    }
+    if (scheduler != scheduler_types().end() && !scheduler->second.kernel_io_nfs) {
+      std::string able = names_of(scheduler_types(), [](const SchedulerType& type) { return type.kernel_io_nfs; });
+      errors.push_back({where + ".io", "chain " + chain.name + " is kernel-I/O, which " + deployment.scheduler.name +
+                                           " cannot schedule (it needs rings or the NFs' cooperation); kernel-I/O chains run under: " + able});
+    }
+  }
+}
+
 }  // namespace
 
 SpecErrors check_deployment(Deployment& deployment) {
@@ -137,6 +164,7 @@ SpecErrors check_deployment(Deployment& deployment) {
     if (errors.size() == before && type->second.check) type->second.check(nf.args, path + ".args", errors);
   }
   check_graph_against_types(deployment, errors);
+  check_kernel_chains(deployment, errors);
   auto scheduler = scheduler_types().find(deployment.scheduler.name);
   if (scheduler != scheduler_types().end() && !scheduler->second.external_nfs) {
     std::string able = names_of(scheduler_types(), [](const SchedulerType& type) { return type.external_nfs; });

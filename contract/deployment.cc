@@ -84,6 +84,13 @@ void parse_chain(const json& c, Deployment& d) {
   chain.traffic = parse_traffic(c.at("traffic"));
   uint32_t capacity = c.value("ring_capacity", 2048u);
   const json& nodes = c.at("nfs");
+  json io_nfs = json::array();
+  if (c.contains("io") && c["io"].value("kind", std::string("dpdk")) == "kernel") {
+    const json& io = c.at("io");
+    chain.io = {true, io.value("mux", uint16_t{1}), io.value("link", std::string("b2b")), io.value("generator_interface", std::string()),
+                io.value("sink_interface", std::string()), io.value("entry_next_hop", std::string())};
+    io_nfs = io.value("nfs", json::array());  // by place in `nfs`, once the control plane made the namespaces
+  }
   if (nodes.empty()) throw std::runtime_error("chain " + chain.name + " has no NFs");
   std::map<std::string, int> local_of;  // name -> place in chain.nfs
   for (size_t i = 0; i < nodes.size(); i++) {
@@ -98,13 +105,20 @@ void parse_chain(const json& c, Deployment& d) {
     nf.batch = nodes[i].value("batch", 0u);
     if (nodes[i].contains("planned_rate_pps")) nf.planned_rate_pps = nodes[i].at("planned_rate_pps").get<double>();
     nf.chain = chain.index;
+    nf.kernel_io = chain.io.enabled;
+    if (i < io_nfs.size()) {
+      nf.netns = io_nfs[i].at("netns");
+      nf.in_interface = io_nfs[i].at("in");
+      nf.out_interface = io_nfs[i].at("out");
+      nf.out_next_hop = io_nfs[i].value("next_hop", std::string());
+    }
     nf.spec_path = nodes[i].value("spec_path", "chains[" + std::to_string(chain.index) + "].nfs[" + std::to_string(i) + "]");
     local_of[nf.name] = static_cast<int>(i);
     chain.nfs.push_back(nf.index);
     d.nfs.push_back(nf);
   }
   auto add_ring = [&](const std::string& name, int from, int to, const std::string& label, const std::string& path) {
-    RingConfig ring{static_cast<int>(d.rings.size()), chain.name + ":" + name, capacity, chain.index, from, to, label, path};
+    RingConfig ring{static_cast<int>(d.rings.size()), chain.name + ":" + name, capacity, chain.index, from, to, label, path, chain.io.enabled};
     if (from >= 0) d.nfs[from].out_rings.push_back(ring.index);
     if (to >= 0) d.nfs[to].in_rings.push_back(ring.index);
     chain.rings.push_back(ring.index);
@@ -144,7 +158,8 @@ void parse_chain(const json& c, Deployment& d) {
 }
 
 constexpr std::pair<Runtime, const char*> kRuntimeNames[] = {
-    {Runtime::PollLoop, "poll_loop"}, {Runtime::UserLevelThreads, "user_level_threads"}, {Runtime::External, "external"}};
+    {Runtime::PollLoop, "poll_loop"}, {Runtime::UserLevelThreads, "user_level_threads"}, {Runtime::External, "external"},
+    {Runtime::KernelIo, "kernel_io"}};
 
 }  // namespace
 
@@ -210,6 +225,8 @@ unsigned mbuf_pool_size(const Deployment& deployment) {
   unsigned mbufs = 8192;
   for (const RingConfig& ring : deployment.rings) mbufs += ring.capacity;
   mbufs += static_cast<unsigned>(deployment.nfs.size()) * (kMbufCache * 3 / 2 + 2u * deployment.burst);
+  for (const NfConfig& nf : deployment.nfs)  // a kernel-I/O NF's receive buffers, one per I/O vector
+    if (nf.kernel_io) mbufs += deployment.chains[nf.chain].io.mux;
   return mbufs;
 }
 

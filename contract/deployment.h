@@ -55,6 +55,15 @@ struct NfConfig {
   // An unmodified application in its own process (nfs/external.h): it stamps no hops and keeps no NfCounters;
   // the manager mirrors its port's counters instead.
   bool external() const { return type == kExternalNfType; }
+  // A kernel-I/O NF (its chain's `io` is kernel): its process enters network namespace `netns` and takes frames
+  // from a packet socket on `in_interface`, handing them on through one on `out_interface` (the same interface
+  // through a switch), addressed to `out_next_hop` where the switch forwards by MAC. Empty until the control
+  // plane has made the namespaces (a `--check` sees none).
+  bool kernel_io = false;
+  std::string netns;
+  std::string in_interface;
+  std::string out_interface;
+  std::string out_next_hop;
 };
 
 // One edge of a chain's graph, and the single-producer, single-consumer ring that carries it.
@@ -67,6 +76,23 @@ struct RingConfig {
   int to = -1;        // the NF it feeds; -1: the sink (an exit ring)
   std::string label;  // the output gate of `from` whose packets it carries (a labelled fan-out); empty: all
   std::string spec_path;  // the edge in the spec, for messages: "chains[0].graph.edges[1]"; empty: implied by a list
+  // A kernel link instead of a ring: a veth (through a switch or back to back) between packet sockets; it holds
+  // no mbufs, and its counters come from both ends and the receiving socket (contract/shm_layout.h).
+  bool kernel = false;
+};
+
+// How a kernel-I/O chain moves packets (`io: kernel` in the spec): system calls of up to `mux` frames, NFs linked
+// back to back or through a switch; the manager's generator and sink reach it through DPDK's net_af_packet on
+// two veths of the root namespace (`generator_interface`, `sink_interface`).
+inline constexpr uint16_t kMaxKernelMux = 256;
+
+struct KernelIo {
+  bool enabled = false;
+  uint16_t mux = 1;          // 1: recvfrom/sendto per frame; N: recvmmsg/sendmmsg of up to N frames
+  std::string link = "b2b";  // b2b | bridge | ovs
+  std::string generator_interface;
+  std::string sink_interface;
+  std::string entry_next_hop;  // the first NF's MAC where a switch forwards by destination; empty otherwise
 };
 
 // A chain is a graph of NFs: one entry node fed by the generator, edges, and exit nodes feeding the sink. A
@@ -79,6 +105,7 @@ struct ChainConfig {
   int entry_ring = 0;
   std::vector<int> exit_rings;
   TrafficConfig traffic;
+  KernelIo io;
 };
 
 // NFs of one chain executed by one worker as consecutive function calls: each NF but the last has one edge,
@@ -100,6 +127,7 @@ enum class Runtime {
   // holds in the stats zone's nf_control (Bubble; dataplane/runtimes/user_level_threads/)
   UserLevelThreads,
   External,  // an external NF's application (its single segment), started and stopped by the manager's ExternalNf
+  KernelIo,  // tandem-worker in the NF's network namespace, blocking in poll() while its sockets are empty (dataplane/runtimes/kernel_io/)
 };
 
 const char* runtime_name(Runtime runtime);

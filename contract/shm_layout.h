@@ -18,6 +18,15 @@ struct alignas(64) RingCounters {
   uint64_t enqueued;      // accepted by the ring (written by the producer)
   uint64_t dropped_full;  // offered while the ring was full, freed by the producer
   alignas(64) uint64_t dequeued;  // written by the consumer
+  // A kernel link (a veth between NF processes, contract/deployment.h RingConfig::kernel), also the consumer's:
+  // frames that reached its socket and those the socket dropped with its queue full (PACKET_STATISTICS, read
+  // once every sender has stopped), frames without Tandem's record (foreign: freed, not counted as dequeued),
+  // and the mbufs it holds as receive buffers (the pool's check counts them as in use).
+  uint64_t socket_arrived;
+  uint64_t socket_dropped;
+  uint64_t foreign;
+  uint64_t receive_buffers;
+  uint32_t socket_counted;  // 1 once socket_arrived and socket_dropped are final
 };
 
 struct alignas(64) NfCounters {
@@ -74,6 +83,7 @@ struct alignas(64) WorkerControl {
   uint32_t idle;       // futex word of contract/idle_wait.h: 1 while the worker sleeps, 0 otherwise
   uint64_t sleeps;     // times the worker blocked (idle input or throttled)
   uint32_t load_window;  // scheduler -> worker: count load_cycles/poll_cycles while 1 (user-level-thread runtime)
+  uint32_t left_loop;    // a kernel-I/O worker: it saw `stop` and sends no more (dataplane/runtimes/kernel_io/)
 };
 
 // Per-chain entry control: a scheduler closes the entry to shed load before any NF spends work on it.
@@ -85,6 +95,8 @@ struct alignas(64) ChainControl {
 struct StatsZone {
   uint32_t go;    // manager -> workers: start polling
   uint32_t stop;  // manager -> workers: leave the loop
+  // manager -> kernel-I/O workers: every kernel sender has left its loop; their sockets' counts are final now.
+  uint32_t kernel_links_quiet;
   RingCounters rings[kMaxRings];
   NfCounters nfs[kMaxNfs];
   WorkerControl workers[kMaxWorkers];

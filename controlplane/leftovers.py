@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from controlplane import machine
+from controlplane import kernel_links, machine
 
 
 def snapshot() -> dict:
@@ -41,6 +41,7 @@ def leftovers() -> list[str]:
     for cgroup_root in (machine.cgroup_v2_mount(), machine.cgroup_v1_mount("cpu")):
         if cgroup_root is not None:
             found += [f"cgroup {p}" for p in cgroup_root.iterdir() if p.is_dir() and p.name.startswith("tandem")]
+    found += kernel_links.leftovers()
     return found
 
 

@@ -66,6 +66,18 @@ def _undo(change: dict) -> str | None:
         return done
     if kind == "cgroup":
         return _remove_cgroup(Path(change["path"]), Path(change["root"]))
+    if kind == "netns":  # deleting the namespace removes the interfaces in it, and their veth peers
+        if not (Path("/run/netns") / change["name"]).exists():
+            return None
+        subprocess.run(["ip", "netns", "del", change["name"]], capture_output=True)
+        return f"removed network namespace {change['name']}"
+    if kind == "root_interface":
+        if not Path(f"/sys/class/net/{change['name']}").exists():
+            return None
+        subprocess.run(["ip", "link", "del", change["name"]], capture_output=True)
+        return f"removed interface {change['name']}"
+    if kind == "affinities":
+        return _give_cores_back(change["tasks"])
     if kind == "directory":
         path = Path(change["path"])
         if not path.exists():
@@ -92,6 +104,46 @@ def _remove_cgroup(path: Path, root: Path) -> str | None:
                 pass  # exited meanwhile
         group.rmdir()
     return f"removed cgroup {path}"
+
+
+_KERNEL_THREAD = 0x00200000  # PF_KTHREAD in /proc/PID/stat's flags
+
+
+def _task_identity(tid: int) -> tuple[int, int] | None:
+    """A task's start time and flags (/proc/TID/stat); None once it is gone. The start time tells a task from a
+    later one that got its id."""
+    try:
+        fields = Path(f"/proc/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return int(fields[19]), int(fields[6])  # starttime (field 22), flags (field 9)
+
+
+def _every_task() -> list[int]:
+    tids = []
+    for process in Path("/proc").iterdir():
+        if process.name.isdigit():
+            try:
+                tids += [int(task.name) for task in (process / "task").iterdir()]
+            except OSError:
+                pass  # gone meanwhile
+    return tids
+
+
+def _give_cores_back(tasks: list[dict]) -> str | None:
+    """Gives every task that is still the same task its CPU affinity from before the reservation."""
+    restored = 0
+    for task in tasks:
+        identity = _task_identity(task["tid"])
+        if identity is None or identity[0] != task["start"]:
+            continue
+        try:
+            if os.sched_getaffinity(task["tid"]) != set(task["cpus"]):
+                os.sched_setaffinity(task["tid"], task["cpus"])
+                restored += 1
+        except OSError:
+            pass  # exited meanwhile
+    return f"gave the reserved cores back to {restored} tasks" if restored else None
 
 
 def _find_mount(matches) -> Path | None:
@@ -242,6 +294,31 @@ class MachineSession:
         self._save()
         return subprocess.run(["mount", "-t", "tracefs", "nodev", str(TRACEFS)], capture_output=True).returncode == 0
 
+    def reserve_cores(self, cores: set[int]) -> int:
+        """Takes `cores` out of the CPU affinity of every task that may run elsewhere (SCC's core reservation), the
+        original affinities journaled first; kernel threads and tasks allowed only on those cores keep theirs. Returns
+        how many tasks it moved."""
+        changes = []
+        for tid in _every_task():
+            identity = _task_identity(tid)
+            try:
+                allowed = os.sched_getaffinity(tid)
+            except OSError:
+                continue
+            if identity is None or identity[1] & _KERNEL_THREAD or not allowed & cores or not allowed - cores:
+                continue
+            changes.append({"tid": tid, "start": identity[0], "cpus": sorted(allowed)})
+        self._journal.append({"kind": "affinities", "tasks": changes})
+        self._save()
+        moved = 0
+        for task in changes:
+            try:
+                os.sched_setaffinity(task["tid"], set(task["cpus"]) - cores)
+                moved += 1
+            except OSError:
+                pass  # exited meanwhile, or a task whose affinity cannot change
+        return moved
+
     def own_directory(self, path: Path) -> None:
         """Marks a directory that the run creates (e.g. DPDK's runtime files) for removal at the end."""
         self._journal.append({"kind": "directory", "path": str(path)})
@@ -255,6 +332,23 @@ class MachineSession:
             path.mkdir()
         except OSError as error:
             raise SetupError(f"cannot create the cgroup {path}: {error.strerror}") from None
+
+    def own_netns(self, name: str) -> None:
+        """Creates a network namespace for the run; it is deleted (with its interfaces) at the end."""
+        if (Path("/run/netns") / name).exists():
+            raise SetupError(f"a network namespace {name} exists already and is not this run's (remove it: ip netns del {name})")
+        self._journal.append({"kind": "netns", "name": name})
+        self._save()
+        result = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True)
+        if result.returncode != 0:
+            raise SetupError(f"cannot create the network namespace {name}: {result.stderr.strip()}")
+
+    def own_root_interface(self, name: str) -> None:
+        """Marks an interface the run is about to create in the root namespace for removal at the end."""
+        if Path(f"/sys/class/net/{name}").exists():
+            raise SetupError(f"an interface {name} exists already and is not this run's (remove it: ip link del {name})")
+        self._journal.append({"kind": "root_interface", "name": name})
+        self._save()
 
     def restore(self) -> list[str]:
         """Undoes every change in reverse order; safe to call more than once."""

@@ -7,15 +7,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from controlplane import machine
+from controlplane import kernel_links, machine
 from controlplane.errors import SetupError
 
 
 @dataclass
 class RunPlace:
-    """What a provider may fill in for the run: its id, and the paths the data plane is given."""
+    """What a provider may fill in for the run: its id, the paths the data plane is given, and its chains (a
+    kernel-I/O chain's `io` entry names the namespaces and interfaces made for it)."""
     run_id: str
     paths: dict
+    chains: list
 
 
 def _own_run_cgroup(session: machine.MachineSession, root: Path | None, run_id: str, missing: str) -> str:
@@ -56,6 +58,15 @@ def _tracefs(session: machine.MachineSession, value: Any, run: RunPlace) -> None
     session.mount_tracefs()
 
 
+def _kernel_links(session: machine.MachineSession, value: Any, run: RunPlace) -> None:
+    kernel_links.build(session, run.run_id, run.chains)
+
+
+def _reserved_cores(session: machine.MachineSession, value: Any, run: RunPlace) -> None:
+    cores = {nf["core"] for chain in run.chains for nf in chain["nfs"]}
+    session.reserve_cores(cores)
+
+
 PROVIDERS: dict[str, Callable[[machine.MachineSession, Any, RunPlace], None]] = {
     "rt_unthrottled": _rt_unthrottled,
     "rr_timeslice_ms": _rr_timeslice_ms,
@@ -63,6 +74,8 @@ PROVIDERS: dict[str, Callable[[machine.MachineSession, Any, RunPlace], None]] = 
     "cgroup_v1_cpu_dir": _cgroup_v1_cpu_dir,
     "cycle_costs": _cycle_costs,
     "tracefs": _tracefs,
+    "kernel_links": _kernel_links,
+    "reserved_cores": _reserved_cores,
 }
 
 

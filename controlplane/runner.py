@@ -77,9 +77,10 @@ def launch(config: dict, verdict: dict, on_event: Callable[[dict], None] | None 
         huge_dir = machine.STATE_DIR / f"huge-{os.getpid()}"
         session.reserve_hugepages(verdict["hugepages_2mb"])
         session.mount_hugetlbfs(huge_dir)
-        config = dict(config, scheduler=dict(config["scheduler"], options=verdict["options"]))
+        config = dict(config, scheduler=dict(config["scheduler"], options=verdict["options"]),
+                      chains=[dict(chain, io=dict(chain["io"])) if "io" in chain else chain for chain in config["chains"]])
         config["paths"] = {"file_prefix": run_id, "huge_dir": str(huge_dir), "run_dir": str(run_dir), "worker_binary": str(catalog.WORKER)}
-        machine_resources.provide(session, verdict["requirements"], machine_resources.RunPlace(run_id, config["paths"]))
+        machine_resources.provide(session, verdict["requirements"], machine_resources.RunPlace(run_id, config["paths"], config["chains"]))
         (run_dir / "config.json").write_text(json.dumps(config, indent=2))
         outcome = _drive_manager(config, run_dir, stop, on_event)
         outcome.notes = session.notes + outcome.notes

@@ -24,6 +24,7 @@ MIN_FRAME, MAX_FRAME = 64, 1518
 MAX_HOPS = 64  # hop record size in the packet metadata (contract/packet_meta.h): the NFs of one chain
 MAX_NFS = 128  # stats zone slots (contract/shm_layout.h)
 MAX_BURST = 1024  # contract/batch.h
+MAX_KERNEL_MUX = 256  # contract/deployment.h
 MAX_RING = 1 << 22  # slots; the mbuf pool is sized from the rings, and hugepages from the pool
 MAX_RATE_PPS = 1e10  # far above any core's reach; larger numbers are typos, and overflow the generator's pacing
 MIN_STEP_SECONDS = 1e-3  # the generator counts a step in whole TSC cycles: one under a cycle is 0, and divides by it
@@ -207,6 +208,12 @@ class ChainSpec(Strict):
     ring_capacity: int | None = Field(default=None, le=MAX_RING)
     traffic: Traffic = Field(default_factory=Traffic)
     weight: float = Field(default=1.0, gt=0, le=1e6)  # priority weight of every NF of the chain
+    # dpdk: NFs linked by rings in hugepage memory. kernel: each NF in its own network namespace, reading and
+    # writing packet sockets on veths (SCC's kernel-I/O NFs), `mux` frames per system call (1: recvfrom/sendto per
+    # frame; more: recvmmsg/sendmmsg), linked back to back (b2b) or through a switch (bridge, ovs).
+    io: Literal["dpdk", "kernel"] = "dpdk"
+    mux: int | None = Field(default=None, ge=1, le=MAX_KERNEL_MUX)
+    link: Literal["b2b", "bridge", "ovs"] | None = None
 
 
 def chain_nodes(chain: ChainSpec) -> list[NfSpec]:
@@ -380,6 +387,9 @@ def _semantic_problems(spec: Spec) -> list[tuple[str, str]]:
         if chain.graph is not None and nodes and chain.nfs is None:
             problems += graph_problems([nf.name for nf in nodes], chain_edges(chain, where), where)
         total_nfs += len(nodes)
+        if chain.io != "kernel":
+            problems += [(f"{where}.{field}", f"{field} is for kernel-I/O chains: add io: kernel, or leave {field} out")
+                         for field in ("mux", "link") if getattr(chain, field) is not None]
         problems += _http_problems(spec, chain, where)
         problems += _pcap_problems(spec, chain, where)
         for n, nf in enumerate(nodes):
@@ -613,6 +623,8 @@ def _chain_config(spec: Spec, chain: ChainSpec, where: str, placeholder_core: in
         "traffic": _resolved_traffic(spec, chain),
         "nfs": [_nf_config(nodes[position[name]], chain, placeholder_core, node_where(chain, where, position[name])) for name in order],
     }
+    if chain.io == "kernel":
+        config["io"] = {"kind": "kernel", "mux": chain.mux or 1, "link": chain.link or "b2b"}
     if chain.graph is not None:
         config["edges"] = [{"from": e.source, "to": e.target, "spec_path": e.where} | ({"label": e.label} if e.label else {})
                            for e in edges]

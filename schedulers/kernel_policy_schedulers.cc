@@ -39,6 +39,7 @@ SchedulerType kernel_policy_type(const std::string& name, const std::string& hel
           },
       .create = [name](const json& opts) { return std::make_unique<KernelPolicyScheduler>(KernelPolicy::from_options(name, opts)); },
       .external_nfs = true,
+      .kernel_io_nfs = true,
   };
 }
 

@@ -96,6 +96,9 @@ struct SchedulerType {
   // Whether `external` NFs (unmodified applications in their own process) can run under this module: only
   // modules that schedule processes from outside can; those that need the worker's cooperation cannot.
   bool external_nfs = false;
+  // Whether kernel-I/O chains (`io: kernel`) can run under this module: it schedules their processes without
+  // watching rings (kernel links have none) and without the worker's cooperation.
+  bool kernel_io_nfs = false;
 };
 
 const std::map<std::string, SchedulerType>& scheduler_types();

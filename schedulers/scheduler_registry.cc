@@ -22,7 +22,7 @@ std::vector<WorkerPlan> one_worker_per_nf(const Deployment& deployment) {
     plan.name = nf.name;
     plan.core = nf.core;
     plan.lcore_id = plan.index + 1;  // lcore 0 is the manager's
-    plan.runtime = nf.external() ? Runtime::External : Runtime::PollLoop;
+    plan.runtime = nf.external() ? Runtime::External : nf.kernel_io ? Runtime::KernelIo : Runtime::PollLoop;
     plan.segments.push_back(segment_of(deployment.nfs, {nf.index}));
     plans.push_back(plan);
   }

@@ -9,19 +9,18 @@
 
 #include "contract/batch.h"
 #include "contract/packet_meta.h"
-#include "dataplane/ports/ring_port.h"
 #include "frame_builder.h"
 #include "replay_frames.h"
 #include "request_frames.h"
 
 namespace tandem {
 
-Generator::Generator(const Deployment& deployment, rte_mempool* pool, const std::vector<rte_ring*>& rings, StatsZone& stats)
+Generator::Generator(const Deployment& deployment, rte_mempool* pool, std::vector<std::unique_ptr<EgressPort>> entries, StatsZone& stats)
     : pool_(pool), burst_(deployment.burst) {
   for (const ChainConfig& chain : deployment.chains) {
     Stream stream;
     stream.chain = &chain;
-    stream.entry = std::make_unique<RingEgress>(rings[chain.entry_ring], stats.rings[chain.entry_ring], entry_drop_journal_);
+    stream.entry = std::move(entries.at(chain.index));
     stream.control = &stats.chains[chain.index];
     stream.sizes = size_schedule(chain.traffic.sizes);
     stream.templates = FrameTemplates(stream.sizes, chain.traffic.flows, chain.traffic.protocol, static_cast<uint16_t>(chain.index));

@@ -23,7 +23,8 @@ uint64_t stepped_packets_due(const std::vector<double>& steps_per_cycle, uint64_
 
 class Generator {
  public:
-  Generator(const Deployment& deployment, rte_mempool* pool, const std::vector<rte_ring*>& rings, StatsZone& stats);
+  // `entries[c]` is chain c's entry port (chain_ends.h).
+  Generator(const Deployment& deployment, rte_mempool* pool, std::vector<std::unique_ptr<EgressPort>> entries, StatsZone& stats);
   void start(uint64_t now_tsc);
   // Emits the packets due by now (at most one burst per chain), stamping sequence number and TSC.
   void poll(uint64_t now_tsc);
@@ -83,7 +84,6 @@ class Generator {
   uint32_t latency_every_ = 16, trace_every_ = 256;
   uint32_t next_trace_slot_ = 0;
   uint64_t build_cycles_ = 0, built_ = 0;
-  uint64_t entry_drop_journal_ = 0;  // the entry ports' free journal (free_counted.h); the manager is the only writer
 };
 
 }  // namespace tandem

@@ -160,6 +160,18 @@ void Run::stop_externals_one_by_one() {
   }
 }
 
+void Run::settle_kernel_links() {
+  if (!chain_ends_ || !chain_ends_->any_kernel_chain()) return;
+  if (!flag_load(stats_->kernel_links_quiet)) {
+    for (size_t w = 0; w < d_.workers.size(); w++)
+      if (d_.workers[w].runtime == Runtime::KernelIo && !workers_[w].exited && !flag_load(stats_->workers[w].left_loop)) return;
+    // A veth hands a frame to its peer's socket within the sender's system call: by now every frame is there.
+    usleep(1000);
+    flag_store(stats_->kernel_links_quiet, 1u);
+  }
+  sink_->poll(rte_get_tsc_cycles());
+}
+
 void Run::stop_workers() {
   if (attached_ && view_) {
     try {
@@ -176,6 +188,7 @@ void Run::stop_workers() {
   // Workers leave their loops, write their reports and exit (without EAL cleanup: see worker_main.cc).
   uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(kStopSeconds * hz_);
   for (;;) {
+    settle_kernel_links();
     bool all_exited = true;
     for (size_t w = 0; w < pids_.size(); w++)
       if (!reap(w)) all_exited = false;
@@ -204,6 +217,17 @@ void Run::stop_workers() {
       break;
     }
     usleep(1000);
+  }
+  if (chain_ends_ && chain_ends_->any_kernel_chain()) {
+    // The exit links' last frames: taken until none has come for 5 ms (the accounting counts what never came as lost).
+    uint64_t quiet_since = rte_get_tsc_cycles();
+    while (rte_get_tsc_cycles() - quiet_since < static_cast<uint64_t>(0.005 * hz_)) {
+      uint64_t before = 0, after = 0;
+      for (size_t c = 0; c < d_.chains.size(); c++) before += sink_->delivery(static_cast<int>(c)).delivered;
+      sink_->poll(rte_get_tsc_cycles());
+      for (size_t c = 0; c < d_.chains.size(); c++) after += sink_->delivery(static_cast<int>(c)).delivered;
+      if (after != before) quiet_since = rte_get_tsc_cycles();
+    }
   }
 }
 
@@ -237,6 +261,8 @@ int Run::execute() {
   }
   // A worker killed while detaching may hold DPDK's shared memory lock forever; cleaning up would then wait
   // for it forever. The control plane removes the run's hugepage files and runtime directory either way.
+  // The chains' DPDK ports go before the EAL does (their kernel sockets and rings).
+  chain_ends_.reset();
   if (!killed_workers_) rte_eal_cleanup();
   if (interrupted_) return kExitInterrupted;
   return error_.empty() ? kExitOk : kExitRunFailed;

@@ -1,6 +1,8 @@
 // Reading and differencing the /proc scheduling counters of worker processes.
 #include "os_counters.h"
 
+#include "schedulers/mechanisms/schedstat.h"
+
 #include <time.h>
 
 #include <fstream>
@@ -41,11 +43,9 @@ OsSample sample_os_counters(pid_t pid) {
   s.voluntary_switches = keyed_value(proc_path(pid, "status"), "voluntary_ctxt_switches");
   s.involuntary_switches = keyed_value(proc_path(pid, "status"), "nonvoluntary_ctxt_switches");
   s.migrations = keyed_value(proc_path(pid, "sched"), "se.nr_migrations");
-  std::ifstream schedstat(proc_path(pid, "schedstat"));
-  uint64_t on_cpu, waiting;
-  if (schedstat >> on_cpu >> waiting) {
-    s.cpu_ns = on_cpu;
-    s.wait_ns = waiting;
+  if (std::optional<SchedStat> schedstat = read_schedstat(pid)) {
+    s.cpu_ns = schedstat->run_ns;
+    s.wait_ns = schedstat->wait_ns;
   }
   std::ifstream stat(proc_path(pid, "stat"));
   std::string content((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());

@@ -19,6 +19,7 @@
 #include "contract/deployment.h"
 #include "contract/hop_trace.h"
 #include "contract/shm_layout.h"
+#include "chain_ends.h"
 #include "external_nf.h"
 #include "generator.h"
 #include "os_counters.h"
@@ -74,6 +75,9 @@ class Run {
   void fail(const std::string& message, const std::string& nf = "");
   void stop_workers();
   void stop_externals_one_by_one();
+  // Kernel links, while the workers stop: once every kernel-I/O worker sends no more, tells their receivers to
+  // count their sockets; the sink takes what reaches the exit links meanwhile. Called until the workers exited.
+  void settle_kernel_links();
   void probe_after_traffic();
   bool probe_finished() const;
   void catch_up_ring_counters();
@@ -106,6 +110,7 @@ class Run {
   std::vector<pid_t> task_ids_;
   std::vector<std::unique_ptr<ExternalNf>> externals_;  // by worker; null for Tandem workers
   std::vector<WorkerState> workers_;
+  std::unique_ptr<ChainEnds> chain_ends_;  // before the generator and sink, which send and take through its ports
   std::unique_ptr<Generator> generator_;
   std::unique_ptr<Sink> sink_;
   std::map<std::string, std::unique_ptr<Probe>> probes_;  // by name, from the run's `profile`

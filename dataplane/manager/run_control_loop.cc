@@ -9,8 +9,10 @@
 namespace tandem {
 
 void Run::control_loop() {
-  generator_ = std::make_unique<Generator>(d_, pool_, rings_, *stats_);
-  sink_ = std::make_unique<Sink>(d_, rings_, *stats_);
+  // After the workers attached: a port made now is the manager's alone (no secondary attaches it).
+  chain_ends_ = std::make_unique<ChainEnds>(d_, pool_, rings_, *stats_);
+  generator_ = std::make_unique<Generator>(d_, pool_, chain_ends_->take_entries(), *stats_);
+  sink_ = std::make_unique<Sink>(d_, chain_ends_->take_exits());
   if (traces_) {
     generator_->trace_into(traces_, trace_slot_count(d_), d_.latency_sample_every, d_.trace_sample_every);
     sink_->trace_from(traces_);

@@ -3,6 +3,7 @@
 
 #include <rte_cycles.h>
 
+#include "kernel_link_count.h"
 #include "run.h"
 
 namespace tandem {
@@ -127,6 +128,7 @@ json Run::results() {
 
   json chains = json::array();
   uint64_t in_flight_total = 0;
+  uint64_t kernel_in_sockets = 0;  // in flight in kernel links' sockets: bytes in the kernel, not mbufs
   bool copies_in_flight = false;  // a parallel group's copies share mbufs: the pool then shows fewer than in flight
   bool all_exact = clean_workers_hold_nothing;
   for (const ChainConfig& chain : d_.chains) {
@@ -139,11 +141,19 @@ json Run::results() {
     bool counters_match_rings = true;
     for (int r : chain.rings) {
       uint64_t drops = counter_read(stats_->rings[r].dropped_full);
+      uint64_t occupancy = rte_ring_count(rings_[r]);
+      if (d_.rings[r].kernel) {  // a veth between sockets: its frames are in the receiver's socket, or dropped
+        KernelLinkCount link = count_kernel_link(stats_->rings[r], d_.rings[r].to >= 0);
+        drops += link.dropped();
+        occupancy = link.in_socket;
+        kernel_in_sockets += link.in_socket;
+        counters_match_rings = counters_match_rings && link.exact;
+      } else {
+        counters_match_rings = counters_match_rings && counter_read(stats_->rings[r].enqueued) - counter_read(stats_->rings[r].dequeued) == occupancy;
+      }
       ring_drops[d_.rings[r].name] = drops;
       dropped += drops;
-      uint64_t occupancy = rte_ring_count(rings_[r]);
       in_rings += occupancy;
-      counters_match_rings = counters_match_rings && counter_read(stats_->rings[r].enqueued) - counter_read(stats_->rings[r].dequeued) == occupancy;
     }
     json label_misses = json::object();
     uint64_t forked = 0, merged = 0;
@@ -204,8 +214,11 @@ json Run::results() {
   // pool's shared state mid-update: the worker's lcore cache counted twice while it flushed, or mbufs taken
   // off the lock-free stack's count but never pushed back on it. The pool can then not be checked; what it
   // shows is reported, not judged.
+  // A kernel-I/O NF's receive buffers are out of the pool too (a killed one's stay out), its sockets' frames are not.
+  uint64_t receive_buffers = 0;
+  for (const RingConfig& ring : d_.rings) receive_buffers += ring.kernel ? counter_read(stats_->rings[ring.index].receive_buffers) : 0;
   uint64_t mbufs_in_use = rte_mempool_in_use_count(pool_);
-  int64_t pool_difference = static_cast<int64_t>(mbufs_in_use) - static_cast<int64_t>(in_flight_total);
+  int64_t pool_difference = static_cast<int64_t>(mbufs_in_use) - static_cast<int64_t>(in_flight_total - kernel_in_sockets + receive_buffers);
   json pool_matches = mbufs_being_freed || copies_in_flight ? json() : json(pool_difference == 0);
   std::string pool_unchecked = mbufs_being_freed ? "a worker died while returning mbufs to the pool, which leaves the pool's shared state mid-update"
                                : copies_in_flight ? "copies of a parallel group's packets are in flight, and copies share one mbuf"
@@ -276,7 +289,7 @@ json Run::results() {
   }
 
   json rings = json::array();
-  for (const RingConfig& ring : d_.rings)
+  for (const RingConfig& ring : d_.rings) {
     rings.push_back({{"name", ring.name},
                      {"chain", d_.chains[ring.chain].name},
                      {"capacity", ring.capacity},
@@ -284,6 +297,13 @@ json Run::results() {
                      {"dequeued", counter_read(stats_->rings[ring.index].dequeued)},
                      {"dropped_full", counter_read(stats_->rings[ring.index].dropped_full)},
                      {"occupancy_at_stop", rte_ring_count(rings_[ring.index])}});
+    if (ring.kernel) {
+      json kernel = count_kernel_link(stats_->rings[ring.index], ring.to >= 0).to_json();
+      kernel["foreign_frames"] = counter_read(stats_->rings[ring.index].foreign);
+      rings.back()["kernel_link"] = kernel;
+      rings.back()["occupancy_at_stop"] = kernel["in_socket_at_stop"];
+    }
+  }
 
   return {{"name", d_.name},
           {"scheduler", {{"name", d_.scheduler.name}, {"options", d_.scheduler.options}, {"report", scheduler_->report(*view_)}}},

@@ -7,14 +7,12 @@
 #include "contract/batch.h"
 #include "contract/packet_meta.h"
 #include "nfs/nf.h"
-#include "dataplane/ports/graph_ports.h"
 
 namespace tandem {
 
-Sink::Sink(const Deployment& deployment, const std::vector<rte_ring*>& rings, StatsZone& stats)
-    : deployment_(deployment), delivery_(deployment.chains.size()) {
+Sink::Sink(const Deployment& deployment, std::vector<std::unique_ptr<IngressPort>> exits)
+    : deployment_(deployment), exits_(std::move(exits)), delivery_(deployment.chains.size()) {
   for (const ChainConfig& chain : deployment.chains) {
-    exits_.push_back(open_ingress(chain.exit_rings, rings, stats));
     paths_.emplace_back(deployment, chain, [](const std::string& type) -> const std::vector<std::string>& {
       return nf_types().at(type).descriptor.gates;
     });

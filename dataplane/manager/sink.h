@@ -27,7 +27,8 @@ struct ChainDelivery {
 
 class Sink {
  public:
-  Sink(const Deployment& deployment, const std::vector<rte_ring*>& rings, StatsZone& stats);
+  // `exits[c]` is chain c's exit port (chain_ends.h).
+  Sink(const Deployment& deployment, std::vector<std::unique_ptr<IngressPort>> exits);
   void poll(uint64_t now_tsc);
   // Latency is sampled only while measuring (warm-up and drain are excluded).
   void set_measuring(bool measuring) { measuring_ = measuring; }

@@ -16,6 +16,7 @@
 #include "contract/eal_args.h"
 #include "contract/shm_layout.h"
 #include "dataplane/ports/graph_ports.h"
+#include "dataplane/ports/kernel_socket/kernel_ports.h"
 #include "dataplane/runtimes/runtime.h"
 
 using namespace tandem;
@@ -56,17 +57,29 @@ int main(int argc, char** argv) {
     traces = static_cast<TraceSlot*>(trace_zone->addr);
   }
 
+  bool kernel_io = plan.runtime == Runtime::KernelIo;
   std::vector<rte_ring*> rings(deployment.rings.size(), nullptr);
   for (const Segment& s : plan.segments)
     for (const std::vector<int>* ends : {&s.in_rings, &s.out_rings})
       for (int ring : *ends)
-        if ((rings[ring] = rte_ring_lookup(ring_object_name(ring).c_str())) == nullptr)
+        if (!deployment.rings[ring].kernel && (rings[ring] = rte_ring_lookup(ring_object_name(ring).c_str())) == nullptr)
           return fail(plan.name, "ring " + deployment.rings[ring].name + " not found");
+  rte_mempool* pool = rte_mempool_lookup(kMbufPoolName);
+  if (pool == nullptr) return fail(plan.name, "mbuf pool not found: is the manager running?");
+  uint16_t burst = deployment.burst;
   std::vector<SegmentRuntime> segments;
   try {
+    if (kernel_io) {
+      // After EAL init: its multi-process channel is a Unix socket on the file system, which every namespace sees.
+      const NfConfig& nf = deployment.nfs.at(plan.segments.at(0).nfs.at(0));
+      enter_network_namespace(nf.netns);
+      if (uint16_t mux = deployment.chains[nf.chain].io.mux; mux > 1) burst = mux;  // a batch is what one call takes
+    }
     for (const Segment& s : plan.segments) {
       const std::vector<std::string>& gates = nf_types().at(deployment.nfs[s.nfs.back()].type).descriptor.gates;
-      SegmentRuntime segment{open_ingress(s.in_rings, rings, stats), open_egress(deployment, s, gates, rings, stats), s.nfs, {}};
+      SegmentRuntime segment = kernel_io
+          ? SegmentRuntime{open_kernel_ingress(deployment, s, pool, stats), open_kernel_egress(deployment, s, stats), s.nfs, {}}
+          : SegmentRuntime{open_ingress(s.in_rings, rings, stats), open_egress(deployment, s, gates, rings, stats), s.nfs, {}};
       segment.prefetch_distance = deployment.prefetch;
       segment.traces = traces;
       for (int index : s.nfs) {
@@ -88,7 +101,7 @@ int main(int argc, char** argv) {
   // through their EAL initialisation once the scheduler module gives it a real-time policy.
   while (!flag_load(stats.go) && !flag_load(stats.stop)) usleep(200);
   try {
-    runtime.run(segments, stats, worker_index, deployment.burst);
+    runtime.run(segments, stats, worker_index, burst);
   } catch (const std::exception& e) {
     return fail(plan.name, std::string("NF failed: ") + e.what());
   }

@@ -9,7 +9,7 @@
 
 namespace tandem {
 
-enum class MachineResource { RtUnthrottled, RrTimesliceMs, CgroupV2Dir, CgroupV1CpuDir, CycleCosts, Tracefs };
+enum class MachineResource { RtUnthrottled, RrTimesliceMs, CgroupV2Dir, CgroupV1CpuDir, CycleCosts, Tracefs, KernelLinks, ReservedCores };
 
 struct MachineResourceInfo {
   MachineResource resource;
@@ -25,6 +25,8 @@ inline constexpr MachineResourceInfo kMachineResources[] = {
     {MachineResource::CgroupV1CpuDir, "cgroup_v1_cpu_dir", "a cgroup v1 `cpu` directory for the run (paths.cpu_cgroup_dir), removed likewise"},
     {MachineResource::CycleCosts, "cycle_costs", "every NF's cost_cycles, from the cycle estimator or the spec, filled in before launch"},
     {MachineResource::Tracefs, "tracefs", "tracefs at /sys/kernel/tracing where it is not mounted (the system-call tracepoint), unmounted after"},
+    {MachineResource::KernelLinks, "kernel_links", "a kernel-I/O chain's network namespaces, veths and switch (chains[].io filled in), removed after"},
+    {MachineResource::ReservedCores, "reserved_cores", "the NFs' cores taken out of every other task's CPU affinity for the run, given back after"},
 };
 
 inline const char* resource_name(MachineResource resource) {

@@ -15,7 +15,7 @@ def test_every_declared_resource_has_one_provider_and_no_provider_is_stale():
 
 def test_an_unknown_resource_is_refused_before_anything_is_changed():
     with pytest.raises(SetupError, match="machine resource 'hyperthreads_off'"):
-        machine_resources.provide(None, {"hyperthreads_off": True}, machine_resources.RunPlace("r", {}))
+        machine_resources.provide(None, {"hyperthreads_off": True}, machine_resources.RunPlace("r", {}, []))
 
 
 def test_a_run_needs_only_what_its_scheduler_and_probes_name(tmp_path):

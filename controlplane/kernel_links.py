@@ -1,0 +1,142 @@
+"""The network a kernel-I/O chain runs on: a network namespace per NF (the paper's containers), veths between
+neighbours (b2b) or to a Linux bridge in a switch namespace of its own (bridge), and two veths in the root namespace
+where the manager's generator and sink attach. Every namespace and interface is made through the run's
+MachineSession, so it is removed on every exit path; the chain's `io` entry is filled in for the data plane."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from controlplane.errors import SetupError
+
+# Interfaces in the root namespace: short (15 characters at most) and Tandem's own. One run holds the machine at a
+# time, and a killed run's are removed by the next (its journal).
+ROOT_INTERFACE_PREFIXES = ("tdg", "tds")
+OVS_MODULE = Path("/sys/module/openvswitch")
+
+
+def ip(*args: str) -> None:
+    """Runs one iproute2 command; a refusal is a SetupError that quotes it."""
+    result = subprocess.run(["ip", *args], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SetupError(f"cannot set up the kernel chain's network: `ip {' '.join(args)}` said: {result.stderr.strip()}")
+
+
+def _mac(chain: int, node: int) -> str:
+    # Locally administered, unicast, and unique per chain and node (node 255: the sink's interface).
+    return f"02:74:64:{chain:02x}:{node:02x}:00"
+
+
+def _without_ipv6(netns: str | None, interface: str | None = None) -> None:
+    """IPv6 would send router solicitations into the chain: off in a new namespace, or on one root interface."""
+    if netns is not None:
+        subprocess.run(["ip", "netns", "exec", netns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1",
+                        "net.ipv6.conf.default.disable_ipv6=1"], capture_output=True)
+        return
+    path = Path(f"/proc/sys/net/ipv6/conf/{interface}/disable_ipv6")
+    if path.exists():
+        path.write_text("1")
+
+
+def _check_link_kind(link: str) -> None:
+    if link == "ovs" and not OVS_MODULE.exists():
+        raise SetupError("link: ovs needs Open vSwitch's kernel datapath, and this kernel has no openvswitch module "
+                         f"({OVS_MODULE} is missing; load it with `modprobe openvswitch` where the kernel has it); "
+                         "link: bridge (a Linux bridge) or b2b run here")
+    if link == "ovs":
+        raise SetupError("link: ovs is not built yet (issue 19); use link: bridge or b2b")
+
+
+def build(session, run_id: str, chains: list[dict]) -> None:
+    """Makes every kernel-I/O chain's namespaces and links and fills in its `io` entry (chains as in the run config)."""
+    for c, chain in enumerate(chains):
+        io = chain.get("io")
+        if not io or io.get("kind") != "kernel":
+            continue
+        _check_link_kind(io["link"])
+        namespaces = [f"{run_id}-{nf['name']}" for nf in chain["nfs"]]
+        for netns in namespaces:
+            session.own_netns(netns)
+            _without_ipv6(netns)
+        generator, sink = f"tdg{c}", f"tds{c}"
+        if io["link"] == "b2b":
+            nfs = _back_to_back(session, namespaces, generator, sink)
+            entry_next_hop = ""
+        else:
+            nfs, entry_next_hop = _through_bridge(session, run_id, c, namespaces, generator, sink)
+        io.update(generator_interface=generator, sink_interface=sink, entry_next_hop=entry_next_hop, nfs=nfs)
+
+
+def _root_veth(session, name: str, peer: str, netns: str, peer_mac: str | None = None, mac: str | None = None) -> None:
+    """A veth from the root namespace (`name`) into `netns` (`peer`), both up."""
+    session.own_root_interface(name)
+    ip("link", "add", "name", name, *(["address", mac] if mac else []), "type", "veth", "peer", "name", peer,
+       *(["address", peer_mac] if peer_mac else []), "netns", netns)
+    _without_ipv6(None, name)
+    ip("link", "set", name, "up")
+    ip("-n", netns, "link", "set", peer, "up")
+
+
+def _back_to_back(session, namespaces: list[str], generator: str, sink: str) -> list[dict]:
+    """Generator -> in|NF|out -> in|NF|out -> ... -> sink: one veth per link."""
+    _root_veth(session, generator, "in", namespaces[0])
+    for left, right in zip(namespaces, namespaces[1:]):
+        ip("-n", left, "link", "add", "name", "out", "type", "veth", "peer", "name", "in", "netns", right)
+        ip("-n", left, "link", "set", "out", "up")
+        ip("-n", right, "link", "set", "in", "up")
+    _root_veth(session, sink, "out", namespaces[-1])
+    return [{"netns": netns, "in": "in", "out": "out", "next_hop": ""} for netns in namespaces]
+
+
+def _through_bridge(session, run_id: str, chain: int, namespaces: list[str], generator: str, sink: str) -> tuple[list[dict], str]:
+    """Every NF, the generator and the sink on one Linux bridge in a switch namespace. The bridge forwards by
+    destination MAC from static entries (no learning, no flooding): each sender addresses the next hop."""
+    switch = f"{run_id}-sw{chain}"
+    session.own_netns(switch)
+    _without_ipv6(switch)
+    # Not through netfilter (where br_netfilter is loaded, e.g. by Docker: both the namespace's switch and the
+    # bridge's must be off): it trims a frame to its IP length, and the packet's record travels after it. No IGMP snooping either (the bridge would send queries into the chain).
+    subprocess.run(["ip", "netns", "exec", switch, "sysctl", "-qw", "net.bridge.bridge-nf-call-iptables=0",
+                    "net.bridge.bridge-nf-call-ip6tables=0", "net.bridge.bridge-nf-call-arptables=0"], capture_output=True)
+    ip("-n", switch, "link", "add", "name", "switch", "type", "bridge", "nf_call_iptables", "0", "nf_call_ip6tables", "0",
+       "nf_call_arptables", "0", "mcast_snooping", "0")
+    ip("-n", switch, "link", "set", "switch", "up")
+
+    def port(name: str, mac: str) -> None:
+        ip("-n", switch, "link", "set", name, "master", "switch", "up")
+        subprocess.run(["bridge", "-n", switch, "link", "set", "dev", name, "learning", "off", "flood", "off", "mcast_flood", "off"], capture_output=True)
+        result = subprocess.run(["bridge", "-n", switch, "fdb", "add", mac, "dev", name, "master", "static"], capture_output=True, text=True)
+        if result.returncode != 0:
+            raise SetupError(f"cannot set up the kernel chain's bridge: `bridge fdb add {mac} dev {name}` said: {result.stderr.strip()}")
+
+    macs = [_mac(chain, k) for k in range(len(namespaces))]
+    sink_mac = _mac(chain, 255)
+    for k, netns in enumerate(namespaces):
+        ip("-n", netns, "link", "add", "name", "eth", "address", macs[k], "type", "veth", "peer", "name", f"p{k}", "netns", switch)
+        ip("-n", netns, "link", "set", "eth", "up")
+        port(f"p{k}", macs[k])
+    session.own_root_interface(generator)
+    ip("link", "add", "name", generator, "type", "veth", "peer", "name", "pg", "netns", switch)
+    session.own_root_interface(sink)
+    ip("link", "add", "name", sink, "address", sink_mac, "type", "veth", "peer", "name", "ps", "netns", switch)
+    for name in (generator, sink):
+        _without_ipv6(None, name)
+        ip("link", "set", name, "up")
+    ip("-n", switch, "link", "set", "pg", "master", "switch", "up")  # the generator's frames only enter: no entry for it
+    port("ps", sink_mac)
+    nfs = [{"netns": netns, "in": "eth", "out": "eth", "next_hop": macs[k + 1] if k + 1 < len(namespaces) else sink_mac}
+           for k, netns in enumerate(namespaces)]
+    return nfs, macs[0]
+
+
+def leftovers() -> list[str]:
+    """Namespaces and root interfaces a run left behind (for the tests' machine check)."""
+    found = []
+    netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    found += [f"network namespace {line.split()[0]}" for line in netns.splitlines() if line.startswith("tandem")]
+    links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
+    for line in links.splitlines():
+        name = line.split(":")[1].strip().split("@")[0]
+        if name.startswith(ROOT_INTERFACE_PREFIXES) and name[3:].isdigit():
+            found.append(f"interface {name}")
+    return found

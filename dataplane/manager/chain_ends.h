@@ -1,0 +1,34 @@
+// Where the generator sends each chain's packets and the sink takes them back: the chain's entry and exit rings,
+// or, for a kernel-I/O chain, DPDK net_af_packet ports on the chain's two veths in the root namespace.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "contract/deployment.h"
+#include "contract/shm_layout.h"
+#include "dataplane/ports/kernel_socket/af_packet_ethdev.h"
+#include "dataplane/ports/port.h"
+
+namespace tandem {
+
+class ChainEnds {
+ public:
+  // Opens every chain's ends; throws std::runtime_error if a kernel chain's port cannot be made.
+  ChainEnds(const Deployment& deployment, rte_mempool* pool, const std::vector<rte_ring*>& rings, StatsZone& stats);
+  // By chain index; each taken once, by the generator and the sink.
+  std::vector<std::unique_ptr<EgressPort>> take_entries() { return std::move(entries_); }
+  std::vector<std::unique_ptr<IngressPort>> take_exits() { return std::move(exits_); }
+  bool any_kernel_chain() const { return !af_packet_ports_.empty(); }
+
+ private:
+  std::vector<std::unique_ptr<EgressPort>> entries_;
+  std::vector<std::unique_ptr<IngressPort>> exits_;
+  std::vector<std::unique_ptr<AfPacketPort>> af_packet_ports_;  // outlive the generator's and sink's use of them
+  uint64_t entry_drop_journal_ = 0;  // the entry ports' free journal (free_counted.h); the manager is the only writer
+};
+
+}  // namespace tandem

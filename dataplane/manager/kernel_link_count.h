@@ -1,0 +1,28 @@
+// Where a kernel link's packets are at the end of a run: delivered to its receiver, still in the receiving
+// socket's queue (in flight), dropped by that socket (queue full), or lost before it (the veth or the switch).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "contract/arg_schema.h"  // json
+#include "contract/shm_layout.h"
+
+namespace tandem {
+
+struct KernelLinkCount {
+  uint64_t in_socket = 0;           // in flight: in the receiver's queue when it stopped
+  uint64_t socket_full = 0;         // dropped by the receiving socket, its queue full
+  uint64_t lost_before_socket = 0;  // sent, never reached the socket
+  bool exact = true;
+  std::string inexact_reason;
+  uint64_t dropped() const { return socket_full + lost_before_socket; }
+  json to_json() const;
+};
+
+// From the link's counters once its ends stopped. `socket_receiver`: an NF's packet socket, which counted what
+// reached it (socket_arrived, socket_dropped); otherwise the sink's DPDK port, drained to the end, whose kernel
+// ring the manager cannot count: what it never delivered counts as lost before it.
+KernelLinkCount count_kernel_link(const RingCounters& link, bool socket_receiver);
+
+}  // namespace tandem

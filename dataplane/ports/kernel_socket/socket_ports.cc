@@ -1,0 +1,174 @@
+// The kernel-I/O ports' bursts: the system calls, the records' trailers and the link's counters.
+#include "socket_ports.h"
+
+#include <poll.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <stdexcept>
+
+#include "contract/batch.h"
+#include "contract/wire_meta.h"
+#include "dataplane/ports/free_counted.h"
+
+namespace tandem {
+
+rte_ether_addr parse_mac(const std::string& text) {
+  rte_ether_addr mac{};
+  if (rte_ether_unformat_addr(text.c_str(), &mac) != 0) throw std::invalid_argument("'" + text + "' is not a MAC address");
+  return mac;
+}
+
+SocketIngress::SocketIngress(std::unique_ptr<PacketSocket> socket, rte_mempool* pool, uint16_t mux, RingCounters& counters)
+    : socket_(std::move(socket)), pool_(pool), mux_(std::max<uint16_t>(mux, 1)), counters_(counters),
+      buffers_(mux_, nullptr), messages_(mux_), vectors_(mux_) {
+  if (!refill()) throw std::runtime_error("packet socket on " + socket_->interface() + ": no mbufs for its receive buffers");
+}
+
+SocketIngress::~SocketIngress() { finish(); }
+
+bool SocketIngress::refill() {
+  uint64_t held = 0;
+  for (rte_mbuf*& buffer : buffers_) {
+    if (buffer == nullptr) buffer = rte_pktmbuf_alloc(pool_);
+    if (buffer != nullptr) held++;
+  }
+  __atomic_store_n(&counters_.receive_buffers, held, __ATOMIC_RELAXED);
+  return held == buffers_.size();
+}
+
+unsigned SocketIngress::waiting() const {
+  pollfd ready{socket_->fd(), POLLIN, 0};
+  return poll(&ready, 1, 0) == 1 && (ready.revents & POLLIN) ? 1 : 0;
+}
+
+uint16_t SocketIngress::rx_burst(rte_mbuf** pkts, uint16_t max) {
+  if (!refill()) return 0;  // the pool is dry: the frames wait in the socket (or it drops them, counted)
+  return mux_ == 1 ? receive_one_per_call(pkts, max) : receive_many_per_call(pkts, max);
+}
+
+uint16_t SocketIngress::receive_one_per_call(rte_mbuf** pkts, uint16_t max) {
+  uint16_t taken = 0;
+  while (taken < max) {
+    rte_mbuf* buffer = buffers_[0];
+    ssize_t length = recvfrom(socket_->fd(), rte_pktmbuf_mtod(buffer, void*), rte_pktmbuf_tailroom(buffer), MSG_DONTWAIT, nullptr, nullptr);
+    if (length < 0) break;  // EAGAIN: nothing more now
+    buffers_[0] = nullptr;
+    uint32_t received = static_cast<uint32_t>(length);
+    taken += accept(pkts + taken, &buffer, &received, 1);
+    if (!refill()) break;
+  }
+  return taken;
+}
+
+uint16_t SocketIngress::receive_many_per_call(rte_mbuf** pkts, uint16_t max) {
+  unsigned want = std::min<unsigned>(max, mux_);
+  for (unsigned i = 0; i < want; i++) {
+    vectors_[i] = {rte_pktmbuf_mtod(buffers_[i], void*), rte_pktmbuf_tailroom(buffers_[i])};
+    messages_[i] = {};
+    messages_[i].msg_hdr.msg_iov = &vectors_[i];
+    messages_[i].msg_hdr.msg_iovlen = 1;
+  }
+  int received = recvmmsg(socket_->fd(), messages_.data(), want, MSG_DONTWAIT, nullptr);
+  if (received <= 0) return 0;
+  rte_mbuf* filled[kMaxBurst];
+  uint32_t lengths[kMaxBurst];
+  for (int i = 0; i < received; i++) {
+    filled[i] = buffers_[i];
+    lengths[i] = messages_[i].msg_len;
+    buffers_[i] = nullptr;
+  }
+  // The buffers not filled move to the front, the next call's first vectors.
+  std::stable_partition(buffers_.begin(), buffers_.end(), [](rte_mbuf* m) { return m != nullptr; });
+  return accept(pkts, filled, lengths, static_cast<uint16_t>(received));
+}
+
+uint16_t SocketIngress::accept(rte_mbuf** pkts, rte_mbuf** received, const uint32_t* lengths, uint16_t count) {
+  uint16_t kept = 0;
+  uint64_t foreign = 0;
+  for (uint16_t i = 0; i < count; i++) {
+    rte_mbuf* m = received[i];
+    m->data_len = static_cast<uint16_t>(lengths[i]);
+    m->pkt_len = lengths[i];
+    if (!take_wire_meta(m)) {  // not one of the run's packets (the interfaces are the run's own: rare)
+      rte_pktmbuf_free(m);
+      foreign++;
+      continue;
+    }
+    pkts[kept++] = m;
+  }
+  if (foreign) counter_add(counters_.foreign, foreign);
+  counter_add(counters_.dequeued, static_cast<uint64_t>(kept));
+  return kept;
+}
+
+void SocketIngress::finish() {
+  if (!socket_) return;
+  PacketSocket::Statistics counts = socket_->statistics();
+  __atomic_store_n(&counters_.socket_arrived, counts.arrived, __ATOMIC_RELAXED);
+  __atomic_store_n(&counters_.socket_dropped, counts.dropped, __ATOMIC_RELAXED);
+  __atomic_store_n(&counters_.socket_counted, 1u, __ATOMIC_RELEASE);
+  for (rte_mbuf*& buffer : buffers_)
+    if (buffer != nullptr) {
+      rte_pktmbuf_free(buffer);
+      buffer = nullptr;
+    }
+  __atomic_store_n(&counters_.receive_buffers, uint64_t{0}, __ATOMIC_RELAXED);
+  socket_.reset();
+}
+
+SocketEgress::SocketEgress(std::unique_ptr<PacketSocket> socket, uint16_t mux, const std::string& next_hop, RingCounters& counters, uint64_t& journal)
+    : socket_(std::move(socket)), mux_(std::max<uint16_t>(mux, 1)), counters_(counters), journal_(journal), messages_(mux_), vectors_(mux_) {
+  if (!next_hop.empty()) {
+    readdress_ = true;
+    next_hop_ = parse_mac(next_hop);
+  }
+}
+
+uint16_t SocketEgress::tx_burst(rte_mbuf** pkts, uint16_t count, const uint8_t* /*gates: one way on*/) {
+  uint16_t ready = 0;
+  for (uint16_t i = 0; i < count; i++) {
+    if (readdress_) rte_pktmbuf_mtod(pkts[i], rte_ether_hdr*)->dst_addr = next_hop_;
+    if (append_wire_meta(pkts[i])) {
+      pkts[ready++] = pkts[i];
+    } else {  // no tailroom for the record (a frame near the buffer's size): refused like a full socket
+      free_counted(&pkts[i], 1, counters_.dropped_full, journal_);
+    }
+  }
+  uint16_t sent = mux_ == 1 ? send_one_per_call(pkts, ready) : send_many_per_call(pkts, ready);
+  // The kernel copied what it took: the mbufs go back to the pool either way, counted as sent or as refused.
+  if (sent > 0) free_counted(pkts, sent, counters_.enqueued, journal_);
+  if (sent < ready) free_counted(pkts + sent, static_cast<uint16_t>(ready - sent), counters_.dropped_full, journal_);
+  return sent;
+}
+
+uint16_t SocketEgress::send_one_per_call(rte_mbuf** pkts, uint16_t count) {
+  // A refused frame is dropped and the rest still offered: the kernel refuses one frame, not the link.
+  uint16_t sent = 0;
+  for (uint16_t i = 0; i < count; i++) {
+    if (sendto(socket_->fd(), rte_pktmbuf_mtod(pkts[i], void*), rte_pktmbuf_data_len(pkts[i]), MSG_DONTWAIT, nullptr, 0) < 0) continue;
+    std::swap(pkts[sent++], pkts[i]);  // the sent ones first, in order
+  }
+  return sent;
+}
+
+uint16_t SocketEgress::send_many_per_call(rte_mbuf** pkts, uint16_t count) {
+  uint16_t sent = 0;
+  while (sent < count) {
+    unsigned chunk = std::min<unsigned>(count - sent, mux_);
+    for (unsigned i = 0; i < chunk; i++) {
+      rte_mbuf* m = pkts[sent + i];
+      vectors_[i] = {rte_pktmbuf_mtod(m, void*), rte_pktmbuf_data_len(m)};
+      messages_[i] = {};
+      messages_[i].msg_hdr.msg_iov = &vectors_[i];
+      messages_[i].msg_hdr.msg_iovlen = 1;
+    }
+    int accepted = sendmmsg(socket_->fd(), messages_.data(), chunk, MSG_DONTWAIT);
+    if (accepted <= 0) break;  // the socket refuses: the rest of the burst is dropped
+    sent = static_cast<uint16_t>(sent + accepted);
+    if (static_cast<unsigned>(accepted) < chunk) break;
+  }
+  return sent;
+}
+
+}  // namespace tandem
