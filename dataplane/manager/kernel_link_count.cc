@@ -18,9 +18,8 @@ KernelLinkCount count_kernel_link(const RingCounters& link, bool socket_receiver
     return count;
   }
   if (__atomic_load_n(&link.socket_counted, __ATOMIC_ACQUIRE) == 0) {
-    count.exact = false;
-    count.inexact_reason = "its receiving NF did not count its socket (it did not stop normally)";
-    count.lost_before_socket = sent - taken;
+    // The receiving NF ended without counting its socket (killed): the frames queued in it went with it.
+    count.lost_with_receiver = sent - taken;
     return count;
   }
   // Foreign frames (not the run's packets) reached the socket too; the receiver took and freed them.
@@ -42,6 +41,7 @@ KernelLinkCount count_kernel_link(const RingCounters& link, bool socket_receiver
 
 json KernelLinkCount::to_json() const {
   json out = {{"in_socket_at_stop", in_socket}, {"dropped_socket_full", socket_full}, {"lost_before_socket", lost_before_socket}};
+  if (lost_with_receiver) out["lost_with_receiver"] = lost_with_receiver;
   if (!exact) out["inexact"] = inexact_reason;
   return out;
 }

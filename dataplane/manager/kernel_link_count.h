@@ -14,9 +14,12 @@ struct KernelLinkCount {
   uint64_t in_socket = 0;           // in flight: in the receiver's queue when it stopped
   uint64_t socket_full = 0;         // dropped by the receiving socket, its queue full
   uint64_t lost_before_socket = 0;  // sent, never reached the socket
+  // Sent and not taken by a receiving NF that ended without counting its socket (it was killed): queued in the
+  // socket or lost before it, they went with it.
+  uint64_t lost_with_receiver = 0;
   bool exact = true;
   std::string inexact_reason;
-  uint64_t dropped() const { return socket_full + lost_before_socket; }
+  uint64_t dropped() const { return socket_full + lost_before_socket + lost_with_receiver; }
   json to_json() const;
 };
 

@@ -1,0 +1,120 @@
+"""Kernel-I/O chains on real veths and packet sockets (issue 19): three NFs back to back and through a bridge, under
+cfs and scc, one frame or many per system call; exact accounting and hop order; every namespace and interface gone
+after a normal end, a killed NF, Ctrl-C and a SIGKILLed run; specs the machine or the scheduler cannot run exit 2."""
+from __future__ import annotations
+
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import requires_root, tandem
+from controlplane import kernel_links
+from integration.test_runs import assert_accounted, run_results, start_run
+
+pytestmark = requires_root
+
+KERNEL_SPEC = """\
+name: kernel
+duration: 1
+warmup: 0.3
+traffic: {size: 64, flows: 4, rate: 0.05 Mpps}
+scheduler: cfs
+chains:
+  - name: k
+    io: kernel
+    mux: 8
+    link: b2b
+    nfs:
+      - {name: a, type: ttl, core: 1}
+      - {name: b, type: checkip, core: 1}
+      - {name: c, type: ttl, core: 1}
+"""
+
+
+@pytest.mark.parametrize("link,scheduler,mux", [("b2b", "cfs", 8), ("b2b", "scc", 32), ("b2b", "cfs", 1),
+                                                ("bridge", "cfs", 8), ("bridge", "scc", 1)])
+def test_three_kernel_nfs_deliver_in_order_with_exact_accounts(link, scheduler, mux, write_spec, tmp_path, machine_before):
+    spec = KERNEL_SPEC.replace("link: b2b", f"link: {link}").replace("mux: 8", f"mux: {mux}")
+    out = tmp_path / "r.json"
+    result = tandem("run", str(write_spec(spec)), "--scheduler", scheduler, "--json", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    results = run_results(out)
+    assert_accounted(results)  # generated = delivered + dropped + in flight, and every packet took a -> b -> c
+    chain = results["chains"][0]
+    assert chain["delivered"] > 0.5 * chain["generated"], chain  # 50 kpps is far below what this path carries
+    assert [w["name"] for w in results["workers"]] == ["a", "b", "c"]
+    links = {ring["name"]: ring for ring in results["rings"]}
+    assert set(links) == {"k:entry", "k:a->b", "k:b->c", "k:exit"}
+    for ring in links.values():
+        assert "kernel_link" in ring, ring
+        assert ring["enqueued"] >= ring["dequeued"]
+    if scheduler == "scc":
+        report = results["scheduler"]["report"]
+        assert report["policy"] == "batch" and report["nice"] == -19 and report["eq1_quantum_ms"] == 780
+        assert set(report["measured"]) == {"a", "b", "c"}
+        assert all(nf["timeslices"] > 0 for nf in report["measured"].values())
+
+
+def test_ovs_without_its_kernel_module_exits_2_saying_why(write_spec, machine_before):
+    if kernel_links.OVS_MODULE.exists():
+        pytest.skip("this kernel has the openvswitch module")
+    result = tandem("run", str(write_spec(KERNEL_SPEC.replace("link: b2b", "link: ovs"))), "--quiet")
+    assert result.returncode == 2, result.stderr
+    assert "openvswitch" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_scheduler_that_needs_rings_refuses_a_kernel_chain(write_spec, machine_before):
+    result = tandem("run", str(write_spec(KERNEL_SPEC)), "--scheduler", "coop", "--quiet")
+    assert result.returncode == 2
+    assert "chains[0].io" in result.stderr and "kernel-I/O chains run under" in result.stderr
+
+
+def test_mux_on_a_dpdk_chain_is_refused(write_spec, machine_before):
+    result = tandem("run", str(write_spec(KERNEL_SPEC.replace("    io: kernel\n", ""))), "--quiet")
+    assert result.returncode == 2
+    assert "chains[0].mux" in result.stderr
+
+
+def test_killed_kernel_nf_is_reported_and_its_frames_counted(write_spec, tmp_path, machine_before):
+    out = tmp_path / "r.json"
+    process, pids = start_run(write_spec(KERNEL_SPEC), out)
+    time.sleep(1)
+    subprocess.run(["kill", "-9", str(pids["b"])])
+    _, stderr = process.communicate(timeout=30)
+    assert process.returncode == 1
+    assert "NF b (pid" in stderr and "killed by signal 9" in stderr
+    results = run_results(out)
+    assert results["failed_nf"] == "b"
+    assert results["chains"][0]["accounting_exact"]  # what b had not taken went with its socket: counted as dropped
+    assert "Traceback" not in stderr
+
+
+def test_ctrl_c_on_a_kernel_chain_stops_cleanly(write_spec, tmp_path, machine_before):
+    out = tmp_path / "r.json"
+    process, _ = start_run(write_spec(KERNEL_SPEC.replace("link: b2b", "link: bridge")), out)
+    time.sleep(1.5)
+    process.send_signal(signal.SIGINT)
+    process.communicate(timeout=30)
+    assert process.returncode == 130
+    results = run_results(out)
+    assert results["chains"][0]["delivered"] > 0
+    assert_accounted(results)
+
+
+def test_run_after_a_sigkilled_kernel_run_removes_its_namespaces(write_spec, tmp_path, machine_before):
+    spec = write_spec(KERNEL_SPEC.replace("link: b2b", "link: bridge"))
+    process, _ = start_run(spec, tmp_path / "killed.json", "--scheduler", "scc")
+    time.sleep(1)
+    process.kill()  # no cleanup in the control plane: namespaces, veths, the bridge and the affinities stay
+    process.wait()
+    assert kernel_links.leftovers(), "the killed run had nothing to leave behind"
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and subprocess.run(["pgrep", "-x", "tandem-worker"], capture_output=True).returncode == 0:
+        time.sleep(0.1)
+    out = tmp_path / "next.json"
+    result = tandem("run", str(spec), "--duration", "1", "--json", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    assert "removed network namespace" in result.stderr and "which did not end cleanly" in result.stderr
+    assert_accounted(run_results(out))
