@@ -37,6 +37,15 @@ TEST(Latency, SummaryInMicrosecondsAndBoundedStorage) {
   EXPECT_EQ(LatencySamples().summary_us(1e9)["samples"], 0);
 }
 
+TEST(Latency, QuartilesBoundTheMiddleHalf) {
+  LatencySamples samples(1000);
+  for (int i = 1; i <= 100; i++) samples.add(static_cast<uint64_t>(i) * 1000);  // 1..100 us at 1 GHz
+  json summary = samples.summary_us(1e9);
+  EXPECT_NEAR(summary["p25"].get<double>(), 25.0, 1.0);
+  EXPECT_NEAR(summary["p75"].get<double>(), 75.0, 1.0);
+  EXPECT_LT(summary["p25"].get<double>(), summary["p50"].get<double>());
+}
+
 TEST(Latency, TheMeanIsOfTheStoredSamples) {
   LatencySamples samples;
   for (uint64_t cycles : {1000, 2000, 6000}) samples.add(cycles);

@@ -24,7 +24,9 @@ class LatencySummary(_Results):
     seen: Optional[int] = None  # sampled, stored or not
     mean: Optional[float] = None
     p5: Optional[float] = None
+    p25: Optional[float] = None  # with p75: the interquartile range (SCC's jitter)
     p50: Optional[float] = None
+    p75: Optional[float] = None
     p95: Optional[float] = None
     p99: Optional[float] = None
     max: Optional[float] = None
