@@ -11,7 +11,6 @@
 #include "contract/batch.h"
 #include "contract/wire_meta.h"
 #include "dataplane/ports/free_counted.h"
-#include "socket_ports.h"  // parse_mac
 
 namespace tandem {
 
@@ -43,23 +42,8 @@ AfPacketPort::~AfPacketPort() {
   rte_vdev_uninit(device_name_.c_str());
 }
 
-EthdevEgress::EthdevEgress(uint16_t port, const std::string& next_hop, RingCounters& counters, uint64_t& journal)
-    : port_(port), counters_(counters), journal_(journal) {
-  if (!next_hop.empty()) {
-    readdress_ = true;
-    next_hop_ = parse_mac(next_hop);
-  }
-}
-
 uint16_t EthdevEgress::tx_burst(rte_mbuf** pkts, uint16_t count, const uint8_t* /*gates: one way on*/) {
-  uint16_t ready = 0;
-  for (uint16_t i = 0; i < count; i++) {
-    if (readdress_) rte_pktmbuf_mtod(pkts[i], rte_ether_hdr*)->dst_addr = next_hop_;
-    if (append_wire_meta(pkts[i]))
-      pkts[ready++] = pkts[i];
-    else
-      free_counted(&pkts[i], 1, counters_.dropped_full, journal_);
-  }
+  uint16_t ready = ready_for_kernel_link(pkts, count, next_hop_, counters_, journal_);
   uint16_t sent = rte_eth_tx_burst(port_, 0, pkts, ready);  // the PMD copies each frame into the kernel's ring and frees it
   counter_add(counters_.enqueued, static_cast<uint64_t>(sent));
   if (sent < ready) free_counted(pkts + sent, static_cast<uint16_t>(ready - sent), counters_.dropped_full, journal_);

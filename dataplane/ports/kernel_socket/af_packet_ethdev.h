@@ -5,11 +5,11 @@
 #include <cstdint>
 #include <string>
 
-#include <rte_ether.h>
 #include <rte_mempool.h>
 
 #include "contract/shm_layout.h"
 #include "dataplane/ports/port.h"
+#include "socket_ports.h"  // NextHop
 
 namespace tandem {
 
@@ -34,15 +34,15 @@ class AfPacketPort {
 class EthdevEgress final : public EgressPort {
  public:
   // With a `next_hop` MAC (a chain behind a switch), every frame is addressed to the chain's first NF.
-  EthdevEgress(uint16_t port, const std::string& next_hop, RingCounters& counters, uint64_t& journal);
+  EthdevEgress(uint16_t port, const std::string& next_hop, RingCounters& counters, uint64_t& journal)
+      : port_(port), next_hop_(next_hop), counters_(counters), journal_(journal) {}
   uint16_t tx_burst(rte_mbuf** pkts, uint16_t count, const uint8_t* gates) override;
   // The kernel ring's free slots are not visible: the generator builds a burst, and what is refused is counted.
   unsigned room() const override { return 1u << 16; }
 
  private:
   uint16_t port_;
-  bool readdress_ = false;
-  rte_ether_addr next_hop_{};
+  NextHop next_hop_;
   RingCounters& counters_;
   uint64_t& journal_;
 };

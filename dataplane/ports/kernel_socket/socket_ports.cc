@@ -13,10 +13,20 @@
 
 namespace tandem {
 
-rte_ether_addr parse_mac(const std::string& text) {
-  rte_ether_addr mac{};
-  if (rte_ether_unformat_addr(text.c_str(), &mac) != 0) throw std::invalid_argument("'" + text + "' is not a MAC address");
-  return mac;
+NextHop::NextHop(const std::string& mac) : set_(!mac.empty()) {
+  if (set_ && rte_ether_unformat_addr(mac.c_str(), &mac_) != 0) throw std::invalid_argument("'" + mac + "' is not a MAC address");
+}
+
+uint16_t ready_for_kernel_link(rte_mbuf** pkts, uint16_t count, const NextHop& next_hop, RingCounters& counters, uint64_t& journal) {
+  uint16_t ready = 0;
+  for (uint16_t i = 0; i < count; i++) {
+    next_hop.address(pkts[i]);
+    if (append_wire_meta(pkts[i]))
+      pkts[ready++] = pkts[i];
+    else  // no tailroom for the record (a frame near the buffer's size): refused like a full socket
+      free_counted(&pkts[i], 1, counters.dropped_full, journal);
+  }
+  return ready;
 }
 
 SocketIngress::SocketIngress(std::unique_ptr<PacketSocket> socket, rte_mempool* pool, uint16_t mux, RingCounters& counters)
@@ -117,24 +127,8 @@ void SocketIngress::finish() {
   socket_.reset();
 }
 
-SocketEgress::SocketEgress(std::unique_ptr<PacketSocket> socket, uint16_t mux, const std::string& next_hop, RingCounters& counters, uint64_t& journal)
-    : socket_(std::move(socket)), mux_(std::max<uint16_t>(mux, 1)), counters_(counters), journal_(journal), messages_(mux_), vectors_(mux_) {
-  if (!next_hop.empty()) {
-    readdress_ = true;
-    next_hop_ = parse_mac(next_hop);
-  }
-}
-
 uint16_t SocketEgress::tx_burst(rte_mbuf** pkts, uint16_t count, const uint8_t* /*gates: one way on*/) {
-  uint16_t ready = 0;
-  for (uint16_t i = 0; i < count; i++) {
-    if (readdress_) rte_pktmbuf_mtod(pkts[i], rte_ether_hdr*)->dst_addr = next_hop_;
-    if (append_wire_meta(pkts[i])) {
-      pkts[ready++] = pkts[i];
-    } else {  // no tailroom for the record (a frame near the buffer's size): refused like a full socket
-      free_counted(&pkts[i], 1, counters_.dropped_full, journal_);
-    }
-  }
+  uint16_t ready = ready_for_kernel_link(pkts, count, next_hop_, counters_, journal_);
   uint16_t sent = mux_ == 1 ? send_one_per_call(pkts, ready) : send_many_per_call(pkts, ready);
   // The kernel copied what it took: the mbufs go back to the pool either way, counted as sent or as refused.
   if (sent > 0) free_counted(pkts, sent, counters_.enqueued, journal_);

@@ -4,6 +4,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -17,6 +18,25 @@
 #include "packet_socket.h"
 
 namespace tandem {
+
+// Where a switch forwards by destination (link: bridge), the MAC each frame is addressed to; none otherwise.
+class NextHop {
+ public:
+  // "aa:bb:cc:dd:ee:ff", or empty for none; throws std::invalid_argument naming anything else.
+  explicit NextHop(const std::string& mac);
+  void address(rte_mbuf* m) const {
+    if (set_) rte_pktmbuf_mtod(m, rte_ether_hdr*)->dst_addr = mac_;
+  }
+
+ private:
+  bool set_ = false;
+  rte_ether_addr mac_{};
+};
+
+// Readies a burst for a kernel link: each frame addressed to `next_hop` and given its record's trailer. A frame
+// without room for the trailer is dropped as a refusal (the link's dropped_full). Returns how many are ready,
+// moved to the front of `pkts`.
+uint16_t ready_for_kernel_link(rte_mbuf** pkts, uint16_t count, const NextHop& next_hop, RingCounters& counters, uint64_t& journal);
 
 // Takes frames from a receiving packet socket into mbufs of `pool`, restoring each packet's record from its
 // trailer (contract/wire_meta.h); counts them as the link's dequeued, and frames without a record as foreign.
@@ -55,7 +75,9 @@ class SocketIngress final : public IngressPort {
 // through a bridge), each frame is addressed to it: the bridge forwards by destination.
 class SocketEgress final : public EgressPort {
  public:
-  SocketEgress(std::unique_ptr<PacketSocket> socket, uint16_t mux, const std::string& next_hop, RingCounters& counters, uint64_t& journal);
+  SocketEgress(std::unique_ptr<PacketSocket> socket, uint16_t mux, const std::string& next_hop, RingCounters& counters, uint64_t& journal)
+      : socket_(std::move(socket)), mux_(std::max<uint16_t>(mux, 1)), next_hop_(next_hop), counters_(counters), journal_(journal),
+        messages_(mux_), vectors_(mux_) {}
   uint16_t tx_burst(rte_mbuf** pkts, uint16_t count, const uint8_t* gates) override;
   // The kernel copies what it takes at once; a full socket is found out by sending.
   unsigned room() const override { return kMaxRoom; }
@@ -67,15 +89,11 @@ class SocketEgress final : public EgressPort {
 
   std::unique_ptr<PacketSocket> socket_;
   uint16_t mux_;
-  bool readdress_ = false;
-  rte_ether_addr next_hop_{};
+  NextHop next_hop_;
   RingCounters& counters_;
   uint64_t& journal_;
   std::vector<mmsghdr> messages_;
   std::vector<iovec> vectors_;
 };
-
-// Parses "aa:bb:cc:dd:ee:ff"; throws std::invalid_argument naming it otherwise.
-rte_ether_addr parse_mac(const std::string& text);
 
 }  // namespace tandem
