@@ -131,8 +131,8 @@ void check_kernel_chains(const Deployment& deployment, SpecErrors& errors) {
     std::string where = "chains[" + std::to_string(chain.index) + "]";
     if (chain.io.mux < 1 || chain.io.mux > kMaxKernelMux)
       errors.push_back({where + ".mux", "mux is the frames per system call: 1 to " + std::to_string(kMaxKernelMux)});
-    if (chain.io.link != "b2b" && chain.io.link != "bridge" && chain.io.link != "ovs")
-      errors.push_back({where + ".link", "unknown link '" + chain.io.link + "' (b2b, bridge or ovs)"});
+    if (chain.io.link != "b2b" && chain.io.link != "bridge" && chain.io.link != "ovs" && chain.io.link != "ovs-userspace")
+      errors.push_back({where + ".link", "unknown link '" + chain.io.link + "' (b2b, bridge, ovs or ovs-userspace)"});
     for (int nf : chain.nfs) {
       const NfConfig& config = deployment.nfs[nf];
       if (config.in_rings.size() > 1 || config.out_rings.size() > 1 || config.forks())

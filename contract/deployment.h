@@ -89,7 +89,7 @@ inline constexpr uint16_t kMaxKernelMux = 256;
 struct KernelIo {
   bool enabled = false;
   uint16_t mux = 1;          // 1: recvfrom/sendto per frame; N: recvmmsg/sendmmsg of up to N frames
-  std::string link = "b2b";  // b2b | bridge | ovs
+  std::string link = "b2b";  // b2b | bridge | ovs | ovs-userspace
   std::string generator_interface;
   std::string sink_interface;
   std::string entry_next_hop;  // the first NF's MAC where a switch forwards by destination; empty otherwise

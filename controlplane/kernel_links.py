@@ -7,12 +7,13 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from controlplane import machine
 from controlplane.errors import SetupError
+from controlplane.ovs_switch import OvsSwitch
 
 # Interfaces in the root namespace: short (15 characters at most) and Tandem's own. One run holds the machine at a
 # time, and a killed run's are removed by the next (its journal).
 ROOT_INTERFACE_PREFIXES = ("tdg", "tds")
-OVS_MODULE = Path("/sys/module/openvswitch")
 
 
 def ip(*args: str) -> None:
@@ -38,22 +39,12 @@ def _without_ipv6(netns: str | None, interface: str | None = None) -> None:
         path.write_text("1")
 
 
-def _check_link_kind(link: str) -> None:
-    if link == "ovs" and not OVS_MODULE.exists():
-        raise SetupError("link: ovs needs Open vSwitch's kernel datapath, and this kernel has no openvswitch module "
-                         f"({OVS_MODULE} is missing; load it with `modprobe openvswitch` where the kernel has it); "
-                         "link: bridge (a Linux bridge) or b2b run here")
-    if link == "ovs":
-        raise SetupError("link: ovs is not built yet (issue 19); use link: bridge or b2b")
-
-
 def build(session, run_id: str, chains: list[dict]) -> None:
     """Makes every kernel-I/O chain's namespaces and links and fills in its `io` entry (chains as in the run config)."""
     for c, chain in enumerate(chains):
         io = chain.get("io")
         if not io or io.get("kind") != "kernel":
             continue
-        _check_link_kind(io["link"])
         namespaces = [f"{run_id}-{nf['name']}" for nf in chain["nfs"]]
         for netns in namespaces:
             session.own_netns(netns)
@@ -62,8 +53,11 @@ def build(session, run_id: str, chains: list[dict]) -> None:
         if io["link"] == "b2b":
             nfs = _back_to_back(session, namespaces, generator, sink)
             entry_next_hop = ""
-        else:
+        elif io["link"] == "bridge":
             nfs, entry_next_hop = _through_bridge(session, run_id, c, namespaces, generator, sink)
+        else:
+            nfs, entry_next_hop = _through_ovs(session, run_id, c, namespaces, generator, sink,
+                                               "system" if io["link"] == "ovs" else "netdev")
         io.update(generator_interface=generator, sink_interface=sink, entry_next_hop=entry_next_hop, nfs=nfs)
 
 
@@ -111,17 +105,9 @@ def _through_bridge(session, run_id: str, chain: int, namespaces: list[str], gen
 
     macs = [_mac(chain, k) for k in range(len(namespaces))]
     sink_mac = _mac(chain, 255)
-    for k, netns in enumerate(namespaces):
-        ip("-n", netns, "link", "add", "name", "eth", "address", macs[k], "type", "veth", "peer", "name", f"p{k}", "netns", switch)
-        ip("-n", netns, "link", "set", "eth", "up")
+    _switch_ports(session, switch, namespaces, generator, sink, macs, sink_mac)
+    for k in range(len(namespaces)):
         port(f"p{k}", macs[k])
-    session.own_root_interface(generator)
-    ip("link", "add", "name", generator, "type", "veth", "peer", "name", "pg", "netns", switch)
-    session.own_root_interface(sink)
-    ip("link", "add", "name", sink, "address", sink_mac, "type", "veth", "peer", "name", "ps", "netns", switch)
-    for name in (generator, sink):
-        _without_ipv6(None, name)
-        ip("link", "set", name, "up")
     ip("-n", switch, "link", "set", "pg", "master", "switch", "up")  # the generator's frames only enter: no entry for it
     port("ps", sink_mac)
     nfs = [{"netns": netns, "in": "eth", "out": "eth", "next_hop": macs[k + 1] if k + 1 < len(namespaces) else sink_mac}
@@ -129,10 +115,43 @@ def _through_bridge(session, run_id: str, chain: int, namespaces: list[str], gen
     return nfs, macs[0]
 
 
+def _switch_ports(session, switch: str, namespaces: list[str], generator: str, sink: str,
+                  macs: list[str] | None = None, sink_mac: str | None = None) -> None:
+    """The veths of a switched chain: each NF's `eth` to port p<k>, the generator's and the sink's root interfaces to
+    ports pg and ps of the switch namespace; all up except the switch's side, which joins its switch first."""
+    for k, netns in enumerate(namespaces):
+        ip("-n", netns, "link", "add", "name", "eth", *(["address", macs[k]] if macs else []), "type", "veth", "peer",
+           "name", f"p{k}", "netns", switch)
+        ip("-n", netns, "link", "set", "eth", "up")
+    for name, port, mac in ((generator, "pg", None), (sink, "ps", sink_mac)):
+        session.own_root_interface(name)
+        ip("link", "add", "name", name, *(["address", mac] if mac else []), "type", "veth", "peer", "name", port, "netns", switch)
+        _without_ipv6(None, name)
+        ip("link", "set", name, "up")
+
+
+def _through_ovs(session, run_id: str, chain: int, namespaces: list[str], generator: str, sink: str,
+                 datapath: str) -> tuple[list[dict], str]:
+    """Every NF, the generator and the sink on an Open vSwitch bridge of the chain's own, whose flows send each
+    port's frames to the next hop's port (by in_port, as SCC steers its chains)."""
+    switch = f"{run_id}-sw{chain}"
+    session.own_netns(switch)
+    _without_ipv6(switch)
+    ovs = OvsSwitch(session, machine.STATE_DIR / f"ovs-{run_id}-{chain}", switch, datapath)
+    _switch_ports(session, switch, namespaces, generator, sink)
+    ports = ["pg", *[f"p{k}" for k in range(len(namespaces))], "ps"]
+    for port in ports:
+        ip("-n", switch, "link", "set", port, "up")
+    ovs.bridge("switch", ports, list(zip(ports, ports[1:])))
+    return [{"netns": netns, "in": "eth", "out": "eth", "next_hop": ""} for netns in namespaces], ""
+
+
 def leftovers() -> list[str]:
     """Namespaces and root interfaces a run left behind (for the tests' machine check)."""
     found = []
     netns = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    processes = subprocess.run(["pgrep", "-a", "-f", f"ovs.*{machine.STATE_DIR}"], capture_output=True, text=True).stdout
+    found += [f"process {line}" for line in processes.splitlines()]
     found += [f"network namespace {line.split()[0]}" for line in netns.splitlines() if line.startswith("tandem")]
     links = subprocess.run(["ip", "-o", "link", "show"], capture_output=True, text=True).stdout
     for line in links.splitlines():

@@ -76,6 +76,12 @@ def _undo(change: dict) -> str | None:
             return None
         subprocess.run(["ip", "link", "del", change["name"]], capture_output=True)
         return f"removed interface {change['name']}"
+    if kind == "process":  # a helper daemon of the run (Open vSwitch), if it is still the same process
+        identity = _task_identity(change["pid"])
+        if identity is None or identity[0] != change["start"]:
+            return None
+        os.kill(change["pid"], signal.SIGKILL)
+        return f"stopped process {change['pid']}"
     if kind == "affinities":
         return _give_cores_back(change["tasks"])
     if kind == "directory":
@@ -318,6 +324,13 @@ class MachineSession:
             except OSError:
                 pass  # exited meanwhile, or a task whose affinity cannot change
         return moved
+
+    def own_process(self, pid: int) -> None:
+        """Marks a helper process the run started (it is killed at the end, if it is still that process)."""
+        identity = _task_identity(pid)
+        if identity is not None:
+            self._journal.append({"kind": "process", "pid": pid, "start": identity[0]})
+            self._save()
 
     def own_directory(self, path: Path) -> None:
         """Marks a directory that the run creates (e.g. DPDK's runtime files) for removal at the end."""

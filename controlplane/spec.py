@@ -210,10 +210,11 @@ class ChainSpec(Strict):
     weight: float = Field(default=1.0, gt=0, le=1e6)  # priority weight of every NF of the chain
     # dpdk: NFs linked by rings in hugepage memory. kernel: each NF in its own network namespace, reading and
     # writing packet sockets on veths (SCC's kernel-I/O NFs), `mux` frames per system call (1: recvfrom/sendto per
-    # frame; more: recvmmsg/sendmmsg), linked back to back (b2b) or through a switch (bridge, ovs).
+    # frame; more: recvmmsg/sendmmsg), linked back to back (b2b) or through a switch: a Linux bridge, Open vSwitch's
+    # kernel datapath (ovs) or its userspace datapath (ovs-userspace).
     io: Literal["dpdk", "kernel"] = "dpdk"
     mux: int | None = Field(default=None, ge=1, le=MAX_KERNEL_MUX)
-    link: Literal["b2b", "bridge", "ovs"] | None = None
+    link: Literal["b2b", "bridge", "ovs", "ovs-userspace"] | None = None
 
 
 def chain_nodes(chain: ChainSpec) -> list[NfSpec]:

@@ -15,8 +15,10 @@ step_done() {
   step_started=$now
 }
 
-# prometheus: the server the metrics integration test starts on a port of its own.
-packages=(dpdk dpdk-dev libdpdk-dev meson ninja-build pkg-config g++ libgtest-dev nlohmann-json3-dev libboost-context-dev libssl-dev libhyperscan-dev libpcap-dev graphviz python3-venv prometheus)
+# Servers the tests start themselves, on ports and directories of their own: prometheus (the metrics integration
+# test) and Open vSwitch (kernel-I/O chains with link: ovs or ovs-userspace, started privately for each run).
+servers=(prometheus openvswitch-switch)
+packages=(dpdk dpdk-dev libdpdk-dev meson ninja-build pkg-config g++ libgtest-dev nlohmann-json3-dev libboost-context-dev libssl-dev libhyperscan-dev libpcap-dev graphviz python3-venv "${servers[@]}")
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -25,21 +27,25 @@ if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]}"
   if [ "$(id -u)" -ne 0 ]; then echo "setup: installing packages needs root (run with sudo)" >&2; exit 2; fi
   apt-get update -q
-  others=()
-  for package in "${missing[@]}"; do [ "$package" = prometheus ] || others+=("$package"); done
+  others=() missing_servers=()
+  for package in "${missing[@]}"; do
+    if [[ " ${servers[*]} " == *" $package "* ]]; then missing_servers+=("$package"); else others+=("$package"); fi
+  done
   if [ ${#others[@]} -gt 0 ]; then DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${others[@]}"; fi
-  if [ ${#others[@]} -lt ${#missing[@]} ]; then
-    # Installing Debian's prometheus enables and starts a system server on :9090 (systemd or sysvinit; not in a
-    # container whose policy-rc.d forbids it), and it recommends a node exporter that does the same on :9100. The
-    # test starts a server of its own; a resident one, scraping every few seconds, would take cycles from the cores
-    # being measured and hold the port. So: no recommends, and the server the install started is stopped and disabled.
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends prometheus
-    if [ -d /run/systemd/system ]; then
-      systemctl disable --now --quiet prometheus.service || true
-    elif command -v invoke-rc.d >/dev/null; then
-      invoke-rc.d prometheus stop >/dev/null 2>&1 || true
-      update-rc.d prometheus disable >/dev/null 2>&1 || true
-    fi
+  if [ ${#missing_servers[@]} -gt 0 ]; then
+    # Installing a server package enables and starts a system instance (systemd or sysvinit; not in a container
+    # whose policy-rc.d forbids it), and prometheus recommends a node exporter that does the same on :9100. A
+    # resident server would take cycles from the cores being measured and hold its port or its datapath. So: no
+    # recommends, and every instance the install started is stopped and disabled.
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing_servers[@]}"
+    for server in "${missing_servers[@]}"; do
+      if [ -d /run/systemd/system ]; then
+        systemctl disable --now --quiet "$server.service" || true
+      elif command -v invoke-rc.d >/dev/null; then
+        invoke-rc.d "$server" stop >/dev/null 2>&1 || true
+        update-rc.d "$server" disable >/dev/null 2>&1 || true
+      fi
+    done
   fi
 fi
 step_done "Debian packages"

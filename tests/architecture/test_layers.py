@@ -26,7 +26,7 @@ CPP_LAYERS = [
 PYTHON_LAYERS = [
     ["errors", "spec", "chain_graph", "http_traffic", "pcap_file", "catalog", "robust_estimate",
      "results_model"],   # the contract: spec model, the data plane's catalog
-    ["machine", "kernel_links", "machine_resources", "leftovers", "stall_diagnosis", "progress", "report", "plot",  # machine changes, what the user reads
+    ["machine", "ovs_switch", "kernel_links", "machine_resources", "leftovers", "stall_diagnosis", "progress", "report", "plot",  # machine changes, what the user reads
      "vnf_templates", "sfc", "compose", "graph_drawing", "request", "spec_schema",  # SFC requests, the schema
      "live_metrics", "explain"],                                   # live metrics for Prometheus
     ["runner"],                                         # one launch of the data plane

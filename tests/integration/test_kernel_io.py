@@ -10,7 +10,7 @@ import time
 import pytest
 
 from conftest import requires_root, tandem
-from controlplane import kernel_links
+from controlplane import kernel_links, ovs_switch
 from integration.test_runs import assert_accounted, run_results, start_run
 
 pytestmark = requires_root
@@ -34,8 +34,11 @@ chains:
 
 
 @pytest.mark.parametrize("link,scheduler,mux", [("b2b", "cfs", 8), ("b2b", "scc", 32), ("b2b", "cfs", 1),
-                                                ("bridge", "cfs", 8), ("bridge", "scc", 1)])
+                                                ("bridge", "cfs", 8), ("bridge", "scc", 1), ("ovs-userspace", "cfs", 8),
+                                                ("ovs", "scc", 8)])
 def test_three_kernel_nfs_deliver_in_order_with_exact_accounts(link, scheduler, mux, write_spec, tmp_path, machine_before):
+    if link.startswith("ovs") and ovs_switch.missing_reason("system" if link == "ovs" else "netdev"):
+        pytest.skip(ovs_switch.missing_reason("system" if link == "ovs" else "netdev"))
     spec = KERNEL_SPEC.replace("link: b2b", f"link: {link}").replace("mux: 8", f"mux: {mux}")
     out = tmp_path / "r.json"
     result = tandem("run", str(write_spec(spec)), "--scheduler", scheduler, "--json", str(out), "--quiet")
@@ -58,7 +61,7 @@ def test_three_kernel_nfs_deliver_in_order_with_exact_accounts(link, scheduler, 
 
 
 def test_ovs_without_its_kernel_module_exits_2_saying_why(write_spec, machine_before):
-    if kernel_links.OVS_MODULE.exists():
+    if ovs_switch.KERNEL_MODULE.exists():
         pytest.skip("this kernel has the openvswitch module")
     result = tandem("run", str(write_spec(KERNEL_SPEC.replace("link: b2b", "link: ovs"))), "--quiet")
     assert result.returncode == 2, result.stderr
@@ -103,13 +106,18 @@ def test_ctrl_c_on_a_kernel_chain_stops_cleanly(write_spec, tmp_path, machine_be
     assert_accounted(results)
 
 
-def test_run_after_a_sigkilled_kernel_run_removes_its_namespaces(write_spec, tmp_path, machine_before):
-    spec = write_spec(KERNEL_SPEC.replace("link: b2b", "link: bridge"))
+@pytest.mark.parametrize("link", ["bridge", "ovs-userspace"])
+def test_run_after_a_sigkilled_kernel_run_removes_its_namespaces(link, write_spec, tmp_path, machine_before):
+    if link == "ovs-userspace" and ovs_switch.missing_reason("netdev"):
+        pytest.skip(ovs_switch.missing_reason("netdev"))
+    spec = write_spec(KERNEL_SPEC.replace("link: b2b", f"link: {link}"))
     process, _ = start_run(spec, tmp_path / "killed.json", "--scheduler", "scc")
     time.sleep(1)
     process.kill()  # no cleanup in the control plane: namespaces, veths, the bridge and the affinities stay
     process.wait()
-    assert kernel_links.leftovers(), "the killed run had nothing to leave behind"
+    left = kernel_links.leftovers()
+    assert left, "the killed run had nothing to leave behind"
+    assert not any("ovs" in item for item in left), left  # Open vSwitch's daemons die with the CLI that started them
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and subprocess.run(["pgrep", "-x", "tandem-worker"], capture_output=True).returncode == 0:
         time.sleep(0.1)
