@@ -39,8 +39,10 @@ def _without_ipv6(netns: str | None, interface: str | None = None) -> None:
         path.write_text("1")
 
 
-def build(session, run_id: str, chains: list[dict]) -> None:
-    """Makes every kernel-I/O chain's namespaces and links and fills in its `io` entry (chains as in the run config)."""
+def build(session, run_id: str, chains: list[dict], switch_core: int | None = None) -> None:
+    """Makes every kernel-I/O chain's namespaces and links and fills in its `io` entry (chains as in the run config).
+    `switch_core`: where a switched chain's switch runs (-1: on its NFs' core, SCC's uniprocessor plan; N: core N, its
+    multiprocessor plan); None leaves it to the kernel."""
     for c, chain in enumerate(chains):
         io = chain.get("io")
         if not io or io.get("kind") != "kernel":
@@ -53,11 +55,14 @@ def build(session, run_id: str, chains: list[dict]) -> None:
         if io["link"] == "b2b":
             nfs = _back_to_back(session, namespaces, generator, sink)
             entry_next_hop = ""
-        elif io["link"] == "bridge":
-            nfs, entry_next_hop = _through_bridge(session, run_id, c, namespaces, generator, sink)
         else:
-            nfs, entry_next_hop = _through_ovs(session, run_id, c, namespaces, generator, sink,
-                                               "system" if io["link"] == "ovs" else "netdev")
+            core = None if switch_core is None else chain["nfs"][0]["core"] if switch_core < 0 else switch_core
+            if io["link"] == "bridge":
+                nfs, entry_next_hop = _through_bridge(session, run_id, c, namespaces, generator, sink, core)
+            else:
+                nfs, entry_next_hop = _through_ovs(session, run_id, c, namespaces, generator, sink,
+                                                   "system" if io["link"] == "ovs" else "netdev", core)
+            io["switch_core"] = core
         io.update(generator_interface=generator, sink_interface=sink, entry_next_hop=entry_next_hop, nfs=nfs)
 
 
@@ -82,9 +87,12 @@ def _back_to_back(session, namespaces: list[str], generator: str, sink: str) -> 
     return [{"netns": netns, "in": "in", "out": "out", "next_hop": ""} for netns in namespaces]
 
 
-def _through_bridge(session, run_id: str, chain: int, namespaces: list[str], generator: str, sink: str) -> tuple[list[dict], str]:
+def _through_bridge(session, run_id: str, chain: int, namespaces: list[str], generator: str, sink: str,
+                    core: int | None) -> tuple[list[dict], str]:
     """Every NF, the generator and the sink on one Linux bridge in a switch namespace. The bridge forwards by
-    destination MAC from static entries (no learning, no flooding): each sender addresses the next hop."""
+    destination MAC from static entries (no learning, no flooding): each sender addresses the next hop. With a
+    `core`, the bridge's work runs there: receive packet steering (RPS) on every port of the switch hands each frame
+    that enters it to that core's softirq, where the bridge forwards it."""
     switch = f"{run_id}-sw{chain}"
     session.own_netns(switch)
     _without_ipv6(switch)
@@ -110,6 +118,13 @@ def _through_bridge(session, run_id: str, chain: int, namespaces: list[str], gen
         port(f"p{k}", macs[k])
     ip("-n", switch, "link", "set", "pg", "master", "switch", "up")  # the generator's frames only enter: no entry for it
     port("ps", sink_mac)
+    if core is not None:
+        ports = ["pg", "ps", *[f"p{k}" for k in range(len(namespaces))]]
+        mask = format(1 << core, "x")
+        script = "; ".join(f"echo {mask} > /sys/class/net/{p}/queues/rx-0/rps_cpus" for p in ports)
+        result = subprocess.run(["ip", "netns", "exec", switch, "sh", "-c", script], capture_output=True, text=True)
+        if result.returncode != 0:
+            raise SetupError(f"cannot steer the bridge's work to core {core} (RPS): {result.stderr.strip()}")
     nfs = [{"netns": netns, "in": "eth", "out": "eth", "next_hop": macs[k + 1] if k + 1 < len(namespaces) else sink_mac}
            for k, netns in enumerate(namespaces)]
     return nfs, macs[0]
@@ -131,9 +146,10 @@ def _switch_ports(session, switch: str, namespaces: list[str], generator: str, s
 
 
 def _through_ovs(session, run_id: str, chain: int, namespaces: list[str], generator: str, sink: str,
-                 datapath: str) -> tuple[list[dict], str]:
+                 datapath: str, core: int | None) -> tuple[list[dict], str]:
     """Every NF, the generator and the sink on an Open vSwitch bridge of the chain's own, whose flows send each
-    port's frames to the next hop's port (by in_port, as SCC steers its chains)."""
+    port's frames to the next hop's port (by in_port, as SCC steers its chains). With a `core`, ovs-vswitchd (every
+    thread) is pinned there."""
     switch = f"{run_id}-sw{chain}"
     session.own_netns(switch)
     _without_ipv6(switch)
@@ -143,6 +159,8 @@ def _through_ovs(session, run_id: str, chain: int, namespaces: list[str], genera
     for port in ports:
         ip("-n", switch, "link", "set", port, "up")
     ovs.bridge("switch", ports, list(zip(ports, ports[1:])))
+    if core is not None:
+        ovs.pin(core)
     return [{"netns": netns, "in": "eth", "out": "eth", "next_hop": ""} for netns in namespaces], ""
 
 

@@ -125,6 +125,17 @@ def _task_identity(tid: int) -> tuple[int, int] | None:
     return int(fields[19]), int(fields[6])  # starttime (field 22), flags (field 9)
 
 
+def _thread_group(tid: int) -> int | None:
+    """The process a thread belongs to (Tgid in /proc/TID/status)."""
+    try:
+        for line in Path(f"/proc/{tid}/status").read_text().splitlines():
+            if line.startswith("Tgid:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
 def _every_task() -> list[int]:
     tids = []
     for process in Path("/proc").iterdir():
@@ -305,7 +316,11 @@ class MachineSession:
         original affinities journaled first; kernel threads and tasks allowed only on those cores keep theirs. Returns
         how many tasks it moved."""
         changes = []
+        # The run's own helpers (a chain's switch) are the chain's: they keep the cores they were given.
+        helpers = {change["pid"] for change in self._journal if change["kind"] == "process"}
         for tid in _every_task():
+            if _thread_group(tid) in helpers:
+                continue
             identity = _task_identity(tid)
             try:
                 allowed = os.sched_getaffinity(tid)

@@ -59,7 +59,9 @@ def _tracefs(session: machine.MachineSession, value: Any, run: RunPlace) -> None
 
 
 def _kernel_links(session: machine.MachineSession, value: Any, run: RunPlace) -> None:
-    kernel_links.build(session, run.run_id, run.chains)
+    # {"switch_core": N} from a scheduler that places the switch (scc: -1 = the NFs' core); true: the kernel decides.
+    switch_core = value.get("switch_core") if isinstance(value, dict) else None
+    kernel_links.build(session, run.run_id, run.chains, switch_core)
 
 
 def _reserved_cores(session: machine.MachineSession, value: Any, run: RunPlace) -> None:

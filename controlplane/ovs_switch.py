@@ -48,8 +48,8 @@ class OvsSwitch:
         self._start(session, ["ovsdb-server", str(directory / "conf.db"), f"--remote=punix:{directory / 'db.sock'}",
                               "--log-file", "--pidfile"], directory / "db.sock")
         self.vsctl("--no-wait", "init")
-        self._start(session, ["ip", "netns", "exec", netns, "ovs-vswitchd", f"unix:{directory / 'db.sock'}", "--log-file",
-                              "--pidfile"], directory / "ovs-vswitchd.pid")
+        self.switch_pid = self._start(session, ["ip", "netns", "exec", netns, "ovs-vswitchd", f"unix:{directory / 'db.sock'}",
+                                                "--log-file", "--pidfile"], directory / "ovs-vswitchd.pid")
 
     def _run(self, command: list[str]) -> str:
         result = subprocess.run(command, capture_output=True, text=True, env=self.environment, timeout=START_SECONDS)
@@ -58,7 +58,7 @@ class OvsSwitch:
                              f" (its logs: {self.directory})")
         return result.stdout
 
-    def _start(self, session, command: list[str], ready: Path) -> None:
+    def _start(self, session, command: list[str], ready: Path) -> int:
         process = subprocess.Popen(command, env=self.environment, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                    stderr=subprocess.DEVNULL, preexec_fn=_die_with_parent)
         session.own_process(process.pid)
@@ -68,9 +68,18 @@ class OvsSwitch:
                 raise SetupError(f"Open vSwitch for the kernel chain: {command[0] if command[0] != 'ip' else 'ovs-vswitchd'} "
                                  f"did not start (its log: {self.directory})")
             time.sleep(0.02)
+        return process.pid
 
     def vsctl(self, *args: str) -> str:
         return self._run(["ovs-vsctl", f"--db=unix:{self.directory / 'db.sock'}", "--timeout=10", *args])
+
+    def pin(self, core: int) -> None:
+        """Pins every thread of ovs-vswitchd (the switch: its datapath's work) to `core`."""
+        for task in Path(f"/proc/{self.switch_pid}/task").iterdir():
+            try:
+                os.sched_setaffinity(int(task.name), {core})
+            except OSError:
+                pass  # a thread that ended meanwhile
 
     def bridge(self, name: str, ports: list[str], steering: list[tuple[str, str]]) -> None:
         """A bridge of `ports` (interfaces in the switch namespace) whose only flows send what enters one port of

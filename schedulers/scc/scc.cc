@@ -19,7 +19,8 @@ class SccScheduler final : public Scheduler {
       : policy_(KernelPolicy::from_options(options.at("policy").get<std::string>(), options)),
         timeslice_ms_(options.at("timeslice_ms").get<int>()),
         profile_mode_(options.at("mode").get<std::string>() == "profile"),
-        reserve_cores_(options.at("reserve_cores").get<bool>()) {}
+        reserve_cores_(options.at("reserve_cores").get<bool>()),
+        switch_core_(options.at("switch_core").get<int>()) {}
 
   void attach(SchedulerView& view) override {
     // Profile mode hands the processes to the profiler (run --profile) as they are: no policy of its own.
@@ -35,7 +36,8 @@ class SccScheduler final : public Scheduler {
   }
 
   json report(const SchedulerView& view) const override {
-    json out = {{"mode", profile_mode_ ? "profile" : "run-time"}, {"policy", policy_.name}, {"reserved_cores", reserve_cores_}};
+    json out = {{"mode", profile_mode_ ? "profile" : "run-time"}, {"policy", policy_.name}, {"reserved_cores", reserve_cores_},
+                {"plan", switch_core_ < 0 ? "uniprocessor" : "multiprocessor (switch on core " + std::to_string(switch_core_) + ")"}};
     if (policy_.realtime()) {
       out["priority"] = policy_.priority;
       out["timeslice_ms"] = timeslice_ms_ > 0 ? json(timeslice_ms_) : json("the machine's");
@@ -77,6 +79,7 @@ class SccScheduler final : public Scheduler {
   int timeslice_ms_;
   bool profile_mode_;
   bool reserve_cores_;
+  int switch_core_;
   std::map<size_t, SchedStat> at_attach_, latest_;  // by worker
 };
 
@@ -95,6 +98,10 @@ const SchedulerRegistration scc({
              .help = "rr's timeslice (/proc/sys/kernel/sched_rr_timeslice_ms for the run); 0 keeps the machine's", .min = 0, .max = 1000},
             {.name = "reserve_cores", .type = ArgType::Boolean, .default_value = true,
              .help = "take the NFs' cores away from every other task on the machine for the run (their affinity), and give them back after"},
+            {.name = "switch_core", .type = ArgType::Integer, .default_value = -1,
+             .help = "where a switched chain's switch runs (link: bridge, ovs, ovs-userspace): -1 = on the NFs' core (SCC's "
+                     "uniprocessor plan), N = on core N (its multiprocessor plan)",
+             .min = -1, .max = 1023},
             {.name = "mode", .type = ArgType::Choice, .default_value = "run-time",
              .help = "run-time: schedule the chain; profile: leave the NFs under the default policy for the profiler (run --profile)",
              .choices = {"run-time", "profile"}},
@@ -106,6 +113,8 @@ const SchedulerRegistration scc({
           needs.need_if(rr, MachineResource::RtUnthrottled);
           if (int slice = options.at("timeslice_ms").get<int>(); rr && slice > 0) needs.need(MachineResource::RrTimesliceMs, slice);
           needs.need_if(options.at("reserve_cores").get<bool>(), MachineResource::ReservedCores);
+          // The switch of a kernel-I/O chain is the kernel's or Open vSwitch's: the control plane places it.
+          needs.need(MachineResource::KernelLinks, json{{"switch_core", options.at("switch_core")}});
           return needs;
         },
     .create = [](const json& options) { return std::make_unique<SccScheduler>(options); },
