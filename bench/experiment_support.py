@@ -37,7 +37,7 @@ def slow_runs(runs: list[dict], fastest: float | None = None) -> list[bool | Non
 def run(spec: Spec, schedulers: list[str], repeat: int, duration: float) -> dict:
     """A comparison through the Python API, as the JSON `compare --json` writes (what the helpers here read)."""
     print(f"{spec.name}: {', '.join(schedulers)}", file=sys.stderr, flush=True)
-    return tandem.compare(spec, schedulers, repeat, duration, source=f"bench {spec.name}").as_json()
+    return tandem.compare(spec, schedulers, repeat, duration, ceiling=False, source=f"bench {spec.name}").as_json()
 
 
 def mpps(comparison: dict, scheduler: str) -> float | None:

@@ -33,7 +33,7 @@ def kind_totals(parts: dict[str, float]) -> dict[str, float]:
 
 def breakdowns(repeat: int, duration: float) -> None:
     for name, path in CHAINS.items():
-        comparison = tandem.compare(path, SCHEDULERS, repeat, duration, profile=True).as_json()
+        comparison = tandem.compare(path, SCHEDULERS, repeat, duration, profile=True, ceiling=False).as_json()
         rows = []
         for scheduler, entry in comparison["schedulers"].items():
             results = entry["results"]

@@ -92,7 +92,8 @@ def schedule_shares(runs: list[dict]) -> tuple[float | None, float | None]:
         if not shares or ran <= 0:
             continue
         contentions.append(sum(wait for _, wait in shares) / ran)
-        waits.append(sum(1 - cpu - wait for cpu, wait in shares) / ran)
+        # A busy poller is never asleep: its share off the CPU and off the run queue is 0 up to the counters' rounding.
+        waits.append(max(0.0, sum(1 - cpu - wait for cpu, wait in shares) / ran))
     return (statistics.median(waits) if waits else None, statistics.median(contentions) if contentions else None)
 
 
@@ -140,16 +141,28 @@ def fig8(repeat: int, duration: float, rate: float) -> None:
                RESULTS / "scc-fig8.png")
 
 
+def latency_cell(p25: float | None, p50: float | None, p75: float | None) -> str:
+    """p50 (p75 - p25): one decimal below 10 µs (a DPDK chain's), whole µs above."""
+    if p50 is None or p25 is None or p75 is None:
+        return "failed"
+    digits = 1 if p50 < 10 else 0
+    return f"{p50:.{digits}f} ({p75 - p25:.{digits}f})"
+
+
 def chains_figure(name: str, title: str, modes: dict, repeat: int, duration: float) -> None:
     runs = run_modes(modes, LENGTHS, repeat, duration)
+    render_chains(name, title, runs, repeat, duration)
+
+
+def render_chains(name: str, title: str, runs: dict, repeat: int, duration: float) -> None:
+    """The tables (and plot) of a chains figure from its runs ({mode: {length: [run]}})."""
+    runs = {mode: {int(length): group for length, group in by_length.items()} for mode, by_length in runs.items()}
     header = ["mode", *[f"{n} NF p50 (IQR)" for n in LENGTHS], "µs per NF", "intercept"]
     rows = []
     for mode, by_length in runs.items():
         cells = []
         for length in LENGTHS:
-            group = by_length[length]
-            p25, p50, p75 = (median_of(group, p) for p in ("p25", "p50", "p75"))
-            cells.append("failed" if p50 is None else f"{p50:.0f} ({p75 - p25:.0f})")
+            cells.append(latency_cell(*(median_of(by_length[length], p) for p in ("p25", "p50", "p75"))))
         slope, intercept = linear_fit(by_length)
         rows.append([mode, *cells, fmt(slope, 1), fmt(intercept, 1)])
     contention_rows = []
@@ -170,29 +183,49 @@ def chains_figure(name: str, title: str, modes: dict, repeat: int, duration: flo
     plot_lines(runs, f"{title}\n{machine_description()}", RESULTS / f"{name}.png")
 
 
+TITLES = {
+    "scc-fig9": "SCC Fig. 9: chains of {router} routers through a Linux bridge, one core, {rate:.3f} Mpps (OVS's kernel datapath is "
+                "not in this VM's kernel)",
+    "scc-fig10": "SCC Fig. 10: back-to-back chains of {router} routers, one core, {rate:.3f} Mpps",
+    "scc-dpdk": "Kernel-I/O and DPDK chains of {router} routers side by side, one core, {rate:.3f} Mpps",
+}
+
+
+def chains_title(name: str, rate: float) -> str:
+    return TITLES[name].format(router=ROUTER, rate=rate / 1e6)
+
+
+def render_saved(repeat: int, duration: float) -> None:
+    """Renders the chains figures again from their saved runs (bench/results/scc-*.json), without running anything."""
+    import json
+    for name in TITLES:
+        path = RESULTS / f"{name}.json"
+        if path.exists():
+            runs = json.loads(path.read_text())
+            rate = median_of([run for group in next(iter(runs.values())).values() for run in group], "offered_mpps") or 0
+            render_chains(name, chains_title(name, rate * 1e6), runs, repeat, duration)
+
+
 def fig9(repeat: int, duration: float, rate: float) -> None:
     bridge = {"mux": 1, "link": "bridge"}
     modes = {"cfs": (bridge, "cfs", rate),
              "scc batch nice -1": (bridge, {"name": "scc", "options": {"nice": -1}}, rate),
              "scc batch nice -19": (bridge, {"name": "scc", "options": {"nice": -19}}, rate)}
-    chains_figure("scc-fig9", f"SCC Fig. 9: chains of {ROUTER} routers through a Linux bridge, one core, {rate / 1e6:.3f} Mpps "
-                  "(OVS's kernel datapath is not in this VM's kernel)", modes, repeat, duration)
+    chains_figure("scc-fig9", chains_title("scc-fig9", rate), modes, repeat, duration)
 
 
 def fig10(repeat: int, duration: float, rate: float) -> None:
     modes = {"cfs": ({"mux": 1, "link": "b2b"}, "cfs", rate), "scc": ({"mux": 1, "link": "b2b"}, "scc", rate)}
     for mux in (2, 16, 32):
         modes[f"scc + mux {mux}"] = ({"mux": mux, "link": "b2b"}, "scc", rate)
-    chains_figure("scc-fig10", f"SCC Fig. 10: back-to-back chains of {ROUTER} routers, one core, {rate / 1e6:.3f} Mpps",
-                  modes, repeat, duration)
+    chains_figure("scc-fig10", chains_title("scc-fig10", rate), modes, repeat, duration)
 
 
 def dpdk(repeat: int, duration: float, rate: float) -> None:
     modes = {"kernel scc + mux 32": ({"mux": 32, "link": "b2b"}, "scc", rate)}
     for scheduler in ("cfs", "coop", "unis", "bubble", "rtc"):
         modes[f"DPDK {scheduler}"] = (None, scheduler, rate)
-    chains_figure("scc-dpdk", f"Kernel-I/O and DPDK chains of {ROUTER} routers side by side, one core, {rate / 1e6:.3f} Mpps",
-                  modes, repeat, duration)
+    chains_figure("scc-dpdk", chains_title("scc-dpdk", rate), modes, repeat, duration)
 
 
 def plot_boxes(runs: dict, title: str, path: Path) -> None:
@@ -243,12 +276,16 @@ def plot_lines(runs: dict, title: str, path: Path) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", choices=["capacity", "fig8", "fig9", "fig10", "dpdk"])
+    parser.add_argument("--render", action="store_true", help="redo the chains figures' tables and plots from their saved runs")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--duration", type=float, default=3.0)
     parser.add_argument("--rate", type=float, default=None,
                         help="frames per second for the latency figures; default: 60 %% of what one router carries (fig8) "
                              "and 40 %% of it shared by 8 routers (the chains: a bridge costs each hop ~30 %% more)")
     args = parser.parse_args()
+    if args.render:
+        render_saved(args.repeat, args.duration)
+        return 0
     one_router_pps = args.rate
     if args.only in (None, "capacity") or one_router_pps is None:
         runs = capacity(args.repeat, args.duration)

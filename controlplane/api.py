@@ -81,15 +81,16 @@ def run(spec: SpecLike, scheduler: str | None = None, duration: float | None = N
 
 def compare(spec: SpecLike, schedulers: list[str] | None = None, repeat: int = 3, duration: float | None = None, *,
             metrics: str | MetricsServer | None = None, quiet: bool = True, profile: bool = False,
-            source: str | None = None) -> Comparison:
+            ceiling: bool = True, source: str | None = None) -> Comparison:
     """Runs a spec under each scheduler (default: every one this build has) `repeat` times, round-robin, and returns
-    every run's results and each scheduler's medians. `quiet=False` shows each run's progress on standard error."""
+    every run's results and each scheduler's medians. `quiet=False` shows each run's progress on standard error.
+    `ceiling`: also run rtc once per batch size 32...1024, the comparison's second ceiling (ceilings.best_rtc)."""
     loaded, source = _load(spec, source)
     schedulers = schedulers or catalog.scheduler_names()
     check_schedulers(schedulers, source)
     with _serving(metrics) as server:
         comparison, status = compare_runs(loaded, source, schedulers, repeat, duration, quiet,
-                                          server.collector if server is not None else None, profile)
+                                          server.collector if server is not None else None, profile, ceiling)
     return _typed(Comparison, dict(comparison, exit_status=status))
 
 

@@ -101,8 +101,9 @@ def cmd_run(args) -> int:
         print(run_report(results))
         if args.profile:
             from controlplane.explain import explain
+            from controlplane.primitive_latencies import cached
 
-            print("\n" + explain(results, args.spec))
+            print("\n" + explain(results, args.spec, cached()))
     if outcome.exit_status != EXIT_OK:
         partial = " (partial results above)" if outcome.results is not None else ""
         print(f"tandem: run failed: {outcome.error}{partial}", file=sys.stderr)
@@ -115,7 +116,7 @@ def cmd_compare(args) -> int:
     if args.metrics and not args.quiet:
         tell_user(f"serving live metrics on {args.metrics} (Prometheus' format, at /metrics) while the runs last")
     result = api.compare(spec, args.schedulers, args.repeat, args.duration, metrics=args.metrics, quiet=args.quiet,
-                         profile=args.profile, source=args.spec)
+                         profile=args.profile, ceiling=not args.no_ceiling_runs, source=args.spec)
     comparison = result.as_json()
     status = result.exit_status
     if args.json:  # files first, as in cmd_run
@@ -169,6 +170,22 @@ def cmd_profile(args) -> int:
     if args.json:  # files first, as in cmd_run
         _write_json(args.json, document)
     print(profile_report(document))
+    return EXIT_OK
+
+
+def cmd_primitives(args) -> int:
+    from controlplane import primitive_latencies
+
+    document = None if args.refresh else primitive_latencies.cached()
+    if document is None:
+        if not args.quiet:
+            tell_user("measuring this machine's primitive latencies (about a minute; --quick: a few seconds)...")
+        document = primitive_latencies.measure(args.core, args.other_core, args.quick)
+    if args.json:
+        _write_json(args.json, document)
+    if args.plot:
+        primitive_latencies.plot(document, args.plot)
+    print(primitive_latencies.report(document))
     return EXIT_OK
 
 
@@ -246,7 +263,9 @@ def cmd_explain(args) -> int:
         except json.JSONDecodeError as error:
             raise SpecError(path, [("", f"not JSON: {error.msg} at line {error.lineno}")]) from None
     if len(documents) == 1:
-        text = explain(documents[0], args.results[0])
+        from controlplane.primitive_latencies import cached
+
+        text = explain(documents[0], args.results[0], cached())
     else:
         text = explain_difference(documents[0], documents[1], *args.results)
     if args.plot:
@@ -344,6 +363,8 @@ def parser() -> argparse.ArgumentParser:
     comp.add_argument("--quiet", action="store_true", help="no live progress")
     comp.add_argument("--profile", action="store_true", help="trace packets hop by hop in every run (./tandem explain FILE)")
     comp.add_argument("--metrics", metavar="[HOST]:PORT", help="serve live metrics for Prometheus while the runs last (e.g. :9464)")
+    comp.add_argument("--no-ceiling-runs", action="store_true",
+                      help="skip the 6 rtc runs (batches 32...1024) that give the table its best-rtc ceiling")
     comp.set_defaults(handler=cmd_compare)
 
     validate = commands.add_parser("validate", help="check a spec without running it")
@@ -358,6 +379,17 @@ def parser() -> argparse.ArgumentParser:
     prof.add_argument("--json", metavar="PATH", help="write the estimates and latencies as JSON")
     prof.add_argument("--quiet", action="store_true", help="no progress messages")
     prof.set_defaults(handler=cmd_profile)
+
+    prim = commands.add_parser("primitives", help="this machine's context switch, system call, cache-line and memory latencies "
+                                                 "(SCC Table 2, Fig. 3), cached; explain uses them")
+    prim.add_argument("--refresh", action="store_true", help="measure again instead of reading the cache")
+    prim.add_argument("--quick", action="store_true", help="fewer repetitions and working sets up to 16 MiB")
+    prim.add_argument("--core", type=int, help="the core switches are measured on (default: the last)")
+    prim.add_argument("--other-core", type=int, help="the cache line's other core (default: 0)")
+    prim.add_argument("--json", metavar="PATH", help="write the measurement as JSON")
+    prim.add_argument("--plot", metavar="PATH", help="draw memory latency by working set (PNG)")
+    prim.add_argument("--quiet", action="store_true")
+    prim.set_defaults(handler=cmd_primitives)
 
     place = commands.add_parser("place", help="choose NF cores and batch sizes with Bubble's placement solver (HiGHS)")
     place.add_argument("spec")

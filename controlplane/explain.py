@@ -3,7 +3,9 @@ and what differs between two results files. Reads run results and comparisons as
 from __future__ import annotations
 
 from controlplane.errors import SpecError
+from controlplane.primitive_latencies import memory_latency_ns
 from controlplane.report import number, table
+from controlplane.time_explained import explain_process, memory_levels, switch_policy
 
 # How the hops of a breakdown are named for people: the wait before an NF, the time in its batch, the last wait.
 PARTS = ("behind other work", "NF not running", "queued (split unknown)", "in NF")
@@ -67,7 +69,8 @@ def chains_of(runs: dict[str, list[dict]]) -> list[str]:
 
 
 def nf_counters(runs: list[dict]) -> list[list]:
-    """Per NF, the counters behind its parts (the first run's): cycles a packet, busy and CPU share, switches a
+    """Per NF, the counters behind its parts (the first run's): cycles a packet, busy and CPU share, the CPU time's
+    split between user space and the kernel (SCC's Table 4: a kernel-I/O NF lives in system calls), switches a
     packet (voluntary + involuntary, per packet the NF received)."""
     rows = []
     for nf in runs[0]["nfs"]:
@@ -75,13 +78,16 @@ def nf_counters(runs: list[dict]) -> list[list]:
         in_pps = nf["window"]["in_mpps"] * 1e6
         switches = [os_counters.get(k) for k in ("voluntary_switches_per_s", "involuntary_switches_per_s")]
         per_packet = sum(switches) / in_pps if None not in switches and in_pps else None
+        user, system = os_counters.get("user_share"), os_counters.get("system_share")
+        kernel_part = system / (user + system) if user is not None and system is not None and user + system > 0 else None
         rows.append([nf["name"], number(nf["window"].get("cycles_per_packet"), 0), number(nf["window"].get("busy_share"), 0, 100),
-                     number(os_counters.get("cpu_share"), 0, 100), number(per_packet, 3)])
+                     number(os_counters.get("cpu_share"), 0, 100), number(kernel_part, 0, 100), number(per_packet, 3)])
     return rows
 
 
-def explain(document: dict, source: str) -> str:
-    """The breakdown of every chain under every scheduler in a results file."""
+def explain(document: dict, source: str, primitives: dict | None = None) -> str:
+    """The breakdown of every chain under every scheduler in a results file; with this machine's `primitives`
+    (primitive_latencies.cached()), how much of each NF's time its perf counters explain (SCC's Table 3)."""
     runs = scheduler_breakdowns(document, source)
     lines = []
     for scheduler, results in runs.items():
@@ -101,8 +107,9 @@ def explain(document: dict, source: str) -> str:
                 lines.append(f"({untraced:,} hops in parallel branches are not traced: their time is in the queue after them)")
             lines.append("")
         lines.append(f"NF counters under {scheduler} (first run):")
-        lines.append(table(["NF", "cyc/pkt", "busy %", "CPU %", "switches/pkt"], nf_counters(results)))
+        lines.append(table(["NF", "cyc/pkt", "busy %", "CPU %", "kernel % of CPU", "switches/pkt"], nf_counters(results)))
         lines += perf_counter_lines(results[0])
+        lines += table3_lines(results[0], primitives)
         lines.append("")
     return "\n".join(lines).rstrip()
 
@@ -182,3 +189,42 @@ def perf_counter_lines(results: dict) -> list[str]:
     for reason, names in refused.items():
         lines.append(f"(n/a: {', '.join(sorted(names))}: {reason})")
     return lines
+
+
+def kernel_io_nfs(results: dict) -> set[str]:
+    """The NFs of a run's kernel-I/O chains (their links are kernel links)."""
+    kernel_chains = {ring["chain"] for ring in results.get("rings", []) if "kernel_link" in ring}
+    return {nf for chain in results["chains"] if chain["name"] in kernel_chains for nf in chain["nfs"]}
+
+
+def table3_lines(results: dict, primitives: dict | None) -> list[str]:
+    """Per NF process, the CPU time a packet cost it against what its counters times this machine's primitive
+    latencies explain (time_explained.py), and the share left unexplained."""
+    probe = (results.get("profile") or {}).get("perf_counters")
+    if not probe or not probe.get("workers"):
+        return []
+    if primitives is None:
+        return ["", "(how much of each NF's time its counters explain needs this machine's primitive latencies: "
+                    "`./tandem primitives` measures and caches them)"]
+    memory = memory_levels(lambda size, stride: memory_latency_ns(primitives, size, stride))
+    policy = switch_policy(results["scheduler"])
+    kernel = kernel_io_nfs(results)
+    rows, missing = [], set()
+    for worker in probe["workers"]:
+        explained = explain_process(worker["counters"], primitives["results"], policy, worker["worker"] in kernel, memory)
+        missing.update(explained["missing"])
+        terms = explained["terms"]
+        rows.append([worker["worker"], number(explained["measured_ns"], 0),
+                     *[number(terms[name], 1) if name in terms else "n/a" if name in explained["missing"] else "-" for name in TABLE3_TERMS],
+                     number(explained["explained_ns"], 0),
+                     "n/a" if explained["unexplained_share"] is None else f"{explained['unexplained_share']:.0%}"])
+    lines = ["", f"ns of CPU per packet explained by counters x primitive latencies ({policy} switches; SCC Table 3):",
+             table(["process", "CPU ns/pkt", *TABLE3_TITLES, "explained", "unexplained"], rows)]
+    if missing:
+        lines.append(f"(n/a: {', '.join(sorted(missing))}: a counter this machine does not give, or a latency not measured)")
+    return lines
+
+
+TABLE3_TERMS = ("context switches x switch latency", "system calls x call latency", "packets x a packet socket's receive and send",
+                "L1d misses served by the caches x cache latency", "LLC misses x memory latency", "dTLB misses x page walk")
+TABLE3_TITLES = ("switches", "syscalls", "packet I/O", "L1d miss", "LLC miss", "dTLB miss")

@@ -102,6 +102,8 @@ class OsRates(_Results):
     """OS counters of a process over the window; a counter this kernel does not give is named in `unavailable`."""
     cpu_share: Optional[float] = None
     runnable_wait_share: Optional[float] = None
+    user_share: Optional[float] = None    # CPU seconds in user space per second (/proc/PID/stat utime)
+    system_share: Optional[float] = None  # ... in the kernel (stime): a kernel-I/O NF's system calls
     voluntary_switches_per_s: Optional[float] = None
     involuntary_switches_per_s: Optional[float] = None
     migrations_per_s: Optional[float] = None
@@ -242,6 +244,8 @@ class Comparison(_Results):
     warmup_s: float
     schedulers: dict[str, SchedulerRuns]
     exit_status: int = 0
+    # {"best_rtc": {"mpps", "batch", "by_batch": {batch: mpps}, "skipped", "unavailable"?}}: the second ceiling
+    ceilings: Optional[dict] = None
 
     def median(self, scheduler: str, field: str) -> Optional[float]:
         """A scheduler's median of one summary field (delivered_mpps, p99_us, ...); None if none of its runs ran."""

@@ -1,12 +1,13 @@
 // Reading and differencing the /proc scheduling counters of worker processes.
 #include "os_counters.h"
 
-#include "schedulers/mechanisms/schedstat.h"
-
 #include <time.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <sstream>
+
+#include "schedulers/mechanisms/schedstat.h"
 
 namespace tandem {
 
@@ -49,7 +50,16 @@ OsSample sample_os_counters(pid_t pid) {
   }
   std::ifstream stat(proc_path(pid, "stat"));
   std::string content((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  if (auto paren = content.rfind(')'); paren != std::string::npos && paren + 2 < content.size()) s.state = content[paren + 2];
+  if (auto paren = content.rfind(')'); paren != std::string::npos && paren + 2 < content.size()) {
+    s.state = content[paren + 2];
+    // After the name: state is field 3, utime and stime fields 14 and 15.
+    std::istringstream fields(content.substr(paren + 2));
+    std::string field;
+    for (int n = 3; n <= 15 && fields >> field; n++) {
+      if (n == 14) s.user_ticks = std::stoull(field);
+      if (n == 15) s.system_ticks = std::stoull(field);
+    }
+  }
   return s;
 }
 
@@ -69,6 +79,9 @@ json os_rates(const OsSample& begin, const OsSample& end) {
   rate("cpu_share", begin.cpu_ns, end.cpu_ns, 1e-9);        // seconds on CPU per second
   rate("runnable_wait_share", begin.wait_ns, end.wait_ns, 1e-9);  // seconds waiting to run per second
   rate("migrations_per_s", begin.migrations, end.migrations, 1);
+  static const double tick_seconds = 1.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  rate("user_share", begin.user_ticks, end.user_ticks, tick_seconds);      // seconds in user space per second
+  rate("system_share", begin.system_ticks, end.system_ticks, tick_seconds);  // seconds in the kernel per second
   out["unavailable"] = unavailable;
   return out;
 }

@@ -18,6 +18,10 @@ struct OsSample {
   std::optional<uint64_t> cpu_ns;                // /proc/PID/schedstat, time on a CPU
   std::optional<uint64_t> wait_ns;               // /proc/PID/schedstat, time runnable but waiting
   std::optional<uint64_t> migrations;            // /proc/PID/sched se.nr_migrations
+  // /proc/PID/stat utime and stime, in clock ticks: the CPU time in user space and in the kernel (SCC's Table 4 split;
+  // a kernel-I/O NF spends most of its time in system calls).
+  std::optional<uint64_t> user_ticks;
+  std::optional<uint64_t> system_ticks;
   char state = '?';                              // /proc/PID/stat state letter
 };
 

@@ -20,7 +20,7 @@ CPP_LAYERS = [
     ["nfs", "dataplane/ports", "schedulers/mechanisms"],  # what runs packets, what moves them, the ways to move the CPU
     ["schedulers", "dataplane/runtimes"],         # scheduler modules (policies over mechanisms); how a worker runs
     ["catalog"],                                  # the registered NFs and schedulers, and a deployment's checks
-    ["dataplane/manager", "dataplane/worker"],    # the two processes
+    ["dataplane/manager", "dataplane/worker", "dataplane/primitives"],  # the two processes; the primitive-latency tool
 ]
 # Control-plane modules, bottom first. Modules of one layer may import each other, without a cycle.
 PYTHON_LAYERS = [
@@ -28,7 +28,7 @@ PYTHON_LAYERS = [
      "results_model"],   # the contract: spec model, the data plane's catalog
     ["machine", "ovs_switch", "kernel_links", "machine_resources", "leftovers", "stall_diagnosis", "progress", "report", "plot",  # machine changes, what the user reads
      "vnf_templates", "sfc", "compose", "graph_drawing", "request", "spec_schema",  # SFC requests, the schema
-     "live_metrics", "explain"],                                   # live metrics for Prometheus
+     "live_metrics", "explain", "primitive_latencies", "time_explained"],                                   # live metrics for Prometheus
     ["runner"],                                         # one launch of the data plane
     ["profile", "batch_model", "placement"],            # costs measured by launches, and placement from them
     ["pipeline", "compare"],                            # validate -> place -> cost -> launch; repeated runs

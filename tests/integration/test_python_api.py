@@ -34,3 +34,7 @@ def test_compare_returns_each_schedulers_runs_and_medians(machine_before):
         assert len(entry.runs) == len(entry.results) == 1
         assert entry.runs[0].accounting_exact
         assert comparison.median(name, "delivered_mpps") == entry.runs[0].delivered_mpps > 0
+    # The second ceiling: rtc once at each batch size the rings hold; the best of them, and its batch.
+    best = comparison.ceilings["best_rtc"]
+    assert sorted(best["by_batch"]) == [32, 64, 128, 256, 512, 1024]
+    assert best["mpps"] == max(best["by_batch"].values()) > 0 and best["by_batch"][best["batch"]] == best["mpps"]
