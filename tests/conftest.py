@@ -26,6 +26,10 @@ chains:
       - {name: c3, type: checkip, core: 1}
 """
 
+# The base chain (a, b, c3 on core 1) as a kernel-I/O chain, at a rate far below what its veths carry.
+KERNEL_SPEC = (BASE_SPEC.replace("rate: max", "rate: 0.05 Mpps").replace("scheduler: coop", "scheduler: cfs")
+               .replace("  - name: c\n", "  - name: c\n    io: kernel\n    mux: 8\n    link: b2b\n"))
+
 # A chain as a graph: an HTTP classifier's labelled fan-out and a join. 16 flows: 4 attack, 4 bare TCP segments
 # (no request), 8 benign requests; 50 kpps is a small share of what four light NFs on one core process on any
 # host we run, so nothing should queue long.

@@ -1,6 +1,7 @@
-"""Kernel-I/O chains on real veths and packet sockets (issue 19): three NFs back to back and through a bridge, under
-cfs and scc, one frame or many per system call; exact accounting and hop order; every namespace and interface gone
-after a normal end, a killed NF, Ctrl-C and a SIGKILLed run; specs the machine or the scheduler cannot run exit 2."""
+"""Kernel-I/O chains on real veths and packet sockets (issue 19): three NFs back to back and through a bridge or Open
+vSwitch, under cfs and scc, one frame or many per system call; exact accounting and hop order; every namespace and
+interface gone after a normal end, Ctrl-C and a SIGKILLed run (a killed NF: test_runs.py); specs the machine or the
+scheduler cannot run exit 2."""
 from __future__ import annotations
 
 import signal
@@ -9,28 +10,12 @@ import time
 
 import pytest
 
-from conftest import requires_root, tandem
+from conftest import KERNEL_SPEC, requires_root, tandem
 from controlplane import kernel_links, ovs_switch
 from integration.test_runs import assert_accounted, run_results, start_run
 
 pytestmark = requires_root
 
-KERNEL_SPEC = """\
-name: kernel
-duration: 1
-warmup: 0.3
-traffic: {size: 64, flows: 4, rate: 0.05 Mpps}
-scheduler: cfs
-chains:
-  - name: k
-    io: kernel
-    mux: 8
-    link: b2b
-    nfs:
-      - {name: a, type: ttl, core: 1}
-      - {name: b, type: checkip, core: 1}
-      - {name: c, type: ttl, core: 1}
-"""
 
 
 @pytest.mark.parametrize("link,scheduler,mux", [("b2b", "cfs", 8), ("b2b", "scc", 32), ("b2b", "cfs", 1),
@@ -47,16 +32,16 @@ def test_three_kernel_nfs_deliver_in_order_with_exact_accounts(link, scheduler, 
     assert_accounted(results)  # generated = delivered + dropped + in flight, and every packet took a -> b -> c
     chain = results["chains"][0]
     assert chain["delivered"] > 0.5 * chain["generated"], chain  # 50 kpps is far below what this path carries
-    assert [w["name"] for w in results["workers"]] == ["a", "b", "c"]
+    assert [w["name"] for w in results["workers"]] == ["a", "b", "c3"]
     links = {ring["name"]: ring for ring in results["rings"]}
-    assert set(links) == {"k:entry", "k:a->b", "k:b->c", "k:exit"}
+    assert set(links) == {"c:entry", "c:a->b", "c:b->c3", "c:exit"}
     for ring in links.values():
         assert "kernel_link" in ring, ring
         assert ring["enqueued"] >= ring["dequeued"]
     if scheduler == "scc":
         report = results["scheduler"]["report"]
         assert report["policy"] == "batch" and report["nice"] == -19 and report["eq1_quantum_ms"] == 780
-        assert set(report["measured"]) == {"a", "b", "c"}
+        assert set(report["measured"]) == {"a", "b", "c3"}
         assert all(nf["timeslices"] > 0 for nf in report["measured"].values())
 
 
@@ -78,20 +63,6 @@ def test_mux_on_a_dpdk_chain_is_refused(write_spec, machine_before):
     result = tandem("run", str(write_spec(KERNEL_SPEC.replace("    io: kernel\n", ""))), "--quiet")
     assert result.returncode == 2
     assert "chains[0].mux" in result.stderr
-
-
-def test_killed_kernel_nf_is_reported_and_its_frames_counted(write_spec, tmp_path, machine_before):
-    out = tmp_path / "r.json"
-    process, pids = start_run(write_spec(KERNEL_SPEC), out)
-    time.sleep(1)
-    subprocess.run(["kill", "-9", str(pids["b"])])
-    _, stderr = process.communicate(timeout=30)
-    assert process.returncode == 1
-    assert "NF b (pid" in stderr and "killed by signal 9" in stderr
-    results = run_results(out)
-    assert results["failed_nf"] == "b"
-    assert results["chains"][0]["accounting_exact"]  # what b had not taken went with its socket: counted as dropped
-    assert "Traceback" not in stderr
 
 
 def test_ctrl_c_on_a_kernel_chain_stops_cleanly(write_spec, tmp_path, machine_before):
