@@ -1,7 +1,8 @@
 """Profiler experiments (issue 20): where each packet's time goes on the three-firewall chain and the light chain
-under every scheduler (run --profile), and what the profiler itself costs in throughput.
+under every scheduler (run --profile), what the profiler itself costs in throughput, and SCC's Table 4 for
+kernel-I/O chains.
 
-Usage (as root): .venv/bin/python bench/profiler_experiments.py [--repeat 3] [--duration 2] [--only breakdown|cost]
+Usage (as root): .venv/bin/python bench/profiler_experiments.py [--repeat 3] [--duration 2] [--only breakdown|cost|kernel]
 Writes bench/results/profiler-<name>.json, .md (and .png for the breakdowns), through the Python API.
 """
 from __future__ import annotations
@@ -71,16 +72,63 @@ def profiler_cost(repeat: int, duration: float) -> None:
     save_result("profiler-cost", document, text)
 
 
+def kernel_table4(repeat: int, duration: float) -> None:
+    """SCC's Table 4 for kernel-I/O chains: per router, the CPU time's kernel share, system calls and context switches
+    a packet, and the share of its CPU time a packet that Table 3's terms leave unexplained (with `./tandem
+    primitives` cached), for one and three routers, one frame or 32 per system call, under cfs and scc."""
+    from controlplane.explain import kernel_io_nfs
+    from controlplane.primitive_latencies import cached, memory_latency_ns
+    from controlplane.time_explained import explain_process, memory_levels, switch_policy
+    primitives = cached()
+    memory = memory_levels(lambda size, stride: memory_latency_ns(primitives, size, stride)) if primitives else {}
+    rows, document = [], {}
+    for length in (1, 3):
+        for mux in (1, 32):
+            for scheduler in ("cfs", "scc"):
+                spec = {"name": f"routers-{length}", "duration": duration, "warmup": 0.5, "traffic": {"size": 64, "flows": 16, "rate": 20000},
+                        "chains": [{"name": "routers", "io": "kernel", "mux": mux,
+                                    "nfs": [{"name": f"r{k + 1}", "type": "ttl", "core": 1} for k in range(length)]}]}
+                for r in range(repeat):
+                    outcome = tandem.run(spec, scheduler, duration, profile=True)
+                    if not outcome.ok:
+                        continue
+                    results = outcome.results.as_json()
+                    document.setdefault(f"{length} x mux {mux} {scheduler}", []).append(results)
+                    if r:
+                        continue  # one row per case: the first run's (the JSON keeps every run)
+                    probe = results["profile"]["perf_counters"]
+                    for worker in probe["workers"]:
+                        nf = next(n for n in results["nfs"] if n["name"] == worker["worker"])
+                        os_counters = nf["os"]
+                        user, system = os_counters.get("user_share"), os_counters.get("system_share")
+                        counters = worker["counters"]
+                        explained = explain_process(counters, primitives["results"], switch_policy(results["scheduler"]),
+                                                    worker["worker"] in kernel_io_nfs(results), memory) if primitives else None
+                        rows.append([f"{length}", f"{mux}", scheduler, worker["worker"],
+                                     fmt(system / (user + system) * 100 if user is not None and system is not None and user + system > 0 else None, 0),
+                                     fmt(counters["syscalls"]["per_packet"], 3) if "syscalls" in counters else "n/a",
+                                     fmt(counters["context_switches"]["per_packet"], 3),
+                                     fmt(counters["task_clock_ns"]["per_packet"], 0),
+                                     "n/a" if not explained or explained["unexplained_share"] is None else f"{explained['unexplained_share']:.0%}"])
+    text = (f"SCC Table 4 for kernel-I/O chains of ttl routers at 20 kpps (run --profile; first of {repeat} runs of {duration} s "
+            f"per case)\n{machine_description()}\n\n"
+            + table(["routers", "mux", "scheduler", "NF", "kernel % of CPU", "syscalls/pkt", "switches/pkt", "CPU ns/pkt",
+                     "unexplained (Table 3)"], rows))
+    save_result("profiler-kernel-table4", document, text)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--duration", type=float, default=2.0)
-    parser.add_argument("--only", choices=["breakdown", "cost"])
+    parser.add_argument("--only", choices=["breakdown", "cost", "kernel"])
     args = parser.parse_args()
     if args.only in (None, "breakdown"):
         breakdowns(args.repeat, args.duration)
     if args.only in (None, "cost"):
         profiler_cost(args.repeat, args.duration)
+    if args.only in (None, "kernel"):
+        kernel_table4(args.repeat, args.duration)
     return 0
 
 

@@ -4,6 +4,7 @@ where the manager's generator and sink attach. Every namespace and interface is 
 MachineSession, so it is removed on every exit path; the chain's `io` entry is filled in for the data plane."""
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -162,6 +163,33 @@ def _through_ovs(session, run_id: str, chain: int, namespaces: list[str], genera
     if core is not None:
         ovs.pin(core)
     return [{"netns": netns, "in": "eth", "out": "eth", "next_hop": ""} for netns in namespaces], ""
+
+
+def _interface_counters(netns: str | None, name: str) -> dict | None:
+    """An interface's packet and drop counters (iproute2's stats64), or None if it is gone."""
+    command = ["ip", *(["-n", netns] if netns else []), "-s", "-j", "link", "show", name]
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        return None
+    stats = json.loads(result.stdout)[0].get("stats64", {})
+    return {"rx_packets": stats["rx"]["packets"], "rx_dropped": stats["rx"]["dropped"],
+            "tx_packets": stats["tx"]["packets"], "tx_dropped": stats["tx"]["dropped"]}
+
+
+def interface_counters(chains: list[dict]) -> dict:
+    """After a run, before its namespaces go: each kernel-I/O chain's interfaces' counters, by chain and end (the
+    generator's and sink's veths, each NF's in and out), where the kernel counts its own drops beside the sockets'."""
+    counters = {}
+    for chain in chains:
+        io = chain.get("io") or {}
+        if io.get("kind") != "kernel" or "nfs" not in io:
+            continue
+        ends = {"generator": _interface_counters(None, io["generator_interface"]), "sink": _interface_counters(None, io["sink_interface"])}
+        for nf, place in zip(chain["nfs"], io["nfs"]):
+            for side in ("in", "out"):
+                ends[f"{nf['name']}:{side}"] = _interface_counters(place["netns"], place[side])
+        counters[chain["name"]] = ends
+    return counters
 
 
 def leftovers() -> list[str]:

@@ -124,6 +124,14 @@ def run_report(results: dict) -> str:
             f" + {count(chain['dropped']['total'])} dropped{merged} + {count(chain['in_flight']['total'])} in flight: {verdict}"
             f" (drops at: {where}; wasted work: {count(chain.get('wasted_work', 0))} processed then dropped)"
         )
+    for chain, interfaces in (results.get("kernel_interfaces") or {}).items():
+        dropped = sum(c["rx_dropped"] + c["tx_dropped"] for c in interfaces.values() if c)
+        lost = sum(ring["kernel_link"].get("lost_before_socket", 0) for ring in results["rings"]
+                   if ring["chain"] == chain and "kernel_link" in ring)
+        full = sum(ring["kernel_link"].get("dropped_socket_full", 0) for ring in results["rings"]
+                   if ring["chain"] == chain and "kernel_link" in ring)
+        lines.append(f"kernel links {chain}: {count(full)} dropped by full sockets, {count(lost)} lost before a socket; "
+                     f"the interfaces' own drop counters: {count(dropped)}")
     if results.get("capture"):
         lines.append(f"capture: {count(results['capture']['packets'])} delivered packets written to {results['capture']['path']}")
     if results.get("generator_build_cycles_per_packet"):

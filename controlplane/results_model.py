@@ -142,6 +142,8 @@ class RingResult(_Results):
     dequeued: int
     dropped_full: int
     occupancy_at_stop: int
+    # A kernel link's end: in its receiving socket at stop, dropped by it (queue full), lost before it, foreign frames
+    kernel_link: Optional[dict] = None
 
 
 class WorkerResult(_Results):
@@ -186,6 +188,8 @@ class RunResults(_Results):
     error: Optional[str] = None
     failed_nf: Optional[str] = None
     interrupted: bool
+    # Kernel-I/O chains: each interface's packet and drop counters after the run, by chain and end (the control plane's)
+    kernel_interfaces: Optional[dict] = None
 
     def chain(self, name: str) -> ChainResult:
         """The chain called `name` (KeyError naming the chains there are otherwise)."""

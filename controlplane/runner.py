@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from controlplane import catalog, machine, machine_resources, stall_diagnosis
+from controlplane import catalog, kernel_links, machine, machine_resources, stall_diagnosis
 from controlplane.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_RUN_FAILED, RunFailed, SetupError, SpecError
 
 # Signals that end a run early: the manager is told to stop, and the run ends cleanly with partial results.
@@ -83,6 +83,8 @@ def launch(config: dict, verdict: dict, on_event: Callable[[dict], None] | None 
         machine_resources.provide(session, verdict["requirements"], machine_resources.RunPlace(run_id, config["paths"], config["chains"]))
         (run_dir / "config.json").write_text(json.dumps(config, indent=2))
         outcome = _drive_manager(config, run_dir, stop, on_event)
+        if outcome.results is not None and any("io" in chain for chain in config["chains"]):
+            outcome.results["kernel_interfaces"] = kernel_links.interface_counters(config["chains"])
         outcome.notes = session.notes + outcome.notes
         return outcome
 

@@ -38,6 +38,11 @@ def test_three_kernel_nfs_deliver_in_order_with_exact_accounts(link, scheduler, 
     for ring in links.values():
         assert "kernel_link" in ring, ring
         assert ring["enqueued"] >= ring["dequeued"]
+    # The kernel's own counters, read before the namespaces went: every frame the generator sent crossed its veth.
+    interfaces = results["kernel_interfaces"]["c"]
+    assert set(interfaces) == {"generator", "sink", "a:in", "a:out", "b:in", "b:out", "c3:in", "c3:out"}
+    assert interfaces["generator"]["tx_packets"] >= links["c:entry"]["enqueued"]
+    assert interfaces["sink"]["rx_packets"] >= links["c:exit"]["dequeued"]
     if scheduler == "scc":
         report = results["scheduler"]["report"]
         assert report["policy"] == "batch" and report["nice"] == -19 and report["eq1_quantum_ms"] == 780
