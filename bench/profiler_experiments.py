@@ -52,23 +52,27 @@ def breakdowns(repeat: int, duration: float) -> None:
 
 
 def profiler_cost(repeat: int, duration: float) -> None:
-    """Throughput with and without --profile, the two alternated run by run (rtc, coop and unis: the profiler's work
-    is per batch in every NF and per traced packet in the sink, which sits on the control core)."""
+    """Throughput without --profile, with its per-hop tracing alone, and with all of it (the tracing and each NF
+    process's perf counters), the three alternated run by run (rtc, coop and unis: the tracing's work is per batch in
+    every NF and per traced packet in the sink, on the control core; the counters' system-call tracepoint is paid on
+    every call an NF makes, and a yielding NF makes hundreds of thousands a second)."""
+    variants = {"without": False, "tracing": "hops", "full": True}
     rows, document = [], {}
     for scheduler in ("rtc", "coop", "unis"):
-        ratios, plain, profiled = [], [], []
+        runs: dict[str, list[float]] = {name: [] for name in variants}
         for _ in range(repeat):
-            off = tandem.run(CHAINS["three-firewalls"], scheduler, duration)
-            on = tandem.run(CHAINS["three-firewalls"], scheduler, duration, profile=True)
-            if off.ok and on.ok:
-                plain.append(off.results.delivered_mpps)
-                profiled.append(on.results.delivered_mpps)
-                ratios.append(on.results.delivered_mpps / off.results.delivered_mpps)
-        document[scheduler] = {"without": plain, "with": profiled, "ratios": ratios}
-        rows.append([scheduler, fmt(statistics.median(plain) if plain else None, 2), fmt(statistics.median(profiled) if profiled else None, 2),
-                     fmt(statistics.median(ratios) if ratios else None, 3), ", ".join(f"{r:.3f}" for r in ratios)])
-    text = (f"Profiler cost: three-firewalls delivered Mpps without and with --profile, {repeat} alternated pairs of {duration} s\n"
-            f"{machine_description()}\n\n" + table(["scheduler", "without", "with", "with/without (median)", "pairs"], rows))
+            outcomes = {name: tandem.run(CHAINS["three-firewalls"], scheduler, duration, profile=profile) for name, profile in variants.items()}
+            if all(o.ok for o in outcomes.values()):
+                for name, outcome in outcomes.items():
+                    runs[name].append(outcome.results.delivered_mpps)
+        ratios = {name: [w / wo for w, wo in zip(runs[name], runs["without"])] for name in ("tracing", "full")}
+        document[scheduler] = {"mpps": runs, "ratios": ratios}
+        rows.append([scheduler, *[fmt(statistics.median(runs[n]) if runs[n] else None, 2) for n in variants],
+                     *[fmt(statistics.median(ratios[n]) if ratios[n] else None, 3) for n in ("tracing", "full")]])
+    text = (f"Profiler cost: three-firewalls delivered Mpps without --profile, with its per-hop tracing alone (one packet in "
+            f"512), and with all of it (tracing and perf counters), {repeat} alternated triples of {duration} s\n"
+            f"{machine_description()}\n\n"
+            + table(["scheduler", "without", "tracing", "full", "tracing/without (median)", "full/without (median)"], rows))
     save_result("profiler-cost", document, text)
 
 

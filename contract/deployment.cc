@@ -187,7 +187,7 @@ Deployment parse_deployment(const json& doc) {
   d.latency_sample_every = doc.value("latency_sample_every", 16u);
   d.live_metrics = doc.value("live_metrics", false);
   d.trace_hops = doc.value("trace_hops", false);
-  d.trace_sample_every = doc.value("trace_sample_every", 256u);
+  d.trace_sample_every = doc.value("trace_sample_every", kTraceSampleEvery);
   if (d.trace_sample_every < d.latency_sample_every || d.trace_sample_every % d.latency_sample_every != 0)
     throw std::runtime_error("trace_sample_every must be a multiple of latency_sample_every");
   if (doc.contains("capture")) {

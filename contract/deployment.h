@@ -156,6 +156,10 @@ struct RunPaths {
   std::string cpu_cgroup_dir;  // a cgroup v1 `cpu` directory made for the run, if the scheduler asked
 };
 
+// One packet in 512 traced: a cold cache line for the generator and one for the sink per traced packet cost
+// 1.4-2.9 % of throughput at one in 256 (bench/results/profiler-cost.md), above the 2 % the profiler may take.
+inline constexpr uint32_t kTraceSampleEvery = 512;
+
 struct Deployment {
   std::string name;
   int control_core = 0;
@@ -169,10 +173,9 @@ struct Deployment {
   bool live_metrics = false;
   // run --profile: one packet in trace_sample_every (on average) carries per-hop timestamps, and the sink breaks
   // its latency down by hop (contract/hop_trace.h). They are drawn from the packets whose latency is sampled (a
-  // multiple of latency_sample_every), pseudo-randomly, so they are a fair subset of them: one in 256 keeps the
-  // cost (a cold cache line for the generator and one for the sink per traced packet) near 1 % of throughput.
+  // multiple of latency_sample_every), pseudo-randomly, so they are a fair subset of them.
   bool trace_hops = false;
-  uint32_t trace_sample_every = 256;
+  uint32_t trace_sample_every = kTraceSampleEvery;
   // Delivered packets written to a pcap file by the sink (every chain's, in delivery order); empty path: none.
   std::string capture_path;
   uint64_t capture_limit = 0;

@@ -57,11 +57,11 @@ def _serving(metrics: str | MetricsServer | None):
 
 def run(spec: SpecLike, scheduler: str | None = None, duration: float | None = None, *, capture: dict | None = None,
         metrics: str | MetricsServer | None = None, on_event: Callable[[dict], None] | None = None,
-        profile: bool = False, source: str | None = None) -> RunOutcome:
+        profile: bool | str = False, source: str | None = None) -> RunOutcome:
     """Runs a spec once (placed and costed as its scheduler needs) and returns how it ended, with typed results.
     `metrics`: "[HOST]:PORT" to serve live Prometheus metrics while it runs. `on_event`: each progress event of the
     data plane. `profile`: trace the latency-sampled packets hop by hop (each chain's results get a latency_breakdown; ./tandem
-    explain reads it). Bad input raises SpecError (the CLI's exit 2); every machine change is undone before returning."""
+    explain reads it) and count each NF process (perf_event_open); "hops": the tracing alone. Bad input raises SpecError (the CLI's exit 2); every machine change is undone before returning."""
     loaded, source = _load(spec, source)
     if scheduler:
         check_schedulers([scheduler], source)
@@ -69,7 +69,7 @@ def run(spec: SpecLike, scheduler: str | None = None, duration: float | None = N
     if capture:
         config["capture"] = capture
     if profile:
-        with_profiling(config)
+        with_profiling(config, counters=profile != "hops")
     with _serving(metrics) as server:
         observers = [on_event] if on_event else []
         if server is not None:

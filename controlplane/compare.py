@@ -101,10 +101,12 @@ def summarise(comparison: dict) -> None:
             entry["median"] = {field: median_of([r[field] for r in runs]) for field in SUMMARY_FIELDS}
 
 
-def with_profiling(config: dict) -> None:
-    """run --profile: traced packets (the latency breakdown) and each NF process's perf counters (a probe)."""
+def with_profiling(config: dict, counters: bool = True) -> None:
+    """run --profile: traced packets (the latency breakdown) and, with `counters`, each NF process's perf counters (a
+    probe; its system-call tracepoint taxes every call an NF makes, which a yielding NF makes by the million)."""
     config["trace_hops"] = True
-    config["profile"] = dict(config.get("profile") or {}, perf_counters={})
+    if counters:
+        config["profile"] = dict(config.get("profile") or {}, perf_counters={})
 
 
 def fan_out(observers: list):

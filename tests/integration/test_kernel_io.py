@@ -102,3 +102,20 @@ def test_run_after_a_sigkilled_kernel_run_removes_its_namespaces(link, write_spe
     assert result.returncode == 0, result.stderr
     assert "removed network namespace" in result.stderr and "which did not end cleanly" in result.stderr
     assert_accounted(run_results(out))
+
+
+def test_profiling_a_kernel_chain_counts_its_system_calls_and_kernel_time(write_spec, tmp_path, machine_before):
+    out = tmp_path / "r.json"
+    result = tandem("run", str(write_spec(KERNEL_SPEC)), "--profile", "--json", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    results = run_results(out)
+    assert_accounted(results)
+    for worker in results["profile"]["perf_counters"]["workers"]:
+        counters, unsupported = worker["counters"], worker["unsupported"]
+        # The tracepoint through tracefs (mounted for the run where it is not); a kernel-I/O NF moves every packet with calls.
+        assert ("syscalls" in counters) != ("syscalls" in unsupported), worker
+        if "syscalls" in counters:
+            assert counters["syscalls"]["per_packet"] > 0.01, worker
+    for nf in results["nfs"]:
+        assert nf["os"]["system_share"] > 0, nf["os"]  # a kernel-I/O NF's CPU time is mostly the kernel's
+    assert "kernel % of CPU" in result.stdout
