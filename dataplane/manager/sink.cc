@@ -24,8 +24,9 @@ Sink::Sink(const Deployment& deployment, std::vector<std::unique_ptr<IngressPort
     capture_ = std::make_unique<PcapCapture>(deployment.capture_path, deployment.capture_limit, static_cast<double>(rte_get_tsc_hz()));
 }
 
-void Sink::poll(uint64_t now_tsc) {
+uint64_t Sink::poll(uint64_t now_tsc) {
   rte_mbuf* pkts[kMaxBurst];
+  uint64_t taken = 0;
   for (size_t c = 0; c < exits_.size(); c++) {
     uint16_t n = exits_[c]->rx_burst(pkts, deployment_.burst);
     if (n == 0) continue;
@@ -50,8 +51,10 @@ void Sink::poll(uint64_t now_tsc) {
       if (capture_) capture_->write(pkts[i], now_tsc);  // it stops at its limit
     }
     delivery.delivered += n;
+    taken += n;
     rte_pktmbuf_free_bulk(pkts, n);
   }
+  return taken;
 }
 
 }  // namespace tandem

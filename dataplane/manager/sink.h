@@ -29,7 +29,8 @@ class Sink {
  public:
   // `exits[c]` is chain c's exit port (chain_ends.h).
   Sink(const Deployment& deployment, std::vector<std::unique_ptr<IngressPort>> exits);
-  void poll(uint64_t now_tsc);
+  // Takes what the chains' exits hold now; returns how many packets it took.
+  uint64_t poll(uint64_t now_tsc);
   // Latency is sampled only while measuring (warm-up and drain are excluded).
   void set_measuring(bool measuring) { measuring_ = measuring; }
   const ChainDelivery& delivery(int chain) const { return delivery_[chain]; }

@@ -52,19 +52,7 @@ uint16_t EthdevEgress::tx_burst(rte_mbuf** pkts, uint16_t count, const uint8_t* 
 
 uint16_t EthdevIngress::rx_burst(rte_mbuf** pkts, uint16_t max) {
   uint16_t received = rte_eth_rx_burst(port_, 0, pkts, std::min<uint16_t>(max, kMaxBurst));
-  uint16_t kept = 0;
-  uint64_t foreign = 0;
-  for (uint16_t i = 0; i < received; i++) {
-    if (take_wire_meta(pkts[i])) {
-      pkts[kept++] = pkts[i];
-    } else {
-      rte_pktmbuf_free(pkts[i]);
-      foreign++;
-    }
-  }
-  if (foreign) counter_add(counters_.foreign, foreign);
-  counter_add(counters_.dequeued, static_cast<uint64_t>(kept));
-  return kept;
+  return keep_run_frames(pkts, received, counters_);
 }
 
 }  // namespace tandem

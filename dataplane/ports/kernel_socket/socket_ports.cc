@@ -29,22 +29,39 @@ uint16_t ready_for_kernel_link(rte_mbuf** pkts, uint16_t count, const NextHop& n
   return ready;
 }
 
+uint16_t keep_run_frames(rte_mbuf** pkts, uint16_t count, RingCounters& counters) {
+  uint16_t kept = 0;
+  uint64_t foreign = 0;
+  for (uint16_t i = 0; i < count; i++) {
+    if (take_wire_meta(pkts[i])) {
+      pkts[kept++] = pkts[i];
+    } else {  // not one of the run's packets (the interfaces are the run's own: rare)
+      rte_pktmbuf_free(pkts[i]);
+      foreign++;
+    }
+  }
+  if (foreign) counter_add(counters.foreign, foreign);
+  counter_add(counters.dequeued, static_cast<uint64_t>(kept));
+  return kept;
+}
+
 SocketIngress::SocketIngress(std::unique_ptr<PacketSocket> socket, rte_mempool* pool, uint16_t mux, RingCounters& counters)
     : socket_(std::move(socket)), pool_(pool), mux_(std::max<uint16_t>(mux, 1)), counters_(counters),
-      buffers_(mux_, nullptr), messages_(mux_), vectors_(mux_) {
+      buffers_(mux_, nullptr), missing_(mux_), messages_(mux_), vectors_(mux_) {
   if (!refill()) throw std::runtime_error("packet socket on " + socket_->interface() + ": no mbufs for its receive buffers");
 }
 
 SocketIngress::~SocketIngress() { finish(); }
 
 bool SocketIngress::refill() {
-  uint64_t held = 0;
-  for (rte_mbuf*& buffer : buffers_) {
-    if (buffer == nullptr) buffer = rte_pktmbuf_alloc(pool_);
-    if (buffer != nullptr) held++;
+  // The empty slots are always the first `missing_` (each call fills from the front): only those are walked.
+  while (missing_ > 0) {
+    rte_mbuf* buffer = rte_pktmbuf_alloc(pool_);
+    if (buffer == nullptr) break;
+    buffers_[--missing_] = buffer;
   }
-  __atomic_store_n(&counters_.receive_buffers, held, __ATOMIC_RELAXED);
-  return held == buffers_.size();
+  __atomic_store_n(&counters_.receive_buffers, static_cast<uint64_t>(buffers_.size() - missing_), __ATOMIC_RELAXED);
+  return missing_ == 0;
 }
 
 unsigned SocketIngress::waiting() const {
@@ -64,8 +81,11 @@ uint16_t SocketIngress::receive_one_per_call(rte_mbuf** pkts, uint16_t max) {
     ssize_t length = recvfrom(socket_->fd(), rte_pktmbuf_mtod(buffer, void*), rte_pktmbuf_tailroom(buffer), MSG_DONTWAIT, nullptr, nullptr);
     if (length < 0) break;  // EAGAIN: nothing more now
     buffers_[0] = nullptr;
-    uint32_t received = static_cast<uint32_t>(length);
-    taken += accept(pkts + taken, &buffer, &received, 1);
+    missing_ = 1;
+    buffer->data_len = static_cast<uint16_t>(length);
+    buffer->pkt_len = static_cast<uint32_t>(length);
+    pkts[taken] = buffer;
+    taken += keep_run_frames(pkts + taken, 1, counters_);
     if (!refill()) break;
   }
   return taken;
@@ -81,35 +101,14 @@ uint16_t SocketIngress::receive_many_per_call(rte_mbuf** pkts, uint16_t max) {
   }
   int received = recvmmsg(socket_->fd(), messages_.data(), want, MSG_DONTWAIT, nullptr);
   if (received <= 0) return 0;
-  rte_mbuf* filled[kMaxBurst];
-  uint32_t lengths[kMaxBurst];
   for (int i = 0; i < received; i++) {
-    filled[i] = buffers_[i];
-    lengths[i] = messages_[i].msg_len;
+    pkts[i] = buffers_[i];
+    pkts[i]->data_len = static_cast<uint16_t>(messages_[i].msg_len);
+    pkts[i]->pkt_len = messages_[i].msg_len;
     buffers_[i] = nullptr;
   }
-  // The buffers not filled move to the front, the next call's first vectors.
-  std::stable_partition(buffers_.begin(), buffers_.end(), [](rte_mbuf* m) { return m != nullptr; });
-  return accept(pkts, filled, lengths, static_cast<uint16_t>(received));
-}
-
-uint16_t SocketIngress::accept(rte_mbuf** pkts, rte_mbuf** received, const uint32_t* lengths, uint16_t count) {
-  uint16_t kept = 0;
-  uint64_t foreign = 0;
-  for (uint16_t i = 0; i < count; i++) {
-    rte_mbuf* m = received[i];
-    m->data_len = static_cast<uint16_t>(lengths[i]);
-    m->pkt_len = lengths[i];
-    if (!take_wire_meta(m)) {  // not one of the run's packets (the interfaces are the run's own: rare)
-      rte_pktmbuf_free(m);
-      foreign++;
-      continue;
-    }
-    pkts[kept++] = m;
-  }
-  if (foreign) counter_add(counters_.foreign, foreign);
-  counter_add(counters_.dequeued, static_cast<uint64_t>(kept));
-  return kept;
+  missing_ = static_cast<uint16_t>(received);  // the first `received` slots, refilled before the next call
+  return keep_run_frames(pkts, static_cast<uint16_t>(received), counters_);
 }
 
 void SocketIngress::finish() {

@@ -38,6 +38,11 @@ class NextHop {
 // moved to the front of `pkts`.
 uint16_t ready_for_kernel_link(rte_mbuf** pkts, uint16_t count, const NextHop& next_hop, RingCounters& counters, uint64_t& journal);
 
+// Keeps the run's frames of a burst taken from a kernel link: each one's record restored from its trailer, kept in
+// order at the front of `pkts` and counted as the link's dequeued; a frame without a record (not the run's) is
+// freed and counted as foreign. Returns how many are kept.
+uint16_t keep_run_frames(rte_mbuf** pkts, uint16_t count, RingCounters& counters);
+
 // Takes frames from a receiving packet socket into mbufs of `pool`, restoring each packet's record from its
 // trailer (contract/wire_meta.h); counts them as the link's dequeued, and frames without a record as foreign.
 // Never waits: it returns what the socket holds now, up to `max`.
@@ -59,13 +64,13 @@ class SocketIngress final : public IngressPort {
   uint16_t receive_many_per_call(rte_mbuf** pkts, uint16_t max);
   // Keeps `buffers_` full; false if the pool is empty.
   bool refill();
-  uint16_t accept(rte_mbuf** pkts, rte_mbuf** received, const uint32_t* lengths, uint16_t count);
 
   std::unique_ptr<PacketSocket> socket_;
   rte_mempool* pool_;
   uint16_t mux_;
   RingCounters& counters_;
   std::vector<rte_mbuf*> buffers_;  // one per I/O vector, posted before the call
+  uint16_t missing_;                // buffers_[0, missing_) are empty, to be refilled
   std::vector<mmsghdr> messages_;
   std::vector<iovec> vectors_;
 };
