@@ -2,10 +2,12 @@
 packet chained as they are against composed (Tables I/II), pipelined prefetching at distances 0-32 (Fig. 7), a line
 of four μNFs against a two-way parallel group after the first (Fig. 8), latency against path length 4-6 (Fig. 9),
 the last two at per-μNF costs 100-700 cycles, and lines of 1-8 TTL decrementers on one core, each scheduler
-against run-to-completion (Fig. 10).
+against run-to-completion (Fig. 10), with μNF-MC's fewest cores for each line at a target rate (--target-mpps,
+solved on --mc-cores hypothetical cores from the ttl μNF's measured batch model; each placement also run where
+this machine has the cores it uses).
 
 Usage (as root): .venv/bin/python bench/micronf_experiments.py [--repeat 3] [--duration 1] [--rate 100] [--cores 1,2]
-                 [--only table1|fig7|fig8|fig9|fig10]
+                 [--only table1|fig7|fig8|fig9|fig10|fig10-cores] [--target-mpps 14.88,4,1] [--mc-cores 16]
 Writes bench/results/micronf-<fig>.json and .md. Every number is a median over --repeat runs, runs interleaved.
 Figs. 8 and 9 take the run's own latency summary (every 16th packet sampled at the sink); their μNFs are `cost`
 NFs run under rtc (no scheduler between them). With one NF core (our 2 vCPU VM) the branches share it and cannot
@@ -25,10 +27,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from bench.experiment_support import RESULTS, chain_mpps, exact, interleaved_variants, ratio, save_result, share_text  # noqa: E402
+from controlplane.batch_model import batch_models  # noqa: E402
 from controlplane.compose import Composition, composed_chain  # noqa: E402
+from controlplane.placement import PlacedNf, PlacementError, solve  # noqa: E402
 from controlplane.report import machine_description, table  # noqa: E402
 from controlplane.request import compose_request  # noqa: E402
-from controlplane.spec import Spec, spec_from_document  # noqa: E402
+from controlplane.spec import Spec, run_config, spec_from_document, usable_cores  # noqa: E402
 
 COSTS = [100, 300, 500, 700]  # cycles per packet of each μNF (the paper's range)
 PREFETCH = [0, 1, 2, 4, 8, 16, 32]  # up to half the batch, as the paper
@@ -121,6 +125,59 @@ def fig10(repeat: int, duration: float, cores: list[int], schedulers: list[str])
     save_result("micronf-fig10", comparison, text)
 
 
+def fig10_cores(repeat: int, duration: float, targets_mpps: list[float], mc_cores: int) -> None:
+    """μNF-MC: the fewest cores that carry a line of 1-8 ttl μNFs at each target rate, consecutive μNFs clustered,
+    from the ttl μNF's batch model; a placement is run too where this machine has every core it uses."""
+    one = Spec.model_validate({"name": "fig10-model", "traffic": {"rate": "max", "size": 64, "flows": 64},
+                               "chains": [{"name": "c", "nfs": [{"name": "ttl", "type": "ttl", "core": 1}]}]})
+    config = run_config(one)
+    model = batch_models(config, "bench fig10-cores")["ttl"]
+    upper = config["burst"]
+    cores = list(range(1, mc_cores + 1))
+    machine = usable_cores() - {config["control_core"]}
+    rows, document, variants = [], {"targets_mpps": targets_mpps, "model": model, "burst": upper, "lines": {}}, {}
+    for target in targets_mpps:
+        for length in range(1, 9):
+            names = [f"ttl{i}" for i in range(1, length + 1)]
+            nfs = [PlacedNf(name=n, chain="c", rate_pps=target * 1e6, weight=1.0, k_cycles=model["k_cycles"], c_cycles=model["c_cycles"])
+                   for n in names]
+            key = f"{target}-{length}"
+            try:
+                solution = solve(nfs, cores, model["tsc_hz"], upper, objective="fewest_cores",
+                                 edges=[(a, b, 1.0) for a, b in zip(names, names[1:])])
+            except PlacementError as error:
+                document["lines"][key] = {"error": str(error)}
+                rows.append([f"{target}", str(length), "infeasible", "-", "-"])
+                continue
+            # Each core's μNFs, the cores in the line's order (a cluster is a run of consecutive μNFs).
+            clusters = sorted(([n for n in names if solution["placement"][n] == core] for core in solution["cores_used"]),
+                              key=lambda cluster: names.index(cluster[0]))
+            document["lines"][key] = {"cores_used": solution["cores_used"], "clusters": clusters,
+                                      "core_utilisation": {c: solution["core_utilisation"][c] for c in solution["cores_used"]}}
+            runnable = set(solution["cores_used"]) <= machine
+            if runnable:
+                spec = Spec.model_validate({"name": f"fig10-mc-{key}", "warmup": 0.3,
+                                            "traffic": {"rate": f"{target} Mpps", "size": 64, "flows": 64},
+                                            "chains": [{"name": "c", "nfs": [{"name": n, "type": "ttl", "core": solution["placement"][n]}
+                                                                            for n in names]}]})
+                variants[f"mc-{key}"] = (spec, "coop")  # a cluster shares its core cooperatively
+            rows.append([f"{target}", str(length), str(len(clusters)), " | ".join(",".join(c) for c in clusters),
+                         "run below" if runnable else f"needs cores {solution['cores_used']}"])
+    text = (f"Fig. 10, μNF-MC: fewest cores for a line of 1-8 ttl μNFs at each target rate (64 B), consecutive μNFs "
+            f"clustered; HiGHS over {mc_cores} cores from ttl's batch model (k = {model['k_cycles']:.1f} cycles/packet, "
+            f"c = {model['c_cycles']:.0f} cycles/batch at burst {upper}, {model['source']}; {machine_description()})\n\n"
+            + table(["target Mpps", "μNFs", "cores", "clusters (one per core)", "on this machine"], rows, align_left=5))
+    if variants:
+        comparison = interleaved_variants(variants, repeat, duration)
+        document["runs"] = comparison
+        text += ("\n\nThe placements this machine can hold, run at their target rate under coop (delivered Mpps, median of "
+                 f"{repeat} runs of {duration} s):\n\n"
+                 + table(["variant (target-length)", "delivered Mpps"],
+                         [[name, fmt(chain_mpps(comparison, name, "c"), 3)] for name in variants], align_left=1)
+                 + f"\n\n{exact(comparison)}")
+    save_result("micronf-fig10-cores", document, text)
+
+
 def fig7(repeat: int, duration: float, cores: list[int]) -> None:
     """Two macswap μNFs at the generator's full rate, prefetching k packets ahead."""
     second = cores[1] if len(cores) > 1 else cores[0]
@@ -191,7 +248,10 @@ def main() -> int:
     parser.add_argument("--duration", type=float, default=1.0)
     parser.add_argument("--rate", type=float, default=100.0, help="offered kpps: far below what the longest chain processes")
     parser.add_argument("--cores", default="1", help="NF cores, comma-separated; the first runs the line")
-    parser.add_argument("--only", choices=["table1", "fig7", "fig8", "fig9", "fig10"])
+    parser.add_argument("--only", choices=["table1", "fig7", "fig8", "fig9", "fig10", "fig10-cores"])
+    parser.add_argument("--target-mpps", default="14.88,4,1", help="fig10-cores: the rates each line must carry, comma-separated "
+                                                                   "(14.88: 10 GbE at 64 B)")
+    parser.add_argument("--mc-cores", type=int, default=16, help="fig10-cores: the cores the solver may use")
     parser.add_argument("--schedulers", default="rtc,coop,bubble", help="fig10: the schedulers to run the lines under")
     args = parser.parse_args()
     cores = [int(c) for c in args.cores.split(",")]
@@ -206,6 +266,8 @@ def main() -> int:
         fig9(args.repeat, args.duration, args.rate, cores)
     if args.only in (None, "fig10"):
         fig10(args.repeat, args.duration, cores, args.schedulers.split(","))
+    if args.only in (None, "fig10-cores"):
+        fig10_cores(args.repeat, args.duration, [float(t) for t in args.target_mpps.split(",")], args.mc_cores)
     return 0
 
 

@@ -198,7 +198,9 @@ def cmd_place(args) -> int:
     config = run_config(spec)
     verdict = catalog.check(config, args.spec)
     say = None if args.quiet else tell_user
-    solution, models = place_config(config, args.spec, verdict["options"], require_all=args.all, say=say)
+    fewest = args.fewest_cores or config.get("placement") == "fewest_cores"
+    solution, models = place_config(config, args.spec, verdict["options"], require_all=args.all, say=say,
+                                    objective="fewest_cores" if fewest else "throughput")
     if args.json:  # files first, as in cmd_run
         _write_json(args.json, {"spec": args.spec, "models": models, "solution": solution})
     print(describe(models))
@@ -391,9 +393,13 @@ def parser() -> argparse.ArgumentParser:
     prim.add_argument("--quiet", action="store_true")
     prim.set_defaults(handler=cmd_primitives)
 
-    place = commands.add_parser("place", help="choose NF cores and batch sizes with Bubble's placement solver (HiGHS)")
+    place = commands.add_parser("place", help="choose NF cores and batch sizes with the placement solver (HiGHS): Bubble's "
+                                              "most weighted throughput, or μNF's fewest cores")
     place.add_argument("spec")
     place.add_argument("--all", action="store_true", help="every chain must be placed whole at its offered rate")
+    place.add_argument("--fewest-cores", action="store_true", help="μNF-MC: every chain at its rate on as few cores as carry it, "
+                                                                  "consecutive NFs that pass the most traffic together "
+                                                                  "(the default where the spec says placement: fewest_cores)")
     place.add_argument("--json", metavar="PATH", help="write the models and the solution as JSON")
     place.add_argument("--quiet", action="store_true", help="no progress messages")
     place.set_defaults(handler=cmd_place)

@@ -183,13 +183,17 @@ def compose(sfc: SfcGraph, unmerged: MicroGraph, descriptors: dict[str, dict]) -
     return result
 
 
-def composed_chain(name: str, composition: Composition, cores: list[int]) -> dict:
-    """The composed graph as a spec chain: the line's μNFs on the first core, each group's branches on the others."""
+def composed_chain(name: str, composition: Composition, cores: list[int | None]) -> dict:
+    """The composed graph as a spec chain: the line's μNFs on the first core, each group's branches on the others;
+    cores [None]: no core named, the placement solver chooses (placement: fewest_cores or auto)."""
+    graph = composition.composed
+    if cores == [None]:
+        nodes = [{"name": n.name, "type": n.type, **({"args": n.args} if n.args else {})} for n in graph.nodes.values()]
+        return {"name": name, "graph": {"nodes": nodes, "edges": _edge_documents(graph)}}
     core_of = {}
     for g, run in enumerate(composition.groups):
         for b, node in enumerate(run):
             core_of[node] = cores[1 + (g + b) % (len(cores) - 1)] if len(cores) > 1 else cores[0]
-    graph = composition.composed
     nodes = [{"name": n.name, "type": n.type, "core": core_of.get(n.name, cores[0]), **({"args": n.args} if n.args else {})}
              for n in graph.nodes.values()]
     return {"name": name, "graph": {"nodes": nodes, "edges": _edge_documents(graph)}}

@@ -1,5 +1,6 @@
-"""A run from a loaded spec to its results, in order: check with the data plane, place (placement: auto), cost
-(schedulers that need cycle costs), launch. The runner only launches; what comes before it lives here."""
+"""A run from a loaded spec to its results, in order: check with the data plane, place (placement: auto or
+fewest_cores), cost (schedulers that need cycle costs), launch. The runner only launches; what comes before it
+lives here."""
 from __future__ import annotations
 
 from typing import Callable
@@ -14,8 +15,9 @@ def run(config: dict, source: str, on_event: Callable[[dict], None] | None = Non
     """Runs `config` (see spec.run_config); every machine change is undone before returning."""
     verdict = catalog.check(config, source)
     placement = None
-    if config.get("placement") == "auto":
-        placement, _ = place_config(config, source, verdict["options"], require_all=True, say=say)
+    if config.get("placement") in ("auto", "fewest_cores"):
+        objective = "throughput" if config["placement"] == "auto" else "fewest_cores"
+        placement, _ = place_config(config, source, verdict["options"], require_all=True, say=say, objective=objective)
         config = placed(config, placement)
         verdict = catalog.check(config, source)  # the NFs' cores changed
     costs = None

@@ -322,10 +322,20 @@ def comparison_csv(comparison: dict) -> str:
 
 
 def placement_report(solution: dict, config: dict | None = None) -> str:
-    lines = [f"placement by {solution['solver']}: objective {solution['objective'] / 1e6:.3f} weighted Mpps; "
+    if solution.get("objective_kind") == "fewest_cores":
+        crossing = solution["crossing_edges"]
+        goal = (f"fewest cores (μNF-MC): {len(solution['cores_used'])} of {len(solution['core_utilisation'])} carry every chain at its "
+                f"rate; edges between cores: {', '.join(f'{a}->{b}' for a, b in crossing) or 'none'}")
+    else:
+        goal = f"objective {solution['objective'] / 1e6:.3f} weighted Mpps"
+    lines = [f"placement by {solution['solver']}: {goal}; "
              f"accepted {', '.join(solution['accepted']) or 'none'}" + (f"; rejected {', '.join(solution['rejected'])}" if solution["rejected"] else "")]
-    rows = [[name, core, f"{solution['planned_rate_pps'][name] / 1e6:.3f}"] for name, core in solution["placement"].items()]
-    lines.append(table(["NF", "core", "planned Mpps"], rows))
+    shares = {nf: share for entry in (solution.get("rate_shares") or {}).values() for nf, share in entry["nfs"].items()}
+    rows = [[name, core, f"{solution['planned_rate_pps'][name] / 1e6:.3f}"] + ([f"{shares[name]:.0%}"] if shares else [])
+            for name, core in solution["placement"].items()]
+    lines.append(table(["NF", "core", "planned Mpps"] + (["share of chain"] if shares else []), rows))
+    for chain, entry in (solution.get("rate_shares") or {}).items():
+        lines.append(f"  {chain}'s shares: {entry['source']}")
     lines.append("cores: " + ", ".join(f"{core} {100 * u:.0f} % busy" for core, u in solution["core_utilisation"].items())
                  + "; chains: " + ", ".join(f"{chain} {pps / 1e6:.3f} Mpps" for chain, pps in solution["throughput_pps"].items()))
     return "\n".join(lines)

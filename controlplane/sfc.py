@@ -98,7 +98,7 @@ def _exits_of(template: VnfTemplate) -> list[str]:
     return sorted({e.to for e in template.edges if e.to == EXIT or e.to.startswith(EXIT + ":")})
 
 
-def request_problems(graph: SfcGraph, templates: dict[str, VnfTemplate]) -> list[tuple[str, str]]:
+def request_problems(graph: SfcGraph, templates: dict[str, VnfTemplate], solver_places: bool = False) -> list[tuple[str, str]]:
     """Unknown templates and parameters, links to unknown VNFs or exits, an exit taken twice or by no link of a VNF
     that has links, cycles, and more than one entry VNF."""
     problems = []
@@ -113,8 +113,9 @@ def request_problems(graph: SfcGraph, templates: dict[str, VnfTemplate]) -> list
             if key not in templates[vnf.template].parameters:
                 problems.append((f"sfc.vnfs[{v}].args.{key}", f"template {vnf.template!r} has no parameter {key!r} "
                                                                f"(parameters: {', '.join(templates[vnf.template].parameters) or 'none'})"))
-    if graph.core is None and graph.cores is None:
-        problems.append(("sfc.core", "give the core of the μNFs (core: N, or cores: [N, ...])"))
+    if graph.core is None and graph.cores is None and not solver_places:
+        problems.append(("sfc.core", "give the core of the μNFs (core: N, or cores: [N, ...]), or let the solver place them "
+                                     "(placement: fewest_cores or auto)"))
     template_of = {vnf.name: templates.get(vnf.template) for vnf in graph.vnfs}
     taken: dict[tuple[str, str], int] = {}
     for l, link in enumerate(graph.links):
@@ -215,7 +216,7 @@ def load_request(path: str | Path, templates: dict[str, VnfTemplate] | None = No
     """Reads and checks an SFC request; returns its spec fields, its SFC graph and the expanded μNF graph."""
     templates = templates if templates is not None else load_templates()
     document, graph = read_request(path, document)
-    problems = request_problems(graph, templates)
+    problems = request_problems(graph, templates, solver_places=document.get("placement") in ("auto", "fewest_cores"))
     if problems:
         raise SpecError(str(path), problems)
     return document, graph, expand(graph, templates)

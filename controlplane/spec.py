@@ -256,8 +256,10 @@ class Spec(Strict):
     # Options for the other schedulers a comparison runs (`compare --schedulers`), by scheduler name.
     scheduler_options: dict[str, dict[str, DataPlaneValue]] = Field(default_factory=dict)
     chains: list[ChainSpec]
-    # spec: every NF's core is given; auto: Bubble's placement solver chooses cores and initial batch sizes.
-    placement: Literal["spec", "auto"] = "spec"
+    # spec: every NF's core is given; auto: Bubble's placement solver chooses cores and initial batch sizes, for the
+    # most weighted throughput; fewest_cores: μNF-MC, every chain at its rate on as few cores as carry it, consecutive
+    # μNFs that pass the most traffic together (controlplane/placement.py).
+    placement: Literal["spec", "auto", "fewest_cores"] = "spec"
     placement_cores: list[int] | None = None  # cores the solver may use; default: every core but the control core
 
     @field_validator("scheduler", mode="before", json_schema_input_type=Union[str, SchedulerSpec])
@@ -418,8 +420,8 @@ def _semantic_problems(spec: Spec) -> list[tuple[str, str]]:
             nf_where = node_where(chain, where, n)
             check_unique("NF", nf.name, nf_where)
             if nf.core is None:
-                if spec.placement != "auto":
-                    problems.append((f"{nf_where}.core", "is required (or let the solver choose: placement: auto)"))
+                if spec.placement == "spec":
+                    problems.append((f"{nf_where}.core", "is required (or let the solver choose: placement: auto or fewest_cores)"))
             elif nf.core not in cores:
                 problems.append((f"{nf_where}.core", f"core {nf.core} does not exist on this machine (cores: {sorted(cores)})"))
             elif nf.core == spec.control_core:
@@ -429,7 +431,7 @@ def _semantic_problems(spec: Spec) -> list[tuple[str, str]]:
             problems.append((f"placement_cores[{p}]", f"core {core} does not exist on this machine (cores: {sorted(cores)})"))
         elif core == spec.control_core:
             problems.append((f"placement_cores[{p}]", f"core {core} is the control core; NFs go elsewhere"))
-    if spec.placement == "auto" and spec.placement_cores == []:
+    if spec.placement != "spec" and spec.placement_cores == []:
         problems.append(("placement_cores", "is empty: the solver needs at least one core"))
     if total_nfs > MAX_NFS:
         problems.append(("chains", f"at most {MAX_NFS} NFs in all, got {total_nfs}"))

@@ -58,3 +58,50 @@ def test_infeasible_problem_names_the_constraint():
         solve(nfs, [1], HZ, require_all=True)
     with pytest.raises(PlacementError, match="no core"):
         solve(nfs, [], HZ)
+
+
+def shared(name, chain, rate, k, share):
+    return PlacedNf(name=name, chain=chain, rate_pps=rate, weight=1.0, k_cycles=k, c_cycles=0.0, share=share)
+
+
+def test_a_graph_node_is_charged_only_for_the_packets_that_reach_it():
+    # 6 Mpps at 100 cycles: the classifier alone is 0.6 of a core; each branch sees half the packets (0.3), so the
+    # graph fits one core and a half, where charging every node the chain's rate (1.5 cores) would not fit on 1.4.
+    nfs = [shared("cls", "g", 6e6, 100, 1.0), shared("http", "g", 6e6, 100, 0.5), shared("other", "g", 6e6, 100, 0.5)]
+    solution = solve(nfs, [1, 2], HZ, require_all=True)
+    assert solution["planned_rate_pps"] == pytest.approx({"cls": 6e6, "http": 3e6, "other": 3e6}, rel=1e-6)
+    assert sum(solution["core_utilisation"].values()) == pytest.approx(1.2, rel=1e-6)
+    with pytest.raises(PlacementError, match="core capacity constraint"):
+        solve([shared(n.name, "g", 6e6, 100, 1.0) for n in nfs], [1, 2], HZ, require_all=True)
+
+
+def line(count, rate, k):
+    names = [f"t{i}" for i in range(count)]
+    return [shared(name, "c", rate, k, 1.0) for name in names], [(a, b, 1.0) for a, b in zip(names, names[1:])]
+
+
+def test_fewest_cores_packs_consecutive_mnfs_until_a_core_is_full():
+    # μNF-MC: 6 decrementers of 0.3 core each at the target rate: 3 fit a core (0.9), so 2 cores, each holding a run
+    # of consecutive ones (one edge crosses), never an interleaving that would send packets back and forth.
+    nfs, edges = line(6, 3e6, 100)
+    solution = solve(nfs, [1, 2, 3, 4], HZ, objective="fewest_cores", edges=edges)
+    assert solution["cores_used"] == [1, 2]
+    assert solution["crossing_edges"] == [["t2", "t3"]]
+    assert all(u <= 1 + 1e-6 for u in solution["core_utilisation"].values())
+
+
+def test_fewest_cores_cuts_the_edge_that_carries_the_least_traffic():
+    # a (0.54 core) -> b (0.42) carries every packet, b -> c (0.24) only the 10 % that b passes on. Together they
+    # need 1.2 cores, so 2; both cuts fit ({a, b} | {c} and {a} | {b, c}), and the cheap one is b | c.
+    nfs = [shared("a", "g", 6e6, 90, 1.0), shared("b", "g", 6e6, 70, 1.0), shared("c", "g", 6e6, 400, 0.1)]
+    solution = solve(nfs, [1, 2], HZ, objective="fewest_cores", edges=[("a", "b", 1.0), ("b", "c", 0.1)])
+    assert solution["cores_used"] == [1, 2]
+    assert solution["crossing_edges"] == [["b", "c"]]
+
+
+def test_fewest_cores_names_what_it_cannot_do():
+    nfs, edges = line(4, 3e6, 400)  # 1.2 cores each
+    with pytest.raises(PlacementError, match="core capacity constraint"):
+        solve(nfs, [1, 2, 3, 4], HZ, objective="fewest_cores", edges=edges)
+    with pytest.raises(PlacementError, match="target rate.*chain c"):
+        solve([shared("x", "c", None, 100, 1.0)], [1], HZ, objective="fewest_cores")

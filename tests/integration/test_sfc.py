@@ -29,3 +29,46 @@ def test_the_papers_sfc_runs_composed_under_coop(tmp_path, machine_before):
     assert nfs["tx"]["packets_in"] == classify["other"]
     assert [w["exit"] for w in results["workers"]] == ["exited with status 0"] * 7
     assert not results["warnings"], results["warnings"]
+
+
+def test_an_sfc_request_placed_on_the_fewest_cores_plans_each_mnf_for_the_packets_that_reach_it(tmp_path, machine_before):
+    # No core named: the solver places the composed graph (μNF-MC). Each μNF's planned rate is its measured share
+    # of the chain's packets; this run's own counts must show the same shares (the flows cycle in order, so both
+    # runs split the traffic alike, to within one cycle of 64 flows).
+    import yaml
+
+    request = yaml.safe_load((REPO / "examples" / "web-sfc.yaml").read_text())
+    del request["sfc"]["core"]
+    request["placement"] = "fewest_cores"
+    spec = tmp_path / "placed-sfc.yaml"
+    spec.write_text(yaml.safe_dump(request))
+    out = tmp_path / "r.json"
+    result = tandem("run", str(spec), "--duration", "1", "--json", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    results = json.loads(out.read_text())
+    assert results["accounting"]["exact"], results["accounting"]
+    placement = results["placement"]
+    assert placement["objective_kind"] == "fewest_cores" and placement["accepted"] == [results["chains"][0]["name"]]
+    assert len(placement["cores_used"]) == 1  # 200 kpps of this graph is a fraction of a core on any of our hosts
+    generated = results["chains"][0]["generated"]
+    rate = placement["throughput_pps"][results["chains"][0]["name"]]
+    for nf in results["nfs"]:
+        assert nf["core"] == placement["placement"][nf["name"]]
+        planned_share = placement["planned_rate_pps"][nf["name"]] / rate
+        assert abs(planned_share - nf["packets_in"] / generated) < 0.01, (nf["name"], planned_share, nf["packets_in"], generated)
+    shares = placement["rate_shares"][results["chains"][0]["name"]]["nfs"]
+    assert shares["edge.check"] == 1.0 and 0 < shares["tx"] < shares["monitor.urls"] < 1.0
+
+
+def test_a_request_the_solver_cannot_place_exits_2_naming_the_constraint(tmp_path, machine_before):
+    import yaml
+
+    request = yaml.safe_load((REPO / "examples" / "web-sfc.yaml").read_text())
+    del request["sfc"]["core"]
+    request["placement"] = "fewest_cores"
+    request["traffic"]["rate"] = "50 Mpps"  # hundreds of cycles a packet in each of 7 μNFs: many cores' worth
+    spec = tmp_path / "too-fast.yaml"
+    spec.write_text(yaml.safe_dump(request))
+    result = tandem("run", str(spec), "--duration", "1", "--quiet")
+    assert result.returncode == 2, result.stderr
+    assert "core capacity constraint" in result.stderr and "Traceback" not in result.stderr
