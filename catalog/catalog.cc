@@ -102,7 +102,7 @@ void check_graph_against_types(const Deployment& deployment, SpecErrors& errors)
       errors.push_back({nf.spec_path, "external NF '" + nf.name + "' has one port (one ring in, one out): it cannot sit at a join or a fan-out"});
     auto type = nf_types().find(nf.type);
     if (type == nf_types().end()) continue;  // said already
-    const std::vector<std::string>& gates = type->second.descriptor.gates;
+    const std::vector<std::string> gates = nf_gates(type->second, nf.args);
     std::set<std::string> labels;
     for (int ring : nf.out_rings) {
       const RingConfig& edge = deployment.rings[ring];

@@ -47,7 +47,7 @@ class Graph {
       if (!errors.empty()) throw BadGraph(name + ": node " + node.at("name").get<std::string>() + ": " + errors[0].path + ": " + errors[0].message);
       index_[node.at("name")] = static_cast<int>(names_.size());
       names_.push_back(node.at("name"));
-      gates_.push_back(registered->second.descriptor.gates);
+      gates_.push_back(nf_gates(registered->second, args));
       NfContext context{names_.back(), "ge" + std::to_string(counter_++), static_cast<int>(names_.size() - 1)};  // rte_* names are short
       nfs_.push_back(registered->second.create(args, context));
     }

@@ -79,7 +79,8 @@ TEST(Descriptor, EveryNfTypeChangesOnlyWhatItDeclares) {
     }
     testing::BatchOutcome out = testing::run_batch(*nf, frames);
     if (out.dropped > 0) EXPECT_TRUE(type.descriptor.may_drop) << out.dropped << " dropped";
-    for (uint8_t gate : out.gates) EXPECT_LT(gate, std::max<size_t>(1, type.descriptor.gates.size())) << "a gate it does not declare";
+    size_t gates = nf_gates(type, testing::resolved_args(name)).size();
+    for (uint8_t gate : out.gates) EXPECT_LT(gate, std::max<size_t>(1, gates)) << "a gate it does not declare";
     for (rte_mbuf* m : out.kept) {
       const std::vector<uint8_t>& old = before.at(m);
       const uint8_t* data = rte_pktmbuf_mtod(m, const uint8_t*);

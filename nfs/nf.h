@@ -39,9 +39,14 @@ struct NfType {
   std::function<std::unique_ptr<NetworkFunction>(const json& args, const NfContext& context)> create;
   // What it does to a packet under any of its arguments (nfs/descriptor.h); a test holds each type to it.
   NfDescriptor descriptor;
+  // The output gates where the arguments name them (a flow classifier's SFCs); unset: descriptor.gates.
+  std::function<std::vector<std::string>(const json& args)> gates_of = nullptr;
 };
 
 const std::map<std::string, NfType>& nf_types();
+
+// The output gates of an NF of `type` with `args` (resolved), gate 0 first.
+std::vector<std::string> nf_gates(const NfType& type, const json& args);
 
 // Each NF file registers its type with one static NfRegistration.
 struct NfRegistration {

@@ -12,6 +12,10 @@ std::map<std::string, NfType>& registry() {
 
 const std::map<std::string, NfType>& nf_types() { return registry(); }
 
+std::vector<std::string> nf_gates(const NfType& type, const json& args) {
+  return type.gates_of ? type.gates_of(args) : type.descriptor.gates;
+}
+
 NfRegistration::NfRegistration(NfType type) { registry().emplace(type.name, std::move(type)); }
 
 }  // namespace tandem

@@ -67,10 +67,16 @@ inline BatchOutcome run_batch(NetworkFunction& nf, std::vector<rte_mbuf*> frames
   return out;
 }
 
-inline std::unique_ptr<NetworkFunction> make_nf(const std::string& type, const json& args = json::object()) {
+// `args` with the type's defaults filled in, as the data plane hands them to an NF.
+inline json resolved_args(const std::string& type, const json& args = json::object()) {
   SpecErrors errors;
   json resolved = resolve_args(nf_types().at(type).args, args, "args", errors);
   EXPECT_TRUE(errors.empty()) << (errors.empty() ? "" : errors[0].path + ": " + errors[0].message);
+  return resolved;
+}
+
+inline std::unique_ptr<NetworkFunction> make_nf(const std::string& type, const json& args = json::object()) {
+  json resolved = resolved_args(type, args);
   static int counter = 0;
   return nf_types().at(type).create(resolved, {type, "test" + std::to_string(counter++), 0});
 }

@@ -24,7 +24,7 @@ void ChainPaths::successors(const Deployment& deployment, int nf, NfSet& next, b
 
 static_assert(kMaxNfs <= 128, "PacketMeta::branch_hops holds 128 NFs");
 
-ChainPaths::ChainPaths(const Deployment& deployment, const ChainConfig& chain, const GatesOfType& gates_of)
+ChainPaths::ChainPaths(const Deployment& deployment, const ChainConfig& chain, const GatesOfNf& gates_of)
     : next_(deployment.nfs.size()), next_by_gate_(deployment.nfs.size()), last_by_gate_(deployment.nfs.size()), group_(deployment.nfs.size()) {
   int entry = deployment.rings[chain.entry_ring].to;
   if (deployment.nfs[entry].external())
@@ -42,7 +42,7 @@ ChainPaths::ChainPaths(const Deployment& deployment, const ChainConfig& chain, c
     // A labelled fan-out: each gate's edge on its own (the control plane checked every label is a gate).
     const std::vector<int>& out = deployment.nfs[nf].out_rings;
     if (std::none_of(out.begin(), out.end(), [&](int ring) { return !deployment.rings[ring].label.empty(); })) continue;
-    const std::vector<std::string>& gates = gates_of(deployment.nfs[nf].type);
+    const std::vector<std::string> gates = gates_of(deployment.nfs[nf]);
     next_by_gate_[nf].assign(gates.size(), NfSet{});
     last_by_gate_[nf].assign(gates.size(), false);
     for (int ring : out) {

@@ -14,13 +14,13 @@
 namespace tandem {
 
 // An NF type's gates, in the order its descriptor names them (a gate's number is its place there).
-using GatesOfType = std::function<const std::vector<std::string>&(const std::string& nf_type)>;
+using GatesOfNf = std::function<std::vector<std::string>(const NfConfig& nf)>;
 
 class ChainPaths {
  public:
   // Over the NFs that stamp the ordered record: an external NF is an unmodified application and a parallel
   // branch's NFs stamp the branch hop set, so a path steps over both.
-  ChainPaths(const Deployment& deployment, const ChainConfig& chain, const GatesOfType& gates_of);
+  ChainPaths(const Deployment& deployment, const ChainConfig& chain, const GatesOfNf& gates_of);
 
   // True when the ordered record lists NFs that follow edges of the graph from its entry to one of its exits, each
   // once; at a labelled fan-out, the edge labelled with the gate its NF chose (hop_gates, beside its hop); a

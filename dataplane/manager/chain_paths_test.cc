@@ -13,9 +13,9 @@ const uint64_t kNoBranches[2] = {0, 0};
 const uint8_t kGateZero[kMaxHops] = {};  // every NF chose its first gate (NFs with one output always do)
 
 // The gates the descriptors name; these tests need only the classifier's.
-const std::vector<std::string>& gates_of(const std::string& type) {
-  static const std::vector<std::string> classifier = {"http", "other"}, single = {};
-  return type == "http_classifier" ? classifier : single;
+std::vector<std::string> gates_of(const NfConfig& nf) {
+  if (nf.type == "http_classifier") return {"http", "other"};
+  return {};
 }
 
 json node(const std::string& name, const std::string& type = "macswap") { return {{"name", name}, {"type", type}, {"core", 1}}; }

@@ -13,9 +13,7 @@ namespace tandem {
 Sink::Sink(const Deployment& deployment, std::vector<std::unique_ptr<IngressPort>> exits)
     : deployment_(deployment), exits_(std::move(exits)), delivery_(deployment.chains.size()) {
   for (const ChainConfig& chain : deployment.chains) {
-    paths_.emplace_back(deployment, chain, [](const std::string& type) -> const std::vector<std::string>& {
-      return nf_types().at(type).descriptor.gates;
-    });
+    paths_.emplace_back(deployment, chain, [](const NfConfig& nf) { return nf_gates(nf_types().at(nf.type), nf.args); });
     latency_.emplace_back(1 << 18);
     histograms_.emplace_back(static_cast<double>(rte_get_tsc_hz()));
     breakdowns_.emplace_back(deployment.nfs.size());

@@ -76,7 +76,8 @@ int main(int argc, char** argv) {
       if (uint16_t mux = deployment.chains[nf.chain].io.mux; mux > 1) burst = mux;  // a batch is what one call takes
     }
     for (const Segment& s : plan.segments) {
-      const std::vector<std::string>& gates = nf_types().at(deployment.nfs[s.nfs.back()].type).descriptor.gates;
+      const NfConfig& last = deployment.nfs[s.nfs.back()];
+      const std::vector<std::string> gates = nf_gates(nf_types().at(last.type), last.args);
       SegmentRuntime segment = kernel_io
           ? SegmentRuntime{open_kernel_ingress(deployment, s, pool, stats), open_kernel_egress(deployment, s, stats), s.nfs, {}}
           : SegmentRuntime{open_ingress(s.in_rings, rings, stats), open_egress(deployment, s, gates, rings, stats), s.nfs, {}};

@@ -1,0 +1,35 @@
+// An IPv4 5-tuple ACL on DPDK's rte_acl (the layout of DPDK's examples/l3fwd-acl): each rule a match and a value,
+// the first matching rule winning. The firewall's verdicts and the flow classifier's SFCs are its values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <rte_acl.h>
+
+#include "contract/batch.h"
+#include "firewall_rules.h"
+
+namespace tandem {
+
+class FlowAcl {
+ public:
+  static constexpr uint32_t kNoMatch = UINT32_MAX;    // no rule matched the packet
+  static constexpr uint32_t kUnreadable = UINT32_MAX - 1;  // not a plain IPv4 header with ports: no rule can see it
+
+  // `values[i]` is what a packet matching `rules[i]` (and no earlier rule) classifies as: same size (no rules: every
+  // readable packet is kNoMatch), values below kUnreadable. `name` must be unique in the process (rte_acl's context name).
+  FlowAcl(const std::string& name, const std::vector<FirewallRule>& rules, const std::vector<uint32_t>& values);
+  ~FlowAcl();
+  FlowAcl(const FlowAcl&) = delete;
+  FlowAcl& operator=(const FlowAcl&) = delete;
+
+  // out[i]: the value of the batch's packet i, kNoMatch or kUnreadable.
+  void classify(const Batch& batch, uint32_t* out) const;
+
+ private:
+  rte_acl_ctx* acl_ = nullptr;  // none without rules
+};
+
+}  // namespace tandem
