@@ -53,6 +53,8 @@ WorkerPlan worker_from_json(const json& j, const std::vector<NfConfig>& nfs) {
 void mark_parallel_groups(Deployment& d, const ChainConfig& chain) {
   for (int fork : chain.nfs) {
     NfConfig& f = d.nfs[fork];
+    // Edges into one scaled NF's instances are one edge: its scaled egress sends each packet to one of them.
+    if (!f.out_rings.empty() && d.rings[f.out_rings[0]].to >= 0 && d.nfs[d.rings[f.out_rings[0]].to].scale_group >= 0) continue;
     bool unlabelled = std::all_of(f.out_rings.begin(), f.out_rings.end(), [&](int ring) { return d.rings[ring].label.empty(); });
     if (f.out_rings.size() < 2 || !unlabelled) continue;
     for (int ring : f.out_rings) {
@@ -72,6 +74,26 @@ void mark_parallel_groups(Deployment& d, const ChainConfig& chain) {
         nf = next;
       }
     }
+  }
+}
+
+// The instances of each scaled NF (the control plane made them: nodes with "scale_group", the name of instance 1,
+// and "instance"), and on instance 1 the rule of its autoscaler.
+void parse_scale_groups(const json& nodes, const ChainConfig& chain, const std::map<std::string, int>& local_of, Deployment& d) {
+  for (size_t i = 0; i < nodes.size(); i++) {
+    if (!nodes[i].contains("scale_group")) continue;
+    auto head = local_of.find(nodes[i].at("scale_group").get<std::string>());
+    if (head == local_of.end()) throw std::runtime_error("chain " + chain.name + ": a scale group names an unknown NF");
+    NfConfig& nf = d.nfs[chain.nfs[i]];
+    NfConfig& first = d.nfs[chain.nfs[static_cast<size_t>(head->second)]];
+    nf.scale_group = first.index;
+    nf.instance = nodes[i].at("instance").get<int>();
+    if (!first.scale) {
+      const json& rule = nodes[static_cast<size_t>(head->second)].at("scale");
+      first.scale = ScaleConfig{{}, rule.at("window_ms").get<double>() / 1e3, rule.at("cooldown_ms").get<double>() / 1e3,
+                                rule.at("idle_ms").get<double>() / 1e3, rule.at("idle_below").get<double>()};
+    }
+    first.scale->instances.push_back(nf.index);
   }
 }
 
@@ -117,6 +139,7 @@ void parse_chain(const json& c, Deployment& d) {
     chain.nfs.push_back(nf.index);
     d.nfs.push_back(nf);
   }
+  parse_scale_groups(nodes, chain, local_of, d);
   auto add_ring = [&](const std::string& name, int from, int to, const std::string& label, const std::string& path) {
     RingConfig ring{static_cast<int>(d.rings.size()), chain.name + ":" + name, capacity, chain.index, from, to, label, path, chain.io.enabled};
     if (from >= 0) d.nfs[from].out_rings.push_back(ring.index);
@@ -225,9 +248,25 @@ unsigned mbuf_pool_size(const Deployment& deployment) {
   unsigned mbufs = 8192;
   for (const RingConfig& ring : deployment.rings) mbufs += ring.capacity;
   mbufs += static_cast<unsigned>(deployment.nfs.size()) * (kMbufCache * 3 / 2 + 2u * deployment.burst);
-  for (const NfConfig& nf : deployment.nfs)  // a kernel-I/O NF's receive buffers, one per I/O vector
-    if (nf.kernel_io) mbufs += deployment.chains[nf.chain].io.mux;
+  for (const NfConfig& nf : deployment.nfs) {
+    if (nf.kernel_io) mbufs += deployment.chains[nf.chain].io.mux;  // a kernel-I/O NF's receive buffers, one per I/O vector
+    if (nf.scale) mbufs += scaled_hold_capacity(deployment, nf.index);  // what its egress may hold
+  }
   return mbufs;
+}
+
+unsigned scaled_hold_capacity(const Deployment& deployment, int scale_group, int feeder) {
+  unsigned rings = 0;
+  for (int instance : deployment.nfs.at(scale_group).scale->instances)
+    for (int ring : deployment.nfs[instance].in_rings)
+      if (feeder < 0 || deployment.rings[ring].from == feeder) rings += deployment.rings[ring].capacity;
+  return 2 * rings;
+}
+
+std::vector<int> scale_feeders(const Deployment& deployment, int scale_group) {
+  std::vector<int> feeders;
+  for (int ring : deployment.nfs.at(scale_group).in_rings) feeders.push_back(deployment.rings[ring].from);
+  return feeders;
 }
 
 Segment segment_of(const std::vector<NfConfig>& all_nfs, std::vector<int> nfs) {

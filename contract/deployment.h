@@ -29,6 +29,16 @@ struct TrafficConfig {
 // The NF type of an unmodified third-party application (nfs/external.cc).
 inline constexpr const char* kExternalNfType = "external";
 
+// A scaled NF (μNF's auto-scaling, IV-E): its instances, each an NF of its own with its own ring from the one
+// upstream NF, and the rule by which the manager's autoscaler changes how many of them take flows.
+struct ScaleConfig {
+  std::vector<int> instances;  // global NF indexes, instance 1 (the NF as the spec names it) first
+  double window_s = 0.1;       // drops at the instances' input rings over this long: one more instance
+  double cooldown_s = 0.5;     // no decision this long after the last one took effect
+  double idle_s = 1.0;         // the instances' work fitting in one fewer over this long, without drops: one fewer
+  double idle_below = 0.5;     // "fits": their busy share summed stays below idle_below x (instances - 1)
+};
+
 struct NfConfig {
   int index = 0;  // global, also the NF's slot in the stats zone and its hop stamp
   std::string name;
@@ -64,6 +74,11 @@ struct NfConfig {
   std::string in_interface;
   std::string out_interface;
   std::string out_next_hop;
+  // An instance of a scaled NF: `scale_group` is the global index of its instance 1 (the NF that holds `scale`),
+  // `instance` its number (1-based); -1 and 0 for an NF that is not scaled.
+  int scale_group = -1;
+  int instance = 0;
+  std::optional<ScaleConfig> scale;  // on instance 1 only
 };
 
 // One edge of a chain's graph, and the single-producer, single-consumer ring that carries it.
@@ -193,6 +208,17 @@ struct Deployment {
 // Structural problems were caught by the control plane; what is left throws std::runtime_error.
 Deployment parse_deployment(const json& doc);
 json deployment_to_json(const Deployment& deployment, const json& original);
+
+// Packets the scaled egress of `feeder` may hold while flows move between a scaled NF's instances
+// (dataplane/ports/scaled_egress.h): twice what its rings to the instances hold. The old instances drain their rings
+// before moved flows go on, and under overload the moved flows' packets meanwhile arrive up to about as fast as
+// the old instances empty them. feeder -1: every feeder's together (a scaled NF after a scaled NF has one feeder
+// an instance before it), what the run's mbuf pool must add.
+unsigned scaled_hold_capacity(const Deployment& deployment, int scale_group, int feeder = -1);
+
+// The NFs whose egress feeds a scaled NF's instances, in a fixed order: one NF, or each instance of the scaled NF
+// before it. Feeder k writes ScaleControl::feeders[k].
+std::vector<int> scale_feeders(const Deployment& deployment, int scale_group);
 
 inline constexpr unsigned kMbufCache = 256;  // per-lcore mempool cache
 

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 
+#include <rte_hash_crc.h>
 #include <rte_tcp.h>
 #include <rte_udp.h>
 
@@ -32,6 +33,13 @@ inline std::optional<FiveTuple> five_tuple_of(rte_mbuf* m) {
     t.dst_port = rte_be_to_cpu_16(ports[1]);
   }
   return t;
+}
+
+// The flow a frame belongs to, as a hash of its 5-tuple (0 for a frame that is not IPv4): egress ports that
+// spread flows over instances keep each flow on one of them.
+inline uint32_t flow_hash(rte_mbuf* m) {
+  std::optional<FiveTuple> tuple = five_tuple_of(m);
+  return tuple ? rte_hash_crc(&*tuple, sizeof(FiveTuple), 0) : 0;
 }
 
 }  // namespace tandem

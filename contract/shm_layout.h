@@ -92,6 +92,26 @@ struct alignas(64) ChainControl {
   uint64_t entry_backpressure;   // packets so dropped (written by the generator)
 };
 
+// One scaled egress feeding a scaled NF's instances, written by that egress alone.
+struct alignas(64) ScaleFeeder {
+  uint32_t in_use;         // egress -> manager: instances its flow hash spreads over now
+  uint64_t switches;       // changes of in_use the egress completed
+  uint64_t held_peak;      // most packets it held at once while a change waited for the old instances
+  uint64_t held_dropped;   // packets it could not hold (also counted as their ring's dropped_full)
+};
+
+// A scaled NF after a scaled NF is fed by each of that NF's instances (at most 8: spec.py's max_instances).
+inline constexpr int kMaxScaleFeeders = 8;
+
+// One scaled NF (μNF's auto-scaling; `scale[i]` for the NF whose instance 1 has global index i): the manager's
+// autoscaler says how many instances to use; each scaled egress that feeds them follows once every flow it moves
+// has left its old instance (dataplane/ports/scaled_egress.h), in the slot of its feeder
+// (contract/deployment.h scale_feeders).
+struct alignas(64) ScaleControl {
+  uint32_t wanted;  // manager -> egresses: instances to use (0 is read as 1)
+  ScaleFeeder feeders[kMaxScaleFeeders];
+};
+
 struct StatsZone {
   uint32_t go;    // manager -> workers: start polling
   uint32_t stop;  // manager -> workers: leave the loop
@@ -102,6 +122,7 @@ struct StatsZone {
   WorkerControl workers[kMaxWorkers];
   ChainControl chains[kMaxChains];
   NfControl nf_control[kMaxNfs];
+  ScaleControl scale[kMaxNfs];
 };
 
 template <typename T>

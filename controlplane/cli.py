@@ -144,8 +144,10 @@ def cmd_validate(args) -> int:
     _check_scheduler_options(spec, args.spec)
     verdict = catalog.check(run_config(spec, args.scheduler), args.spec)
     nfs = sum(len(chain_nodes(chain)) for chain in spec.chains)
+    spares = sum(nf.scale.max_instances - 1 for chain in spec.chains for nf in chain_nodes(chain) if nf.scale)
     scheduler = args.scheduler or spec.scheduler.name
-    print(f"{args.spec}: valid: {len(spec.chains)} chain(s), {nfs} NF(s), scheduler {scheduler}, "
+    print(f"{args.spec}: valid: {len(spec.chains)} chain(s), {nfs} NF(s)" + (f" and {spares} spare instance(s)" if spares else "")
+          + f", scheduler {scheduler}, "
           f"needs {verdict['hugepages_2mb']} hugepages of 2 MB")
     return EXIT_OK
 

@@ -38,6 +38,11 @@ class ProgressLine:
         elif kind in ("error", "warning"):
             self.finish()
             self.stream.write(f"{self.label}{kind}: {event['message']}\n")
+        elif kind == "scale":  # the autoscaler's decision, as it makes it
+            self.finish()
+            verb = "one more instance" if event["change"] == "out" else "one instance fewer"
+            self.stream.write(f"{self.label}{event['t_s']:5.2f} s  {event['nf']}: {verb}, {event['instances']} in use "
+                              f"({event['instance']} on core {event['core']}): {event['reason']}\n")
         elif kind == "started":
             names = ", ".join(f"{w['nfs']} (pid {w['pid']}, core {w['core']})" for w in event["workers"])
             self.stream.write(f"{self.label}started {names}\n")

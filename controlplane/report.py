@@ -53,6 +53,20 @@ def _os_value(os_counters: dict, name: str, scale: float = 1.0, digits: int = 0)
     return "n/a" if name not in os_counters else f"{os_counters[name] * scale:.{digits}f}"
 
 
+def scaling_report(group: dict, chains: list[dict]) -> str:
+    """A scaled NF: its decisions, and what moving flows between instances cost (held, dropped, reordered)."""
+    reorders = [f"{chain['name']} {count(chain['flow_reorders'])}" for chain in chains if chain.get("flow_reorders") is not None]
+    lines = [f"scaling {group['nf']}: {len(group['instances'])} instances at most, {group['in_use_at_end']} in use at the end; "
+             f"{count(group['switches'])} changes made, {count(group['held_peak'])} packets held at most while flows moved, "
+             f"{count(group['held_dropped'])} of them dropped; packets out of flow order: {', '.join(reorders)}"]
+    for event in group["events"]:
+        took = event["took_effect_s"]
+        made = f"made at {took:.2f} s" if took is not None else "not made before the end"
+        lines.append(f"  {event['t_s']:5.2f} s: scale {event['change']} to {event['instances']} ({event['instance']} on core {event['core']}, "
+                     f"{made}): {event['reason']}")
+    return "\n".join(lines)
+
+
 def run_report(results: dict) -> str:
     scheduler = results["scheduler"]
     options = ", ".join(f"{k}={v}" for k, v in scheduler["options"].items())
@@ -172,6 +186,8 @@ def run_report(results: dict) -> str:
                 f"core {core} {number(100 * statistics.median(values), 0)} % median" for core, values in per_core.items()))
         for event in report["scale_events"][:5]:
             lines.append(f"bubble scale event at {event['t_s']:.2f} s: {event['worker']} at {100 * event['utilisation']:.0f} %: {event['action']}")
+    for group in results.get("scaling") or []:
+        lines.append(scaling_report(group, results["chains"]))
     if results.get("placement"):
         lines.append(placement_report(results["placement"]))
     pool = results["accounting"]

@@ -20,8 +20,21 @@ def compose_request(path: str | Path, document: Any = None) -> tuple[Spec, Compo
     document, graph, unmerged = load_request(path, document=document)
     composition = compose(graph, unmerged, descriptors())
     name = str(document.get("name", Path(path).stem))
-    spec_document = dict(document, chains=[composed_chain(name.replace(" ", "_")[:32] or "sfc", composition, graph.cores or [graph.core])])
+    chain = composed_chain(name.replace(" ", "_")[:32] or "sfc", composition, graph.cores or [graph.core])
+    if graph.scale is not None:
+        scale_every_fed_node(chain, graph.scale.model_dump(exclude_defaults=True))
+    spec_document = dict(document, chains=[chain])
     return spec_from_document(spec_document, path), composition
+
+
+def scale_every_fed_node(chain: dict, rule: dict) -> None:
+    """`sfc.scale`: the rule on every μNF that one other μNF alone feeds (the ones a scaled egress can spread flows
+    to); the first μNF takes the generator's ring and a join's μNF several edges, so neither is scaled."""
+    edges = chain["graph"]["edges"]
+    for node in chain["graph"]["nodes"]:
+        into = [e for e in edges if e["to"] == node["name"]]
+        if len(into) == 1:
+            node["scale"] = dict(rule)
 
 
 def load_spec_or_request(path: str | Path) -> Spec:

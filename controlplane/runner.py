@@ -176,9 +176,18 @@ def _watch_manager(config: dict, run_dir: Path, log_path: Path, stop: _StopReque
     if stop.requested:
         return RunOutcome(results, EXIT_INTERRUPTED, "interrupted", warnings, log_tail)
     if status != 0 or errors or results is None:
-        message = errors[0] if errors else manager_death(process.pid, status, log_tail)
+        message = with_worker_words(errors[0], log_tail) if errors else manager_death(process.pid, status, log_tail)
         return RunOutcome(results, EXIT_RUN_FAILED, message, warnings, log_tail)
     return RunOutcome(results, EXIT_OK, None, warnings, log_tail)
+
+
+def with_worker_words(message: str, log_tail: str) -> str:
+    """A failed worker's error with what the worker itself printed (its lines in the manager's log, which goes with
+    the run's directory), so the user sees why an NF did not start."""
+    said = [line for line in log_tail.splitlines() if line.startswith("tandem-worker ")]
+    if not said or "manager log" not in message:
+        return message
+    return message.replace(" (its message is in the manager log)", "") + "; it said: " + said[-1].removeprefix("tandem-worker ")
 
 
 def manager_death(pid: int, status: int, log_tail: str) -> str:

@@ -12,7 +12,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from controlplane.chain_graph import Edge, topological_order
 from controlplane.errors import SpecError
-from controlplane.spec import Spec, Strict, _parse_yaml, _pydantic_problems, _read_text
+from controlplane.spec import ScaleSpec, Spec, Strict, _parse_yaml, _pydantic_problems, _read_text
 from controlplane.vnf_templates import EXIT, VnfTemplate, load_templates
 
 TX = "tx"  # the μNF (type pass) an SFC ends at where its last exits are labelled edges
@@ -37,6 +37,9 @@ class SfcGraph(Strict):
     core: int | None = Field(default=None, ge=0)  # every μNF's core (a parallel group's branches: `cores`)
     cores: list[int] | None = Field(default=None, min_length=1)  # the line on the first, branches on the others
     parallel: str = Field(default="auto", pattern="^(auto|on|off)$")  # auto: only where branches get cores of their own
+    # μNF's auto-scaling (IV-E): every μNF of the composed graph fed by one other μNF gets spare instances and this
+    # rule, so the autoscaler, watching the drops at every port pair, finds the bottleneck and scales it out.
+    scale: ScaleSpec | None = None
 
 
 class SfcRequest(Spec):

@@ -176,6 +176,19 @@ class Traffic(Strict):
         return value
 
 
+class ScaleSpec(Strict):
+    """μNF's auto-scaling (IV-E), with scale-in: up to max_instances instances of the NF take its flows (by a flow
+    hash, so a flow stays on one); drops at its input that persist over window_ms give it one more, instances whose
+    work fits in one fewer over idle_ms (busy below idle_below x one fewer) give one back, cooldown_ms after each."""
+    max_instances: int = Field(default=2, ge=2, le=8)
+    # The cores of instances 2, 3, ... in order; by default the NF's own.
+    cores: list[int] | None = None
+    window_ms: float = Field(default=100, gt=0, le=60_000)
+    cooldown_ms: float = Field(default=500, ge=0, le=600_000)
+    idle_ms: float = Field(default=1000, gt=0, le=600_000)
+    idle_below: float = Field(default=0.5, gt=0, le=1)
+
+
 class NfSpec(Strict):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
     type: str
@@ -187,6 +200,8 @@ class NfSpec(Strict):
     weight: float = Field(default=1.0, gt=0, le=1e6)
     # Initial batch size for bubble (a multiple of 16); by default from the offered rates.
     batch: int | None = Field(default=None, ge=16, le=MAX_BURST)
+    # More instances of the NF as its input drops (ScaleSpec); none by default.
+    scale: ScaleSpec | None = None
 
 
 class EdgeSpec(Strict):
@@ -370,6 +385,56 @@ def _pcap_problems(spec: Spec, chain: ChainSpec, where: str) -> list[tuple[str, 
     return problems
 
 
+def instance_names(nf: NfSpec) -> list[str]:
+    """A scaled NF's instances: the NF itself, then `name.2`, `name.3`, ...; an NF that is not scaled: itself."""
+    return [nf.name] + [f"{nf.name}.{k}" for k in range(2, nf.scale.max_instances + 1)] if nf.scale else [nf.name]
+
+
+def _scale_problems(spec: Spec, chain: ChainSpec, where: str, cores: set[int]) -> list[tuple[str, str]]:
+    """Where an NF may be scaled: fed by one NF alone (whose egress spreads its flows), in a DPDK chain without
+    parallel branches, on cores the spec gives."""
+    nodes = chain_nodes(chain)
+    scaled = [(n, nf) for n, nf in enumerate(nodes) if nf.scale]
+    if not scaled:
+        return []
+    problems = []
+    edges = chain_edges(chain, where)
+    names = {nf.name for nf in nodes}
+    unlabelled_out: dict[str, int] = {}
+    for edge in edges:
+        if not edge.label:
+            unlabelled_out[edge.source] = unlabelled_out.get(edge.source, 0) + 1
+    forks = sorted(name for name, count in unlabelled_out.items() if count > 1)
+    for n, nf in scaled:
+        at = f"{node_where(chain, where, n)}.scale"
+        into = [edge for edge in edges if edge.target == nf.name]
+        if chain.io == "kernel":
+            problems.append((at, "scaling is for DPDK chains: a kernel-I/O chain's NFs are linked by veths, not rings"))
+        elif nf.type == "external":
+            problems.append((at, "an external NF cannot be scaled: Tandem does not start its application"))
+        elif spec.placement != "spec":
+            problems.append((at, "needs placement: spec (the solver does not place instances yet): give the NF a core"))
+        elif not into:
+            problems.append((at, f"{nf.name} is the chain's first NF, fed by the generator's one ring: put an NF before it to spread its flows"))
+        elif len(into) > 1:
+            problems.append((at, f"{nf.name} has {len(into)} in-edges: a scaled NF is fed by one NF, whose egress spreads the flows"))
+        elif forks:
+            problems.append((at, f"the chain has a parallel group (after {forks[0]}): scaling inside one is not supported"))
+        for name in instance_names(nf)[1:]:
+            if name in names:
+                problems.append((at, f"its instance {name!r} would take the name of another NF of the chain"))
+        extra = nf.scale.max_instances - 1
+        for k, core in enumerate(nf.scale.cores or []):
+            if k >= extra:
+                problems.append((f"{at}.cores", f"gives {len(nf.scale.cores)} cores for {extra} more instance(s)"))
+                break
+            if core not in cores:
+                problems.append((f"{at}.cores[{k}]", f"core {core} does not exist on this machine (cores: {sorted(cores)})"))
+            elif core == spec.control_core:
+                problems.append((f"{at}.cores[{k}]", f"core {core} is the control core; instances go elsewhere"))
+    return problems
+
+
 def _semantic_problems(spec: Spec) -> list[tuple[str, str]]:
     problems = []
     cores = usable_cores()
@@ -416,6 +481,8 @@ def _semantic_problems(spec: Spec) -> list[tuple[str, str]]:
                          for field in ("mux", "link") if getattr(chain, field) is not None]
         problems += _http_problems(spec, chain, where)
         problems += _pcap_problems(spec, chain, where)
+        problems += _scale_problems(spec, chain, where, cores)
+        total_nfs += sum(nf.scale.max_instances - 1 for nf in nodes if nf.scale)
         for n, nf in enumerate(nodes):
             nf_where = node_where(chain, where, n)
             check_unique("NF", nf.name, nf_where)
@@ -652,4 +719,29 @@ def _chain_config(spec: Spec, chain: ChainSpec, where: str, placeholder_core: in
     if chain.graph is not None:
         config["edges"] = [{"from": e.source, "to": e.target, "spec_path": e.where} | ({"label": e.label} if e.label else {})
                            for e in edges]
+    if any(nf.scale for nf in nodes):
+        _add_instances(config, nodes, edges)
     return config
+
+
+def _add_instances(config: dict, nodes: list[NfSpec], edges: list[Edge]) -> None:
+    """A scaled NF's instances as NFs of their own, each right after the one before (the data plane keeps the
+    topological order), with a copy of every edge into and out of it; the data plane's autoscaler decides how
+    many take flows."""
+    by_name = {nf.name: nf for nf in nodes}
+    expanded = []
+    for nf_config in config["nfs"]:
+        nf = by_name[nf_config["name"]]
+        if not nf.scale:
+            expanded.append(nf_config)
+            continue
+        rule = nf.scale.model_dump(exclude={"max_instances", "cores"})
+        expanded.append(nf_config | {"scale_group": nf.name, "instance": 1, "scale": rule})
+        extra_cores = nf.scale.cores or []
+        for k, name in enumerate(instance_names(nf)[1:]):
+            core = extra_cores[k] if k < len(extra_cores) else nf_config["core"]
+            expanded.append(nf_config | {"name": name, "core": core, "scale_group": nf.name, "instance": k + 2})
+    config["nfs"] = expanded
+    instances = {nf.name: instance_names(nf) for nf in nodes}
+    config["edges"] = [{"from": source, "to": target, "spec_path": e.where} | ({"label": e.label} if e.label else {})
+                       for e in edges for source in instances[e.source] for target in instances[e.target]]

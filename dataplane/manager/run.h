@@ -19,6 +19,7 @@
 #include "contract/deployment.h"
 #include "contract/hop_trace.h"
 #include "contract/shm_layout.h"
+#include "autoscaler.h"
 #include "chain_ends.h"
 #include "external_nf.h"
 #include "generator.h"
@@ -117,6 +118,7 @@ class Run {
   bool probes_drive_traffic_ = false;  // a probe sends the packets (the cycle estimator): no paced traffic
   std::unique_ptr<ProbeView> probe_view_;
   std::unique_ptr<SchedulerView> view_;
+  std::unique_ptr<Autoscaler> autoscaler_;  // scaled NFs' instance counts (μNF's auto-scaling); empty without any
   Snapshot window_begin_, window_end_;
   bool window_begun_ = false, window_ended_ = false;
   std::vector<OsSample> os_at_failure_;  // the workers' OS counters when a run failed, before they were stopped

@@ -1,7 +1,7 @@
 // The run's control loop, polled until the traffic and the drain are over or the run fails:
 //   1. the probes' steps, or the generator's packets that are due; 2. the chains' exits drained into the sink;
-//   3. the scheduler module's tick; 4. the measurement window opened and closed; 5. every 10 ms, crashed workers
-//   reaped and, every 250 ms, hung ones looked for and progress reported.
+//   3. the scheduler module's tick; 4. the measurement window opened and closed; 5. every 10 ms, the autoscaler's
+//   decisions, crashed workers reaped and, every 250 ms, hung ones looked for and progress reported.
 #include <rte_cycles.h>
 
 #include "run.h"
@@ -22,6 +22,7 @@ void Run::control_loop() {
   probe_view_ = std::make_unique<ProbeView>(ProbeView{d_, *generator_, *sink_, *stats_, pids_, hz_});
   scheduler_->attach(*view_);
   attached_ = true;
+  autoscaler_ = std::make_unique<Autoscaler>(d_, *stats_, hz_);
 
   const auto cycles = [&](double seconds) { return static_cast<uint64_t>(seconds * hz_); };
   go_tsc_ = rte_get_tsc_cycles();
@@ -67,6 +68,10 @@ void Run::control_loop() {
     if (now >= next_housekeeping) {
       next_housekeeping = now + housekeeping_period;
       bool progress_due = now >= next_progress;
+      for (json& event : autoscaler_->tick(now, seconds_since_go(now))) {
+        event["event"] = "scale";
+        emit(events_, event);
+      }
       mirror_external_counters();
       check_workers(seconds_since_go(now), progress_due);
       if (g_interrupted && !interrupted_) {
@@ -81,7 +86,8 @@ void Run::control_loop() {
       if (!generating) {
         bool rings_empty = true;
         for (rte_ring* ring : rings_) rings_empty = rings_empty && rte_ring_count(ring) == 0;
-        if (rings_empty || now >= drain_end) break;
+        // A scaled egress may still hold moved flows' packets, waiting for their old instances.
+        if ((rings_empty && autoscaler_->settled()) || now >= drain_end) break;
       }
       if (progress_due) {
         next_progress = now + progress_period;

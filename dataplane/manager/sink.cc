@@ -1,6 +1,8 @@
 // Packet sink: delivery counts, hop-path verification and latency sampling.
 #include "sink.h"
 
+#include <algorithm>
+
 #include <rte_cycles.h>
 #include <rte_mbuf.h>
 
@@ -17,6 +19,9 @@ Sink::Sink(const Deployment& deployment, std::vector<std::unique_ptr<IngressPort
     latency_.emplace_back(1 << 18);
     histograms_.emplace_back(static_cast<double>(rte_get_tsc_hz()));
     breakdowns_.emplace_back(deployment.nfs.size());
+    bool scaled = std::any_of(chain.nfs.begin(), chain.nfs.end(), [&](int nf) { return deployment.nfs[nf].scale_group >= 0; });
+    flow_order_.emplace_back(scaled ? std::optional<FlowOrder>(FlowOrder{}) : std::nullopt);
+    if (scaled) delivery_[chain.index].flow_reorders = 0;
   }
   if (!deployment.capture_path.empty())
     capture_ = std::make_unique<PcapCapture>(deployment.capture_path, deployment.capture_limit, static_cast<double>(rte_get_tsc_hz()));
@@ -32,6 +37,7 @@ uint64_t Sink::poll(uint64_t now_tsc) {
     for (uint16_t i = 0; i < n; i++) {
       const PacketMeta* meta = meta_of(pkts[i]);
       if (!paths_[c].allows(meta->hops, meta->hop_count, meta->branch_hops, meta->hop_gates)) delivery.hop_errors++;
+      if (flow_order_[c] && !flow_order_[c]->in_order(pkts[i], meta->seq)) ++*delivery.flow_reorders;
       delivery.delivered_bytes += rte_pktmbuf_pkt_len(pkts[i]) + 4;  // with FCS, as frame sizes are given
       if (meta->seq % deployment_.latency_sample_every == 0) {
         // The histogram is live (warm-up included); the percentiles are the measurement window's.

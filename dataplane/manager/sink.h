@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include <rte_ring.h>
@@ -12,6 +13,7 @@
 #include "contract/hop_trace.h"
 #include "contract/latency_histogram.h"
 #include "chain_paths.h"
+#include "flow_order.h"
 #include "latency_breakdown.h"
 #include "contract/shm_layout.h"
 #include "dataplane/ports/port.h"
@@ -23,6 +25,8 @@ struct ChainDelivery {
   uint64_t delivered = 0;
   uint64_t delivered_bytes = 0;
   uint64_t hop_errors = 0;  // packets whose hop record is not a path of their chain's graph (chain_paths.h)
+  // A chain with a scaled NF: packets delivered after a later packet of their flow (flow_order.h); else unchecked.
+  std::optional<uint64_t> flow_reorders;
 };
 
 class Sink {
@@ -49,6 +53,7 @@ class Sink {
   std::vector<std::unique_ptr<IngressPort>> exits_;
   std::vector<ChainPaths> paths_;  // per chain
   std::vector<ChainDelivery> delivery_;
+  std::vector<std::optional<FlowOrder>> flow_order_;  // per chain with a scaled NF
   std::vector<LatencySamples> latency_;
   std::vector<LatencyHistogram> histograms_;
   TraceSlot* traces_ = nullptr;

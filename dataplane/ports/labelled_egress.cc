@@ -39,4 +39,9 @@ unsigned LabelledEgress::room() const {
   return least == std::numeric_limits<unsigned>::max() ? 0 : least;
 }
 
+void LabelledEgress::drop_held() {
+  for (auto& port : by_gate_)
+    if (port) port->drop_held();
+}
+
 }  // namespace tandem

@@ -5,8 +5,6 @@
 #include <limits>
 #include <stdexcept>
 
-#include <rte_hash_crc.h>
-
 #include "contract/five_tuple.h"
 
 namespace tandem {
@@ -18,9 +16,7 @@ LoadBalancedEgress::LoadBalancedEgress(std::vector<std::unique_ptr<EgressPort>> 
 }
 
 size_t LoadBalancedEgress::flow_instance(rte_mbuf* m) const {
-  std::optional<FiveTuple> tuple = five_tuple_of(m);
-  if (!tuple) return 0;
-  return rte_hash_crc(&*tuple, sizeof(FiveTuple), 0) % instances_.size();
+  return flow_hash(m) % instances_.size();
 }
 
 uint16_t LoadBalancedEgress::tx_burst(rte_mbuf** pkts, uint16_t count, const uint8_t* /*gates: one way on*/) {

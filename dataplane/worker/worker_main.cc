@@ -17,6 +17,7 @@
 #include "contract/shm_layout.h"
 #include "dataplane/ports/graph_ports.h"
 #include "dataplane/ports/kernel_socket/kernel_ports.h"
+#include "dataplane/ports/spare_instance_ingress.h"
 #include "dataplane/runtimes/runtime.h"
 
 using namespace tandem;
@@ -80,7 +81,8 @@ int main(int argc, char** argv) {
       const std::vector<std::string> gates = nf_gates(nf_types().at(last.type), last.args);
       SegmentRuntime segment = kernel_io
           ? SegmentRuntime{open_kernel_ingress(deployment, s, pool, stats), open_kernel_egress(deployment, s, stats), s.nfs, {}}
-          : SegmentRuntime{open_ingress(s.in_rings, rings, stats), open_egress(deployment, s, gates, rings, stats), s.nfs, {}};
+          : SegmentRuntime{park_while_spare(open_ingress(s.in_rings, rings, stats), deployment, s, stats, plan.segments.size() == 1),
+                           open_egress(deployment, s, gates, rings, stats), s.nfs, {}};
       segment.prefetch_distance = deployment.prefetch;
       segment.traces = traces;
       for (int index : s.nfs) {
@@ -107,6 +109,7 @@ int main(int argc, char** argv) {
     return fail(plan.name, std::string("NF failed: ") + e.what());
   }
 
+  for (SegmentRuntime& segment : segments) segment.out->drop_held();
   for (size_t s = 0; s < segments.size(); s++) {
     json reports = json::object();
     for (size_t k = 0; k < segments[s].nfs.size(); k++) {
