@@ -98,6 +98,7 @@ struct alignas(64) ScaleFeeder {
   uint64_t switches;       // changes of in_use the egress completed
   uint64_t held_peak;      // most packets it held at once while a change waited for the old instances
   uint64_t held_dropped;   // packets it could not hold (also counted as their ring's dropped_full)
+  uint64_t held_now;       // packets it holds now (a run drains them before it stops)
 };
 
 // A scaled NF after a scaled NF is fed by each of that NF's instances (at most 8: spec.py's max_instances).

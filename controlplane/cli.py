@@ -82,6 +82,8 @@ def cmd_run(args) -> int:
     from controlplane.progress import ProgressLine
 
     spec = load_spec_or_request(args.spec)
+    if args.plot and not any(nf.scale for chain in spec.chains for nf in chain_nodes(chain)):
+        raise SpecError(args.spec, [("--plot", "draws the auto-scaling timeline, and this spec scales no NF (give one `scale`)")])
     capture = _capture(args.capture, args.capture_limit) if args.capture else None
     duration = args.duration if args.duration is not None else spec.duration
     progress = None if args.quiet else ProgressLine("", spec.warmup + duration)
@@ -99,6 +101,10 @@ def cmd_run(args) -> int:
         if args.json:
             _write_json(args.json, dict(results, spec=args.spec, exit_status=outcome.exit_status))
         print(run_report(results))
+        if args.plot:
+            from controlplane.plot import plot_scaling
+
+            plot_scaling(results, args.plot)
         if args.profile:
             from controlplane.explain import explain
             from controlplane.primitive_latencies import cached
@@ -353,6 +359,7 @@ def parser() -> argparse.ArgumentParser:
                      help="packets to capture at most (default 10000)")
     run.add_argument("--profile", action="store_true", help="trace the packets whose latency is sampled hop by hop: where it went "
                                                              "(printed; ./tandem explain reads it from --json)")
+    run.add_argument("--plot", metavar="PATH", help="draw the auto-scaling timeline of the scaled NFs (PNG)")
     run.add_argument("--metrics", metavar="[HOST]:PORT", help="serve live metrics for Prometheus while the run lasts (e.g. :9464)")
     run.set_defaults(handler=cmd_run)
 

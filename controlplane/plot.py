@@ -74,3 +74,39 @@ def plot_breakdown(bars: dict[str, tuple[dict[str, float], float]], title: str, 
     figure.tight_layout()
     figure.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(figure)
+
+
+def plot_scaling(results: dict, path: str) -> None:
+    """The auto-scaling timeline of a run: per scaled NF that changed (else the first), the packets a second that
+    reached its instances, that they took and that were dropped at their input, the instances in use, and each
+    decision (dashed: asked for; solid: every feeder made it)."""
+    groups = [group for group in results.get("scaling") or [] if group["events"]] or (results.get("scaling") or [])[:1]
+    figure, axes = plt.subplots(len(groups), 1, figsize=(10, 3.4 * len(groups)), squeeze=False)
+    for axis, group in zip(axes[:, 0], groups):
+        samples = group["timeline"]
+        t = [s["t_s"] for s in samples]
+        for key, label, colour in (("arrived_pps", "reached it", "#4C72B0"), ("processed_pps", "taken by its instances", "#55A868"),
+                                   ("dropped_pps", "dropped at its input", "#C44E52")):
+            axis.plot(t, [s[key] / 1e6 for s in samples], label=label, color=colour, linewidth=1.4)
+        axis.set_ylabel("Mpps")
+        axis.set_xlabel("seconds since the traffic started")
+        instances = axis.twinx()
+        instances.step(t, [s["instances"] for s in samples], where="post", color="black", linewidth=1.0, label="instances in use")
+        instances.set_ylabel("instances")
+        instances.set_ylim(0, len(group["instances"]) + 0.5)
+        instances.set_yticks(range(1, len(group["instances"]) + 1))
+        for event in group["events"]:
+            colour = "#8172B2" if event["change"] == "out" else "#937860"
+            axis.axvline(event["t_s"], color=colour, linestyle="--", linewidth=0.9)
+            if event["took_effect_s"] is not None:
+                axis.axvline(event["took_effect_s"], color=colour, linewidth=0.9)
+            axis.annotate(f"scale {event['change']}: {event['instance']} (core {event['core']})", (event["t_s"], axis.get_ylim()[1]),
+                          xytext=(3, -12), textcoords="offset points", fontsize=8, color=colour)
+        lines = axis.get_legend_handles_labels()
+        extra = instances.get_legend_handles_labels()
+        axis.legend(lines[0] + extra[0], lines[1] + extra[1], fontsize=8, loc="center right")
+        axis.set_title(f"{group['nf']}: {len(group['events'])} decisions, {group['held_peak']:,} packets held at most while flows "
+                       f"moved, {group['held_dropped']} of them dropped", fontsize=9)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)

@@ -193,6 +193,8 @@ bool Autoscaler::settled() const {
     bool made = false;
     in_use(group, &made);
     if (!made) return false;
+    for (size_t f = 0; f < group.feeders; f++)
+      if (counter_read(stats_.scale[group.nf->index].feeders[f].held_now) > 0) return false;
   }
   return true;
 }

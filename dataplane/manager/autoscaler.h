@@ -66,7 +66,7 @@ class Autoscaler {
  public:
   Autoscaler(const Deployment& deployment, StatsZone& stats, double tsc_hz);
   bool empty() const { return groups_.empty(); }
-  // No scaled egress holds packets for a change it has not made yet.
+  // Every change asked for is made and no scaled egress holds packets.
   bool settled() const;
   // Observes every scaled NF at `t_s` (seconds since go); returns the events of the decisions made now.
   std::vector<json> tick(uint64_t now_tsc, double t_s);

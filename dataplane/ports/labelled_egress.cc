@@ -39,6 +39,11 @@ unsigned LabelledEgress::room() const {
   return least == std::numeric_limits<unsigned>::max() ? 0 : least;
 }
 
+void LabelledEgress::flush() {
+  for (auto& port : by_gate_)
+    if (port) port->flush();
+}
+
 void LabelledEgress::drop_held() {
   for (auto& port : by_gate_)
     if (port) port->drop_held();

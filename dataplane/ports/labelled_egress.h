@@ -20,6 +20,7 @@ class LabelledEgress final : public EgressPort {
   uint16_t tx_burst(rte_mbuf** pkts, uint16_t count, const uint8_t* gates) override;
   // The least room of any edge: the next packet may take any of them.
   unsigned room() const override;
+  void flush() override;
   void drop_held() override;
 
  private:

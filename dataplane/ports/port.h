@@ -28,8 +28,11 @@ class EgressPort {
   virtual uint16_t tx_burst(rte_mbuf** pkts, uint16_t count, const uint8_t* gates) = 0;
   // Packets the next stage would accept now (the generator builds no frame that would be refused).
   virtual unsigned room() const = 0;
-  // Called once its worker stops: a port that holds packets back (scaled_egress.h) drops them, counted where
-  // the accounting expects them, so a worker that stops cleanly holds none.
+  // Called when its stage polled and found nothing: a port that holds packets back (scaled_egress.h) moves them
+  // on as the next stage makes room, also when no new packets come.
+  virtual void flush() {}
+  // Called once its worker stops: a port that holds packets back drops them, counted where the accounting
+  // expects them, so a worker that stops cleanly holds none.
   virtual void drop_held() {}
 };
 

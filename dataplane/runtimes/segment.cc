@@ -37,6 +37,7 @@ uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t bu
   uint16_t n = segment.in->rx_burst(pkts, burst);
   if (n == 0) {
     counter_add(stats.nfs[segment.nf_indexes.front()].empty_polls, uint64_t{1});
+    segment.out->flush();
     return 0;
   }
   Batch batch{pkts, n, dropped, 0, gates, segment.prefetch_distance};
