@@ -4,10 +4,13 @@ of four μNFs against a two-way parallel group after the first (Fig. 8), latency
 the last two at per-μNF costs 100-700 cycles, and lines of 1-8 TTL decrementers on one core, each scheduler
 against run-to-completion (Fig. 10), with μNF-MC's fewest cores for each line at a target rate (--target-mpps,
 solved on --mc-cores hypothetical cores from the ttl μNF's measured batch model; each placement also run where
-this machine has the cores it uses).
+this machine has the cores it uses), the composed SFC with auto-scaling at full rate (Fig. 11: the bottleneck
+found, the throughput after scaling it out; spare instances on the --cores after the first) and a scale-out timeline
+(examples/scale-out.yaml, plotted).
 
 Usage (as root): .venv/bin/python bench/micronf_experiments.py [--repeat 3] [--duration 1] [--rate 100] [--cores 1,2]
-                 [--only table1|fig7|fig8|fig9|fig10|fig10-cores] [--target-mpps 14.88,4,1] [--mc-cores 16]
+                 [--only table1|fig7|fig8|fig9|fig10|fig10-cores|fig11|scale-timeline] [--target-mpps 14.88,4,1]
+                 [--mc-cores 16] [--fig11-scheduler cfs]
 Writes bench/results/micronf-<fig>.json and .md. Every number is a median over --repeat runs, runs interleaved.
 Figs. 8 and 9 take the run's own latency summary (every 16th packet sampled at the sink); their μNFs are `cost`
 NFs run under rtc (no scheduler between them). With one NF core (our 2 vCPU VM) the branches share it and cannot
@@ -19,9 +22,12 @@ generator wrote on the control core.
 from __future__ import annotations
 
 import argparse
+import copy
 import statistics
 import sys
 from pathlib import Path
+
+import yaml
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -30,9 +36,11 @@ from bench.experiment_support import RESULTS, chain_mpps, exact, interleaved_var
 from controlplane.batch_model import batch_models  # noqa: E402
 from controlplane.compose import Composition, composed_chain  # noqa: E402
 from controlplane.placement import PlacedNf, PlacementError, solve  # noqa: E402
+from controlplane.plot import plot_scaling  # noqa: E402
 from controlplane.report import machine_description, table  # noqa: E402
 from controlplane.request import compose_request  # noqa: E402
-from controlplane.spec import Spec, run_config, spec_from_document, usable_cores  # noqa: E402
+from controlplane.spec import Spec, load_spec, run_config, spec_from_document, usable_cores  # noqa: E402
+from tandem import run as tandem_run  # noqa: E402
 
 COSTS = [100, 300, 500, 700]  # cycles per packet of each μNF (the paper's range)
 PREFETCH = [0, 1, 2, 4, 8, 16, 32]  # up to half the batch, as the paper
@@ -178,6 +186,88 @@ def fig10_cores(repeat: int, duration: float, targets_mpps: list[float], mc_core
     save_result("micronf-fig10-cores", document, text)
 
 
+def input_drops(result: dict, nf: str) -> int:
+    """Packets dropped at the rings into an NF and its instances (rings are named CHAIN:FROM->TO)."""
+    into = {nf} | {f"{nf}.{k}" for k in range(2, 9)}
+    return sum(ring["dropped_full"] for ring in result["rings"] if "->" in ring["name"] and ring["name"].split("->")[-1] in into)
+
+
+def first_scale_out(result: dict) -> str | None:
+    """The NF of a run's first scale-out: the bottleneck the autoscaler found."""
+    outs = [(event["t_s"], group["nf"]) for group in result.get("scaling") or [] for event in group["events"] if event["change"] == "out"]
+    return min(outs)[1] if outs else None
+
+
+def fig11(repeat: int, duration: float, cores: list[int], scheduler: str) -> None:
+    """The composed SFC (examples/web-sfc.yaml) at the generator's full rate, as composed and with `sfc.scale`: the
+    μNF each finds the bottleneck (most drops at its input; the costliest per packet), the scale-out decisions, and
+    the throughput after them. Its scale-outs happen in a 2.5 s warm-up, so the measured window shows where they led.
+    Spare instances go on --cores after the first where the machine has them, else on the first."""
+    request_path = HERE.parent / "examples" / "web-sfc.yaml"
+    request = yaml.safe_load(request_path.read_text())
+    request["sfc"]["core"] = cores[0]
+    request["traffic"]["rate"] = "max"
+    request["warmup"] = 2.5
+    scaled = copy.deepcopy(request)
+    scaled["sfc"]["scale"] = {"max_instances": 2, **({"cores": cores[1:2]} if len(cores) > 1 else {})}
+    specs = {}
+    for name, document in (("composed", request), ("scaled", scaled)):
+        path = RESULTS / f".fig11-{name}.yaml"
+        path.write_text(yaml.safe_dump(document))
+        try:
+            specs[name] = compose_request(path)[0]
+        finally:
+            path.unlink()
+    comparison = interleaved_variants({name: (spec, scheduler) for name, spec in specs.items()}, repeat, duration)
+    composed_runs = comparison["schedulers"]["composed"]["results"]
+    scaled_runs = comparison["schedulers"]["scaled"]["results"]
+    names = [nf["name"] for nf in composed_runs[0]["nfs"]] if composed_runs else []
+    rows = []
+    for nf in names:
+        drops = statistics.median(input_drops(r, nf) for r in composed_runs)
+        cycles = [n["busy_cycles"] / n["packets_in"] for r in composed_runs for n in r["nfs"] if n["name"] == nf and n["packets_in"]]
+        first_outs = sum(first_scale_out(r) == nf for r in scaled_runs)
+        outs = sum(1 for r in scaled_runs for g in r["scaling"] or [] if g["nf"] == nf for e in g["events"] if e["change"] == "out")
+        rows.append([nf, f"{drops:,.0f}", fmt(statistics.median(cycles), 0) if cycles else "n/a", f"{first_outs}/{len(scaled_runs)}",
+                     f"{outs}"])
+    before, after = chain_mpps(comparison, "composed", "web-sfc"), chain_mpps(comparison, "scaled", "web-sfc")
+    where = f"cores {cores[1:2]}" if len(cores) > 1 else f"core {cores[0]} too (no other NF core given)"
+    text = (f"Fig. 11: {request_path.name} composed, HTTP at the generator's full rate under {scheduler}, μNFs on core {cores[0]}, "
+            f"spare instances on {where}; median of {repeat} runs of {duration} s after a 2.5 s warm-up ({machine_description()})\n\n"
+            + table(["μNF", "input drops (composed)", "cycles/packet", "scaled out first", "scale-outs, all runs"], rows, align_left=1)
+            + f"\n\ndelivered Mpps: composed {fmt(before)}, with sfc.scale {fmt(after)} ({ratio(after, before)} of composed)\n"
+            + f"{exact(comparison)}; flows reordered: {sum(r['chains'][0].get('flow_reorders') or 0 for r in scaled_runs)}, "
+            + f"held packets dropped: {sum(g['held_dropped'] for r in scaled_runs for g in r['scaling'] or [])}")
+    save_result("micronf-fig11" if scheduler == "cfs" else f"micronf-fig11-{scheduler}", comparison, text)
+
+
+def scale_timeline() -> None:
+    """examples/scale-out.yaml once: the offered rate steps up, drops appear at the classifier, its second instance
+    starts, drops stop; the rate falls and the instance is parked again. Plotted from the run's scaling timeline."""
+    spec = load_spec(HERE.parent / "examples" / "scale-out.yaml")
+    outcome = tandem_run(spec)
+    results = outcome.results.as_json()
+    [group] = results["scaling"]
+    plot_scaling(results, str(RESULTS / "micronf-scale-timeline.png"))
+    lines = [f"  {e['t_s']:.2f} s: scale {e['change']} to {e['instances']} ({e['instance']} on core {e['core']}), made at "
+             f"{e['took_effect_s']:.2f} s: {e['reason']}" for e in group["events"]]
+    def mean_rate(key: str, start: float, end: float) -> float:
+        values = [s[key] for s in group["timeline"] if start <= s["t_s"] < end]
+        return statistics.mean(values) / 1e6 if values else float("nan")
+    out = next((e for e in group["events"] if e["change"] == "out"), None)
+    summary = ""
+    if out:
+        made = out["took_effect_s"]
+        summary = (f"\nat the step, before the second instance: drops {mean_rate('dropped_pps', made - 0.2, made):.3f} Mpps, taken "
+                   f"{mean_rate('processed_pps', made - 0.2, made):.3f} Mpps; over 0.6 s from 0.05 s after it was made: drops "
+                   f"{mean_rate('dropped_pps', made + 0.05, made + 0.65):.3f} Mpps, taken {mean_rate('processed_pps', made + 0.05, made + 0.65):.3f} Mpps")
+    text = (f"Scale-out timeline: examples/scale-out.yaml under {spec.scheduler.name}, classify at 1.2 µs a packet on core 1 with rx and "
+            f"tx ({machine_description()})\n" + "\n".join(lines) + summary
+            + f"\nheld at most {group['held_peak']:,} packets while flows moved, {group['held_dropped']} dropped; flows reordered: "
+            + f"{results['chains'][0]['flow_reorders']}; accounting {'exact' if results['accounting']['exact'] else 'NOT exact'}")
+    save_result("micronf-scale-timeline", results, text)
+
+
 def fig7(repeat: int, duration: float, cores: list[int]) -> None:
     """Two macswap μNFs at the generator's full rate, prefetching k packets ahead."""
     second = cores[1] if len(cores) > 1 else cores[0]
@@ -248,7 +338,8 @@ def main() -> int:
     parser.add_argument("--duration", type=float, default=1.0)
     parser.add_argument("--rate", type=float, default=100.0, help="offered kpps: far below what the longest chain processes")
     parser.add_argument("--cores", default="1", help="NF cores, comma-separated; the first runs the line")
-    parser.add_argument("--only", choices=["table1", "fig7", "fig8", "fig9", "fig10", "fig10-cores"])
+    parser.add_argument("--only", choices=["table1", "fig7", "fig8", "fig9", "fig10", "fig10-cores", "fig11", "scale-timeline"])
+    parser.add_argument("--fig11-scheduler", default="cfs", help="fig11: the scheduler of both variants")
     parser.add_argument("--target-mpps", default="14.88,4,1", help="fig10-cores: the rates each line must carry, comma-separated "
                                                                    "(14.88: 10 GbE at 64 B)")
     parser.add_argument("--mc-cores", type=int, default=16, help="fig10-cores: the cores the solver may use")
@@ -268,6 +359,10 @@ def main() -> int:
         fig10(args.repeat, args.duration, cores, args.schedulers.split(","))
     if args.only in (None, "fig10-cores"):
         fig10_cores(args.repeat, args.duration, [float(t) for t in args.target_mpps.split(",")], args.mc_cores)
+    if args.only in (None, "fig11"):
+        fig11(args.repeat, args.duration, cores, args.fig11_scheduler)
+    if args.only in (None, "scale-timeline"):
+        scale_timeline()
     return 0
 
 

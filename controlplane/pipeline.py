@@ -1,5 +1,5 @@
 """A run from a loaded spec to its results, in order: check with the data plane, place (placement: auto or
-fewest_cores), cost (schedulers that need cycle costs), launch. The runner only launches; what comes before it
+fewest_cores, and spare instances without a core), cost (schedulers that need cycle costs), launch. The runner only launches; what comes before it
 lives here."""
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from typing import Callable
 from controlplane import catalog, runner
 from controlplane.placement import place_config, placed
 from controlplane.profile import with_costs
+from controlplane.spare_cores import place_spares
 from controlplane.progress import say
 
 
@@ -20,10 +21,14 @@ def run(config: dict, source: str, on_event: Callable[[dict], None] | None = Non
         placement, _ = place_config(config, source, verdict["options"], require_all=True, say=say, objective=objective)
         config = placed(config, placement)
         verdict = catalog.check(config, source)  # the NFs' cores changed
+    config, spare_notes = place_spares(config, source, say=say)
+    if spare_notes:
+        verdict = catalog.check(config, source)  # spare instances may have moved
     costs = None
     if verdict["requirements"].get("cycle_costs"):
         config, costs = with_costs(config, source, say=say)
     outcome = runner.launch(config, verdict, on_event)
+    outcome.notes = spare_notes + outcome.notes
     if outcome.results is not None:
         if costs is not None:
             outcome.results["cycle_costs"] = costs

@@ -181,7 +181,8 @@ class ScaleSpec(Strict):
     hash, so a flow stays on one); drops at its input that persist over window_ms give it one more, instances whose
     work fits in one fewer over idle_ms (busy below idle_below x one fewer) give one back, cooldown_ms after each."""
     max_instances: int = Field(default=2, ge=2, le=8)
-    # The cores of instances 2, 3, ... in order; by default the NF's own.
+    # The cores of instances 2, 3, ... in order; by default the NF core with the most headroom by the placement
+    # model where the machine has more than one, else the NF's own (controlplane/spare_cores.py).
     cores: list[int] | None = None
     window_ms: float = Field(default=100, gt=0, le=60_000)
     cooldown_ms: float = Field(default=500, ge=0, le=600_000)
@@ -739,8 +740,11 @@ def _add_instances(config: dict, nodes: list[NfSpec], edges: list[Edge]) -> None
         expanded.append(nf_config | {"scale_group": nf.name, "instance": 1, "scale": rule})
         extra_cores = nf.scale.cores or []
         for k, name in enumerate(instance_names(nf)[1:]):
-            core = extra_cores[k] if k < len(extra_cores) else nf_config["core"]
-            expanded.append(nf_config | {"name": name, "core": core, "scale_group": nf.name, "instance": k + 2})
+            # No core given: its NF's, until the pipeline finds one with more headroom (controlplane/spare_cores.py).
+            given = k < len(extra_cores)
+            core = extra_cores[k] if given else nf_config["core"]
+            expanded.append(nf_config | {"name": name, "core": core, "scale_group": nf.name, "instance": k + 2}
+                            | ({} if given else {"core_open": True}))
     config["nfs"] = expanded
     instances = {nf.name: instance_names(nf) for nf in nodes}
     config["edges"] = [{"from": source, "to": target, "spec_path": e.where} | ({"label": e.label} if e.label else {})

@@ -1,8 +1,11 @@
 // The autoscaler's rule on observations, and the manager's side of it: counters read, instances asked for, events kept.
 #include "autoscaler.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+
+#include "contract/idle_wait.h"
 
 namespace tandem {
 
@@ -180,12 +183,19 @@ std::vector<json> Autoscaler::tick(uint64_t now_tsc, double t_s) {
     uint32_t wanted = group.rule.wanted();
     const NfConfig& changed = deployment_.nfs[group.nf->scale->instances[decision.change > 0 ? wanted - 1 : wanted]];
     flag_store(stats_.scale[group.nf->index].wanted, wanted);
+    if (decision.change > 0) wake_worker_of(changed.index);  // a parked spare: before an egress sends it flows
     json event = {{"t_s", t_s}, {"nf", group.nf->name}, {"change", decision.change > 0 ? "out" : "in"}, {"instances", wanted},
                   {"instance", changed.name}, {"core", changed.core}, {"reason", decision.reason}, {"took_effect_s", nullptr}};
     group.events.push_back(event);
     events.push_back(event);
   }
   return events;
+}
+
+void Autoscaler::wake_worker_of(int nf) {
+  for (const WorkerPlan& plan : deployment_.workers)
+    for (const Segment& segment : plan.segments)
+      if (std::find(segment.nfs.begin(), segment.nfs.end(), nf) != segment.nfs.end()) idle_wake(stats_.workers[plan.index]);
 }
 
 bool Autoscaler::settled() const {

@@ -86,6 +86,7 @@ class Autoscaler {
     double sample_t_s = 0;
   };
   uint64_t dropped(const Group& group) const;
+  void wake_worker_of(int nf);
   // The instances every feeder spreads flows over now; `made`: all of them follow the rule's wanted count.
   uint32_t in_use(const Group& group, bool* made = nullptr) const;
   std::vector<double> chain_settled_at_;  // per chain: when its last change was made (cool-down); < 0: none yet

@@ -81,7 +81,8 @@ int main(int argc, char** argv) {
       const std::vector<std::string> gates = nf_gates(nf_types().at(last.type), last.args);
       SegmentRuntime segment = kernel_io
           ? SegmentRuntime{open_kernel_ingress(deployment, s, pool, stats), open_kernel_egress(deployment, s, stats), s.nfs, {}}
-          : SegmentRuntime{park_while_spare(open_ingress(s.in_rings, rings, stats), deployment, s, stats, plan.segments.size() == 1),
+          : SegmentRuntime{park_while_spare(open_ingress(s.in_rings, rings, stats), deployment, s, stats,
+                                            plan.segments.size() == 1 ? &control : nullptr),
                            open_egress(deployment, s, gates, rings, stats), s.nfs, {}};
       segment.prefetch_distance = deployment.prefetch;
       segment.traces = traces;

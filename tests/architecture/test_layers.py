@@ -30,7 +30,7 @@ PYTHON_LAYERS = [
      "vnf_templates", "sfc", "compose", "graph_drawing", "request", "spec_schema",  # SFC requests, the schema
      "live_metrics", "explain", "primitive_latencies", "time_explained"],                                   # live metrics for Prometheus
     ["runner"],                                         # one launch of the data plane
-    ["profile", "batch_model", "rate_shares", "placement"],  # costs and rate shares measured by launches, placement from them
+    ["profile", "batch_model", "rate_shares", "placement", "spare_cores"],  # costs and rate shares measured by launches, placement from them
     ["pipeline", "compare"],                            # validate -> place -> cost -> launch; repeated runs
     ["api", "cli", "__main__"],                         # the Python API (tandem.py) and the command line on it
 ]

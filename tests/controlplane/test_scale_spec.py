@@ -43,3 +43,20 @@ def test_a_join_is_not_scaled():
                        "edges": [{"from": "a", "to": "b"}, {"from": "a", "to": "c"}, {"from": "b", "to": "d"}, {"from": "c", "to": "d"}]}}
     scale_every_fed_node(chain, {"max_instances": 2})
     assert [node.get("scale") for node in chain["graph"]["nodes"]] == [None, {"max_instances": 2}, {"max_instances": 2}, None]
+
+
+def test_a_spare_goes_where_the_placement_model_leaves_room_for_it_else_on_its_nfs_core():
+    from controlplane.spare_cores import Spare, choose_cores
+
+    load = {1: 0.9, 2: 0.3, 3: 0.6}
+    chosen = choose_cores([Spare("a.2", 1, 0.45), Spare("b.2", 1, 0.45), Spare("c.2", 2, 0.5)], load)
+    assert chosen["a.2"][0] == 2 and "0.70 of it free" in chosen["a.2"][1]  # the most headroom, and it fits
+    assert chosen["b.2"][0] == 1 and "at most 0.40 free elsewhere" in chosen["b.2"][1]  # 3 has 0.40, 2 now 0.25: its own
+    assert chosen["c.2"] == (2, "its NF's core 2: it needs 0.50 of a core, at most 0.40 free elsewhere")  # 0.40 on core 3 is short
+    assert load == {1: 0.9, 2: 0.3, 3: 0.6}  # the caller's loads are left as they were
+
+
+def test_without_another_nf_core_a_spare_stays_on_its_nfs():
+    from controlplane.spare_cores import Spare, choose_cores
+
+    assert choose_cores([Spare("a.2", 1, 0.1)], {1: 0.2}) == {"a.2": (1, "its NF's core 1: it needs 0.10 of a core, no other NF core")}
