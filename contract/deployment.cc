@@ -209,7 +209,6 @@ Deployment parse_deployment(const json& doc) {
   d.drain_s = doc.value("drain", 0.2);
   d.latency_sample_every = doc.value("latency_sample_every", 16u);
   d.live_metrics = doc.value("live_metrics", false);
-  d.trace_hops = doc.value("trace_hops", false);
   d.trace_sample_every = doc.value("trace_sample_every", kTraceSampleEvery);
   if (d.trace_sample_every < d.latency_sample_every || d.trace_sample_every % d.latency_sample_every != 0)
     throw std::runtime_error("trace_sample_every must be a multiple of latency_sample_every");
@@ -218,6 +217,7 @@ Deployment parse_deployment(const json& doc) {
     d.capture_limit = doc["capture"].at("limit").get<uint64_t>();
   }
   d.profile = doc.value("profile", json());
+  d.trace_hops = d.profile.is_object() && d.profile.contains("hops");  // the probe's workers stamp their hops
   d.scheduler.name = doc.at("scheduler").at("name");
   d.scheduler.options = doc.at("scheduler").value("options", json::object());
   for (const auto& c : doc.at("chains")) parse_chain(c, d);

@@ -189,7 +189,7 @@ struct Deployment {
   // run --profile: one packet in trace_sample_every (on average) carries per-hop timestamps, and the sink breaks
   // its latency down by hop (contract/hop_trace.h). They are drawn from the packets whose latency is sampled (a
   // multiple of latency_sample_every), pseudo-randomly, so they are a fair subset of them.
-  bool trace_hops = false;
+  bool trace_hops = false;  // the run's profile names the probe `hops` (dataplane/manager/probes/hop_trace_probe.cc)
   uint32_t trace_sample_every = kTraceSampleEvery;
   // Delivered packets written to a pcap file by the sink (every chain's, in delivery order); empty path: none.
   std::string capture_path;

@@ -104,9 +104,7 @@ def summarise(comparison: dict) -> None:
 def with_profiling(config: dict, counters: bool = True) -> None:
     """run --profile: traced packets (the latency breakdown) and, with `counters`, each NF process's perf counters (a
     probe; its system-call tracepoint taxes every call an NF makes, which a yielding NF makes by the million)."""
-    config["trace_hops"] = True
-    if counters:
-        config["profile"] = dict(config.get("profile") or {}, perf_counters={})
+    config["profile"] = dict(config.get("profile") or {}, hops={}) | ({"perf_counters": {}} if counters else {})
 
 
 def fan_out(observers: list):

@@ -73,13 +73,9 @@ void Run::set_up_memory() {
   if (zone == nullptr) throw std::runtime_error(std::string("cannot reserve the stats memzone: ") + rte_strerror(rte_errno));
   stats_ = static_cast<StatsZone*>(zone->addr);
   memset(stats_, 0, sizeof(StatsZone));
-  if (d_.trace_hops) {
-    size_t bytes = trace_zone_bytes(d_);
-    const rte_memzone* traces = rte_memzone_reserve(kTraceZoneName, bytes, SOCKET_ID_ANY, 0);
-    if (traces == nullptr) throw std::runtime_error(std::string("cannot reserve the trace memzone (run --profile): ") + rte_strerror(rte_errno));
-    traces_ = static_cast<TraceSlot*>(traces->addr);
-    memset(traces_, 0, bytes);
-  }
+  // The probes the run's `profile` names, made before the workers: some set up memory the workers attach to.
+  probes_ = create_probes(d_.profile, hz_);
+  for (const auto& [name, probe] : probes_) probe->before_workers(d_);
 
   bool any_external = false;
   for (const WorkerPlan& plan : d_.workers) any_external = any_external || plan.runtime == Runtime::External;

@@ -103,7 +103,6 @@ class Run {
   uint64_t go_tsc_ = 0;
   rte_mempool* pool_ = nullptr;
   StatsZone* stats_ = nullptr;
-  TraceSlot* traces_ = nullptr;  // run --profile: per-hop timestamps of sampled packets
   std::vector<rte_ring*> rings_;
   std::unique_ptr<Scheduler> scheduler_;
   std::vector<pid_t> pids_;  // worker processes, or external NFs' applications

@@ -13,13 +13,9 @@ void Run::control_loop() {
   chain_ends_ = std::make_unique<ChainEnds>(d_, pool_, rings_, *stats_);
   generator_ = std::make_unique<Generator>(d_, pool_, chain_ends_->take_entries(), *stats_);
   sink_ = std::make_unique<Sink>(d_, chain_ends_->take_exits());
-  if (traces_) {
-    generator_->trace_into(traces_, trace_slot_count(d_), d_.latency_sample_every, d_.trace_sample_every);
-    sink_->trace_from(traces_);
-  }
-  probes_ = create_probes(d_.profile, hz_);
   for (const auto& [name, probe] : probes_) probes_drive_traffic_ |= probe->drives_traffic();
   probe_view_ = std::make_unique<ProbeView>(ProbeView{d_, *generator_, *sink_, *stats_, pids_, hz_});
+  for (const auto& [name, probe] : probes_) probe->attach(*probe_view_);
   scheduler_->attach(*view_);
   attached_ = true;
   autoscaler_ = std::make_unique<Autoscaler>(d_, *stats_, hz_);

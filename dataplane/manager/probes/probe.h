@@ -1,6 +1,6 @@
 // The probe interface: a measurement the manager makes inside a run, polled from its control loop like a
-// scheduler's tick. The cycle estimator and the switch-latency probe are probes; a run's `profile` names its
-// probes and their options, and the manager drives every probe the same way.
+// scheduler's tick. The cycle estimator, the switch-latency probe, the perf counters and the hop tracer are
+// probes; a run's `profile` names its probes and their options, and the manager drives every probe the same way.
 #pragma once
 
 #include <sys/types.h>
@@ -23,7 +23,7 @@ namespace tandem {
 struct ProbeView {
   const Deployment& deployment;
   Generator& generator;
-  const Sink& sink;
+  Sink& sink;
   StatsZone& stats;
   const std::vector<pid_t>& worker_pids;  // by worker index; 0 once a worker has exited
   double tsc_hz;
@@ -34,6 +34,10 @@ class Probe {
   virtual ~Probe() = default;
   // True if the probe sends the run's packets itself: the generator's paced traffic stays off.
   virtual bool drives_traffic() const { return false; }
+  // Before the workers start: shared memory they must find when they attach (the hop tracer's trace slots).
+  virtual void before_workers(const Deployment& /*deployment*/) {}
+  // When the control loop starts, before any packet: hooks into the traffic's two ends.
+  virtual void attach(ProbeView& /*view*/) {}
   // One step, from the control loop while traffic runs.
   virtual void poll(ProbeView& /*view*/, uint64_t /*now_tsc*/) {}
   // True once the probe has what it came for: the traffic window ends then, before the run's duration.
