@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+#include <vector>
+
 namespace tandem {
 namespace {
 
@@ -42,6 +45,23 @@ TEST(BusyHistory, AWaitOlderThanItRemembersIsUnknown) {
   for (uint64_t b = 1; b <= BusyHistory::kBatches + 10; b++) history.record(b * kApart, 1);
   EXPECT_EQ(history.busy_since(kApart / 2), kBusyUnknown);  // before every remembered batch, some forgotten
   EXPECT_EQ(history.busy_since((BusyHistory::kBatches + 8) * kApart), 2u);
+}
+
+TEST(BusyHistory, FindsTheSameBatchesAsCountingThemOneByOne) {
+  BusyHistory history;
+  std::vector<std::pair<uint64_t, uint64_t>> batches;  // end, work: every one kept (fewer entries than remembered)
+  uint64_t end = 0;
+  for (uint64_t b = 1; b <= 700; b++) {
+    end += kApart + (b * 7919) % (3 * kApart);
+    batches.push_back({end, b});
+    history.record(end, b);
+  }
+  for (uint64_t since = 0; since <= end + kApart; since += kApart / 3) {
+    uint64_t expected = 0;
+    for (const auto& [batch_end, work] : batches)
+      if (batch_end > since) expected += work;
+    ASSERT_EQ(history.busy_since(since), expected) << "since " << since;
+  }
 }
 
 }  // namespace
