@@ -54,9 +54,10 @@ class BusyHistory {
   struct Entry {
     uint64_t end_tsc, busy;
   };
-  std::array<Entry, kBatches> ends_{};
+  // The counters before the entries, on the line the newest entries start from: every batch reads and writes them.
   uint64_t next_ = 0;
   uint64_t busy_ = 0;
+  std::array<Entry, kBatches> ends_{};
 };
 
 }  // namespace tandem
