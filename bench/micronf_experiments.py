@@ -210,14 +210,7 @@ def fig11(repeat: int, duration: float, cores: list[int], scheduler: str) -> Non
     request["warmup"] = 2.5
     scaled = copy.deepcopy(request)
     scaled["sfc"]["scale"] = {"max_instances": 2, **({"cores": cores[1:2]} if len(cores) > 1 else {})}
-    specs = {}
-    for name, document in (("composed", request), ("scaled", scaled)):
-        path = RESULTS / f".fig11-{name}.yaml"
-        path.write_text(yaml.safe_dump(document))
-        try:
-            specs[name] = compose_request(path)[0]
-        finally:
-            path.unlink()
+    specs = {name: compose_request(request_path, document)[0] for name, document in (("composed", request), ("scaled", scaled))}
     comparison = interleaved_variants({name: (spec, scheduler) for name, spec in specs.items()}, repeat, duration)
     composed_runs = comparison["schedulers"]["composed"]["results"]
     scaled_runs = comparison["schedulers"]["scaled"]["results"]

@@ -59,10 +59,14 @@ def graph_problems(names: list[str], edges: list[Edge], where: str) -> list[tupl
     for name in names:
         if name not in reached and name not in entries:
             problems.append((_node_where(where, names, name), f"node {name!r} cannot be reached from the entry {entries[0]!r}"))
-    for fork in names:
-        if len(out[fork]) > 1 and all(edge.label is None for edge in out[fork]):
-            problems += _parallel_group_problems(fork, out, into, names, where)
+    for fork in parallel_forks(out):
+        problems += _parallel_group_problems(fork, out, into, names, where)
     return problems
+
+
+def parallel_forks(out: dict[str, list[Edge]]) -> list[str]:
+    """The nodes that start a parallel group: several edges out, none labelled (`out`: each node's edges out)."""
+    return [node for node, edges in out.items() if len(edges) > 1 and all(edge.label is None for edge in edges)]
 
 
 def _parallel_group_problems(fork: str, out: dict[str, list[Edge]], into: dict[str, list[Edge]], names: list[str],

@@ -11,7 +11,7 @@ from typing import Annotated, Literal, Union
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, ValidationError, field_validator, model_validator
 
-from controlplane.chain_graph import Edge, graph_problems, line_edges, topological_order
+from controlplane.chain_graph import Edge, graph_problems, line_edges, parallel_forks, topological_order
 from controlplane.errors import SpecError
 from controlplane.http_traffic import DEFAULT_URLS, MAX_HTTP_FLOWS, flow_urls, url_problem
 from controlplane.pcap_file import replay_problem
@@ -401,11 +401,10 @@ def _scale_problems(spec: Spec, chain: ChainSpec, where: str, cores: set[int]) -
     problems = []
     edges = chain_edges(chain, where)
     names = {nf.name for nf in nodes}
-    unlabelled_out: dict[str, int] = {}
+    out: dict[str, list[Edge]] = {}
     for edge in edges:
-        if not edge.label:
-            unlabelled_out[edge.source] = unlabelled_out.get(edge.source, 0) + 1
-    forks = sorted(name for name, count in unlabelled_out.items() if count > 1)
+        out.setdefault(edge.source, []).append(edge)
+    forks = sorted(parallel_forks(out))
     for n, nf in scaled:
         at = f"{node_where(chain, where, n)}.scale"
         into = [edge for edge in edges if edge.target == nf.name]

@@ -97,13 +97,6 @@ Autoscaler::Autoscaler(const Deployment& deployment, StatsZone& stats, double ts
   }
 }
 
-uint64_t Autoscaler::dropped(const Group& group) const {
-  uint64_t total = 0;
-  for (int instance : group.nf->scale->instances)
-    for (int ring : deployment_.nfs[instance].in_rings) total += counter_read(stats_.rings[ring].dropped_full);
-  return total;
-}
-
 uint32_t Autoscaler::in_use(const Group& group, bool* made) const {
   const ScaleControl& control = stats_.scale[group.nf->index];
   // Until every feeder made the change, the count some feeder still spreads over.
@@ -123,10 +116,9 @@ std::vector<json> Autoscaler::tick(uint64_t now_tsc, double t_s) {
   for (size_t g = 0; g < groups_.size(); g++) {
     Group& group = groups_[g];
     const std::vector<int>& instances = group.nf->scale->instances;
-    bool made = false;
-    uint32_t using_now = in_use(group, &made);
+    uint32_t using_now = in_use(group);
     double busy = 0;
-    uint64_t arrived = 0, processed = 0;
+    uint64_t arrived = 0, processed = 0, drops = 0;  // drops: at its instances' input rings
     for (size_t k = 0; k < instances.size(); k++) {
       const NfCounters& counters = stats_.nfs[instances[k]];
       uint64_t cycles = counter_read(counters.busy_cycles);
@@ -134,12 +126,14 @@ std::vector<json> Autoscaler::tick(uint64_t now_tsc, double t_s) {
         busy += static_cast<double>(cycles - group.busy_cycles[k]) / static_cast<double>(now_tsc - group.last_tsc);
       group.busy_cycles[k] = cycles;
       processed += counter_read(counters.packets_in);
-      for (int ring : deployment_.nfs[instances[k]].in_rings)
-        arrived += counter_read(stats_.rings[ring].enqueued) + counter_read(stats_.rings[ring].dropped_full);
+      for (int ring : deployment_.nfs[instances[k]].in_rings) {
+        uint64_t refused = counter_read(stats_.rings[ring].dropped_full);
+        arrived += counter_read(stats_.rings[ring].enqueued) + refused;
+        drops += refused;
+      }
     }
     bool first = group.last_tsc == 0;
     group.last_tsc = now_tsc;
-    uint64_t drops = dropped(group);
     bool was_pending = group.rule.pending();
     if (!first) proposals[g] = group.rule.propose({t_s, drops, busy, using_now});
     // The last change, once every egress made it: the chain's cool-down starts.

@@ -85,7 +85,6 @@ class Autoscaler {
     uint64_t arrived_at_sample = 0, processed_at_sample = 0, dropped_at_sample = 0;
     double sample_t_s = 0;
   };
-  uint64_t dropped(const Group& group) const;
   void wake_worker_of(int nf);
   // The instances every feeder spreads flows over now; `made`: all of them follow the rule's wanted count.
   uint32_t in_use(const Group& group, bool* made = nullptr) const;

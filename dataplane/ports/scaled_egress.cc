@@ -42,11 +42,17 @@ void ScaledEgress::drop_held() {
 
 void ScaledEgress::publish_held() { counter_store(control_.held_now, static_cast<uint64_t>(held())); }
 
+// One counter summed over rings.
+static uint64_t total(const std::vector<const RingCounters*>& rings, uint64_t RingCounters::*counter) {
+  uint64_t sum = 0;
+  for (const RingCounters* ring : rings) sum += counter_read(ring->*counter);
+  return sum;
+}
+
 // What an instance has done with the packets it took: handed on (or dropped) at its out-rings, or dropped itself.
 static uint64_t handed_on(const ScaledInstance& instance) {
-  uint64_t done = counter_read(instance.nf->packets_dropped) + counter_read(instance.nf->label_miss);
-  for (const RingCounters* out : instance.out_counters) done += counter_read(out->enqueued) + counter_read(out->dropped_full);
-  return done;
+  return counter_read(instance.nf->packets_dropped) + counter_read(instance.nf->label_miss) +
+         total(instance.out_counters, &RingCounters::enqueued) + total(instance.out_counters, &RingCounters::dropped_full);
 }
 
 void ScaledEgress::begin_change(uint32_t target) {
@@ -58,12 +64,6 @@ void ScaledEgress::begin_change(uint32_t target) {
   }
 }
 
-static uint64_t taken(const ScaledInstance& instance) {
-  uint64_t total = 0;
-  for (const RingCounters* in : instance.all_in_counters) total += counter_read(in->dequeued);
-  return total;
-}
-
 // Three steps, each a count reached: every old instance took from this port's ring what it was sent before the
 // change (FIFO: so all its moved flows' packets), then handed on everything it had taken by then (it hands on in
 // the order it takes), and then the next stage took from its out-rings all that was on them by then.
@@ -72,22 +72,16 @@ bool ScaledEgress::old_instances_done() {
     for (uint32_t k = 0; k < in_use_; k++) {
       if (!taken_marked_[k]) {
         if (counter_read(instances_[k].in_counters->dequeued) < sent_mark_[k]) return false;
-        taken_mark_[k] = taken(instances_[k]);
+        taken_mark_[k] = total(instances_[k].all_in_counters, &RingCounters::dequeued);
         taken_marked_[k] = true;
       }
       if (handed_on(instances_[k]) < taken_mark_[k]) return false;
     }
-    for (uint32_t k = 0; k < in_use_; k++) {
-      out_mark_[k] = 0;
-      for (const RingCounters* out : instances_[k].out_counters) out_mark_[k] += counter_read(out->enqueued);
-    }
+    for (uint32_t k = 0; k < in_use_; k++) out_mark_[k] = total(instances_[k].out_counters, &RingCounters::enqueued);
     outs_marked_ = true;
   }
-  for (uint32_t k = 0; k < in_use_; k++) {
-    uint64_t taken = 0;
-    for (const RingCounters* out : instances_[k].out_counters) taken += counter_read(out->dequeued);
-    if (taken < out_mark_[k]) return false;
-  }
+  for (uint32_t k = 0; k < in_use_; k++)
+    if (total(instances_[k].out_counters, &RingCounters::dequeued) < out_mark_[k]) return false;
   return true;
 }
 
