@@ -7,6 +7,8 @@ CFS and SCC's batch CFS, back to back and through a bridge, beside the same chai
             needs its kernel module, which this VM's kernel lacks)
   fig10     back-to-back chains of 1..8: cfs, scc without mux, scc with mux 2/16/32 (SCC Fig. 10), and Table 8
   dpdk      the same chains as DPDK NFs under Tandem's schedulers, at the same rate
+  mixed     chains of 3, 5 and 8 routers that mix DPDK and kernel-I/O NFs (the middle router the other kind), beside
+            the same chains of one kind, at the same rate
 
 Usage (as root): .venv/bin/python bench/scc_experiments.py [--only NAME] [--repeat 3] [--duration 3] [--rate PPS]
 Writes bench/results/scc-<name>.json, .md and .png. Runs alternate between the modes, repeat by repeat, so a slow
@@ -33,10 +35,15 @@ LENGTHS = list(range(1, 9))
 
 
 def chain_spec(length: int, rate_pps: float, duration: float, io: dict | None) -> dict:
-    """`length` routers on core 1, as kernel-I/O NFs (`io`: {mux, link}) or as DPDK NFs (io None)."""
+    """`length` routers on core 1, as kernel-I/O NFs (`io`: {mux, link}) or as DPDK NFs (io None). A chain that mixes
+    them: `io` also says the chain's kind (`chain`: kernel by default) and the middle router's (`middle`)."""
     chain = {"name": "routers", "nfs": [{"name": f"r{k + 1}", "type": ROUTER, "core": 1} for k in range(length)]}
     if io is not None:
-        chain.update(io="kernel", **io)
+        io = dict(io)
+        middle = io.pop("middle", None)
+        chain.update(io=io.pop("chain", "kernel"), **io)
+        if middle is not None:
+            chain["nfs"][length // 2]["io"] = middle
     return {"name": f"routers-{length}", "duration": duration, "warmup": 0.5,
             "traffic": {"size": 64, "flows": 16, "rate": rate_pps}, "scheduler": "cfs", "chains": [chain]}
 
@@ -149,36 +156,37 @@ def latency_cell(p25: float | None, p50: float | None, p75: float | None) -> str
     return f"{p50:.{digits}f} ({p75 - p25:.{digits}f})"
 
 
-def chains_figure(name: str, title: str, modes: dict, repeat: int, duration: float) -> None:
-    runs = run_modes(modes, LENGTHS, repeat, duration)
+def chains_figure(name: str, title: str, modes: dict, repeat: int, duration: float, lengths: list[int] = LENGTHS) -> None:
+    runs = run_modes(modes, lengths, repeat, duration)
     render_chains(name, title, runs, repeat, duration)
 
 
 def render_chains(name: str, title: str, runs: dict, repeat: int, duration: float) -> None:
     """The tables (and plot) of a chains figure from its runs ({mode: {length: [run]}})."""
     runs = {mode: {int(length): group for length, group in by_length.items()} for mode, by_length in runs.items()}
-    header = ["mode", *[f"{n} NF p50 (IQR)" for n in LENGTHS], "µs per NF", "intercept"]
+    lengths = sorted(next(iter(runs.values())))
+    header = ["mode", *[f"{n} NF p50 (IQR)" for n in lengths], "µs per NF", "intercept"]
     rows = []
     for mode, by_length in runs.items():
         cells = []
-        for length in LENGTHS:
+        for length in lengths:
             cells.append(latency_cell(*(median_of(by_length[length], p) for p in ("p25", "p50", "p75"))))
         slope, intercept = linear_fit(by_length)
         rows.append([mode, *cells, fmt(slope, 1), fmt(intercept, 1)])
     contention_rows = []
     for mode, by_length in runs.items():
         cells = []
-        for length in LENGTHS:
+        for length in lengths:
             wait, contention = schedule_shares(by_length[length])
             cells.append(f"{fmt(wait, 1)} / {fmt(contention, 2)}")
         contention_rows.append([mode, *cells])
-    delivered_rows = [[mode, *[fmt(median_of(by_length[n], "delivered_mpps"), 3) for n in LENGTHS]] for mode, by_length in runs.items()]
+    delivered_rows = [[mode, *[fmt(median_of(by_length[n], "delivered_mpps"), 3) for n in lengths]] for mode, by_length in runs.items()]
     text = (f"{title}; medians of {repeat} x {duration} s ({exact_text(runs)})\n{machine_description()}\n\n"
             "End-to-end latency p50 in µs (p75 - p25 in brackets) per chain length, and the line through the medians from 2 NFs on:\n\n"
             + table(header, rows)
             + "\n\nWait/RunTime / SchedContention/RunTime of the chain (SCC Tables 5 and 8; /proc schedstat of every NF):\n\n"
-            + table(["mode", *[f"{n} NF" for n in LENGTHS]], contention_rows)
-            + "\n\nDelivered Mpps:\n\n" + table(["mode", *[f"{n} NF" for n in LENGTHS]], delivered_rows))
+            + table(["mode", *[f"{n} NF" for n in lengths]], contention_rows)
+            + "\n\nDelivered Mpps:\n\n" + table(["mode", *[f"{n} NF" for n in lengths]], delivered_rows))
     save_result(name, runs, text)
     plot_lines(runs, f"{title}\n{machine_description()}", RESULTS / f"{name}.png")
 
@@ -188,6 +196,8 @@ TITLES = {
                 "not in this VM's kernel)",
     "scc-fig10": "SCC Fig. 10: back-to-back chains of {router} routers, one core, {rate:.3f} Mpps",
     "scc-dpdk": "Kernel-I/O and DPDK chains of {router} routers side by side, one core, {rate:.3f} Mpps",
+    "scc-mixed": "Chains of {router} routers that mix DPDK and kernel-I/O NFs (the middle router the other kind), one core, "
+                 "{rate:.3f} Mpps",
 }
 
 
@@ -226,6 +236,16 @@ def dpdk(repeat: int, duration: float, rate: float) -> None:
     for scheduler in ("cfs", "coop", "unis", "bubble", "rtc"):
         modes[f"DPDK {scheduler}"] = (None, scheduler, rate)
     chains_figure("scc-dpdk", chains_title("scc-dpdk", rate), modes, repeat, duration)
+
+
+def mixed(repeat: int, duration: float, rate: float) -> None:
+    kernel = {"mux": 32, "link": "b2b"}
+    modes = {"kernel, scc + mux 32": (kernel, "scc", rate),
+             "kernel + 1 DPDK, scc + mux 32": (dict(kernel, middle="dpdk"), "scc", rate),
+             "kernel + 1 DPDK, cfs + mux 32": (dict(kernel, middle="dpdk"), "cfs", rate),
+             "DPDK, cfs": (None, "cfs", rate),
+             "DPDK + 1 kernel, cfs + mux 32": ({"chain": "dpdk", "mux": 32, "middle": "kernel"}, "cfs", rate)}
+    chains_figure("scc-mixed", chains_title("scc-mixed", rate), modes, repeat, duration, lengths=[3, 5, 8])
 
 
 def plot_boxes(runs: dict, title: str, path: Path) -> None:
@@ -275,7 +295,7 @@ def plot_lines(runs: dict, title: str, path: Path) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=["capacity", "fig8", "fig9", "fig10", "dpdk"])
+    parser.add_argument("--only", choices=["capacity", "fig8", "fig9", "fig10", "dpdk", "mixed"])
     parser.add_argument("--render", action="store_true", help="redo the chains figures' tables and plots from their saved runs")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--duration", type=float, default=3.0)
@@ -300,6 +320,8 @@ def main() -> int:
         fig10(args.repeat, args.duration, chain_pps)
     if args.only in (None, "dpdk"):
         dpdk(args.repeat, args.duration, chain_pps)
+    if args.only in (None, "mixed"):
+        mixed(args.repeat, args.duration, chain_pps)
     return 0
 
 

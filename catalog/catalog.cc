@@ -122,8 +122,8 @@ void check_graph_against_types(const Deployment& deployment, SpecErrors& errors)
   }
 }
 
-// A kernel-I/O chain is a line of NFs, each in its own process and network namespace, under a scheduler that
-// schedules processes from outside.
+// A chain with kernel-I/O NFs (all of them, or some beside DPDK NFs) is a line of NFs, each in its own process
+// and network namespace, under a scheduler that schedules processes from outside.
 void check_kernel_chains(const Deployment& deployment, SpecErrors& errors) {
   auto scheduler = scheduler_types().find(deployment.scheduler.name);
   for (const ChainConfig& chain : deployment.chains) {
@@ -136,13 +136,15 @@ void check_kernel_chains(const Deployment& deployment, SpecErrors& errors) {
     for (int nf : chain.nfs) {
       const NfConfig& config = deployment.nfs[nf];
       if (config.in_rings.size() > 1 || config.out_rings.size() > 1 || config.forks())
-        errors.push_back({config.spec_path, "a kernel-I/O chain (io: kernel) is a line of NFs: " + config.name + " has several edges in or out"});
-      if (config.external())
-        errors.push_back({config.spec_path + ".type", "an external NF cannot run in a kernel-I/O chain (it speaks DPDK)"});
+        errors.push_back({config.spec_path, "a chain with kernel-I/O NFs (io: kernel) is a line of NFs: " + config.name + " has several edges in or out"});
+      bool kernel_link = std::any_of(config.in_rings.begin(), config.in_rings.end(), [&](int r) { return deployment.rings[r].kernel; }) ||
+                         std::any_of(config.out_rings.begin(), config.out_rings.end(), [&](int r) { return deployment.rings[r].kernel; });
+      if (config.external() && kernel_link)
+        errors.push_back({config.spec_path + ".type", "an external NF cannot have a kernel link (it speaks DPDK): put a DPDK NF between it and the kernel-I/O NF"});
     }
     if (scheduler != scheduler_types().end() && !scheduler->second.kernel_io_nfs) {
       std::string able = names_of(scheduler_types(), [](const SchedulerType& type) { return type.kernel_io_nfs; });
-      errors.push_back({where + ".io", "chain " + chain.name + " is kernel-I/O, which " + deployment.scheduler.name +
+      errors.push_back({where + ".io", "chain " + chain.name + " has kernel-I/O NFs, which " + deployment.scheduler.name +
                                            " cannot schedule (it needs rings or the NFs' cooperation); kernel-I/O chains run under: " + able});
     }
   }

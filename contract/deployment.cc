@@ -127,7 +127,8 @@ void parse_chain(const json& c, Deployment& d) {
     nf.batch = nodes[i].value("batch", 0u);
     if (nodes[i].contains("planned_rate_pps")) nf.planned_rate_pps = nodes[i].at("planned_rate_pps").get<double>();
     nf.chain = chain.index;
-    nf.kernel_io = chain.io.enabled;
+    // Each NF's own `io` where the chain mixes them; the chain's otherwise.
+    nf.kernel_io = chain.io.enabled && nodes[i].value("io", std::string("kernel")) == "kernel";
     if (i < io_nfs.size()) {
       nf.netns = io_nfs[i].at("netns");
       nf.in_interface = io_nfs[i].at("in");
@@ -141,7 +142,8 @@ void parse_chain(const json& c, Deployment& d) {
   }
   parse_scale_groups(nodes, chain, local_of, d);
   auto add_ring = [&](const std::string& name, int from, int to, const std::string& label, const std::string& path) {
-    RingConfig ring{static_cast<int>(d.rings.size()), chain.name + ":" + name, capacity, chain.index, from, to, label, path, chain.io.enabled};
+    bool kernel = (from >= 0 && d.nfs[from].kernel_io) || (to >= 0 && d.nfs[to].kernel_io);  // a socket at one end or both
+    RingConfig ring{static_cast<int>(d.rings.size()), chain.name + ":" + name, capacity, chain.index, from, to, label, path, kernel};
     if (from >= 0) d.nfs[from].out_rings.push_back(ring.index);
     if (to >= 0) d.nfs[to].in_rings.push_back(ring.index);
     chain.rings.push_back(ring.index);
@@ -249,7 +251,8 @@ unsigned mbuf_pool_size(const Deployment& deployment) {
   for (const RingConfig& ring : deployment.rings) mbufs += ring.capacity;
   mbufs += static_cast<unsigned>(deployment.nfs.size()) * (kMbufCache * 3 / 2 + 2u * deployment.burst);
   for (const NfConfig& nf : deployment.nfs) {
-    if (nf.kernel_io) mbufs += deployment.chains[nf.chain].io.mux;  // a kernel-I/O NF's receive buffers, one per I/O vector
+    for (int ring : nf.in_rings)  // a packet socket's receive buffers, one per I/O vector
+      if (deployment.rings[ring].kernel) mbufs += deployment.chains[nf.chain].io.mux;
     if (nf.scale) mbufs += scaled_hold_capacity(deployment, nf.index);  // what its egress may hold
   }
   return mbufs;

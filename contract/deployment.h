@@ -65,10 +65,12 @@ struct NfConfig {
   // An unmodified application in its own process (nfs/external.h): it stamps no hops and keeps no NfCounters;
   // the manager mirrors its port's counters instead.
   bool external() const { return type == kExternalNfType; }
-  // A kernel-I/O NF (its chain's `io` is kernel): its process enters network namespace `netns` and takes frames
-  // from a packet socket on `in_interface`, handing them on through one on `out_interface` (the same interface
-  // through a switch), addressed to `out_next_hop` where the switch forwards by MAC. Empty until the control
-  // plane has made the namespaces (a `--check` sees none).
+  // A kernel-I/O NF (its `io`, or its chain's, is kernel): it runs in the kernel-I/O runtime. Every NF with a
+  // kernel link (one of its own, or a DPDK NF beside one in a chain that mixes them) enters network namespace
+  // `netns` and takes frames from a packet socket on `in_interface` where its in-link is kernel, handing them on
+  // through one on `out_interface` where its out-link is (the same interface through a switch), addressed to
+  // `out_next_hop` where the switch forwards by MAC. Empty until the control plane has made the namespaces (a
+  // `--check` sees none), and for a DPDK NF between rings.
   bool kernel_io = false;
   std::string netns;
   std::string in_interface;
@@ -96,13 +98,14 @@ struct RingConfig {
   bool kernel = false;
 };
 
-// How a kernel-I/O chain moves packets (`io: kernel` in the spec): system calls of up to `mux` frames, NFs linked
-// back to back or through a switch; the manager's generator and sink reach it through DPDK's net_af_packet on
-// two veths of the root namespace (`generator_interface`, `sink_interface`).
+// How a chain's kernel links move packets (`io: kernel` in the spec, for the chain or some of its NFs): system
+// calls of up to `mux` frames, NFs linked back to back or through a switch; where the first (last) NF is
+// kernel-I/O, the manager's generator (sink) reaches it through DPDK's net_af_packet on a veth of the root
+// namespace (`generator_interface`, `sink_interface`). A link is kernel where an NF at either end is kernel-I/O.
 inline constexpr uint16_t kMaxKernelMux = 256;
 
 struct KernelIo {
-  bool enabled = false;
+  bool enabled = false;      // the chain has kernel-I/O NFs (all, or some beside DPDK NFs)
   uint16_t mux = 1;          // 1: recvfrom/sendto per frame; N: recvmmsg/sendmmsg of up to N frames
   std::string link = "b2b";  // b2b | bridge | ovs | ovs-userspace
   std::string generator_interface;

@@ -83,7 +83,7 @@ struct alignas(64) WorkerControl {
   uint32_t idle;       // futex word of contract/idle_wait.h: 1 while the worker sleeps, 0 otherwise
   uint64_t sleeps;     // times the worker blocked (idle input or throttled)
   uint32_t load_window;  // scheduler -> worker: count load_cycles/poll_cycles while 1 (user-level-thread runtime)
-  uint32_t left_loop;    // a kernel-I/O worker: it saw `stop` and sends no more (dataplane/runtimes/kernel_io/)
+  uint32_t left_loop;    // it saw `stop` and sends no more (the manager counts kernel links after every sender's)
 };
 
 // Per-chain entry control: a scheduler closes the entry to shed load before any NF spends work on it.
@@ -116,7 +116,7 @@ struct alignas(64) ScaleControl {
 struct StatsZone {
   uint32_t go;    // manager -> workers: start polling
   uint32_t stop;  // manager -> workers: leave the loop
-  // manager -> kernel-I/O workers: every kernel sender has left its loop; their sockets' counts are final now.
+  // manager -> workers with packet-socket inputs: every kernel sender has left its loop; their sockets' counts are final now.
   uint32_t kernel_links_quiet;
   RingCounters rings[kMaxRings];
   NfCounters nfs[kMaxNfs];

@@ -192,7 +192,9 @@ def perf_counter_lines(results: dict) -> list[str]:
 
 
 def kernel_io_nfs(results: dict) -> set[str]:
-    """The NFs of a run's kernel-I/O chains (their links are kernel links)."""
+    """A run's kernel-I/O NFs (results before each NF said its `io`: every NF of a chain with kernel links)."""
+    if all("io" in nf for nf in results.get("nfs", [])):
+        return {nf["name"] for nf in results.get("nfs", []) if nf["io"] == "kernel"}
     kernel_chains = {ring["chain"] for ring in results.get("rings", []) if "kernel_link" in ring}
     return {nf for chain in results["chains"] if chain["name"] in kernel_chains for nf in chain["nfs"]}
 

@@ -1,6 +1,7 @@
-"""The network a kernel-I/O chain runs on: a network namespace per NF (the paper's containers), veths between
+"""The network a chain's kernel-I/O NFs run on: a network namespace per NF (the paper's containers), veths between
 neighbours (b2b) or to a Linux bridge in a switch namespace of its own (bridge), and two veths in the root namespace
-where the manager's generator and sink attach. Every namespace and interface is made through the run's
+where the manager's generator and sink attach. In a chain that mixes DPDK and kernel-I/O NFs (b2b only), only the
+kernel links are veths, and only the NFs at their ends get namespaces. Every namespace and interface is made through the run's
 MachineSession, so it is removed on every exit path; the chain's `io` entry is filled in for the data plane."""
 from __future__ import annotations
 
@@ -48,13 +49,15 @@ def build(session, run_id: str, chains: list[dict], switch_core: int | None = No
         io = chain.get("io")
         if not io or io.get("kind") != "kernel":
             continue
-        namespaces = [f"{run_id}-{nf['name']}" for nf in chain["nfs"]]
-        for netns in namespaces:
+        links = kernel_links(chain["nfs"])
+        # A namespace for every NF with a kernel link: each kernel-I/O NF, and a DPDK NF beside one.
+        namespaces = [f"{run_id}-{nf['name']}" if links[k] or links[k + 1] else "" for k, nf in enumerate(chain["nfs"])]
+        for netns in filter(None, namespaces):
             session.own_netns(netns)
             _without_ipv6(netns)
-        generator, sink = f"tdg{c}", f"tds{c}"
+        generator, sink = (f"tdg{c}" if links[0] else ""), (f"tds{c}" if links[-1] else "")
         if io["link"] == "b2b":
-            nfs = _back_to_back(session, namespaces, generator, sink)
+            nfs = _back_to_back(session, namespaces, links, generator, sink)
             entry_next_hop = ""
         else:
             core = None if switch_core is None else chain["nfs"][0]["core"] if switch_core < 0 else switch_core
@@ -77,15 +80,27 @@ def _root_veth(session, name: str, peer: str, netns: str, peer_mac: str | None =
     ip("-n", netns, "link", "set", peer, "up")
 
 
-def _back_to_back(session, namespaces: list[str], generator: str, sink: str) -> list[dict]:
-    """Generator -> in|NF|out -> in|NF|out -> ... -> sink: one veth per link."""
-    _root_veth(session, generator, "in", namespaces[0])
-    for left, right in zip(namespaces, namespaces[1:]):
-        ip("-n", left, "link", "add", "name", "out", "type", "veth", "peer", "name", "in", "netns", right)
-        ip("-n", left, "link", "set", "out", "up")
-        ip("-n", right, "link", "set", "in", "up")
-    _root_veth(session, sink, "out", namespaces[-1])
-    return [{"netns": netns, "in": "in", "out": "out", "next_hop": ""} for netns in namespaces]
+def kernel_links(nfs: list[dict]) -> list[bool]:
+    """Which links of a line of NFs (as in the run config) are veths: link k feeds NF k, the last one the sink; a link
+    is kernel where an NF at either end is kernel-I/O (an NF without `io` is: its chain is kernel-I/O)."""
+    kernel = [nf.get("io", "kernel") == "kernel" for nf in nfs]
+    return [kernel[0], *(left or right for left, right in zip(kernel, kernel[1:])), kernel[-1]]
+
+
+def _back_to_back(session, namespaces: list[str], links: list[bool], generator: str, sink: str) -> list[dict]:
+    """Generator -> in|NF|out -> in|NF|out -> ... -> sink: one veth per kernel link (`links`, as kernel_links gives
+    them); the other links are rings, and an NF with none has no namespace ("")."""
+    if links[0]:
+        _root_veth(session, generator, "in", namespaces[0])
+    for k, (left, right) in enumerate(zip(namespaces, namespaces[1:])):
+        if links[k + 1]:
+            ip("-n", left, "link", "add", "name", "out", "type", "veth", "peer", "name", "in", "netns", right)
+            ip("-n", left, "link", "set", "out", "up")
+            ip("-n", right, "link", "set", "in", "up")
+    if links[-1]:
+        _root_veth(session, sink, "out", namespaces[-1])
+    return [{"netns": netns, "in": "in" if links[k] else "", "out": "out" if links[k + 1] else "", "next_hop": ""}
+            for k, netns in enumerate(namespaces)]
 
 
 def _through_bridge(session, run_id: str, chain: int, namespaces: list[str], generator: str, sink: str,
@@ -184,10 +199,11 @@ def interface_counters(chains: list[dict]) -> dict:
         io = chain.get("io") or {}
         if io.get("kind") != "kernel" or "nfs" not in io:
             continue
-        ends = {"generator": _interface_counters(None, io["generator_interface"]), "sink": _interface_counters(None, io["sink_interface"])}
+        ends = {end: _interface_counters(None, io[f"{end}_interface"]) for end in ("generator", "sink") if io[f"{end}_interface"]}
         for nf, place in zip(chain["nfs"], io["nfs"]):
             for side in ("in", "out"):
-                ends[f"{nf['name']}:{side}"] = _interface_counters(place["netns"], place[side])
+                if place[side]:  # a ring where it is empty (a DPDK NF's side in a chain that mixes them)
+                    ends[f"{nf['name']}:{side}"] = _interface_counters(place["netns"], place[side])
         counters[chain["name"]] = ends
     return counters
 

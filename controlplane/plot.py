@@ -100,11 +100,15 @@ def plot_scaling(results: dict, path: str) -> None:
             axis.axvline(event["t_s"], color=colour, linestyle="--", linewidth=0.9)
             if event["took_effect_s"] is not None:
                 axis.axvline(event["took_effect_s"], color=colour, linewidth=0.9)
+            # Right of its line, or left of it in the plot's right half, so that the text stays inside the axes.
+            right_half = event["t_s"] > (t[0] + t[-1]) / 2 if t else False
             axis.annotate(f"scale {event['change']}: {event['instance']} (core {event['core']})", (event["t_s"], axis.get_ylim()[1]),
-                          xytext=(3, -12), textcoords="offset points", fontsize=8, color=colour)
+                          xytext=(-3 if right_half else 3, -12), textcoords="offset points", fontsize=8, color=colour,
+                          ha="right" if right_half else "left")
         lines = axis.get_legend_handles_labels()
         extra = instances.get_legend_handles_labels()
-        axis.legend(lines[0] + extra[0], lines[1] + extra[1], fontsize=8, loc="center right")
+        # Below the axes: inside them it covered the lines it names.
+        axis.legend(lines[0] + extra[0], lines[1] + extra[1], fontsize=8, ncol=4, loc="upper center", bbox_to_anchor=(0.5, -0.2))
         axis.set_title(f"{group['nf']}: {len(group['events'])} decisions, {group['held_peak']:,} packets held at most while flows "
                        f"moved, {group['held_dropped']} of them dropped", fontsize=9)
     figure.tight_layout()

@@ -123,6 +123,7 @@ class NfResult(_Results):
     chain: str
     core: int
     worker: str
+    io: str = "dpdk"  # kernel: a kernel-I/O NF (packet sockets, poll() while idle)
     args: dict[str, Any]
     packets_in: int
     packets_out: int

@@ -203,6 +203,9 @@ class NfSpec(Strict):
     batch: int | None = Field(default=None, ge=16, le=MAX_BURST)
     # More instances of the NF as its input drops (ScaleSpec); none by default.
     scale: ScaleSpec | None = None
+    # dpdk | kernel: how this NF moves packets, where a chain mixes them (SCC's kernel-I/O NFs beside DPDK NFs);
+    # by default its chain's `io`. A link is a veth where an NF at either end is kernel-I/O, a ring otherwise.
+    io: Literal["dpdk", "kernel"] | None = None
 
 
 class EdgeSpec(Strict):
@@ -238,6 +241,21 @@ def chain_nodes(chain: ChainSpec) -> list[NfSpec]:
     if chain.graph is not None:
         return chain.graph.nodes
     return chain.nfs or []
+
+
+def nf_io(nf: NfSpec, chain: ChainSpec) -> str:
+    """How the NF moves packets: its own `io`, or its chain's."""
+    return nf.io or chain.io
+
+
+def kernel_io_nodes(chain: ChainSpec) -> list[NfSpec]:
+    """The chain's kernel-I/O NFs (all of them in an `io: kernel` chain, some where it mixes them)."""
+    return [nf for nf in chain_nodes(chain) if nf_io(nf, chain) == "kernel"]
+
+
+def mixes_io(chain: ChainSpec) -> bool:
+    """Whether the chain has DPDK and kernel-I/O NFs both."""
+    return 0 < len(kernel_io_nodes(chain)) < len(chain_nodes(chain))
 
 
 def node_where(chain: ChainSpec, where: str, n: int) -> str:
@@ -408,8 +426,8 @@ def _scale_problems(spec: Spec, chain: ChainSpec, where: str, cores: set[int]) -
     for n, nf in scaled:
         at = f"{node_where(chain, where, n)}.scale"
         into = [edge for edge in edges if edge.target == nf.name]
-        if chain.io == "kernel":
-            problems.append((at, "scaling is for DPDK chains: a kernel-I/O chain's NFs are linked by veths, not rings"))
+        if kernel_io_nodes(chain):
+            problems.append((at, "scaling is for DPDK chains: this chain has kernel-I/O NFs, whose links are veths, not rings"))
         elif nf.type == "external":
             problems.append((at, "an external NF cannot be scaled: Tandem does not start its application"))
         elif spec.placement != "spec":
@@ -476,9 +494,12 @@ def _semantic_problems(spec: Spec) -> list[tuple[str, str]]:
         if chain.graph is not None and nodes and chain.nfs is None:
             problems += graph_problems([nf.name for nf in nodes], chain_edges(chain, where), where)
         total_nfs += len(nodes)
-        if chain.io != "kernel":
-            problems += [(f"{where}.{field}", f"{field} is for kernel-I/O chains: add io: kernel, or leave {field} out")
-                         for field in ("mux", "link") if getattr(chain, field) is not None]
+        if not kernel_io_nodes(chain):
+            problems += [(f"{where}.{field}", f"{field} is for chains with kernel-I/O NFs: add io: kernel (to the chain or an NF), "
+                                              f"or leave {field} out") for field in ("mux", "link") if getattr(chain, field) is not None]
+        elif mixes_io(chain) and chain.link not in (None, "b2b"):
+            problems.append((f"{where}.link", "a chain that mixes DPDK and kernel-I/O NFs links them back to back (b2b): "
+                                              "its DPDK NFs' links are rings, which no switch carries"))
         problems += _http_problems(spec, chain, where)
         problems += _pcap_problems(spec, chain, where)
         problems += _scale_problems(spec, chain, where, cores)
@@ -672,6 +693,8 @@ def _nf_config(nf: NfSpec, chain: ChainSpec, placeholder_core: int, where: str) 
     # Until the solver has placed it, an NF of an auto-placed spec sits on the first placement core.
     config = {"name": nf.name, "type": nf.type, "core": nf.core if nf.core is not None else placeholder_core, "args": nf.args,
               "weight": nf.weight * chain.weight, "spec_path": where}
+    if kernel_io_nodes(chain):
+        config["io"] = nf_io(nf, chain)
     if nf.batch is not None:
         config["batch"] = nf.batch
     if nf.cost_cycles is not None:
@@ -714,7 +737,7 @@ def _chain_config(spec: Spec, chain: ChainSpec, where: str, placeholder_core: in
         "traffic": _resolved_traffic(spec, chain),
         "nfs": [_nf_config(nodes[position[name]], chain, placeholder_core, node_where(chain, where, position[name])) for name in order],
     }
-    if chain.io == "kernel":
+    if kernel_io_nodes(chain):  # each NF's config says which of them are kernel-I/O
         config["io"] = {"kind": "kernel", "mux": chain.mux or 1, "link": chain.link or "b2b"}
     if chain.graph is not None:
         config["edges"] = [{"from": e.source, "to": e.target, "spec_path": e.where} | ({"label": e.label} if e.label else {})

@@ -30,6 +30,10 @@ chains:
 KERNEL_SPEC = (BASE_SPEC.replace("rate: max", "rate: 0.05 Mpps").replace("scheduler: coop", "scheduler: cfs")
                .replace("  - name: c\n", "  - name: c\n    io: kernel\n    mux: 8\n    link: b2b\n"))
 
+# The kernel chain with its middle NF a DPDK NF (io: dpdk): kernel links on both sides of it, read and written by
+# its own packet sockets.
+MIXED_SPEC = KERNEL_SPEC.replace("{name: b, type: ttl, core: 1}", "{name: b, type: ttl, core: 1, io: dpdk}")
+
 # A chain as a graph: an HTTP classifier's labelled fan-out and a join. 16 flows: 4 attack, 4 bare TCP segments
 # (no request), 8 benign requests; 50 kpps is a small share of what four light NFs on one core process on any
 # host we run, so nothing should queue long.

@@ -1,5 +1,5 @@
 // Where the generator sends each chain's packets and the sink takes them back: the chain's entry and exit rings,
-// or, for a kernel-I/O chain, DPDK net_af_packet ports on the chain's two veths in the root namespace.
+// or, where the chain's first or last NF is kernel-I/O, a DPDK net_af_packet port on its veth in the root namespace.
 #pragma once
 
 #include <memory>
@@ -22,12 +22,13 @@ class ChainEnds {
   // By chain index; each taken once, by the generator and the sink.
   std::vector<std::unique_ptr<EgressPort>> take_entries() { return std::move(entries_); }
   std::vector<std::unique_ptr<IngressPort>> take_exits() { return std::move(exits_); }
-  bool any_kernel_chain() const { return !af_packet_ports_.empty(); }
+  bool any_kernel_exit() const { return any_kernel_exit_; }
 
  private:
   std::vector<std::unique_ptr<EgressPort>> entries_;
   std::vector<std::unique_ptr<IngressPort>> exits_;
   std::vector<std::unique_ptr<AfPacketPort>> af_packet_ports_;  // outlive the generator's and sink's use of them
+  bool any_kernel_exit_ = false;
   uint64_t entry_drop_journal_ = 0;  // the entry ports' free journal (free_counted.h); the manager is the only writer
 };
 

@@ -5,6 +5,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include <rte_cycles.h>
@@ -157,10 +158,16 @@ void Run::stop_externals_one_by_one() {
 }
 
 void Run::settle_kernel_links() {
-  if (!chain_ends_ || !chain_ends_->any_kernel_chain()) return;
+  if (!chain_ends_ || std::none_of(d_.rings.begin(), d_.rings.end(), [](const RingConfig& ring) { return ring.kernel; })) return;
   if (!flag_load(stats_->kernel_links_quiet)) {
+    auto sends_into_kernel_link = [this](const WorkerPlan& plan) {
+      for (const Segment& segment : plan.segments)
+        for (int ring : segment.out_rings)
+          if (d_.rings[ring].kernel) return true;
+      return false;
+    };
     for (size_t w = 0; w < d_.workers.size(); w++)
-      if (d_.workers[w].runtime == Runtime::KernelIo && !workers_[w].exited && !flag_load(stats_->workers[w].left_loop)) return;
+      if (sends_into_kernel_link(d_.workers[w]) && !workers_[w].exited && !flag_load(stats_->workers[w].left_loop)) return;
     // A veth hands a frame to its peer's socket within the sender's system call: by now every frame is there.
     usleep(1000);
     flag_store(stats_->kernel_links_quiet, 1u);
@@ -214,7 +221,7 @@ void Run::stop_workers() {
     }
     usleep(1000);
   }
-  if (chain_ends_ && chain_ends_->any_kernel_chain()) {
+  if (chain_ends_ && chain_ends_->any_kernel_exit()) {
     // The exit links' last frames: taken until none has come for 5 ms (the accounting counts what never came as lost).
     uint64_t quiet_since = rte_get_tsc_cycles();
     while (rte_get_tsc_cycles() - quiet_since < static_cast<uint64_t>(0.005 * hz_)) {

@@ -270,6 +270,7 @@ json Run::results() {
                    {"chain", d_.chains[nf.chain].name},
                    {"core", nf.core},
                    {"worker", worker_of_nf[nf.index]},
+                   {"io", nf.kernel_io ? "kernel" : "dpdk"},
                    {"args", nf.args},
                    {"packets_in", counter_read(total.packets_in)},
                    {"packets_out", counter_read(total.packets_out)},

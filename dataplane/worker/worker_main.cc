@@ -70,20 +70,22 @@ int main(int argc, char** argv) {
   uint16_t burst = deployment.burst;
   std::vector<SegmentRuntime> segments;
   try {
-    if (kernel_io) {
-      // After EAL init: its multi-process channel is a Unix socket on the file system, which every namespace sees.
-      const NfConfig& nf = deployment.nfs.at(plan.segments.at(0).nfs.at(0));
-      enter_network_namespace(nf.netns);
-      if (uint16_t mux = deployment.chains[nf.chain].io.mux; mux > 1) burst = mux;  // a batch is what one call takes
-    }
+    // A worker with a kernel link (a kernel-I/O NF's, or a DPDK NF's beside one) works in its NF's namespace, where
+    // its veths are. After EAL init: its multi-process channel is a Unix socket on the file system, which every
+    // namespace sees.
+    const NfConfig& first = deployment.nfs.at(plan.segments.at(0).nfs.at(0));
+    if (!first.netns.empty()) enter_network_namespace(first.netns);
+    if (uint16_t mux = deployment.chains[first.chain].io.mux; kernel_io && mux > 1) burst = mux;  // a batch is what one call takes
+    auto kernel = [&](const std::vector<int>& links) { return links.size() == 1 && deployment.rings[links[0]].kernel; };
     for (const Segment& s : plan.segments) {
       const NfConfig& last = deployment.nfs[s.nfs.back()];
       const std::vector<std::string> gates = nf_gates(nf_types().at(last.type), last.args);
-      SegmentRuntime segment = kernel_io
-          ? SegmentRuntime{open_kernel_ingress(deployment, s, pool, stats), open_kernel_egress(deployment, s, stats), s.nfs, {}}
-          : SegmentRuntime{park_while_spare(open_ingress(s.in_rings, rings, stats), deployment, s, stats,
-                                            plan.segments.size() == 1 ? &control : nullptr),
-                           open_egress(deployment, s, gates, rings, stats), s.nfs, {}};
+      SegmentRuntime segment{kernel(s.in_rings) ? open_kernel_ingress(deployment, s, pool, stats)
+                                                : park_while_spare(open_ingress(s.in_rings, rings, stats), deployment, s, stats,
+                                                                   plan.segments.size() == 1 ? &control : nullptr),
+                             kernel(s.out_rings) ? open_kernel_egress(deployment, s, stats) : open_egress(deployment, s, gates, rings, stats),
+                             s.nfs,
+                             {}};
       segment.prefetch_distance = deployment.prefetch;
       segment.traces = traces;
       for (int index : s.nfs) {
@@ -109,6 +111,10 @@ int main(int argc, char** argv) {
   } catch (const std::exception& e) {
     return fail(plan.name, std::string("NF failed: ") + e.what());
   }
+  flag_store(control.left_loop, 1u);  // it sends no more: the manager counts kernel links once every sender said so
+  std::vector<IngressPort*> inputs;
+  for (SegmentRuntime& segment : segments) inputs.push_back(segment.in.get());
+  finish_socket_inputs(inputs, stats);
 
   for (SegmentRuntime& segment : segments) segment.out->drop_held();
   for (size_t s = 0; s < segments.size(); s++) {

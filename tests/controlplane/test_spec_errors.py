@@ -1,7 +1,7 @@
 """Bad specs get exit status 2 and one clear message naming the file and the field, never a traceback."""
 import pytest
 
-from conftest import BASE_SPEC, GRAPH_SPEC, PARALLEL_SPEC, REPO, tandem
+from conftest import BASE_SPEC, GRAPH_SPEC, MIXED_SPEC, PARALLEL_SPEC, REPO, tandem
 from controlplane import catalog
 from controlplane.spec import MAX_BURST, MAX_HOPS, MAX_NFS
 
@@ -125,6 +125,17 @@ CASES = [
     ("graph node of an unknown type", bad(GRAPH_SPEC, "type: ttl", "type: tll"), "chains[0].graph.nodes[3].type", "unknown NF type 'tll'"),
     ("http shares above 1", bad(GRAPH_SPEC, "malicious: 0.25, other: 0.25", "malicious: 0.75, other: 0.5"), "traffic.http",
      "together at most 1"),
+    ("NF io unknown", bad(BASE_SPEC, "type: ttl, core: 1}", "type: ttl, core: 1, io: sockets}"), "chains[0].nfs[1].io", "'dpdk' or 'kernel'"),
+    ("mixed chain through a switch", bad(MIXED_SPEC, "link: b2b", "link: bridge"), "chains[0].link", "links them back to back (b2b)"),
+    ("mixed chain as a graph", bad(GRAPH_SPEC.replace("scheduler: coop", "scheduler: cfs"), "type: count_url, core: 1}",
+                                   "type: count_url, core: 1, io: kernel}"), "chains[0].graph.nodes[0]",
+     "a chain with kernel-I/O NFs (io: kernel) is a line of NFs: classify has several edges"),
+    ("mixed chain under a ring scheduler", MIXED_SPEC.replace("scheduler: cfs", "scheduler: coop"), "chains[0].io",
+     "has kernel-I/O NFs, which coop cannot schedule"),
+    ("scaling in a mixed chain", bad(MIXED_SPEC, "{name: c3, type: checkip, core: 1}", "{name: c3, type: checkip, core: 1, scale: {max_instances: 2}}"),
+     "chains[0].nfs[2].scale", "this chain has kernel-I/O NFs"),
+    ("mux on a chain without kernel NFs", bad(BASE_SPEC, "  - name: c\n", "  - name: c\n    mux: 8\n"), "chains[0].mux",
+     "add io: kernel (to the chain or an NF)"),
     ("validate_url pattern that does not compile", bad(BASE_SPEC, "type: macswap, core: 1}", "type: validate_url, core: 1, args: {patterns: ['(a)\\1']}}"),
      "chains[0].nfs[0].args.patterns[0]", "not a pattern Hyperscan compiles"),
 ]

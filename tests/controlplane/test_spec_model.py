@@ -1,6 +1,7 @@
 """The spec model: defaults, rates with units, size mixes and the run description given to the data plane."""
-from conftest import GRAPH_SPEC
+from conftest import GRAPH_SPEC, MIXED_SPEC
 from controlplane.http_traffic import ATTACK_URLS
+from controlplane.kernel_links import kernel_links
 from controlplane.spec import DATACENTER_MIX, load_spec, run_config
 
 
@@ -85,3 +86,15 @@ def test_a_graph_goes_to_the_data_plane_in_topological_order_with_its_edges(writ
     assert "label" not in chain["edges"][2]
     line = run_config(load_spec(write_spec("chains: [{name: a, nfs: [{name: x, type: macswap, core: 1}]}]\n")))["chains"][0]
     assert "edges" not in line and line["nfs"][0]["spec_path"] == "chains[0].nfs[0]"
+
+
+def test_each_nf_of_a_chain_with_kernel_io_nfs_says_its_io_and_the_veths_go_where_one_end_is_kernel(write_spec):
+    mixed = run_config(load_spec(write_spec(MIXED_SPEC)))["chains"][0]
+    assert mixed["io"] == {"kind": "kernel", "mux": 8, "link": "b2b"}
+    assert [nf["io"] for nf in mixed["nfs"]] == ["kernel", "dpdk", "kernel"]
+    assert kernel_links(mixed["nfs"]) == [True, True, True, True]  # entry, a->b, b->c3, exit
+    flipped = run_config(load_spec(write_spec(MIXED_SPEC.replace("io: kernel\n", "io: dpdk\n").replace("io: dpdk}", "io: kernel}"))))
+    assert [nf["io"] for nf in flipped["chains"][0]["nfs"]] == ["dpdk", "kernel", "dpdk"]
+    assert kernel_links(flipped["chains"][0]["nfs"]) == [False, True, True, False]
+    dpdk_only = run_config(load_spec(write_spec("chains: [{name: a, nfs: [{name: x, type: macswap, core: 1}]}]\n")))["chains"][0]
+    assert "io" not in dpdk_only and "io" not in dpdk_only["nfs"][0]

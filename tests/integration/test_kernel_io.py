@@ -1,7 +1,7 @@
 """Kernel-I/O chains on real veths and packet sockets (issue 19): three NFs back to back and through a bridge or Open
-vSwitch, under cfs and scc, one frame or many per system call; exact accounting and hop order; every namespace and
-interface gone after a normal end, Ctrl-C and a SIGKILLed run (a killed NF: test_runs.py); specs the machine or the
-scheduler cannot run exit 2."""
+vSwitch, under cfs and scc, one frame or many per system call, and chains that mix DPDK and kernel-I/O NFs; exact
+accounting and hop order; every namespace and interface gone after a normal end, Ctrl-C and a SIGKILLed run (a killed
+NF: test_runs.py); specs the machine or the scheduler cannot run exit 2."""
 from __future__ import annotations
 
 import signal
@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import KERNEL_SPEC, requires_root, tandem
+from conftest import BASE_SPEC, KERNEL_SPEC, MIXED_SPEC, requires_root, tandem
 from controlplane import kernel_links, ovs_switch
 from integration.test_runs import assert_accounted, run_results, start_run
 
@@ -50,6 +50,40 @@ def test_three_kernel_nfs_deliver_in_order_with_exact_accounts(link, scheduler, 
         assert all(nf["timeslices"] > 0 for nf in report["measured"].values())
 
 
+# Kernel, DPDK, kernel: the DPDK NF's two links are veths, read and written by its own sockets. DPDK, kernel, DPDK:
+# the generator and the sink reach the chain by rings, the kernel NF by veths from its DPDK neighbours.
+DPDK_KERNEL_DPDK = (BASE_SPEC.replace("rate: max", "rate: 0.05 Mpps").replace("scheduler: coop", "scheduler: cfs")
+                    .replace("  - name: c\n", "  - name: c\n    mux: 8\n")
+                    .replace("{name: b, type: ttl, core: 1}", "{name: b, type: ttl, core: 1, io: kernel}"))
+# Per mix: its spec, its kernel links, its kernel-I/O NFs, and the interfaces the kernel counted (only the kernel
+# links' ends; the generator's and the sink's where the chain's ends are kernel-I/O NFs).
+MIXED = {"kernel-dpdk-kernel": (MIXED_SPEC, {"c:entry", "c:a->b", "c:b->c3", "c:exit"}, {"a", "c3"},
+                                {"generator", "sink", "a:in", "a:out", "b:in", "b:out", "c3:in", "c3:out"}),
+         "dpdk-kernel-dpdk": (DPDK_KERNEL_DPDK, {"c:a->b", "c:b->c3"}, {"b"}, {"a:out", "b:in", "b:out", "c3:in"})}
+
+
+@pytest.mark.parametrize("scheduler", ["cfs", "scc"])
+@pytest.mark.parametrize("mix", sorted(MIXED))
+def test_a_chain_that_mixes_dpdk_and_kernel_nfs_delivers_in_order_with_exact_accounts(mix, scheduler, write_spec, tmp_path, machine_before):
+    spec, links, kernel_nfs, interfaces = MIXED[mix]
+    out = tmp_path / "r.json"
+    result = tandem("run", str(write_spec(spec)), "--scheduler", scheduler, "--json", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    results = run_results(out)
+    assert_accounted(results)  # exact, and every packet took a -> b -> c3 across rings and veths alike
+    chain = results["chains"][0]
+    assert chain["delivered"] > 0.5 * chain["generated"], chain  # 50 kpps is far below what this path carries
+    assert {nf["name"] for nf in results["nfs"] if nf["io"] == "kernel"} == kernel_nfs
+    assert {ring["name"] for ring in results["rings"] if "kernel_link" in ring} == links
+    assert set(results["kernel_interfaces"]["c"]) == interfaces
+
+
+def test_a_chain_that_mixes_io_through_a_switch_is_refused(write_spec, machine_before):
+    result = tandem("run", str(write_spec(MIXED_SPEC.replace("link: b2b", "link: bridge"))), "--quiet")
+    assert result.returncode == 2
+    assert "chains[0].link" in result.stderr and "back to back" in result.stderr and "Traceback" not in result.stderr
+
+
 def test_ovs_without_its_kernel_module_exits_2_saying_why(write_spec, machine_before):
     if ovs_switch.KERNEL_MODULE.exists():
         pytest.skip("this kernel has the openvswitch module")
@@ -70,9 +104,10 @@ def test_mux_on_a_dpdk_chain_is_refused(write_spec, machine_before):
     assert "chains[0].mux" in result.stderr
 
 
-def test_ctrl_c_on_a_kernel_chain_stops_cleanly(write_spec, tmp_path, machine_before):
+@pytest.mark.parametrize("spec", [KERNEL_SPEC.replace("link: b2b", "link: bridge"), MIXED_SPEC], ids=["bridge", "mixed"])
+def test_ctrl_c_on_a_kernel_chain_stops_cleanly(spec, write_spec, tmp_path, machine_before):
     out = tmp_path / "r.json"
-    process, _ = start_run(write_spec(KERNEL_SPEC.replace("link: b2b", "link: bridge")), out)
+    process, _ = start_run(write_spec(spec), out)
     time.sleep(1.5)
     process.send_signal(signal.SIGINT)
     process.communicate(timeout=30)

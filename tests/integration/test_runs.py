@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from conftest import BASE_SPEC, KERNEL_SPEC, REPO, requires_root, tandem
+from conftest import BASE_SPEC, KERNEL_SPEC, MIXED_SPEC, REPO, requires_root, tandem
 
 pytestmark = requires_root
 
@@ -110,7 +110,8 @@ def start_run(spec_path, json_path, *extra) -> tuple[subprocess.Popen, dict]:
 # A kernel-I/O NF's unread frames go with its socket: they count as dropped there, and the accounting stays exact.
 KILLED_NF_SPECS = {"coop": BASE_SPEC,
                    "unis": BASE_SPEC.replace("scheduler: coop", "scheduler: unis").replace("core: 1}", "core: 1, cost_cycles: 80}"),
-                   "kernel-io": KERNEL_SPEC}
+                   "kernel-io": KERNEL_SPEC,
+                   "mixed-io": MIXED_SPEC}  # b: a DPDK NF between kernel-I/O NFs, its frames on sockets both sides
 
 
 @pytest.mark.parametrize("scheduler", sorted(KILLED_NF_SPECS))

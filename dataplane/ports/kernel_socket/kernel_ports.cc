@@ -5,6 +5,8 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <rte_cycles.h>
+
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -46,6 +48,24 @@ std::unique_ptr<EgressPort> open_kernel_egress(const Deployment& deployment, con
   auto socket = std::make_unique<PacketSocket>(nf.out_interface, PacketSocket::Direction::Send);
   return std::make_unique<SocketEgress>(std::move(socket), deployment.chains[nf.chain].io.mux, nf.out_next_hop, stats.rings[link],
                                         stats.nfs[nf.index].mbufs_being_freed);
+}
+
+namespace {
+
+// How long a worker waits at the end for the manager to say every sender has stopped: past it, the counts are
+// taken anyway, and a frame sent later shows as lost on its link (the accounting says so).
+constexpr uint64_t kQuietWaitMs = 1000;
+
+}  // namespace
+
+void finish_socket_inputs(const std::vector<IngressPort*>& inputs, StatsZone& stats) {
+  std::vector<SocketIngress*> sockets;
+  for (IngressPort* input : inputs)
+    if (auto* socket = dynamic_cast<SocketIngress*>(input)) sockets.push_back(socket);
+  if (sockets.empty()) return;
+  uint64_t deadline = rte_get_tsc_cycles() + rte_get_tsc_hz() / 1000 * kQuietWaitMs;
+  while (!flag_load(stats.kernel_links_quiet) && rte_get_tsc_cycles() < deadline) usleep(200);
+  for (SocketIngress* socket : sockets) socket->finish();
 }
 
 }  // namespace tandem

@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <rte_mempool.h>
 
@@ -21,5 +22,10 @@ std::unique_ptr<IngressPort> open_kernel_ingress(const Deployment& deployment, c
 
 // The socket the segment's NF hands frames on through (its out-link).
 std::unique_ptr<EgressPort> open_kernel_egress(const Deployment& deployment, const Segment& segment, StatsZone& stats);
+
+// At a worker's end, whatever its runtime, once it has set its `left_loop`: if any of `inputs` is a packet socket,
+// waits (bounded) until the manager says every sender into a kernel link has stopped, then hands each socket's
+// final counts to its link's counters. Returns at once for a worker without one.
+void finish_socket_inputs(const std::vector<IngressPort*>& inputs, StatsZone& stats);
 
 }  // namespace tandem

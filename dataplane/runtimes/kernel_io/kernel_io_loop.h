@@ -10,8 +10,8 @@
 
 namespace tandem {
 
-// Runs until `stop`; then says it sends no more, waits (bounded) until the manager says every kernel sender has
-// stopped, and hands its sockets' final counts to the stats zone. Every segment's ingress is a SocketIngress.
+// Runs until `stop` (the worker then counts its sockets: finish_socket_inputs). Every segment's ingress is a
+// SocketIngress.
 void run_kernel_io_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats, int worker, uint16_t burst);
 
 }  // namespace tandem
