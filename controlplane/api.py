@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 from pathlib import Path
 from typing import Callable, Union
 
@@ -48,6 +49,25 @@ def check_schedulers(names: list[str], source: str, field: str = "--scheduler") 
         raise SpecError(source, [(field, f"unknown scheduler {', '.join(repr(n) for n in unknown)} (known: {', '.join(known)})")])
 
 
+def _accepting(spec: Spec, source: str, names: list[str], named: bool) -> list[str]:
+    """The schedulers that accept the spec, asked before the first run rather than when each one's turn comes: one the
+    caller named that refuses it is an error (its reasons, exit 2); one of the default list is left out, and standard
+    error says why (kernel-I/O NFs and external NFs run under some schedulers only)."""
+    accepting, refusals = [], []
+    for name in names:
+        try:
+            catalog.check(run_config(spec, name), source)
+            accepting.append(name)
+        except SpecError as refusal:
+            refusals.append((name, refusal))
+    if refusals and (named or not accepting):
+        raise SpecError(source, [problem for _, refusal in refusals for problem in refusal.problems])
+    for name, refusal in refusals:
+        reasons = "; ".join(message for _, message in refusal.problems)
+        print(f"{source}: leaving out {name}, which cannot run this spec: {reasons}", file=sys.stderr)
+    return accepting
+
+
 def _serving(metrics: str | MetricsServer | None):
     """The metrics server to report to: one the caller keeps open (several calls), one opened for this call, or none."""
     if metrics is None or isinstance(metrics, MetricsServer):
@@ -86,8 +106,10 @@ def compare(spec: SpecLike, schedulers: list[str] | None = None, repeat: int = 3
     every run's results and each scheduler's medians. `quiet=False` shows each run's progress on standard error.
     `ceiling`: also run rtc once per batch size 32...1024, the comparison's second ceiling (ceilings.best_rtc)."""
     loaded, source = _load(spec, source)
+    named = schedulers is not None
     schedulers = schedulers or catalog.scheduler_names()
     check_schedulers(schedulers, source)
+    schedulers = _accepting(loaded, source, schedulers, named)
     with _serving(metrics) as server:
         comparison, status = compare_runs(loaded, source, schedulers, repeat, duration, quiet,
                                           server.collector if server is not None else None, profile, ceiling)

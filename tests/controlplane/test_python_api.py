@@ -8,8 +8,10 @@ import pytest
 import yaml
 
 import tandem
-from conftest import BASE_SPEC, REPO
+from conftest import BASE_SPEC, MIXED_SPEC, REPO
+from controlplane.api import _accepting
 from controlplane.errors import SpecError
+from controlplane.spec import spec_from_document
 
 
 def test_the_documented_names_are_there():
@@ -49,6 +51,17 @@ def test_an_unknown_scheduler_is_refused_before_anything_runs():
         tandem.run(yaml.safe_load(BASE_SPEC), scheduler="nope")
     with pytest.raises(SpecError, match="unknown scheduler 'nope'"):
         tandem.compare(yaml.safe_load(BASE_SPEC), ["coop", "nope"])
+
+
+def test_a_named_scheduler_that_cannot_run_the_spec_is_refused_before_anything_runs(capsys):
+    # cfs could run it and comes first: the refusal must come before its runs, not after them.
+    with pytest.raises(SpecError, match=r"chains\[0\]\.io: .*which coop cannot schedule"):
+        tandem.compare(yaml.safe_load(MIXED_SPEC), ["cfs", "coop"])
+    spec = spec_from_document(yaml.safe_load(MIXED_SPEC), "mixed.yaml")
+    assert _accepting(spec, "mixed.yaml", ["cfs", "coop", "scc"], named=False) == ["cfs", "scc"]  # the default list
+    assert "leaving out coop, which cannot run this spec" in capsys.readouterr().err
+    with pytest.raises(SpecError, match="which rtc cannot schedule"):
+        _accepting(spec, "mixed.yaml", ["rtc"], named=False)  # none left
 
 
 def test_the_results_model_checks_what_it_types_and_keeps_the_rest():
