@@ -137,9 +137,7 @@ void check_kernel_chains(const Deployment& deployment, SpecErrors& errors) {
       const NfConfig& config = deployment.nfs[nf];
       if (config.in_rings.size() > 1 || config.out_rings.size() > 1 || config.forks())
         errors.push_back({config.spec_path, "a chain with kernel-I/O NFs (io: kernel) is a line of NFs: " + config.name + " has several edges in or out"});
-      bool kernel_link = std::any_of(config.in_rings.begin(), config.in_rings.end(), [&](int r) { return deployment.rings[r].kernel; }) ||
-                         std::any_of(config.out_rings.begin(), config.out_rings.end(), [&](int r) { return deployment.rings[r].kernel; });
-      if (config.external() && kernel_link)
+      if (config.external() && (any_kernel_link(deployment, config.in_rings) || any_kernel_link(deployment, config.out_rings)))
         errors.push_back({config.spec_path + ".type", "an external NF cannot have a kernel link (it speaks DPDK): put a DPDK NF between it and the kernel-I/O NF"});
     }
     if (scheduler != scheduler_types().end() && !scheduler->second.kernel_io_nfs) {

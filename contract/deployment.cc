@@ -246,6 +246,10 @@ json deployment_to_json(const Deployment& deployment, const json& original) {
   return doc;
 }
 
+bool any_kernel_link(const Deployment& deployment, const std::vector<int>& rings) {
+  return std::any_of(rings.begin(), rings.end(), [&](int ring) { return deployment.rings[ring].kernel; });
+}
+
 unsigned mbuf_pool_size(const Deployment& deployment) {
   unsigned mbufs = 8192;
   for (const RingConfig& ring : deployment.rings) mbufs += ring.capacity;

@@ -225,6 +225,9 @@ std::vector<int> scale_feeders(const Deployment& deployment, int scale_group);
 
 inline constexpr unsigned kMbufCache = 256;  // per-lcore mempool cache
 
+// Whether any of `rings` (indexes into deployment.rings) is a kernel link: a veth, not a ring.
+bool any_kernel_link(const Deployment& deployment, const std::vector<int>& rings);
+
 // Mbufs the run's pool needs: every ring full, every process's cache and bursts, and slack for the generator.
 // Sized per NF (an upper bound on worker processes), so it can be computed before workers are planned.
 unsigned mbuf_pool_size(const Deployment& deployment);

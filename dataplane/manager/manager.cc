@@ -161,10 +161,7 @@ void Run::settle_kernel_links() {
   if (!chain_ends_ || std::none_of(d_.rings.begin(), d_.rings.end(), [](const RingConfig& ring) { return ring.kernel; })) return;
   if (!flag_load(stats_->kernel_links_quiet)) {
     auto sends_into_kernel_link = [this](const WorkerPlan& plan) {
-      for (const Segment& segment : plan.segments)
-        for (int ring : segment.out_rings)
-          if (d_.rings[ring].kernel) return true;
-      return false;
+      return std::any_of(plan.segments.begin(), plan.segments.end(), [this](const Segment& s) { return any_kernel_link(d_, s.out_rings); });
     };
     for (size_t w = 0; w < d_.workers.size(); w++)
       if (sends_into_kernel_link(d_.workers[w]) && !workers_[w].exited && !flag_load(stats_->workers[w].left_loop)) return;

@@ -76,14 +76,13 @@ int main(int argc, char** argv) {
     const NfConfig& first = deployment.nfs.at(plan.segments.at(0).nfs.at(0));
     if (!first.netns.empty()) enter_network_namespace(first.netns);
     if (uint16_t mux = deployment.chains[first.chain].io.mux; kernel_io && mux > 1) burst = mux;  // a batch is what one call takes
-    auto kernel = [&](const std::vector<int>& links) { return links.size() == 1 && deployment.rings[links[0]].kernel; };
     for (const Segment& s : plan.segments) {
       const NfConfig& last = deployment.nfs[s.nfs.back()];
       const std::vector<std::string> gates = nf_gates(nf_types().at(last.type), last.args);
-      SegmentRuntime segment{kernel(s.in_rings) ? open_kernel_ingress(deployment, s, pool, stats)
+      SegmentRuntime segment{any_kernel_link(deployment, s.in_rings) ? open_kernel_ingress(deployment, s, pool, stats)
                                                 : park_while_spare(open_ingress(s.in_rings, rings, stats), deployment, s, stats,
                                                                    plan.segments.size() == 1 ? &control : nullptr),
-                             kernel(s.out_rings) ? open_kernel_egress(deployment, s, stats) : open_egress(deployment, s, gates, rings, stats),
+                             any_kernel_link(deployment, s.out_rings) ? open_kernel_egress(deployment, s, stats) : open_egress(deployment, s, gates, rings, stats),
                              s.nfs,
                              {}};
       segment.prefetch_distance = deployment.prefetch;
