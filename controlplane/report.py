@@ -53,11 +53,17 @@ def _os_value(os_counters: dict, name: str, scale: float = 1.0, digits: int = 0)
     return "n/a" if name not in os_counters else f"{os_counters[name] * scale:.{digits}f}"
 
 
+def _of_capacity(group: dict) -> str:
+    """' (of N a feeder can hold)', where the results say it (older ones do not)."""
+    return f" (of {count(group['hold_capacity'])} a feeder can hold)" if "hold_capacity" in group else ""
+
+
 def scaling_report(group: dict, chains: list[dict]) -> str:
     """A scaled NF: its decisions, and what moving flows between instances cost (held, dropped, reordered)."""
     reorders = [f"{chain['name']} {count(chain['flow_reorders'])}" for chain in chains if chain.get("flow_reorders") is not None]
     lines = [f"scaling {group['nf']}: {len(group['instances'])} instances at most, {group['in_use_at_end']} in use at the end; "
-             f"{count(group['switches'])} changes made, {count(group['held_peak'])} packets held at most while flows moved, "
+             f"{count(group['switches'])} changes made, {count(group['held_peak'])} packets held at most while flows moved"
+             f"{_of_capacity(group)}, "
              f"{count(group['held_dropped'])} of them dropped; packets out of flow order: {', '.join(reorders)}"]
     for event in group["events"]:
         took = event["took_effect_s"]

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 #include "contract/idle_wait.h"
 
@@ -212,6 +213,11 @@ json Autoscaler::report() const {
     for (int instance : config.instances) instances.push_back({{"name", deployment_.nfs[instance].name}, {"core", deployment_.nfs[instance].core}});
     // Each feeder's egress makes every change for its flows: a change is made once all of them made it.
     uint64_t switches = UINT64_MAX, held_peak = 0, held_dropped = 0;
+    // What a feeder's hold takes: alike for every feeder (one ring from each into each instance, and a chain has
+    // one ring capacity); the least, should that change. A held packet is dropped only where the hold is full.
+    unsigned hold_capacity = std::numeric_limits<unsigned>::max();
+    for (int feeder : scale_feeders(deployment_, group.nf->index))
+      hold_capacity = std::min(hold_capacity, scaled_hold_capacity(deployment_, group.nf->index, feeder));
     for (size_t f = 0; f < group.feeders; f++) {
       switches = std::min(switches, counter_read(control.feeders[f].switches));
       held_peak = std::max(held_peak, counter_read(control.feeders[f].held_peak));
@@ -225,6 +231,7 @@ json Autoscaler::report() const {
                       {"in_use_at_end", in_use(group)},
                       {"switches", switches},
                       {"held_peak", held_peak},
+                      {"hold_capacity", hold_capacity},
                       {"held_dropped", held_dropped},
                       {"events", group.events},
                       {"timeline", group.timeline}});
