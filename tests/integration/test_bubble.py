@@ -6,6 +6,7 @@ import json
 import os
 import re
 import signal
+import statistics
 import subprocess
 import time
 
@@ -41,13 +42,13 @@ MIGRATION = """\
 name: migration
 duration: 1.5
 warmup: 0.3
-traffic: {size: 64, flows: 64, rate: 2 Mpps}
+traffic: {size: 64, flows: 64, rate: 1 Mpps}
 scheduler: {name: bubble, options: {spare_workers_per_core: 1, mu: 0.5, load_period_ms: 200}}
 chains:
   - name: c
     nfs:
-      - {name: a, type: cost, core: 1, args: {ns: 200}}
-      - {name: b, type: cost, core: 1, args: {ns: 200}}
+      - {name: a, type: cost, core: 1, args: {ns: 50}}
+      - {name: b, type: cost, core: 1, args: {ns: 600}}
 """
 
 IDLE = """\
@@ -113,10 +114,11 @@ def test_load_measurement_ignores_busy_polling(write_spec, tmp_path, machine_bef
     loaded = [sample for sample in samples if sample["cores"]["1"]["utilisation"] >= 0.05]
     assert len(loaded) <= passes, (passes, loaded)
     assert len(loaded) < len(samples) / 2, samples
-    for sample in samples:
-        # What counting from before the poll would claim: the empty receive calls' share of the loop, which
-        # is 0.48-0.66 here depending on the machine's noise (the fiber switches between them are not counted).
-        assert sample["cores"]["1"]["counting_busy_polls"] > 0.25, sample
+    # What counting from before the poll would claim: the empty receive calls' share of the loop, which is 0.48-0.66
+    # here depending on the machine's noise (the fiber switches between them are not counted). The median of the
+    # windows: a vCPU stalled for half of one 30 ms window moves that window either way.
+    claimed = statistics.median(sample["cores"]["1"]["counting_busy_polls"] for sample in samples)
+    assert claimed > 0.25, samples
 
 
 def test_overloaded_scheduler_migrates_an_nf_to_the_spare(write_spec, tmp_path, machine_before):
@@ -125,11 +127,13 @@ def test_overloaded_scheduler_migrates_an_nf_to_the_spare(write_spec, tmp_path, 
     assert report["migrations"], report["scale_events"]
     moved = report["migrations"][0]
     # The rule: from the tail of the order table, the first NF whose measured load fits under mu on the spare.
-    # Both NFs load the core about equally near mu, so which one fits depends on the loads this host measured (a
-    # clean-clone run saw b just over): the expectation comes from the load sample the decision was made on.
+    # 1 Mpps at 50 + 600 ns a packet, plus the per-packet overhead both pay alike, saturates core 1 on any host
+    # (0.95 here), and b takes the larger share of it whatever that overhead (here a 0.24, b 0.71): b never fits
+    # under 0.5, a always does. The expectation still comes from the load sample the decision was made on.
     sample = next(s for s in report["load"] if s["t_s"] == moved["t_s"])
     room = 0.5 - sample["workers"]["bubble@core1.spare1"]
     expected = next(nf for nf in ("b", "a") if sample["nfs"][nf] <= room)
+    assert expected == "a", sample
     assert (moved["nf"], moved["from"], moved["to"]) == (expected, "bubble@core1", "bubble@core1.spare1"), sample
     assert report["nfs"][expected]["worker"] == "bubble@core1.spare1"
     assert results["chains"][0]["delivered"] > 0
@@ -243,5 +247,7 @@ def test_measured_load_follows_a_rate_that_changes(write_spec, tmp_path, machine
             by_step[int(step) % 2].append(sample["cores"]["1"]["utilisation"])
     assert by_step[0] and by_step[1], by_step
     assert max(by_step[0]) < 0.05, by_step  # silent steps: nothing to do, nothing measured
-    # At least half the 0.6 of a core the NFs' own work takes: windows straddle step edges by up to 20 ms.
-    assert min(by_step[1]) > 0.3 and min(by_step[1]) > 3 * max(by_step[0]), by_step
+    # At least half the 0.6 of a core the NFs' own work takes: windows straddle step edges by up to 20 ms. The
+    # median, not every window: a vCPU stalled for 15 ms of a 30 ms window (a host's steal) halves that one.
+    loaded = statistics.median(by_step[1])
+    assert loaded > 0.3 and loaded > 3 * max(by_step[0]), by_step

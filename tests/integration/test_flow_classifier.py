@@ -25,11 +25,15 @@ def test_two_sfcs_share_the_machine_with_each_flow_on_its_own_sfc(tmp_path, mach
     assert chain["generated"] == chain["delivered"] + chain["dropped"]["total"] + chain["in_flight"]["total"]
     nfs = {nf["name"]: nf for nf in results["nfs"]}
     report = nfs["rx"]["report"]
-    generated = chain["generated"]
+    received = nfs["rx"]["packets_in"]
+    # None is lost before the classifier on a quiet host; a stall of ~10 ms at the entry ring loses some (a host
+    # that stalls a vCPU can), and each lost packet moves any count by at most one.
+    lost_before = sum(chain["dropped"]["rings"].values())
     # The 64 flows cycle in order: 32 are web, 24 voice, 8 match nothing, to within one cycle of flows.
     for count, flows in ((report["sfcs"]["web"], 32), (report["sfcs"]["voice"], 24), (report["unmatched"], 8)):
-        assert abs(count - generated * flows / 64) <= 64, (count, flows, generated)
-    assert nfs["rx"]["packets_dropped"] == report["unmatched"] == chain["dropped"]["total"]
+        assert abs(count - received * flows / 64) <= 64 + lost_before, (count, flows, received, lost_before)
+    assert nfs["rx"]["packets_dropped"] == report["unmatched"]
+    assert chain["dropped"]["total"] == report["unmatched"] + lost_before, chain["dropped"]
     assert nfs["web.fw"]["packets_in"] == report["sfcs"]["web"] and nfs["voice.ttl"]["packets_in"] == report["sfcs"]["voice"]
     assert nfs["tx"]["packets_in"] == report["sfcs"]["web"] + report["sfcs"]["voice"]
 

@@ -50,12 +50,16 @@ def test_an_sfc_request_placed_on_the_fewest_cores_plans_each_mnf_for_the_packet
     placement = results["placement"]
     assert placement["objective_kind"] == "fewest_cores" and placement["accepted"] == [results["chains"][0]["name"]]
     assert len(placement["cores_used"]) == 1  # 200 kpps of this graph is a fraction of a core on any of our hosts
-    generated = results["chains"][0]["generated"]
-    rate = placement["throughput_pps"][results["chains"][0]["name"]]
+    chain = results["chains"][0]
+    rate = placement["throughput_pps"][chain["name"]]
+    # Shares of what entered the graph (its entry NF's input), within 1 %, widened by what rings dropped inside: none
+    # on a quiet host, but a stalled vCPU can overflow a ring, and each drop moves a share by at most one packet.
+    entered = next(nf["packets_in"] for nf in results["nfs"] if nf["name"] == "edge.check")
+    lost_inside = sum(dropped for ring, dropped in chain["dropped"]["rings"].items() if not ring.endswith(":entry"))
     for nf in results["nfs"]:
         assert nf["core"] == placement["placement"][nf["name"]]
         planned_share = placement["planned_rate_pps"][nf["name"]] / rate
-        assert abs(planned_share - nf["packets_in"] / generated) < 0.01, (nf["name"], planned_share, nf["packets_in"], generated)
+        assert abs(planned_share - nf["packets_in"] / entered) < 0.01 + lost_inside / entered, (nf["name"], planned_share, nf["packets_in"], entered)
     shares = placement["rate_shares"][results["chains"][0]["name"]]["nfs"]
     assert shares["edge.check"] == 1.0 and 0 < shares["tx"] < shares["monitor.urls"] < 1.0
 
