@@ -36,6 +36,9 @@ struct alignas(64) NfCounters {
   uint64_t batches;
   uint64_t empty_polls;
   uint64_t busy_cycles;  // TSC cycles spent inside the NF's batch function
+  // The same less what the kernel took: a batch the process was descheduled in counts at most kPreemptedFactor x
+  // its usual cost (segment.cc). The autoscaler's idle rule reads it: work, not wall time.
+  uint64_t work_cycles;
   // Per-packet service time as the NF runtime sees it (NF code plus, for a segment's first NF, the ring
   // I/O), over the batches the process was not descheduled in (see dataplane/runtimes/segment.cc): NFVnice's intrusive
   // mode reads it.

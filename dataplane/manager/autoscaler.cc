@@ -92,7 +92,7 @@ Autoscaler::Autoscaler(const Deployment& deployment, StatsZone& stats, double ts
     if (!nf.scale) continue;
     Group group{&nf, ScalingRule(*nf.scale, static_cast<uint32_t>(nf.scale->instances.size())), scale_feeders(deployment, nf.index).size(),
                 {}, 0, {}, json::array()};
-    group.busy_cycles.assign(nf.scale->instances.size(), 0);
+    group.work_cycles.assign(nf.scale->instances.size(), 0);
     flag_store(stats_.scale[nf.index].wanted, 1u);
     groups_.push_back(std::move(group));
   }
@@ -122,10 +122,10 @@ std::vector<json> Autoscaler::tick(uint64_t now_tsc, double t_s) {
     uint64_t arrived = 0, processed = 0, drops = 0;  // drops: at its instances' input rings
     for (size_t k = 0; k < instances.size(); k++) {
       const NfCounters& counters = stats_.nfs[instances[k]];
-      uint64_t cycles = counter_read(counters.busy_cycles);
+      uint64_t cycles = counter_read(counters.work_cycles);  // a CFS slice lost mid-batch is no sign of load
       if (k < using_now && group.last_tsc != 0 && now_tsc > group.last_tsc)
-        busy += static_cast<double>(cycles - group.busy_cycles[k]) / static_cast<double>(now_tsc - group.last_tsc);
-      group.busy_cycles[k] = cycles;
+        busy += static_cast<double>(cycles - group.work_cycles[k]) / static_cast<double>(now_tsc - group.last_tsc);
+      group.work_cycles[k] = cycles;
       processed += counter_read(counters.packets_in);
       for (int ring : deployment_.nfs[instances[k]].in_rings) {
         uint64_t refused = counter_read(stats_.rings[ring].dropped_full);

@@ -77,7 +77,7 @@ class Autoscaler {
     const NfConfig* nf;  // instance 1
     ScalingRule rule;
     size_t feeders = 1;  // scaled egresses that feed it (scale_feeders)
-    std::vector<uint64_t> busy_cycles;  // per instance, at the last tick
+    std::vector<uint64_t> work_cycles;  // per instance, at the last tick (NfCounters::work_cycles)
     uint64_t last_tsc = 0;
     std::vector<json> events;
     json timeline = json::array();

@@ -29,6 +29,13 @@ void account_service_time(SegmentRuntime& segment, size_t k, NfCounters& counter
   estimate = estimate == 0 ? per_packet : estimate + (std::min(per_packet, kPreemptedFactor * estimate) - estimate) / 16;
 }
 
+// What a batch of NF k cost in work: `spent`, unless that exceeds kPreemptedFactor x its usual cost (the estimate
+// before this batch), when the kernel took the rest and the batch counts that much.
+static uint64_t work_of(const SegmentRuntime& segment, size_t k, uint64_t spent, uint16_t packets) {
+  double usual = k < segment.cost_estimate.size() ? segment.cost_estimate[k] * packets : 0.0;
+  return usual > 0 ? std::min<uint64_t>(spent, static_cast<uint64_t>(kPreemptedFactor * usual)) : spent;
+}
+
 uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t burst) {
   rte_mbuf* pkts[kMaxBurst];
   rte_mbuf* dropped[kMaxBurst];
@@ -69,21 +76,19 @@ uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t bu
     batch.prefetch_first();  // each NF's, as in μNF: an NF may run in a process of its own
     segment.nfs[k]->process(batch);
     uint64_t spent = rte_rdtsc() - start;
+    uint64_t work = work_of(segment, k, spent, in);
     if (segment.traces) {
       if (traced.count && !branch) trace_batch_end(segment.traces, traced, hop, start + spent);
       traced.count = 0;
-      if (k == 0) {
-        // Work, not wall time: a batch the kernel preempted (beyond kPreemptedFactor x the usual cost) counts only
-        // its usual cost; the rest of it the NF was not running, and a packet queued then waited for that.
-        double usual = segment.cost_estimate.empty() ? 0.0 : segment.cost_estimate[0] * in;
-        uint64_t work = usual > 0 ? std::min<uint64_t>(spent, static_cast<uint64_t>(kPreemptedFactor * usual)) : spent;
-        segment.input_history.record(start + spent, work);
-      }
+      // Work, not wall time: the rest of a preempted batch the NF was not running, and a packet queued then
+      // waited for that.
+      if (k == 0) segment.input_history.record(start + spent, work);
     }
     counter_add(counters.packets_in, static_cast<uint64_t>(in));
     counter_add(counters.packets_out, static_cast<uint64_t>(batch.count));
     counter_add(counters.batches, uint64_t{1});
     counter_add(counters.busy_cycles, spent);
+    counter_add(counters.work_cycles, work);
     if (k < kMaxSegmentNfs) {
       spent_by_nf[k] = spent;
       in_by_nf[k] = in;

@@ -140,5 +140,53 @@ TEST(WorkerLoop, TracedPacketsGetAHopPerNf) {
   rte_ring_free(out);
 }
 
+// An NF that passes packets on and, when told, spins as long as a kernel preemption mid-batch would keep it.
+class StallingNf final : public NetworkFunction {
+ public:
+  void process(Batch& /*batch*/) override {
+    if (stall_cycles == 0) return;
+    uint64_t until = rte_rdtsc() + stall_cycles;
+    while (rte_rdtsc() < until) {
+    }
+    stall_cycles = 0;
+  }
+  uint64_t stall_cycles = 0;
+};
+
+// The work counter leaves out what the kernel took: a batch that lasted far beyond its usual cost counts at most
+// kPreemptedFactor (4) x that cost, while the wall-time counter keeps all of it.
+TEST(WorkerLoop, APreemptedBatchCountsItsUsualWorkNotItsWallTime) {
+  static StatsZone stats{};
+  rte_ring* in = make_ring("wk_in", 64);
+  rte_ring* out = make_ring("wk_out", 64);
+  SegmentRuntime segment{std::make_unique<RingIngress>(in, stats.rings[0]),
+                         std::make_unique<RingEgress>(out, stats.rings[1], stats.nfs[0].mbufs_being_freed), {0}, {}};
+  auto owned = std::make_unique<StallingNf>();
+  StallingNf* nf = owned.get();
+  segment.nfs.push_back(std::move(owned));
+  auto one_batch = [&] {
+    rte_mbuf* frame = testing::make_frame(0);
+    ASSERT_EQ(rte_ring_enqueue(in, frame), 0);
+    ASSERT_EQ(run_segment_once(segment, stats, 32), 1);
+    rte_mbuf* delivered = nullptr;
+    ASSERT_EQ(rte_ring_dequeue(out, reinterpret_cast<void**>(&delivered)), 0);
+    rte_pktmbuf_free(delivered);
+  };
+  for (int i = 0; i < 200; i++) one_batch();  // the estimate settles on a one-packet batch's cost
+  const NfCounters& counters = stats.nfs[0];
+  EXPECT_LE(counters.work_cycles, counters.busy_cycles);
+  uint64_t busy_before = counters.busy_cycles, work_before = counters.work_cycles;
+  double usual = segment.cost_estimate[0];
+  uint64_t stall = rte_get_tsc_hz() / 1000;  // 1 ms: a CFS slice lost; a one-packet batch costs a microsecond or less
+  nf->stall_cycles = stall;
+  one_batch();
+  EXPECT_GE(counters.busy_cycles - busy_before, stall);
+  EXPECT_LE(counters.work_cycles - work_before, static_cast<uint64_t>(4 * usual) + 1);
+  EXPECT_LT(counters.work_cycles - work_before, stall / 10) << "at most 4 x a batch's usual cost, far below the stall";
+  EXPECT_EQ(rte_mempool_in_use_count(testing::test_pool()), 0u);
+  rte_ring_free(in);
+  rte_ring_free(out);
+}
+
 }  // namespace
 }  // namespace tandem
