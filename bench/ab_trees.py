@@ -6,6 +6,7 @@ runs vary by +-30 %, so one round proves little: use 2 or more (each round runs 
 
 Usage (as root): .venv/bin/python bench/ab_trees.py BEFORE_DIR AFTER_DIR [--spec examples/light-chain.yaml]
                  [--schedulers cfs,coop,...] [--rounds 2] [--repeat 3] [--duration 2] [--out bench/results/NAME.md]"""
+
 from __future__ import annotations
 
 import argparse
@@ -19,13 +20,24 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from controlplane.report import machine_description, table  # noqa: E402
+from controlplane.machine.description import machine_description  # noqa: E402
+from controlplane.terminal.tables import table  # noqa: E402
 
 
 def one_compare(tree: Path, spec: Path, args: argparse.Namespace, out: Path) -> dict[str, list[float]]:
     """Runs `compare` with `tree`'s tandem; returns each scheduler's delivered Mpps, one per run."""
-    command = [str(tree / "tandem"), "compare", str(spec), "--repeat", str(args.repeat), "--duration", str(args.duration),
-               "--json", str(out), "--quiet"]
+    command = [
+        str(tree / "tandem"),
+        "compare",
+        str(spec),
+        "--repeat",
+        str(args.repeat),
+        "--duration",
+        str(args.duration),
+        "--json",
+        str(out),
+        "--quiet",
+    ]
     if args.schedulers:
         command += ["--schedulers", args.schedulers]
     done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=3600)
@@ -62,14 +74,24 @@ def main() -> int:
         if not after:
             continue
         b, a = statistics.median(before), statistics.median(after)
-        rows.append([name, f"{b:.3f}", f"{min(before):.2f}-{max(before):.2f}", f"{a:.3f}", f"{min(after):.2f}-{max(after):.2f}",
-                     f"{a / b:.2f}" if b else "-"])
+        rows.append(
+            [
+                name,
+                f"{b:.3f}",
+                f"{min(before):.2f}-{max(before):.2f}",
+                f"{a:.3f}",
+                f"{min(after):.2f}-{max(after):.2f}",
+                f"{a / b:.2f}" if b else "-",
+            ]
+        )
     per_tree = args.rounds * args.repeat
-    text = (f"A/B: {args.spec.name}, {per_tree} runs of {args.duration:g} s per scheduler and tree, trees alternated over "
-            f"{args.rounds} rounds of `compare --repeat {args.repeat}` ({machine_description()})\n"
-            f"before: {args.before}\nafter:  {args.after}\n\n"
-            + table(["scheduler", "before Mpps", "range", "after Mpps", "range", "after/before"], rows)
-            + f"\n\nmedians of {per_tree} runs; this VM's runs vary by +-30 %")
+    text = (
+        f"A/B: {args.spec.name}, {per_tree} runs of {args.duration:g} s per scheduler and tree, trees alternated over "
+        f"{args.rounds} rounds of `compare --repeat {args.repeat}` ({machine_description()})\n"
+        f"before: {args.before}\nafter:  {args.after}\n\n"
+        + table(["scheduler", "before Mpps", "range", "after Mpps", "range", "after/before"], rows)
+        + f"\n\nmedians of {per_tree} runs; this VM's runs vary by +-30 %"
+    )
     print(text)
     if args.out:
         args.out.write_text(f"```\n{text}\n```\n")

@@ -5,8 +5,9 @@ SCHED_OTHER (the paper's "CFS with yielding"), nfvnice (the paper's "tuned CFS":
 rate x cost) and rtc.
 
 Usage (as root): .venv/bin/python bench/bubble_experiments.py [--repeat 3] [--duration 1] [--only NAME]
-Writes bench/results/bubble-<name>.json, .md and .png. Every number is a median of --repeat runs.
+Writes bench/results/bubble-<name>.json.gz, .md and .png. Every number is a median of --repeat runs.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,7 +24,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from bench.experiment_support import RESULTS, chain_mpps, exact, fmt, mpps, paired_share, run, save_result, share_text  # noqa: E402
-from controlplane.report import machine_description, table  # noqa: E402
+from controlplane.machine.description import machine_description  # noqa: E402
+from controlplane.terminal.tables import table  # noqa: E402
 from tandem import Spec, load_spec  # noqa: E402
 
 # "CFS with yielding" under SCHED_OTHER. The figures use the stronger form, a yield after every batch; Table I
@@ -41,8 +43,16 @@ def nf(name: str, kind: dict, weight: float = 1.0) -> dict:
 
 
 def spec_of(name: str, chains: list[dict], scheduler: str = "bubble", rate: str = "max", **extra) -> Spec:
-    return Spec.model_validate({"name": name, "traffic": {"size": 64, "flows": 1024, "rate": rate}, "scheduler": scheduler,
-                                "scheduler_options": YIELDING, "chains": chains, **extra})
+    return Spec.model_validate(
+        {
+            "name": name,
+            "traffic": {"size": 64, "flows": 1024, "rate": rate},
+            "scheduler": scheduler,
+            "scheduler_options": YIELDING,
+            "chains": chains,
+            **extra,
+        }
+    )
 
 
 def table1(args) -> None:
@@ -66,24 +76,43 @@ def table1(args) -> None:
         got = {s: mpps(comparison, s) for s in schedulers}
         label = {"cfs": "cfs", "coop": "cfs + yield when input is empty (coop k=0)", "bubble": "bubble", "rtc": "rtc"}
         rows += [[case, label[s], fmt(got[s]), fmt(paper[s], 2) if paper[s] else "-"] for s in schedulers]
-        rows += [[case, "cfs + yield after every batch (coop k=1)", fmt(mpps(each_batch, "coop")), "-"],
-                 [case, "bubble, run beside the row above", fmt(mpps(each_batch, "bubble")), "-"]]
-        versus_coop, versus_each_batch = paired_share(comparison, "bubble", "coop"), paired_share(each_batch, "bubble", "coop")
+        rows += [
+            [case, "cfs + yield after every batch (coop k=1)", fmt(mpps(each_batch, "coop")), "-"],
+            [case, "bubble, run beside the row above", fmt(mpps(each_batch, "bubble")), "-"],
+        ]
+        versus_coop, versus_each_batch = (
+            paired_share(comparison, "bubble", "coop"),
+            paired_share(each_batch, "bubble", "coop"),
+        )
         if not (all(got.values()) and versus_coop and versus_each_batch):
             verdicts.append(f"{case}: some runs failed")
             continue
+        both_comparisons = {
+            "schedulers": {
+                **comparison["schedulers"],
+                "k=1": each_batch["schedulers"]["coop"],
+                "b": each_batch["schedulers"]["bubble"],
+            }
+        }
         verdicts.append(
             f"{case}: bubble / coop-on-CFS as the paper describes it = {versus_coop:.1f}x (target >= 4x: "
-            f"{'met' if versus_coop >= 4 else 'missed'}); bubble / cfs = {got['bubble'] / got['cfs']:.0f}x (target >= 30x: "
-            f"{'met' if got['bubble'] >= 30 * got['cfs'] else 'missed'}); bubble / rtc = {got['bubble'] / got['rtc']:.0%} "
-            f"(target >= 85%: {'met' if got['bubble'] >= 0.85 * got['rtc'] else 'missed'}); bubble / coop yielding every "
-            f"batch = {versus_each_batch:.1f}x; {exact({'schedulers': {**comparison['schedulers'], 'k=1': each_batch['schedulers']['coop'], 'b': each_batch['schedulers']['bubble']}})}")
-    text = "\n".join([
-        f"Bubble Table I: three NFs chained on core 1, 64 B, as fast as the generator goes; median of {args.repeat} x "
-        f"{args.duration} s; bubble / coop is the median of ratios of runs made back to back; {machine_description()}",
-        table(["chain", "scheduler", "delivered Mpps", "paper Mpps"], rows, align_left=2),
-        *verdicts,
-    ])
+            f"{'met' if versus_coop >= 4 else 'missed'}); bubble / cfs = "
+            f"{got['bubble'] / got['cfs']:.0f}x (target >= 30x: "
+            f"{'met' if got['bubble'] >= 30 * got['cfs'] else 'missed'}); bubble / rtc = "
+            f"{got['bubble'] / got['rtc']:.0%} "
+            f"(target >= 85%: {'met' if got['bubble'] >= 0.85 * got['rtc'] else 'missed'}); "
+            "bubble / coop yielding every "
+            f"batch = {versus_each_batch:.1f}x; {exact(both_comparisons)}"
+        )
+    text = "\n".join(
+        [
+            "Bubble Table I: three NFs chained on core 1, 64 B, as fast as the generator goes; median of "
+            f"{args.repeat} x {args.duration} s; bubble / coop is the median of ratios of runs made back to back; "
+            f"{machine_description()}",
+            table(["chain", "scheduler", "delivered Mpps", "paper Mpps"], rows, align_left=2),
+            *verdicts,
+        ]
+    )
     save_result("bubble-table1", document, text)
 
 
@@ -103,17 +132,30 @@ def scaling(args, shape: str) -> None:
             for s in schedulers:
                 curves.setdefault((kind_name, s), []).append(got[s] or 0)
             b = got["bubble"]
-            rows.append([kind_name, n] + [fmt(got[s]) for s in schedulers] +
-                        [f"{b / got['cfs']:.1f}x" if b and got["cfs"] else "n/a", f"{b / got['nfvnice']:.1f}x" if b and got["nfvnice"] else "n/a",
-                         exact(comparison)])
-    title = {"colocated": "Bubble Fig. 2: n independent NFs (one chain each) on core 1",
-             "chain": "Bubble Fig. 3: a chain of n NFs on core 1"}[shape]
-    text = "\n".join([f"{title}, 64 B, as fast as the generator goes; total delivered Mpps, median of {args.repeat} x {args.duration} s; "
-                      f"{machine_description()}; coop = CFS with a yield after every batch, nfvnice = tuned CFS",
-                      table(["NF", "n"] + schedulers + ["bubble/cfs", "bubble/nfvnice", "accounting"], rows)])
+            rows.append(
+                [kind_name, n]
+                + [fmt(got[s]) for s in schedulers]
+                + [
+                    f"{b / got['cfs']:.1f}x" if b and got["cfs"] else "n/a",
+                    f"{b / got['nfvnice']:.1f}x" if b and got["nfvnice"] else "n/a",
+                    exact(comparison),
+                ]
+            )
+    title = {
+        "colocated": "Bubble Fig. 2: n independent NFs (one chain each) on core 1",
+        "chain": "Bubble Fig. 3: a chain of n NFs on core 1",
+    }[shape]
+    text = "\n".join(
+        [
+            f"{title}, 64 B, as fast as the generator goes; total delivered Mpps, median of "
+            f"{args.repeat} x {args.duration} s; "
+            f"{machine_description()}; coop = CFS with a yield after every batch, nfvnice = tuned CFS",
+            table(["NF", "n"] + schedulers + ["bubble/cfs", "bubble/nfvnice", "accounting"], rows),
+        ]
+    )
     save_result(f"bubble-{shape}", document, text)
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
-    for ax, kind_name in zip(axes, ("firewall", "ipsec")):
+    for ax, kind_name in zip(axes, ("firewall", "ipsec"), strict=True):
         for s in schedulers:
             ax.plot(COUNTS, curves[(kind_name, s)], marker="o", label=s)
         ax.set_title(f"{kind_name} x n")
@@ -139,7 +181,9 @@ def priorities(args) -> None:
         chains = []
         for priority, count in enumerate(counts):
             for i in range(count):
-                chains.append({"name": f"p{priority}-{i}", "nfs": [nf(f"ipsec-p{priority}-{i}", HEAVY, weight=priority + 1)]})
+                chains.append(
+                    {"name": f"p{priority}-{i}", "nfs": [nf(f"ipsec-p{priority}-{i}", HEAVY, weight=priority + 1)]}
+                )
         comparison = run(spec_of(f"priorities-{counts}", chains), schedulers, args.repeat, args.duration)
         document[label] = comparison
         for s in schedulers:
@@ -149,13 +193,22 @@ def priorities(args) -> None:
                 per_class.append(statistics.mean(values))
             bars[(label, s)] = per_class
             base = per_class[0] or 1
-            rows.append([label, s] + [fmt(v) for v in per_class] + [f"{per_class[1] / base:.2f} : {per_class[2] / base:.2f}", exact(comparison)])
-    text = "\n".join([f"Bubble Fig. 4 scaled to one NF core: 6 ipsec NFs, priorities 0/1/2 = weights 1/2/3, overloaded (as fast as the "
-                      f"generator goes); Mpps per NF of each class, median of {args.repeat} x {args.duration} s; {machine_description()}",
-                      table(["configuration", "scheduler", "prio 0", "prio 1", "prio 2", "1 : 2 : 3 ->", "accounting"], rows)])
+            rows.append(
+                [label, s]
+                + [fmt(v) for v in per_class]
+                + [f"{per_class[1] / base:.2f} : {per_class[2] / base:.2f}", exact(comparison)]
+            )
+    text = "\n".join(
+        [
+            "Bubble Fig. 4 scaled to one NF core: 6 ipsec NFs, priorities 0/1/2 = weights 1/2/3, overloaded "
+            "(as fast as the generator goes); "
+            f"Mpps per NF of each class, median of {args.repeat} x {args.duration} s; {machine_description()}",
+            table(["configuration", "scheduler", "prio 0", "prio 1", "prio 2", "1 : 2 : 3 ->", "accounting"], rows),
+        ]
+    )
     save_result("bubble-priorities", document, text)
     fig, axes = plt.subplots(1, 2, figsize=(10, 3.6), sharey=True)
-    for ax, label in zip(axes, configurations):
+    for ax, label in zip(axes, configurations, strict=True):
         for j, s in enumerate(schedulers):
             ax.bar([p + 0.4 * j for p in range(3)], bars[(label, s)], width=0.4, label=s)
         ax.set_xticks([p + 0.2 for p in range(3)], ["prio 0 (w1)", "prio 1 (w2)", "prio 2 (w3)"])
@@ -189,30 +242,61 @@ def load(args) -> None:
             if 0 <= step < len(LOAD_STEPS_MPPS) and into > 0.05:
                 per_step[int(step)].append(sample["cores"]["1"])
     rows = []
-    for step, (offered, samples) in enumerate(zip(LOAD_STEPS_MPPS, per_step)):
+    for step, (offered, samples) in enumerate(zip(LOAD_STEPS_MPPS, per_step, strict=True)):
         utilisation = statistics.median(s["utilisation"] for s in samples) if samples else None
         polling = statistics.median(s["counting_busy_polls"] for s in samples) if samples else None
-        rows.append([f"{step}-{step + 1} s", fmt(offered, 1), fmt(100 * utilisation, 1) if utilisation is not None else "n/a",
-                     fmt(100 * polling, 1) if polling is not None else "n/a", len(samples)])
-    text = "\n".join([f"Bubble Fig. 5: three firewalls (100 rules) on core 1 under bubble, offered rate stepping every second; "
-                      f"load windows of 30 ms every 250 ms, median per step over {args.repeat} runs; {machine_description()}",
-                      table(["time", "offered Mpps", "measured load %", "counting busy polls %", "windows"], rows),
-                      f"delivered over the run: {fmt(mpps(comparison, 'bubble'))} Mpps (median); {exact(comparison)}"])
+        rows.append(
+            [
+                f"{step}-{step + 1} s",
+                fmt(offered, 1),
+                fmt(100 * utilisation, 1) if utilisation is not None else "n/a",
+                fmt(100 * polling, 1) if polling is not None else "n/a",
+                len(samples),
+            ]
+        )
+    text = "\n".join(
+        [
+            f"Bubble Fig. 5: three firewalls (100 rules) on core 1 under bubble, offered rate stepping every second; "
+            f"load windows of 30 ms every 250 ms, median per step over {args.repeat} runs; {machine_description()}",
+            table(["time", "offered Mpps", "measured load %", "counting busy polls %", "windows"], rows),
+            f"delivered over the run: {fmt(mpps(comparison, 'bubble'))} Mpps (median); {exact(comparison)}",
+        ]
+    )
     save_result("bubble-load", comparison, text)
     fig, ax = plt.subplots(figsize=(7, 3.6))
     for k, result in enumerate(runs):
         samples = result["scheduler"]["report"]["load"]
         times = [sample["t_s"] for sample in samples]
-        ax.plot(times, [100 * sample["cores"]["1"]["utilisation"] for sample in samples], marker="o", markersize=3, color="C0",
-                alpha=0.7, label="bubble: receive-to-send TSC" if k == 0 else None)
-        ax.plot(times, [100 * sample["cores"]["1"]["counting_busy_polls"] for sample in samples], marker="s", markersize=3,
-                color="C1", alpha=0.5, label="counting busy polls too" if k == 0 else None)
+        ax.plot(
+            times,
+            [100 * sample["cores"]["1"]["utilisation"] for sample in samples],
+            marker="o",
+            markersize=3,
+            color="C0",
+            alpha=0.7,
+            label="bubble: receive-to-send TSC" if k == 0 else None,
+        )
+        ax.plot(
+            times,
+            [100 * sample["cores"]["1"]["counting_busy_polls"] for sample in samples],
+            marker="s",
+            markersize=3,
+            color="C1",
+            alpha=0.5,
+            label="counting busy polls too" if k == 0 else None,
+        )
     ax.set_xlabel("time (s)")
     ax.set_ylabel("core 1 utilisation %")
     ax.set_ylim(0, 110)
     offered = ax.twinx()
-    offered.step(list(range(len(LOAD_STEPS_MPPS) + 1)), LOAD_STEPS_MPPS + LOAD_STEPS_MPPS[-1:], where="post", color="grey",
-                 linestyle="--", label="offered Mpps")
+    offered.step(
+        list(range(len(LOAD_STEPS_MPPS) + 1)),
+        LOAD_STEPS_MPPS + LOAD_STEPS_MPPS[-1:],
+        where="post",
+        color="grey",
+        linestyle="--",
+        label="offered Mpps",
+    )
     offered.set_ylabel("offered Mpps")
     ax.grid(alpha=0.3)
     lines = ax.get_legend_handles_labels()
@@ -226,67 +310,145 @@ def load(args) -> None:
 # them); one chain's offered rate surges every second (0.5 <-> 6 Mpps) while the other stays at 2 Mpps, so in the
 # surges the core is overloaded and batch sizes decide who gets it. Each constant is varied alone around the defaults.
 ADAPTATION_DEFAULTS = {"alpha": 2.0, "beta": 16.0, "epsilon": 0.1, "period_ms": 50.0}
-ADAPTATION_VARIANTS = [("defaults", {}), ("alpha", {"alpha": 1.25}), ("alpha", {"alpha": 4.0}), ("beta", {"beta": 4.0}),
-                       ("beta", {"beta": 64.0}), ("epsilon", {"epsilon": 0.02}), ("epsilon", {"epsilon": 0.3}),
-                       ("period_ms", {"period_ms": 10.0}), ("period_ms", {"period_ms": 250.0})]
+ADAPTATION_VARIANTS = [
+    ("defaults", {}),
+    ("alpha", {"alpha": 1.25}),
+    ("alpha", {"alpha": 4.0}),
+    ("beta", {"beta": 4.0}),
+    ("beta", {"beta": 64.0}),
+    ("epsilon", {"epsilon": 0.02}),
+    ("epsilon", {"epsilon": 0.3}),
+    ("period_ms", {"period_ms": 10.0}),
+    ("period_ms", {"period_ms": 250.0}),
+]
 SURGE_STEPS_MPPS, STEADY_MPPS = [0.5, 6], 2
 
 
 def adaptation(args) -> None:
     heavy = {"type": "cost", "args": {"cycles": 400}}
-    chains = [{"name": "surging", "nfs": [nf("surging-nf", heavy)],
-               "traffic": {"size": 64, "flows": 1024, "rate_steps": [r * 1e6 for r in SURGE_STEPS_MPPS], "step_seconds": 1.0}},
-              {"name": "steady", "nfs": [nf("steady-nf", heavy)], "traffic": {"size": 64, "flows": 1024, "rate": STEADY_MPPS * 1e6}}]
+    chains = [
+        {
+            "name": "surging",
+            "nfs": [nf("surging-nf", heavy)],
+            "traffic": {
+                "size": 64,
+                "flows": 1024,
+                "rate_steps": [r * 1e6 for r in SURGE_STEPS_MPPS],
+                "step_seconds": 1.0,
+            },
+        },
+        {
+            "name": "steady",
+            "nfs": [nf("steady-nf", heavy)],
+            "traffic": {"size": 64, "flows": 1024, "rate": STEADY_MPPS * 1e6},
+        },
+    ]
     duration = 6.0  # three surges
     results, rows = {}, []
     for knob, change in ADAPTATION_VARIANTS:
         options = {**ADAPTATION_DEFAULTS, **change}
         label = "defaults" if not change else f"{knob} = {change[knob]:g}"
-        spec = spec_of(f"adapt-{knob}-{change.get(knob, 'default')}", chains, scheduler={"name": "bubble", "options": options},
-                       duration=duration, warmup=0.5)
+        spec = spec_of(
+            f"adapt-{knob}-{change.get(knob, 'default')}",
+            chains,
+            scheduler={"name": "bubble", "options": options},
+            duration=duration,
+            warmup=0.5,
+        )
         comparison = run(spec, ["bubble"], args.repeat, duration)
         results[label] = comparison
         runs = comparison["schedulers"]["bubble"]["results"]
 
-        def share(chain: str) -> float | None:
-            values = [c["window"]["delivered_mpps"] / c["window"]["offered_mpps"] for r in runs for c in r["chains"]
-                      if c["name"] == chain and c["window"]["offered_mpps"]]
+        def share(chain: str, runs=runs) -> float | None:
+            values = [
+                c["window"]["delivered_mpps"] / c["window"]["offered_mpps"]
+                for r in runs
+                for c in r["chains"]
+                if c["name"] == chain and c["window"]["offered_mpps"]
+            ]
             return statistics.median(values) if values else None
 
         steady_p99 = [c["latency_us"]["p99"] for r in runs for c in r["chains"] if c["name"] == "steady"]
-        changes = [sum(nf_["increases"] + nf_["decreases"] for nf_ in r["scheduler"]["report"]["nfs"].values()) / (duration + 0.5)
-                   for r in runs]
+        changes = [
+            sum(nf_["increases"] + nf_["decreases"] for nf_ in r["scheduler"]["report"]["nfs"].values())
+            / (duration + 0.5)
+            for r in runs
+        ]
         finals = [r["scheduler"]["report"]["nfs"] for r in runs]
-        batches = "/".join(str(int(statistics.median(f[n]["batch_final"] for f in finals))) for n in ("surging-nf", "steady-nf")) if finals else "n/a"
-        rows.append([label, fmt(mpps(comparison, "bubble")), share_text(share("surging")), share_text(share("steady")),
-                     fmt(statistics.median(steady_p99), 0) if steady_p99 else "n/a",
-                     f"{statistics.median(changes):.1f}" if changes else "n/a", batches, exact(comparison)])
-    text = "\n".join([
-        f"Bubble Algorithm 1 constants: two independent 400-cycle NFs on core 1; 'surging' offered {SURGE_STEPS_MPPS[0]} <-> "
-        f"{SURGE_STEPS_MPPS[1]} Mpps, changing every second, 'steady' offered {STEADY_MPPS} Mpps; each constant varied alone around "
-        f"alpha {ADAPTATION_DEFAULTS['alpha']:g}, beta {ADAPTATION_DEFAULTS['beta']:g}, epsilon {ADAPTATION_DEFAULTS['epsilon']:g}, "
-        f"period {ADAPTATION_DEFAULTS['period_ms']:g} ms; median of {args.repeat} x {duration:g} s; {machine_description()}",
-        table(["rule", "delivered Mpps", "surging delivered/offered", "steady delivered/offered", "steady p99 us",
-               "batch changes/s", "final batches surging/steady", "accounting"], rows, align_left=1),
-    ])
+        batches = (
+            "/".join(
+                str(int(statistics.median(f[n]["batch_final"] for f in finals))) for n in ("surging-nf", "steady-nf")
+            )
+            if finals
+            else "n/a"
+        )
+        rows.append(
+            [
+                label,
+                fmt(mpps(comparison, "bubble")),
+                share_text(share("surging")),
+                share_text(share("steady")),
+                fmt(statistics.median(steady_p99), 0) if steady_p99 else "n/a",
+                f"{statistics.median(changes):.1f}" if changes else "n/a",
+                batches,
+                exact(comparison),
+            ]
+        )
+    text = "\n".join(
+        [
+            "Bubble Algorithm 1 constants: two independent 400-cycle NFs on core 1; "
+            f"'surging' offered {SURGE_STEPS_MPPS[0]} <-> "
+            f"{SURGE_STEPS_MPPS[1]} Mpps, changing every second, 'steady' offered "
+            f"{STEADY_MPPS} Mpps; each constant varied alone around "
+            f"alpha {ADAPTATION_DEFAULTS['alpha']:g}, beta {ADAPTATION_DEFAULTS['beta']:g}, "
+            f"epsilon {ADAPTATION_DEFAULTS['epsilon']:g}, "
+            f"period {ADAPTATION_DEFAULTS['period_ms']:g} ms; median of {args.repeat} x "
+            f"{duration:g} s; {machine_description()}",
+            table(
+                [
+                    "rule",
+                    "delivered Mpps",
+                    "surging delivered/offered",
+                    "steady delivered/offered",
+                    "steady p99 us",
+                    "batch changes/s",
+                    "final batches surging/steady",
+                    "accounting",
+                ],
+                rows,
+                align_left=1,
+            ),
+        ]
+    )
     save_result("bubble-adaptation", results, text)
     # Throughput and fairness hardly move across the rules (the table); what moves is the steady NF's tail latency
     # and how often batches change, so those are what the figure shows.
     labels = [row[0] for row in rows]
     figure, (left, right) = plt.subplots(1, 2, figsize=(10, 3.8))
     for axis, column, ylabel in ((left, 4, "steady NF p99 latency, us"), (right, 5, "batch changes per second")):
-        axis.bar(range(len(labels)), [float(row[column]) if row[column] != "n/a" else 0 for row in rows],
-                 color=["C1" if label == "defaults" else "C0" for label in labels])
+        axis.bar(
+            range(len(labels)),
+            [float(row[column]) if row[column] != "n/a" else 0 for row in rows],
+            color=["C1" if label == "defaults" else "C0" for label in labels],
+        )
         axis.set_xticks(range(len(labels)), labels, rotation=30, ha="right", fontsize=8)
         axis.set_ylabel(ylabel)
         axis.grid(alpha=0.3, axis="y")
-    figure.suptitle(f"Bubble's batch rule, each constant varied alone (surging neighbour)\n{machine_description()}", fontsize=9)
+    figure.suptitle(
+        f"Bubble's batch rule, each constant varied alone (surging neighbour)\n{machine_description()}", fontsize=9
+    )
     figure.tight_layout()
     figure.savefig(RESULTS / "bubble-adaptation.png", dpi=110)
 
 
-EXPERIMENTS = {"table1": table1, "colocated": lambda a: scaling(a, "colocated"), "chain": lambda a: scaling(a, "chain"),
-               "priorities": priorities, "load": load, "adaptation": adaptation}
+EXPERIMENTS = {
+    "table1": table1,
+    "colocated": lambda a: scaling(a, "colocated"),
+    "chain": lambda a: scaling(a, "chain"),
+    "priorities": priorities,
+    "load": load,
+    "adaptation": adaptation,
+}
 
 
 def main() -> None:

@@ -1,13 +1,15 @@
 """Helpers the experiment scripts under bench/ share: run a comparison, read its medians, save tables."""
+
 from __future__ import annotations
 
+import gzip
 import json
 import statistics
 import sys
 from pathlib import Path
 
 import tandem
-from controlplane.compare import summarise
+from controlplane.experiment.compare import summarise
 from tandem import Spec
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -44,8 +46,9 @@ def mpps(comparison: dict, scheduler: str) -> float | None:
     return ((comparison["schedulers"][scheduler]["median"]) or {}).get("delivered_mpps")
 
 
-def paired_share(comparison: dict, scheduler: str, reference: str, slow: bool | None = None,
-                 fastest: float | None = None) -> float | None:
+def paired_share(
+    comparison: dict, scheduler: str, reference: str, slow: bool | None = None, fastest: float | None = None
+) -> float | None:
     """Median over repeats of scheduler / reference delivered Mpps, each pair run back to back (compare
     interleaves the schedulers), so a slow spell of this VM hits both sides of a ratio alike. A pair with one run
     in the VM's fast mode and one in its slow mode compares the host, not the schedulers, and is left out unless
@@ -53,8 +56,11 @@ def paired_share(comparison: dict, scheduler: str, reference: str, slow: bool | 
     `fastest`: the cheapest first-NF cost seen for these NFs anywhere (see slow_runs)."""
     ours, theirs = comparison["schedulers"][scheduler]["runs"], comparison["schedulers"][reference]["runs"]
     flags = slow_runs(ours + theirs, fastest)
-    pairs = [(a, b, flags[i], flags[len(ours) + i]) for i, (a, b) in enumerate(zip(ours, theirs))
-             if a["delivered_mpps"] is not None and b["delivered_mpps"]]
+    pairs = [
+        (a, b, flags[i], flags[len(ours) + i])
+        for i, (a, b) in enumerate(zip(ours, theirs, strict=False))
+        if a["delivered_mpps"] is not None and b["delivered_mpps"]
+    ]
     same_mode = [p for p in pairs if p[2] == p[3]]
     if slow is not None:
         pairs = same_mode = [p for p in same_mode if p[2] is slow]
@@ -78,7 +84,12 @@ def interleaved_variants(variants: dict[str, tuple[Spec, str]], repeat: int, dur
 
 
 def chain_mpps(comparison: dict, scheduler: str, chain: str) -> float | None:
-    values = [c["window"]["delivered_mpps"] for r in comparison["schedulers"][scheduler]["results"] for c in r["chains"] if c["name"] == chain]
+    values = [
+        c["window"]["delivered_mpps"]
+        for r in comparison["schedulers"][scheduler]["results"]
+        for c in r["chains"]
+        if c["name"] == chain
+    ]
     return statistics.median(values) if values else None
 
 
@@ -105,7 +116,33 @@ def fastest_entry_cost(comparisons: list[dict]) -> float | None:
 
 
 def save_result(name: str, document: dict, text: str) -> None:
-    """Writes bench/results/NAME.json (every run) and NAME.md (the table), and prints the table."""
-    (RESULTS / f"{name}.json").write_text(json.dumps(document, indent=1))
+    """Writes bench/results/NAME.json.gz (every run) and NAME.md (the table), prints the table, and renders the
+    docs' tables again from bench/results (bench/docs_tables.py), so a result measured again reaches the docs."""
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / f"{name}.json.gz").write_bytes(gzip.compress(json.dumps(document, indent=1).encode(), 9, mtime=0))
     (RESULTS / f"{name}.md").write_text(f"```\n{text}\n```\n")
     print(text, flush=True)
+    refresh_docs()
+
+
+def read_result(name: str) -> dict:
+    """Every run of a saved result: bench/results/NAME.json.gz (or NAME.json, as results were kept before)."""
+    path = RESULTS / f"{name}.json.gz"
+    if path.exists():
+        return json.loads(gzip.decompress(path.read_bytes()))
+    return json.loads((RESULTS / f"{name}.json").read_text())
+
+
+def refresh_docs() -> None:
+    """The docs' results tables made again from bench/results; a table that cannot be made is said, not fatal
+    (the result is saved either way)."""
+    from bench import docs_tables
+
+    try:
+        written, problems = docs_tables.update()
+    except Exception as error:  # noqa: BLE001 - a measurement is never lost to the docs
+        written, problems = [], [f"docs not updated: {error!r}"]
+    for page in written:
+        print(f"docs: wrote {page}", file=sys.stderr, flush=True)
+    for problem in problems:
+        print(f"docs: {problem}", file=sys.stderr, flush=True)

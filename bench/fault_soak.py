@@ -9,7 +9,8 @@ right after such a run only what could harm the machine at once (processes, real
 next run must report that it cleared the rest; the soak ends with a clean run so nothing is left either way.
 
 Usage (as root): .venv/bin/python bench/fault_soak.py [--minutes 10] [--schedulers coop,unis,nfvnice,bubble] [--seed 1]
-Writes bench/results/fault-soak.{json,md}. tests/integration/test_faults.py runs a 60 s version."""
+Writes bench/results/fault-soak.{json.gz,md}. tests/integration/test_faults.py runs a 60 s version."""
+
 from __future__ import annotations
 
 import argparse
@@ -28,8 +29,9 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
-from controlplane.leftovers import leftovers, snapshot  # noqa: E402
-from controlplane.report import machine_description, table  # noqa: E402
+from controlplane.machine.description import machine_description  # noqa: E402
+from controlplane.machine.leftovers import leftovers, snapshot  # noqa: E402
+from controlplane.terminal.tables import table  # noqa: E402
 
 FAULTS = ("none", "kill_nf", "stop_nf", "kill_manager", "kill_cli", "interrupt_cli")
 SCHEDULERS = ("coop", "unis", "nfvnice", "bubble")
@@ -82,8 +84,13 @@ def one_run(scheduler: str, fault: str, rng: random.Random, workdir: Path, basel
     out = workdir / "results.json"
     out.unlink(missing_ok=True)
     duration = rng.uniform(1.5, 3.0)
-    process = subprocess.Popen([str(REPO / "tandem"), "run", str(spec), "--duration", f"{duration:.2f}", "--json", str(out)],
-                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [str(REPO / "tandem"), "run", str(spec), "--duration", f"{duration:.2f}", "--json", str(out)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     record = {"scheduler": scheduler, "fault": fault, "duration_s": round(duration, 2), "problems": []}
     head, workers = [], {}
     deadline = time.monotonic() + START_TIMEOUT_S
@@ -135,11 +142,21 @@ def one_run(scheduler: str, fault: str, rng: random.Random, workdir: Path, basel
         record["exact"] = bool(results["accounting"]["exact"]) and all(c["accounting_exact"] for c in results["chains"])
         record["generated"] = sum(c["generated"] for c in results["chains"])
         if results["accounting"]["pool_matches_in_flight"] is None:  # a worker was killed inside a free
-            record["inside_a_free"] = {key: results["accounting"][key] for key in ("interrupted_frees", "pool_difference")}
+            record["inside_a_free"] = {
+                key: results["accounting"][key] for key in ("interrupted_frees", "pool_difference")
+            }
         if not record["exact"]:  # what to look at: which side of which balance is off
-            record["accounting"] = dict(results["accounting"], chains=[
-                {key: c[key] for key in ("name", "generated", "delivered", "dropped", "in_flight", "accounting_exact")}
-                for c in results["chains"]], workers=[{key: w.get(key) for key in ("name", "exit")} for w in results["workers"]])
+            record["accounting"] = dict(
+                results["accounting"],
+                chains=[
+                    {
+                        key: c[key]
+                        for key in ("name", "generated", "delivered", "dropped", "in_flight", "accounting_exact")
+                    }
+                    for c in results["chains"]
+                ],
+                workers=[{key: w.get(key) for key in ("name", "exit")} for w in results["workers"]],
+            )
     if fault == "kill_cli":
         record["left"] = _wait_until_gone(10)  # the journal's changes wait for the next run, by design
     else:
@@ -192,9 +209,12 @@ def soak(schedulers, seconds_each: float, seed: int, say=print) -> dict:
                 record = one_run(scheduler, faults.pop(), rng, workdir, baseline, recovering)
                 recovering = record["fault"] == "kill_cli"
                 runs.append(record)
-                say(f"{len(runs):4d} {scheduler:8s} {record['fault']:14s} exit {record.get('exit_status')}"
-                    f"{'' if record.get('exact', True) else ' INEXACT'}{' LEFT ' + str(record['left']) if record['left'] else ''}"
-                    f"{' PROBLEMS ' + str(record['problems']) if record['problems'] else ''}")
+                say(
+                    f"{len(runs):4d} {scheduler:8s} {record['fault']:14s} exit {record.get('exit_status')}"
+                    f"{'' if record.get('exact', True) else ' INEXACT'}"
+                    f"{' LEFT ' + str(record['left']) if record['left'] else ''}"
+                    f"{' PROBLEMS ' + str(record['problems']) if record['problems'] else ''}"
+                )
         if recovering:  # a clean last run clears what the SIGKILLed CLI left, and must say so
             runs.append(one_run(schedulers[-1], "none", rng, workdir, baseline, True))
     return {"runs": runs, "totals": totals(runs)}
@@ -202,10 +222,15 @@ def soak(schedulers, seconds_each: float, seed: int, say=print) -> dict:
 
 def totals(runs: list[dict]) -> dict:
     with_results = [r for r in runs if r.get("results")]
-    return {"runs": len(runs), "faults": sum(1 for r in runs if r["fault"] != "none"),
-            "runs_with_results": len(with_results), "inexact": sum(1 for r in with_results if not r["exact"]),
-            "killed_inside_a_free": sum(1 for r in with_results if r.get("inside_a_free")),
-            "runs_with_leftovers": sum(1 for r in runs if r["left"]), "unexpected": sum(1 for r in runs if r["problems"])}
+    return {
+        "runs": len(runs),
+        "faults": sum(1 for r in runs if r["fault"] != "none"),
+        "runs_with_results": len(with_results),
+        "inexact": sum(1 for r in with_results if not r["exact"]),
+        "killed_inside_a_free": sum(1 for r in with_results if r.get("inside_a_free")),
+        "runs_with_leftovers": sum(1 for r in runs if r["left"]),
+        "unexpected": sum(1 for r in runs if r["problems"]),
+    }
 
 
 def main() -> int:
@@ -222,19 +247,60 @@ def main() -> int:
         mine = [r for r in outcome["runs"] if r["scheduler"] == scheduler]
         t = totals(mine)
         by_fault = ", ".join(f"{f} {sum(1 for r in mine if r['fault'] == f)}" for f in FAULTS)
-        rows.append([scheduler, t["runs"], t["faults"], t["runs_with_results"], t["inexact"], t["killed_inside_a_free"], t["runs_with_leftovers"], t["unexpected"], by_fault])
+        rows.append(
+            [
+                scheduler,
+                t["runs"],
+                t["faults"],
+                t["runs_with_results"],
+                t["inexact"],
+                t["killed_inside_a_free"],
+                t["runs_with_leftovers"],
+                t["unexpected"],
+                by_fault,
+            ]
+        )
     t = outcome["totals"]
-    rows.append(["all", t["runs"], t["faults"], t["runs_with_results"], t["inexact"], t["killed_inside_a_free"], t["runs_with_leftovers"], t["unexpected"], ""])
-    text = (f"fault soak, {args.minutes:g} min per scheduler, seed {args.seed}, {(time.time() - started) / 60:.1f} min in all "
-            f"({machine_description()})\n\n"
-            + table(["scheduler", "runs", "faults", "with results", "inexact", "killed inside a free", "with leftovers", "unexpected", "faults injected"], rows)
-            + "\n\ntargets: inexact 0, with leftovers 0, unexpected 0 (pool unchecked: runs whose killed worker died inside a free;"
-               " their counters still balance exactly)")
-    results = HERE / "results"
-    results.mkdir(exist_ok=True)
-    (results / "fault-soak.json").write_text(json.dumps(dict(outcome, machine=machine_description(), minutes=args.minutes, seed=args.seed), indent=1))
-    (results / "fault-soak.md").write_text(f"```\n{text}\n```\n")
-    print(text)
+    rows.append(
+        [
+            "all",
+            t["runs"],
+            t["faults"],
+            t["runs_with_results"],
+            t["inexact"],
+            t["killed_inside_a_free"],
+            t["runs_with_leftovers"],
+            t["unexpected"],
+            "",
+        ]
+    )
+    text = (
+        f"fault soak, {args.minutes:g} min per scheduler, seed {args.seed}, "
+        f"{(time.time() - started) / 60:.1f} min in all "
+        f"({machine_description()})\n\n"
+        + table(
+            [
+                "scheduler",
+                "runs",
+                "faults",
+                "with results",
+                "inexact",
+                "killed inside a free",
+                "with leftovers",
+                "unexpected",
+                "faults injected",
+            ],
+            rows,
+        )
+        + "\n\ntargets: inexact 0, with leftovers 0, unexpected 0 "
+        "(pool unchecked: runs whose killed worker died inside a free;"
+        " their counters still balance exactly)"
+    )
+    from bench.experiment_support import (
+        save_result,
+    )  # here, not above: the 60 s test imports this module without tandem
+
+    save_result("fault-soak", dict(outcome, machine=machine_description(), minutes=args.minutes, seed=args.seed), text)
     return 0 if t["inexact"] == 0 and t["runs_with_leftovers"] == 0 and t["unexpected"] == 0 else 1
 
 

@@ -3,9 +3,10 @@ costs, even and uneven load) under the kernel policies, nfvnice, unis and coop, 
 and the wasted-work chain (50/50/500 cycles) with and without backpressure.
 
 Usage (as root): .venv/bin/python bench/nfvnice_experiments.py [--repeat 3] [--duration 2] [--rate 5] [--only NAME]
-Writes bench/results/nfvnice-<name>.json, .md and .png. Every number is a median of --repeat runs; the
+Writes bench/results/nfvnice-<name>.json.gz, .md and .png. Every number is a median of --repeat runs; the
 nfvnice loop (weights every 1 ms, watermarks and wake-ups every 10 us) runs on the control core.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,7 +23,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 from bench.experiment_support import RESULTS, exact, fmt, run, save_result  # noqa: E402
-from controlplane.report import machine_description, table  # noqa: E402
+from controlplane.machine.description import machine_description  # noqa: E402
+from controlplane.terminal.tables import table  # noqa: E402
 from tandem import Spec  # noqa: E402
 
 # OpenNetVM's NF queue size (NF_QUEUE_RINGSIZE), on which NFVnice was built: with our default 2048 a
@@ -48,16 +50,23 @@ def jain(values: list[float]) -> float:
 
 def three_nf_spec(name: str, cycles, loads, rate_mpps: float) -> Spec:
     """Three single-NF chains sharing core 1, as in examples/heterogeneous.yaml."""
-    return Spec.model_validate({
-        "name": name,
-        "traffic": {"size": 64, "flows": 64},
-        "ring_capacity": NFVNICE_RING,
-        "scheduler": "nfvnice",
-        "scheduler_options": {"coop": {"k": 8}},
-        "chains": [{"name": f"nf{i + 1}", "traffic": {"rate": f"{rate_mpps * load} Mpps"},
-                    "nfs": [{"name": f"nf{i + 1}-{c}", "type": "cost", "core": 1, "args": {"cycles": c}}]}
-                   for i, (c, load) in enumerate(zip(cycles, loads))],
-    })
+    return Spec.model_validate(
+        {
+            "name": name,
+            "traffic": {"size": 64, "flows": 64},
+            "ring_capacity": NFVNICE_RING,
+            "scheduler": "nfvnice",
+            "scheduler_options": {"coop": {"k": 8}},
+            "chains": [
+                {
+                    "name": f"nf{i + 1}",
+                    "traffic": {"rate": f"{rate_mpps * load} Mpps"},
+                    "nfs": [{"name": f"nf{i + 1}-{c}", "type": "cost", "core": 1, "args": {"cycles": c}}],
+                }
+                for i, (c, load) in enumerate(zip(cycles, loads, strict=True))
+            ],
+        }
+    )
 
 
 def per_nf(comparison: dict, scheduler: str) -> list[dict]:
@@ -67,25 +76,31 @@ def per_nf(comparison: dict, scheduler: str) -> list[dict]:
         return []
     rows = []
     for index, chain in enumerate(results[0]["chains"]):
-        def median(read):
+
+        def median(read, index=index):
             values = [read(r["chains"][index], r["nfs"][index]) for r in results]
             values = [v for v in values if v is not None]
             return statistics.median(values) if values else None
-        rows.append({
-            "name": chain["nfs"][0],
-            "out_mpps": median(lambda c, n: c["window"]["delivered_mpps"]),
-            "normalised": median(lambda c, n: c["window"]["delivered_mpps"] / c["window"]["offered_mpps"]),
-            "cpu_share": median(lambda c, n: n["os"].get("cpu_share")),
-            "voluntary": median(lambda c, n: n["os"].get("voluntary_switches_per_s")),
-            "involuntary": median(lambda c, n: n["os"].get("involuntary_switches_per_s")),
-        })
+
+        rows.append(
+            {
+                "name": chain["nfs"][0],
+                "out_mpps": median(lambda c, n: c["window"]["delivered_mpps"]),
+                "normalised": median(lambda c, n: c["window"]["delivered_mpps"] / c["window"]["offered_mpps"]),
+                "cpu_share": median(lambda c, n: n["os"].get("cpu_share")),
+                "voluntary": median(lambda c, n: n["os"].get("voluntary_switches_per_s")),
+                "involuntary": median(lambda c, n: n["os"].get("involuntary_switches_per_s")),
+            }
+        )
     return rows
 
 
 def jain_of(comparison: dict, scheduler: str) -> float | None:
     """Median over runs of Jain's index of output / offered (rate-cost proportional fairness)."""
-    values = [jain([c["window"]["delivered_mpps"] / c["window"]["offered_mpps"] for c in r["chains"]])
-              for r in comparison["schedulers"][scheduler]["results"]]
+    values = [
+        jain([c["window"]["delivered_mpps"] / c["window"]["offered_mpps"] for c in r["chains"]])
+        for r in comparison["schedulers"][scheduler]["results"]
+    ]
     return statistics.median(values) if values else None
 
 
@@ -96,27 +111,47 @@ def fairness(repeat: int, duration: float, rate: float) -> None:
         cases[case] = comparison
         indexes = {s: jain_of(comparison, s) for s in FAIRNESS_SCHEDULERS}
         kernel_worst = min((indexes[s] for s in ("cfs", "batch", "rr") if indexes[s] is not None), default=None)
-        target = "n/a (kernel policies >= 0.8)" if kernel_worst is None or kernel_worst >= 0.8 else (
-            "met" if (indexes["nfvnice"] or 0) >= 0.95 else "MISSED")
+        target = (
+            "n/a (kernel policies >= 0.8)"
+            if kernel_worst is None or kernel_worst >= 0.8
+            else ("met" if (indexes["nfvnice"] or 0) >= 0.95 else "MISSED")
+        )
         invol = {s: sum((n["involuntary"] or 0) for n in per_nf(comparison, s)) for s in ("cfs", "nfvnice")}
-        summary_rows.append([case] + [fmt(indexes[s]) for s in FAIRNESS_SCHEDULERS] + [target, f"{invol['nfvnice']:,.0f} vs {invol['cfs']:,.0f}"])
+        summary_rows.append(
+            [case]
+            + [fmt(indexes[s]) for s in FAIRNESS_SCHEDULERS]
+            + [target, f"{invol['nfvnice']:,.0f} vs {invol['cfs']:,.0f}"]
+        )
         for s in FAIRNESS_SCHEDULERS:
             for nf in per_nf(comparison, s):
-                rows.append([case, s, nf["name"], fmt(nf["out_mpps"]), fmt(nf["normalised"], 2),
-                             "n/a" if nf["cpu_share"] is None else f"{nf['cpu_share']:.0%}",
-                             "n/a" if nf["voluntary"] is None else f"{nf['voluntary']:,.0f}",
-                             "n/a" if nf["involuntary"] is None else f"{nf['involuntary']:,.0f}"])
+                rows.append(
+                    [
+                        case,
+                        s,
+                        nf["name"],
+                        fmt(nf["out_mpps"]),
+                        fmt(nf["normalised"], 2),
+                        "n/a" if nf["cpu_share"] is None else f"{nf['cpu_share']:.0%}",
+                        "n/a" if nf["voluntary"] is None else f"{nf['voluntary']:,.0f}",
+                        "n/a" if nf["involuntary"] is None else f"{nf['involuntary']:,.0f}",
+                    ]
+                )
         print(f"  {case}: {exact(comparison)}", file=sys.stderr)
-    text = (f"NFVnice Tables 1-2: three single-NF chains on one core, 64 B, base offered rate {rate} Mpps per NF "
-            f"(uneven: the third NF gets half), rings of {NFVNICE_RING}\nmedian of {repeat} runs x {duration} s on {machine_description()}; "
-            "nfvnice cost mode: intrusive (TSC around each batch in the NF runtime)\n\n"
-            "Jain's index over the NFs' output / offered rate (1 = rate-cost proportional fairness), and the target\n\n"
-            + table(["case"] + FAIRNESS_SCHEDULERS + ["target nfvnice >= 0.95", "invol cs/s nfvnice vs cfs"], summary_rows)
-            + "\n\nPer NF: output, output / offered, CPU share, voluntary and involuntary context switches per second\n\n"
-            + table(["case", "scheduler", "NF", "out Mpps", "out/offered", "CPU", "vol cs/s", "invol cs/s"], rows, align_left=3))
+    text = (
+        f"NFVnice Tables 1-2: three single-NF chains on one core, 64 B, base offered rate {rate} Mpps per NF "
+        f"(uneven: the third NF gets half), rings of {NFVNICE_RING}\n"
+        f"median of {repeat} runs x {duration} s on {machine_description()}; "
+        "nfvnice cost mode: intrusive (TSC around each batch in the NF runtime)\n\n"
+        "Jain's index over the NFs' output / offered rate (1 = rate-cost proportional fairness), and the target\n\n"
+        + table(["case"] + FAIRNESS_SCHEDULERS + ["target nfvnice >= 0.95", "invol cs/s nfvnice vs cfs"], summary_rows)
+        + "\n\nPer NF: output, output / offered, CPU share, voluntary and involuntary context switches per second\n\n"
+        + table(
+            ["case", "scheduler", "NF", "out Mpps", "out/offered", "CPU", "vol cs/s", "invol cs/s"], rows, align_left=3
+        )
+    )
     save_result("nfvnice-fairness", cases, text)
     figure, axes = plt.subplots(1, len(CASES), figsize=(16, 4), sharey=True)
-    for axis, case in zip(axes, CASES):
+    for axis, case in zip(axes, CASES, strict=True):
         for offset, s in enumerate(FAIRNESS_SCHEDULERS):
             values = [nf["out_mpps"] or 0 for nf in per_nf(cases[case], s)]
             axis.bar([i + offset * 0.13 for i in range(len(values))], values, width=0.13, label=s)
@@ -124,7 +159,9 @@ def fairness(repeat: int, duration: float, rate: float) -> None:
         axis.set_title(f"{case}\ncycles {CASES[case][0]}", fontsize=9)
     axes[0].set_ylabel("output Mpps (median)")
     axes[-1].legend(fontsize=8)
-    figure.suptitle(f"NFVnice Tables 1-2 scenario, {rate} Mpps base per NF: output per NF\n{machine_description()}", fontsize=10)
+    figure.suptitle(
+        f"NFVnice Tables 1-2 scenario, {rate} Mpps base per NF: output per NF\n{machine_description()}", fontsize=10
+    )
     figure.tight_layout()
     figure.savefig(RESULTS / "nfvnice-fairness.png", dpi=110)
     plt.close(figure)
@@ -132,20 +169,35 @@ def fairness(repeat: int, duration: float, rate: float) -> None:
 
 def wasted_work(repeat: int, duration: float, rate: float) -> None:
     """A 50/50/500-cycle chain: packets processed upstream and dropped at the bottleneck, per second."""
+
     def spec(name: str, backpressure: bool) -> Spec:
-        return Spec.model_validate({
-            "name": name,
-            "traffic": {"size": 64, "flows": 64, "rate": f"{rate} Mpps"},
-            "scheduler": {"name": "nfvnice", "options": {"backpressure": backpressure}},
-            "scheduler_options": {"coop": {"k": 8}},
-            "chains": [{"name": "c", "nfs": [{"name": f"nf{i + 1}", "type": "cost", "core": 1, "args": {"cycles": c}}
-                                             for i, c in enumerate((50, 50, 500))]}],
-        })
+        return Spec.model_validate(
+            {
+                "name": name,
+                "traffic": {"size": 64, "flows": 64, "rate": f"{rate} Mpps"},
+                "scheduler": {"name": "nfvnice", "options": {"backpressure": backpressure}},
+                "scheduler_options": {"coop": {"k": 8}},
+                "chains": [
+                    {
+                        "name": "c",
+                        "nfs": [
+                            {"name": f"nf{i + 1}", "type": "cost", "core": 1, "args": {"cycles": c}}
+                            for i, c in enumerate((50, 50, 500))
+                        ],
+                    }
+                ],
+            }
+        )
 
     with_bp = run(spec("bottleneck-backpressure", True), ["nfvnice", "cfs", "unis", "coop"], repeat, duration)
     without_bp = run(spec("bottleneck-no-backpressure", False), ["nfvnice"], repeat, duration)
-    variants = {"nfvnice (backpressure)": (with_bp, "nfvnice"), "nfvnice (no backpressure)": (without_bp, "nfvnice"),
-                "cfs": (with_bp, "cfs"), "unis": (with_bp, "unis"), "coop": (with_bp, "coop")}
+    variants = {
+        "nfvnice (backpressure)": (with_bp, "nfvnice"),
+        "nfvnice (no backpressure)": (without_bp, "nfvnice"),
+        "cfs": (with_bp, "cfs"),
+        "unis": (with_bp, "unis"),
+        "coop": (with_bp, "coop"),
+    }
 
     def median(comparison, scheduler, read):
         values = [read(r["chains"][0]) for r in comparison["schedulers"][scheduler]["results"]]
@@ -165,22 +217,39 @@ def wasted_work(repeat: int, duration: float, rate: float) -> None:
     if None not in (on["wasted"], off["wasted"], on["delivered"], off["delivered"]):
         cut = 1 - on["wasted"] / off["wasted"] if off["wasted"] else 0.0
         met = cut >= 0.9 and on["delivered"] >= off["delivered"] * 0.97
-        verdict = (f"backpressure cuts wasted work by {cut:.0%} at {on['delivered'] / off['delivered']:.0%} of the delivered "
-                   f"throughput: target (>= 90 %, equal or higher throughput) {'met' if met else 'MISSED'}")
-    text = (f"Wasted work: one chain of three NFs (50/50/500 cycles) on one core, 64 B, offered {rate} Mpps\n"
-            f"median of {repeat} runs x {duration} s on {machine_description()}\n"
-            "wasted = packets an NF processed that a full ring further down then dropped\n\n"
-            + table(["scheduler", "delivered Mpps", "wasted Mpps", "shed at entry Mpps"], rows)
-            + f"\n\n{verdict}\n{exact(with_bp)}, {exact(without_bp)}")
+        verdict = (
+            f"backpressure cuts wasted work by {cut:.0%} at {on['delivered'] / off['delivered']:.0%} of the delivered "
+            f"throughput: target (>= 90 %, equal or higher throughput) {'met' if met else 'MISSED'}"
+        )
+    text = (
+        f"Wasted work: one chain of three NFs (50/50/500 cycles) on one core, 64 B, offered {rate} Mpps\n"
+        f"median of {repeat} runs x {duration} s on {machine_description()}\n"
+        "wasted = packets an NF processed that a full ring further down then dropped\n\n"
+        + table(["scheduler", "delivered Mpps", "wasted Mpps", "shed at entry Mpps"], rows)
+        + f"\n\n{verdict}\n{exact(with_bp)}, {exact(without_bp)}"
+    )
     save_result("nfvnice-wasted-work", {"backpressure": with_bp, "no_backpressure": without_bp}, text)
     figure, axis = plt.subplots(figsize=(8, 4))
     labels = list(numbers)
-    axis.bar([i - 0.2 for i in range(len(labels))], [numbers[l]["delivered"] or 0 for l in labels], 0.4, label="delivered")
-    axis.bar([i + 0.2 for i in range(len(labels))], [numbers[l]["wasted"] or 0 for l in labels], 0.4, label="wasted", color="#C44E52")
-    axis.set_xticks(range(len(labels)), [l.replace(" (", "\n(") for l in labels], fontsize=8)
+    axis.bar(
+        [i - 0.2 for i in range(len(labels))],
+        [numbers[label]["delivered"] or 0 for label in labels],
+        0.4,
+        label="delivered",
+    )
+    axis.bar(
+        [i + 0.2 for i in range(len(labels))],
+        [numbers[label]["wasted"] or 0 for label in labels],
+        0.4,
+        label="wasted",
+        color="#C44E52",
+    )
+    axis.set_xticks(range(len(labels)), [label.replace(" (", "\n(") for label in labels], fontsize=8)
     axis.set_ylabel("Mpps (median)")
     axis.legend()
-    axis.set_title(f"50/50/500-cycle chain at {rate} Mpps: delivered vs wasted work\n{machine_description()}", fontsize=9)
+    axis.set_title(
+        f"50/50/500-cycle chain at {rate} Mpps: delivered vs wasted work\n{machine_description()}", fontsize=9
+    )
     figure.tight_layout()
     figure.savefig(RESULTS / "nfvnice-wasted-work.png", dpi=110)
     plt.close(figure)
@@ -190,7 +259,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--duration", type=float, default=2.0)
-    parser.add_argument("--rate", type=float, default=5.0, help="base offered Mpps per NF (the core must be overloaded)")
+    parser.add_argument(
+        "--rate", type=float, default=5.0, help="base offered Mpps per NF (the core must be overloaded)"
+    )
     parser.add_argument("--only", choices=["fairness", "wasted-work"])
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)

@@ -17,9 +17,8 @@
 #include "contract/arg_schema.h"
 #include "contract/packet_meta.h"
 #include "contract/shm_layout.h"
-#include "dataplane/manager/frame_builder.h"
+#include "dataplane/packets/frame_builder.h"
 #include "dataplane/ports/labelled_egress.h"
-#include "dataplane/ports/load_balanced_egress.h"
 #include "dataplane/ports/parallel_ports.h"
 #include "dataplane/ports/ring_port.h"
 
@@ -35,8 +34,12 @@ uint64_t journal = 0, counter = 0;
 rte_ring* ring(const std::string& name) {
   return rte_ring_create(name.c_str(), kRingSize, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
 }
-std::unique_ptr<EgressPort> to(rte_ring* r, int index) { return std::make_unique<RingEgress>(r, stats.rings[index], journal); }
-std::unique_ptr<IngressPort> from(rte_ring* r, int index) { return std::make_unique<RingIngress>(r, stats.rings[index]); }
+std::unique_ptr<EgressPort> to(rte_ring* r, int index) {
+  return std::make_unique<RingEgress>(r, stats.rings[index], journal);
+}
+std::unique_ptr<IngressPort> from(rte_ring* r, int index) {
+  return std::make_unique<RingIngress>(r, stats.rings[index]);
+}
 
 // One way packets take, set up once: hand a burst in (with its gates), and take what reached the end out.
 struct Path {
@@ -70,7 +73,8 @@ double cycles_per_packet(const Path& path, rte_mempool* pool, uint64_t packets) 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* eal_args[] = {"port-costs", "--no-huge", "--no-pci", "--no-shconf", "-m", "256", "--no-telemetry", "--log-level=lib.eal:error",
+  const char* eal_args[] = {"port-costs",  "--no-huge", "--no-pci",       "--no-shconf",
+                            "-m",          "256",       "--no-telemetry", "--log-level=lib.eal:error",
                             "--lcores=0@0"};
   if (rte_eal_init(sizeof(eal_args) / sizeof(eal_args[0]), const_cast<char**>(eal_args)) < 0) {
     fprintf(stderr, "port-costs: EAL init failed\n");
@@ -84,18 +88,20 @@ int main(int argc, char** argv) {
     if (strcmp(argv[i], "--rounds") == 0) rounds = std::stoi(argv[i + 1]);
     if (strcmp(argv[i], "--json") == 0) json_path = argv[i + 1];
   }
-  rte_mempool* pool = rte_pktmbuf_pool_create("bench_pool", 8191, 256, kMbufPrivSize, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
+  rte_mempool* pool =
+      rte_pktmbuf_pool_create("bench_pool", 8191, 256, kMbufPrivSize, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
   if (pool == nullptr) {
     fprintf(stderr, "port-costs: cannot create the pool\n");
     return 1;
   }
   std::vector<rte_ring*> r;
-  for (int i = 0; i < 8; i++) r.push_back(ring("bench" + std::to_string(i)));
+  for (int i = 0; i < 7; i++) r.push_back(ring("bench" + std::to_string(i)));
 
   std::vector<Path> paths;
   auto p2p = std::make_shared<std::unique_ptr<EgressPort>>(to(r[0], 0));
   auto p2p_in = std::make_shared<std::unique_ptr<IngressPort>>(from(r[0], 0));
-  paths.push_back({"point-to-point (one ring)", [=](rte_mbuf** m, uint16_t n, const uint8_t*) { (*p2p)->tx_burst(m, n, nullptr); },
+  paths.push_back({"point-to-point (one ring)",
+                   [=](rte_mbuf** m, uint16_t n, const uint8_t*) { (*p2p)->tx_burst(m, n, nullptr); },
                    [=](rte_mbuf** m) { return (*p2p_in)->rx_burst(m, kBurst * 4); }});
 
   auto two_edges = [&](int a, int b) {
@@ -110,32 +116,22 @@ int main(int argc, char** argv) {
     by_gate.push_back(to(r[2], 2));
     auto labelled = std::make_shared<LabelledEgress>(std::move(by_gate), counter, journal);
     auto join = two_edges(1, 2);
-    paths.push_back({"labelled egress, 2 gates, and a join", [=](rte_mbuf** m, uint16_t n, const uint8_t* g) { labelled->tx_burst(m, n, g); },
-                     [=](rte_mbuf** m) { return join->rx_burst(m, kBurst * 4); }});
-  }
-  for (Balance balance : {Balance::RoundRobin, Balance::FlowHash}) {
-    std::vector<std::unique_ptr<EgressPort>> instances;
-    instances.push_back(to(r[3], 3));
-    instances.push_back(to(r[4], 4));
-    auto balanced = std::make_shared<LoadBalancedEgress>(std::move(instances), balance);
-    auto join = two_edges(3, 4);
-    paths.push_back({std::string("load-balanced egress, 2 instances, ") + (balance == Balance::RoundRobin ? "round-robin" : "flow hash"),
-                     [=](rte_mbuf** m, uint16_t n, const uint8_t*) { balanced->tx_burst(m, n, nullptr); },
+    paths.push_back({"labelled egress, 2 gates, and a join",
+                     [=](rte_mbuf** m, uint16_t n, const uint8_t* g) { labelled->tx_burst(m, n, g); },
                      [=](rte_mbuf** m) { return join->rx_burst(m, kBurst * 4); }});
   }
   {
     std::vector<std::unique_ptr<EgressPort>> branches;
-    branches.push_back(to(r[5], 5));
-    branches.push_back(to(r[6], 6));
+    branches.push_back(to(r[3], 3));
+    branches.push_back(to(r[4], 4));
     auto branch = std::make_shared<BranchEgress>(std::move(branches), counter);
-    auto marker_a = std::make_shared<MarkerEgress>(to(r[7], 7), counter, journal);
-    rte_ring* join_b = ring("bench_join_b");
-    auto marker_b = std::make_shared<MarkerEgress>(to(join_b, 8), counter, journal);
-    auto take_a = std::make_shared<std::unique_ptr<IngressPort>>(from(r[5], 5));
-    auto take_b = std::make_shared<std::unique_ptr<IngressPort>>(from(r[6], 6));
+    auto marker_a = std::make_shared<MarkerEgress>(to(r[5], 5), counter, journal);
+    auto marker_b = std::make_shared<MarkerEgress>(to(r[6], 6), counter, journal);
+    auto take_a = std::make_shared<std::unique_ptr<IngressPort>>(from(r[3], 3));
+    auto take_b = std::make_shared<std::unique_ptr<IngressPort>>(from(r[4], 4));
     std::vector<std::unique_ptr<IngressPort>> edges;
-    edges.push_back(from(r[7], 7));
-    edges.push_back(from(join_b, 8));
+    edges.push_back(from(r[5], 5));
+    edges.push_back(from(r[6], 6));
     auto join = std::make_shared<JoinIngress>(std::move(edges));
     // Both branches on this one core, in turn: branch, each marker, the join (no NF work: the ports alone).
     paths.push_back({"branch (2 ways), 2 markers and a join",
@@ -163,13 +159,15 @@ int main(int argc, char** argv) {
   for (size_t p = 0; p < paths.size(); p++) {
     double cycles = median(per_path[p]);
     printf("%-48s %12.1f %12.2f\n", paths[p].name.c_str(), cycles, cycles / base);
-    out.push_back({{"port", paths[p].name}, {"cycles_per_packet", cycles}, {"rounds", per_path[p]}, {"vs_ring", cycles / base}});
+    out.push_back(
+        {{"port", paths[p].name}, {"cycles_per_packet", cycles}, {"rounds", per_path[p]}, {"vs_ring", cycles / base}});
   }
   if (rte_mempool_in_use_count(pool) != 0) {
     fprintf(stderr, "port-costs: %u mbufs not back in the pool: a port leaks\n", rte_mempool_in_use_count(pool));
     return 1;
   }
-  if (!json_path.empty()) std::ofstream(json_path) << json{{"burst", kBurst}, {"packets", packets}, {"ports", out}}.dump(1);
+  if (!json_path.empty())
+    std::ofstream(json_path) << json{{"burst", kBurst}, {"packets", packets}, {"ports", out}}.dump(1);
   rte_eal_cleanup();
   return 0;
 }

@@ -5,11 +5,11 @@ The old way: one pass of 30 consecutive probes (the UNiS cost), or one run per b
 Target: the middle 80 % of the new estimates within ±10 % of their median.
 
 Usage (as root): .venv/bin/python bench/profile_spread.py [--repeat 10] [--only cost|batch]
-Writes bench/results/profile-spread.{json,md,png}."""
+Writes bench/results/profile-spread.{json.gz,md,png}."""
+
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import tempfile
@@ -24,10 +24,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy  # noqa: E402
 
-from controlplane import batch_model, profile  # noqa: E402
-from controlplane.report import machine_description, table  # noqa: E402
-from controlplane.robust_estimate import spread  # noqa: E402
-from controlplane.spec import load_spec, run_config  # noqa: E402
+from bench.experiment_support import save_result  # noqa: E402
+from controlplane.machine.description import machine_description  # noqa: E402
+from controlplane.planning import batch_model, profile  # noqa: E402
+from controlplane.results.robust_estimate import spread  # noqa: E402
+from controlplane.spec.deployment import run_config  # noqa: E402
+from controlplane.spec.loading import load_spec  # noqa: E402
+from controlplane.terminal.tables import table  # noqa: E402
 
 RESULTS = HERE / "results"
 SPEC = HERE / "profile-spread.yaml"
@@ -46,11 +49,18 @@ def cost_once(nf: dict, config: dict, method: str) -> dict:
 def batch_once(nf: dict, config: dict, method: str) -> dict:
     if method == "interleaved":
         model = batch_model.profile_nf(nf, config, SPEC.name)
-        return {"value": model["k_cycles"], "c": model["c_cycles"], "c_negative": model["c_clamped"], "spread": model["spread"]}
+        return {
+            "value": model["k_cycles"],
+            "c": model["c_cycles"],
+            "c_negative": model["c_clamped"],
+            "spread": model["spread"],
+        }
     # One run per batch size, in order, and least squares (numpy.polyfit): what Bubble's profiling did before.
     points = []
     for batch in batch_model.PROFILE_BATCHES:
-        run = profile.estimate_config(nf, config, dict(SINGLE_PASS, batches=[batch], frame_sizes=[64], probes_per_round=20, warmup_probes=5))
+        run = profile.estimate_config(
+            nf, config, dict(SINGLE_PASS, batches=[batch], frame_sizes=[64], probes_per_round=20, warmup_probes=5)
+        )
         run["burst"] = batch
         estimate, _ = profile.estimator_run(run, nf, SPEC.name)
         points.append((batch, batch * profile.cost_from_samples(estimate)["cycles_per_packet"]))
@@ -60,8 +70,14 @@ def batch_once(nf: dict, config: dict, method: str) -> dict:
 
 def summary(values: list[float]) -> dict:
     low, high = numpy.percentile(values, [10, 90])
-    return {"median": statistics.median(values), "p10": float(low), "p90": float(high), "min": min(values), "max": max(values),
-            "middle80_within": spread(values)}
+    return {
+        "median": statistics.median(values),
+        "p10": float(low),
+        "p90": float(high),
+        "min": min(values),
+        "max": max(values),
+        "middle80_within": spread(values),
+    }
 
 
 def main() -> int:
@@ -70,7 +86,10 @@ def main() -> int:
     parser.add_argument("--only", choices=["cost", "batch"])
     args = parser.parse_args()
     config = run_config(load_spec(SPEC))
-    estimates = {"cost": (cost_once, ["single pass", "interleaved"]), "batch": (batch_once, ["per-batch runs", "interleaved"])}
+    estimates = {
+        "cost": (cost_once, ["single pass", "interleaved"]),
+        "batch": (batch_once, ["per-batch runs", "interleaved"]),
+    }
     found = {}
     with tempfile.TemporaryDirectory() as cache:
         profile.CACHE_PATH = Path(cache) / "unused.json"  # every estimate here is measured, none cached
@@ -85,7 +104,10 @@ def main() -> int:
                         entry = measure(nf, config, method)
                         value = entry.get("cycles_per_packet", entry.get("value"))
                         found.setdefault(f"{what}|{nf['name']}|{method}", []).append(dict(entry, value=value))
-    rows, document = [], {"machine": machine_description(), "repeat": args.repeat, "target_middle80_within": TARGET, "estimates": {}}
+    rows, document = (
+        [],
+        {"machine": machine_description(), "repeat": args.repeat, "target_middle80_within": TARGET, "estimates": {}},
+    )
     for key, entries in found.items():
         what, nf, method = key.split("|")
         values = [e["value"] for e in entries]
@@ -94,18 +116,39 @@ def main() -> int:
         negative = sum(1 for e in entries if e.get("c_negative"))
         document["estimates"][key] = dict(s, values=values, in_profile_spread=inside, negative_c=negative)
         verdict = ("met" if s["middle80_within"] <= TARGET else "missed") if method == "interleaved" else ""
-        rows.append([nf, "cycles/packet (UNiS)" if what == "cost" else "k of T(b) (Bubble)", method, f"{s['median']:.0f}",
-                     f"{s['p10']:.0f}..{s['p90']:.0f}", f"±{s['middle80_within']:.1%}", f"{s['min']:.0f}..{s['max']:.0f}",
-                     f"±{statistics.median(inside):.0%}" if inside else "-", f"{negative}" if what == "batch" else "-", verdict])
-    text = (f"profile spread, {args.repeat} profiles per NF and method, interleaved ({document['machine']})\n\n"
-            + table(["NF", "estimate", "method", "median", "p10..p90", "middle 80 % within", "min..max", "spread in one profile",
-                     "c < 0", f"target ±{TARGET:.0%}"], rows, align_left=3))
-    RESULTS.mkdir(exist_ok=True)
+        rows.append(
+            [
+                nf,
+                "cycles/packet (UNiS)" if what == "cost" else "k of T(b) (Bubble)",
+                method,
+                f"{s['median']:.0f}",
+                f"{s['p10']:.0f}..{s['p90']:.0f}",
+                f"±{s['middle80_within']:.1%}",
+                f"{s['min']:.0f}..{s['max']:.0f}",
+                f"±{statistics.median(inside):.0%}" if inside else "-",
+                f"{negative}" if what == "batch" else "-",
+                verdict,
+            ]
+        )
+    text = f"profile spread, {args.repeat} profiles per NF and method, interleaved ({document['machine']})\n\n" + table(
+        [
+            "NF",
+            "estimate",
+            "method",
+            "median",
+            "p10..p90",
+            "middle 80 % within",
+            "min..max",
+            "spread in one profile",
+            "c < 0",
+            f"target ±{TARGET:.0%}",
+        ],
+        rows,
+        align_left=3,
+    )
     name = "profile-spread" if not args.only else f"profile-spread-{args.only}"
-    (RESULTS / f"{name}.json").write_text(json.dumps(document, indent=1))
-    (RESULTS / f"{name}.md").write_text(f"```\n{text}\n```\n")
+    save_result(name, document, text)
     plot(document, RESULTS / f"{name}.png")
-    print(text)
     return 0
 
 

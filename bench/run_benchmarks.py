@@ -1,14 +1,14 @@
 """Platform benchmarks: generator capacity, the scheduler table for 3 light NFs, and chain lengths 1-8.
 
 Usage (as root): .venv/bin/python bench/run_benchmarks.py [--repeat 3] [--duration 2] [--only NAME]
-Writes bench/results/<name>.json, .png and .md. Every number is a median of --repeat runs; ratios are
+Writes bench/results/<name>.json.gz, .png and .md. Every number is a median of --repeat runs; ratios are
 taken inside one invocation (same machine, same minutes), since the machines are noisy (+-30 %).
 """
+
 from __future__ import annotations
 
 import argparse
 import copy
-import json
 import sys
 from pathlib import Path
 
@@ -21,8 +21,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 import tandem  # noqa: E402
-from controlplane.plot import plot_comparison  # noqa: E402
-from controlplane.report import comparison_report, machine_description, table  # noqa: E402
+from bench.experiment_support import read_result  # noqa: E402
+from bench.experiment_support import save_result as save  # noqa: E402
+from controlplane.machine.description import machine_description  # noqa: E402
+from controlplane.results.comparison_report import comparison_report  # noqa: E402
+from controlplane.results.plot import plot_comparison  # noqa: E402
+from controlplane.terminal.tables import table  # noqa: E402
 from tandem import Spec, load_spec  # noqa: E402
 
 RESULTS = HERE / "results"
@@ -36,14 +40,10 @@ def light_chain(length: int, cycles: int = 50) -> Spec:
     spec = copy.deepcopy(base)
     template = base.chains[0].nfs[0]
     spec.name = f"light-chain-{length}"
-    spec.chains[0].nfs = [template.model_copy(update={"name": f"light{i + 1}", "args": {"cycles": cycles}}) for i in range(length)]
+    spec.chains[0].nfs = [
+        template.model_copy(update={"name": f"light{i + 1}", "args": {"cycles": cycles}}) for i in range(length)
+    ]
     return spec
-
-
-def save(name: str, comparison: dict, text: str) -> None:
-    (RESULTS / f"{name}.json").write_text(json.dumps(comparison, indent=1))
-    (RESULTS / f"{name}.md").write_text(f"```\n{text}\n```\n")
-    print(text, flush=True)
 
 
 def bench_generator(repeat: int, duration: float) -> None:
@@ -51,7 +51,11 @@ def bench_generator(repeat: int, duration: float) -> None:
     comparison = tandem.compare(spec_path, ["rtc"], repeat, duration, ceiling=False).as_json()
     mpps = comparison["schedulers"]["rtc"]["median"]["delivered_mpps"]
     verdict = "meets" if mpps >= 10 else "misses"
-    save("generator-capacity", comparison, comparison_report(comparison) + f"\n\ntarget >= 10 Mpps: {verdict} ({mpps:.2f} Mpps)")
+    save(
+        "generator-capacity",
+        comparison,
+        comparison_report(comparison) + f"\n\ntarget >= 10 Mpps: {verdict} ({mpps:.2f} Mpps)",
+    )
 
 
 def bench_three_light(repeat: int, duration: float) -> None:
@@ -69,7 +73,9 @@ def bench_chain_length(repeat: int, duration: float, lengths: list[int]) -> None
     for length in lengths:
         spec = light_chain(length)
         print(f"chain length {length}...", file=sys.stderr, flush=True)
-        comparison = tandem.compare(spec, BASELINES, repeat, duration, ceiling=False, source=f"bench light chain of {length}").as_json()
+        comparison = tandem.compare(
+            spec, BASELINES, repeat, duration, ceiling=False, source=f"bench light chain of {length}"
+        ).as_json()
         by_length[length] = comparison
     rows = []
     for length, comparison in by_length.items():
@@ -78,12 +84,20 @@ def bench_chain_length(repeat: int, duration: float, lengths: list[int]) -> None
         row = [length]
         for name in BASELINES:
             value = medians.get(name)
-            row.append("failed" if value is None else f"{value:.3f} ({value / ceiling:.0%})" if ceiling else f"{value:.3f}")
+            row.append(
+                "failed" if value is None else f"{value:.3f} ({value / ceiling:.0%})" if ceiling else f"{value:.3f}"
+            )
         rows.append(row)
-    text = (f"light (50-cycle) NFs chained on one core, 64 B: median delivered Mpps of {repeat} runs x {duration} s "
-            f"(share of rtc)\non {machine_description()}\n\n" + table(["length"] + BASELINES, rows))
-    summary = {"machine": machine_description(), "repeat": repeat, "duration_s": duration,
-               "lengths": {str(k): v for k, v in by_length.items()}}
+    text = (
+        f"light (50-cycle) NFs chained on one core, 64 B: median delivered Mpps of {repeat} runs x {duration} s "
+        f"(share of rtc)\non {machine_description()}\n\n" + table(["length"] + BASELINES, rows)
+    )
+    summary = {
+        "machine": machine_description(),
+        "repeat": repeat,
+        "duration_s": duration,
+        "lengths": {str(k): v for k, v in by_length.items()},
+    }
     save("chain-length", summary, text)
 
     plot_chain_length(summary)
@@ -117,7 +131,7 @@ def main() -> int:
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
     if args.replot:
-        plot_chain_length(json.loads((RESULTS / "chain-length.json").read_text()))
+        plot_chain_length(read_result("chain-length"))
         return 0
     if args.only in (None, "generator"):
         bench_generator(args.repeat, args.duration)

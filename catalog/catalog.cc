@@ -33,15 +33,24 @@ std::string join(const std::vector<std::string>& words) {
 json catalog_json() {
   json nfs = json::array(), schedulers = json::array();
   for (const auto& [name, type] : nf_types())
-    nfs.push_back({{"name", name}, {"help", type.help}, {"descriptor", type.descriptor.to_json()}, {"args", describe_args(type.args)}});
+    nfs.push_back({{"name", name},
+                   {"help", type.help},
+                   {"descriptor", type.descriptor.to_json()},
+                   {"args", describe_args(type.args)}});
   for (const auto& [name, type] : scheduler_types())
     schedulers.push_back({{"name", name}, {"help", type.help}, {"options", describe_args(type.options)}});
   // What the control plane must know of the data plane's sizes and timing, from the one place they are set.
-  json limits = {{"max_hops", kMaxHops}, {"max_nfs", kMaxNfs}, {"max_chains", kMaxChains}, {"max_burst", kMaxBurst},
-                 {"attach_seconds", kAttachSeconds}, {"attach_seconds_per_worker", kAttachSecondsPerWorker},
+  json limits = {{"max_hops", kMaxHops},
+                 {"max_nfs", kMaxNfs},
+                 {"max_chains", kMaxChains},
+                 {"max_burst", kMaxBurst},
+                 {"max_kernel_mux", kMaxKernelMux},
+                 {"attach_seconds", kAttachSeconds},
+                 {"attach_seconds_per_worker", kAttachSecondsPerWorker},
                  {"stop_seconds", kStopSeconds}};
   json resources = json::array();
-  for (const MachineResourceInfo& info : kMachineResources) resources.push_back({{"name", info.name}, {"what", info.what}});
+  for (const MachineResourceInfo& info : kMachineResources)
+    resources.push_back({{"name", info.name}, {"what", info.what}});
   return {{"nfs", nfs}, {"schedulers", schedulers}, {"limits", limits}, {"machine_resources", resources}};
 }
 
@@ -50,7 +59,8 @@ json check_report(Deployment& deployment, const MachineRequirements& more) {
   json out = {{"errors", json::array()}};
   for (const SpecError& e : errors) out["errors"].push_back({{"path", e.path}, {"message", e.message}});
   if (!errors.empty()) return out;
-  MachineRequirements needs = scheduler_types().at(deployment.scheduler.name).requirements(deployment.scheduler.options);
+  MachineRequirements needs =
+      scheduler_types().at(deployment.scheduler.name).requirements(deployment.scheduler.options);
   for (const ChainConfig& chain : deployment.chains) needs.need_if(chain.io.enabled, MachineResource::KernelLinks);
   needs |= more;
   out["requirements"] = needs.to_json();
@@ -75,9 +85,11 @@ void check_parallel_group(const Deployment& deployment, const NfConfig& fork, Sp
     for (int index : branch) {
       const NfConfig& nf = deployment.nfs[index];
       if (nf.external())
-        errors.push_back({nf.spec_path, "external NF '" + nf.name + "' cannot run in a parallel branch (after " + fork.name + "): it stamps no hops and keeps no counters of its own"});
+        errors.push_back({nf.spec_path, "external NF '" + nf.name + "' cannot run in a parallel branch (after " +
+                                            fork.name + "): it stamps no hops and keeps no counters of its own"});
       else if (const NfDescriptor* d = descriptor(nf); d && d->may_drop)
-        errors.push_back({nf.spec_path, "NF '" + nf.name + "' (" + nf.type + ") may drop packets, so it cannot run in a parallel branch (after " +
+        errors.push_back({nf.spec_path, "NF '" + nf.name + "' (" + nf.type +
+                                            ") may drop packets, so it cannot run in a parallel branch (after " +
                                             fork.name + "): a dropped copy loses the packet for every branch"});
     }
   for (size_t a = 0; a < branches.size(); a++)
@@ -88,9 +100,11 @@ void check_parallel_group(const Deployment& deployment, const NfConfig& fork, Sp
           const NfDescriptor* y = descriptor(deployment.nfs[other]);
           if (!x || !y || x->may_drop || y->may_drop || may_run_in_parallel(*x, *y)) continue;
           FieldSet shared = (x->writes & (y->reads | y->writes)) | (y->writes & (x->reads | x->writes));
-          errors.push_back({deployment.nfs[other].spec_path, "'" + deployment.nfs[one].name + "' and '" + deployment.nfs[other].name +
-                                                                 "' are in parallel branches (after " + fork.name + ") but one writes what the other reads or writes (" +
-                                                                 join(shared.names()) + "): they cannot process one packet at once"});
+          errors.push_back({deployment.nfs[other].spec_path,
+                            "'" + deployment.nfs[one].name + "' and '" + deployment.nfs[other].name +
+                                "' are in parallel branches (after " + fork.name +
+                                ") but one writes what the other reads or writes (" + join(shared.names()) +
+                                "): they cannot process one packet at once"});
         }
 }
 
@@ -99,7 +113,9 @@ void check_parallel_group(const Deployment& deployment, const NfConfig& fork, Sp
 void check_graph_against_types(const Deployment& deployment, SpecErrors& errors) {
   for (const NfConfig& nf : deployment.nfs) {
     if (nf.external() && (nf.in_rings.size() > 1 || nf.out_rings.size() > 1))
-      errors.push_back({nf.spec_path, "external NF '" + nf.name + "' has one port (one ring in, one out): it cannot sit at a join or a fan-out"});
+      errors.push_back(
+          {nf.spec_path,
+           "external NF '" + nf.name + "' has one port (one ring in, one out): it cannot sit at a join or a fan-out"});
     auto type = nf_types().find(nf.type);
     if (type == nf_types().end()) continue;  // said already
     const std::vector<std::string> gates = nf_gates(type->second, nf.args);
@@ -109,16 +125,19 @@ void check_graph_against_types(const Deployment& deployment, SpecErrors& errors)
       if (edge.label.empty()) continue;
       labels.insert(edge.label);
       if (gates.empty())
-        errors.push_back({edge.spec_path + ".label", "NF type " + nf.type + " has one output: the edges out of " + nf.name + " take no label"});
+        errors.push_back({edge.spec_path + ".label",
+                          "NF type " + nf.type + " has one output: the edges out of " + nf.name + " take no label"});
       else if (std::find(gates.begin(), gates.end(), edge.label) == gates.end())
-        errors.push_back({edge.spec_path + ".label", "'" + edge.label + "' is not a gate of " + nf.type + " (gates: " + join(gates) + ")"});
+        errors.push_back({edge.spec_path + ".label",
+                          "'" + edge.label + "' is not a gate of " + nf.type + " (gates: " + join(gates) + ")"});
     }
     if (nf.forks()) check_parallel_group(deployment, nf, errors);
     if (labels.empty() || gates.empty()) continue;
     for (const std::string& gate : gates)
       if (!labels.count(gate))
-        errors.push_back({nf.spec_path, "gate '" + gate + "' of " + nf.name + " (" + nf.type + ") has no edge: label one of its edges with it, "
-                                        "or its packets are lost"});
+        errors.push_back({nf.spec_path, "gate '" + gate + "' of " + nf.name + " (" + nf.type +
+                                            ") has no edge: label one of its edges with it, "
+                                            "or its packets are lost"});
   }
 }
 
@@ -131,19 +150,26 @@ void check_kernel_chains(const Deployment& deployment, SpecErrors& errors) {
     std::string where = "chains[" + std::to_string(chain.index) + "]";
     if (chain.io.mux < 1 || chain.io.mux > kMaxKernelMux)
       errors.push_back({where + ".mux", "mux is the frames per system call: 1 to " + std::to_string(kMaxKernelMux)});
-    if (chain.io.link != "b2b" && chain.io.link != "bridge" && chain.io.link != "ovs" && chain.io.link != "ovs-userspace")
+    if (chain.io.link != "b2b" && chain.io.link != "bridge" && chain.io.link != "ovs" &&
+        chain.io.link != "ovs-userspace")
       errors.push_back({where + ".link", "unknown link '" + chain.io.link + "' (b2b, bridge, ovs or ovs-userspace)"});
     for (int nf : chain.nfs) {
       const NfConfig& config = deployment.nfs[nf];
       if (config.in_rings.size() > 1 || config.out_rings.size() > 1 || config.forks())
-        errors.push_back({config.spec_path, "a chain with kernel-I/O NFs (io: kernel) is a line of NFs: " + config.name + " has several edges in or out"});
-      if (config.external() && (any_kernel_link(deployment, config.in_rings) || any_kernel_link(deployment, config.out_rings)))
-        errors.push_back({config.spec_path + ".type", "an external NF cannot have a kernel link (it speaks DPDK): put a DPDK NF between it and the kernel-I/O NF"});
+        errors.push_back({config.spec_path, "a chain with kernel-I/O NFs (io: kernel) is a line of NFs: " +
+                                                config.name + " has several edges in or out"});
+      if (config.external() &&
+          (any_kernel_link(deployment, config.in_rings) || any_kernel_link(deployment, config.out_rings)))
+        errors.push_back({config.spec_path + ".type",
+                          "an external NF cannot have a kernel link (it speaks DPDK): put a DPDK NF between it and the "
+                          "kernel-I/O NF"});
     }
     if (scheduler != scheduler_types().end() && !scheduler->second.kernel_io_nfs) {
       std::string able = names_of(scheduler_types(), [](const SchedulerType& type) { return type.kernel_io_nfs; });
-      errors.push_back({where + ".io", "chain " + chain.name + " has kernel-I/O NFs, which " + deployment.scheduler.name +
-                                           " cannot schedule (it needs rings or the NFs' cooperation); kernel-I/O chains run under: " + able});
+      errors.push_back(
+          {where + ".io",
+           "chain " + chain.name + " has kernel-I/O NFs, which " + deployment.scheduler.name +
+               " cannot schedule (it needs rings or the NFs' cooperation); kernel-I/O chains run under: " + able});
     }
   }
 }
@@ -156,7 +182,8 @@ SpecErrors check_deployment(Deployment& deployment) {
     std::string path = spec_path(nf);
     auto type = nf_types().find(nf.type);
     if (type == nf_types().end()) {
-      errors.push_back({path + ".type", "unknown NF type '" + nf.type + "' (known: " + names_of(nf_types(), kAll) + ")"});
+      errors.push_back(
+          {path + ".type", "unknown NF type '" + nf.type + "' (known: " + names_of(nf_types(), kAll) + ")"});
       continue;
     }
     size_t before = errors.size();
@@ -170,14 +197,17 @@ SpecErrors check_deployment(Deployment& deployment) {
     std::string able = names_of(scheduler_types(), [](const SchedulerType& type) { return type.external_nfs; });
     for (const NfConfig& nf : deployment.nfs)
       if (nf.external())
-        errors.push_back({spec_path(nf) + ".type", "external NF '" + nf.name + "' cannot run under " + deployment.scheduler.name +
-                                                       ", which runs NFs inside Tandem's workers (external NFs run under: " + able + ")"});
+        errors.push_back({spec_path(nf) + ".type",
+                          "external NF '" + nf.name + "' cannot run under " + deployment.scheduler.name +
+                              ", which runs NFs inside Tandem's workers (external NFs run under: " + able + ")"});
   }
   if (scheduler == scheduler_types().end()) {
-    errors.push_back({"scheduler.name", "unknown scheduler '" + deployment.scheduler.name + "' (known: " + names_of(scheduler_types(), kAll) + ")"});
+    errors.push_back({"scheduler.name", "unknown scheduler '" + deployment.scheduler.name +
+                                            "' (known: " + names_of(scheduler_types(), kAll) + ")"});
   } else {
     size_t before = errors.size();
-    deployment.scheduler.options = resolve_args(scheduler->second.options, deployment.scheduler.options, "scheduler", errors);
+    deployment.scheduler.options =
+        resolve_args(scheduler->second.options, deployment.scheduler.options, "scheduler", errors);
     if (errors.size() == before && scheduler->second.check) scheduler->second.check(deployment, errors);
   }
   return errors;

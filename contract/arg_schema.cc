@@ -9,12 +9,18 @@ namespace {
 
 const char* type_name(ArgType type) {
   switch (type) {
-    case ArgType::Integer: return "integer";
-    case ArgType::Number: return "number";
-    case ArgType::Boolean: return "boolean";
-    case ArgType::String: return "string";
-    case ArgType::Choice: return "choice";
-    case ArgType::List: return "list";
+    case ArgType::Integer:
+      return "integer";
+    case ArgType::Number:
+      return "number";
+    case ArgType::Boolean:
+      return "boolean";
+    case ArgType::String:
+      return "string";
+    case ArgType::Choice:
+      return "choice";
+    case ArgType::List:
+      return "list";
   }
   return "?";
 }

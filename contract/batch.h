@@ -29,7 +29,8 @@ struct Batch {
     for (uint16_t i = 0; i < prefetch_distance && i < count; i++) rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void*));
   }
   void prefetch_ahead_of(uint16_t i) const {
-    if (prefetch_distance != 0 && i + prefetch_distance < count) rte_prefetch0(rte_pktmbuf_mtod(pkts[i + prefetch_distance], void*));
+    if (prefetch_distance != 0 && i + prefetch_distance < count)
+      rte_prefetch0(rte_pktmbuf_mtod(pkts[i + prefetch_distance], void*));
   }
 
   // Calls work(i) for every packet in order, prefetching ahead.

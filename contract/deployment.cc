@@ -19,7 +19,8 @@ TrafficConfig parse_traffic(const json& t) {
   traffic.rate_steps_pps = t.value("rate_steps_pps", std::vector<double>{});
   traffic.mean_rate_pps = t.value("mean_rate_pps", 0.0);
   traffic.step_seconds = t.value("step_seconds", 1.0);
-  for (const auto& entry : t.at("sizes")) traffic.sizes.emplace_back(entry.at(0).get<uint16_t>(), entry.at(1).get<double>());
+  for (const auto& entry : t.at("sizes"))
+    traffic.sizes.emplace_back(entry.at(0).get<uint16_t>(), entry.at(1).get<double>());
   traffic.flows = t.value("flows", 1u);
   traffic.protocol = t.value("protocol", std::string("udp")) == "tcp" ? IPPROTO_TCP : IPPROTO_UDP;
   traffic.http_urls = t.value("http_urls", std::vector<std::string>{});
@@ -33,8 +34,8 @@ TrafficConfig parse_traffic(const json& t) {
 json worker_to_json(const WorkerPlan& plan) {
   json segments = json::array();
   for (const Segment& s : plan.segments) segments.push_back({{"nfs", s.nfs}});
-  return {{"index", plan.index}, {"name", plan.name}, {"core", plan.core}, {"lcore_id", plan.lcore_id}, {"segments", segments},
-          {"runtime", runtime_name(plan.runtime)}};
+  return {{"index", plan.index},       {"name", plan.name},    {"core", plan.core},
+          {"lcore_id", plan.lcore_id}, {"segments", segments}, {"runtime", runtime_name(plan.runtime)}};
 }
 
 WorkerPlan worker_from_json(const json& j, const std::vector<NfConfig>& nfs) {
@@ -54,8 +55,10 @@ void mark_parallel_groups(Deployment& d, const ChainConfig& chain) {
   for (int fork : chain.nfs) {
     NfConfig& f = d.nfs[fork];
     // Edges into one scaled NF's instances are one edge: its scaled egress sends each packet to one of them.
-    if (!f.out_rings.empty() && d.rings[f.out_rings[0]].to >= 0 && d.nfs[d.rings[f.out_rings[0]].to].scale_group >= 0) continue;
-    bool unlabelled = std::all_of(f.out_rings.begin(), f.out_rings.end(), [&](int ring) { return d.rings[ring].label.empty(); });
+    if (!f.out_rings.empty() && d.rings[f.out_rings[0]].to >= 0 && d.nfs[d.rings[f.out_rings[0]].to].scale_group >= 0)
+      continue;
+    bool unlabelled =
+        std::all_of(f.out_rings.begin(), f.out_rings.end(), [&](int ring) { return d.rings[ring].label.empty(); });
     if (f.out_rings.size() < 2 || !unlabelled) continue;
     for (int ring : f.out_rings) {
       std::vector<int>& branch = f.branches.emplace_back();
@@ -63,7 +66,8 @@ void mark_parallel_groups(Deployment& d, const ChainConfig& chain) {
       while (true) {
         NfConfig& node = d.nfs[nf];
         if (node.in_rings.size() != 1 || node.out_rings.size() != 1 || d.rings[node.out_rings[0]].to < 0)
-          throw std::runtime_error("chain " + chain.name + ": a branch after " + f.name + " is not a line of NFs that re-joins (at " + node.name + ")");
+          throw std::runtime_error("chain " + chain.name + ": a branch after " + f.name +
+                                   " is not a line of NFs that re-joins (at " + node.name + ")");
         node.in_branch = true;
         branch.push_back(nf);
         int next = d.rings[node.out_rings[0]].to;
@@ -79,7 +83,8 @@ void mark_parallel_groups(Deployment& d, const ChainConfig& chain) {
 
 // The instances of each scaled NF (the control plane made them: nodes with "scale_group", the name of instance 1,
 // and "instance"), and on instance 1 the rule of its autoscaler.
-void parse_scale_groups(const json& nodes, const ChainConfig& chain, const std::map<std::string, int>& local_of, Deployment& d) {
+void parse_scale_groups(const json& nodes, const ChainConfig& chain, const std::map<std::string, int>& local_of,
+                        Deployment& d) {
   for (size_t i = 0; i < nodes.size(); i++) {
     if (!nodes[i].contains("scale_group")) continue;
     auto head = local_of.find(nodes[i].at("scale_group").get<std::string>());
@@ -90,8 +95,11 @@ void parse_scale_groups(const json& nodes, const ChainConfig& chain, const std::
     nf.instance = nodes[i].at("instance").get<int>();
     if (!first.scale) {
       const json& rule = nodes[static_cast<size_t>(head->second)].at("scale");
-      first.scale = ScaleConfig{{}, rule.at("window_ms").get<double>() / 1e3, rule.at("cooldown_ms").get<double>() / 1e3,
-                                rule.at("idle_ms").get<double>() / 1e3, rule.at("idle_below").get<double>()};
+      first.scale = ScaleConfig{{},
+                                rule.at("window_ms").get<double>() / 1e3,
+                                rule.at("cooldown_ms").get<double>() / 1e3,
+                                rule.at("idle_ms").get<double>() / 1e3,
+                                rule.at("idle_below").get<double>()};
     }
     first.scale->instances.push_back(nf.index);
   }
@@ -109,8 +117,12 @@ void parse_chain(const json& c, Deployment& d) {
   json io_nfs = json::array();
   if (c.contains("io") && c["io"].value("kind", std::string("dpdk")) == "kernel") {
     const json& io = c.at("io");
-    chain.io = {true, io.value("mux", uint16_t{1}), io.value("link", std::string("b2b")), io.value("generator_interface", std::string()),
-                io.value("sink_interface", std::string()), io.value("entry_next_hop", std::string())};
+    chain.io = {true,
+                io.value("mux", uint16_t{1}),
+                io.value("link", std::string("b2b")),
+                io.value("generator_interface", std::string()),
+                io.value("sink_interface", std::string()),
+                io.value("entry_next_hop", std::string())};
     io_nfs = io.value("nfs", json::array());  // by place in `nfs`, once the control plane made the namespaces
   }
   if (nodes.empty()) throw std::runtime_error("chain " + chain.name + " has no NFs");
@@ -135,15 +147,25 @@ void parse_chain(const json& c, Deployment& d) {
       nf.out_interface = io_nfs[i].at("out");
       nf.out_next_hop = io_nfs[i].value("next_hop", std::string());
     }
-    nf.spec_path = nodes[i].value("spec_path", "chains[" + std::to_string(chain.index) + "].nfs[" + std::to_string(i) + "]");
+    nf.spec_path =
+        nodes[i].value("spec_path", "chains[" + std::to_string(chain.index) + "].nfs[" + std::to_string(i) + "]");
     local_of[nf.name] = static_cast<int>(i);
     chain.nfs.push_back(nf.index);
     d.nfs.push_back(nf);
   }
   parse_scale_groups(nodes, chain, local_of, d);
   auto add_ring = [&](const std::string& name, int from, int to, const std::string& label, const std::string& path) {
-    bool kernel = (from >= 0 && d.nfs[from].kernel_io) || (to >= 0 && d.nfs[to].kernel_io);  // a socket at one end or both
-    RingConfig ring{static_cast<int>(d.rings.size()), chain.name + ":" + name, capacity, chain.index, from, to, label, path, kernel};
+    bool kernel =
+        (from >= 0 && d.nfs[from].kernel_io) || (to >= 0 && d.nfs[to].kernel_io);  // a socket at one end or both
+    RingConfig ring{static_cast<int>(d.rings.size()),
+                    chain.name + ":" + name,
+                    capacity,
+                    chain.index,
+                    from,
+                    to,
+                    label,
+                    path,
+                    kernel};
     if (from >= 0) d.nfs[from].out_rings.push_back(ring.index);
     if (to >= 0) d.nfs[to].in_rings.push_back(ring.index);
     chain.rings.push_back(ring.index);
@@ -154,27 +176,32 @@ void parse_chain(const json& c, Deployment& d) {
   if (c.contains("edges")) {
     edges = c.at("edges");
   } else {
-    for (size_t i = 1; i < nodes.size(); i++) edges.push_back({{"from", nodes[i - 1].at("name")}, {"to", nodes[i].at("name")}});
+    for (size_t i = 1; i < nodes.size(); i++)
+      edges.push_back({{"from", nodes[i - 1].at("name")}, {"to", nodes[i].at("name")}});
   }
   chain.entry_ring = add_ring("entry", -1, chain.nfs.front(), "", "");
   for (const json& edge : edges) {
     auto local = [&](const std::string& field) {
       auto found = local_of.find(edge.at(field).get<std::string>());
-      if (found == local_of.end()) throw std::runtime_error("chain " + chain.name + ": an edge names an unknown NF " + edge.at(field).dump());
+      if (found == local_of.end())
+        throw std::runtime_error("chain " + chain.name + ": an edge names an unknown NF " + edge.at(field).dump());
       return found->second;
     };
     int from = local("from"), to = local("to");
     // The control plane sends the NFs in topological order; depths and segments rely on it.
     if (to <= from) throw std::runtime_error("chain " + chain.name + ": its NFs are not in topological order");
-    add_ring(nodes[from].at("name").get<std::string>() + "->" + nodes[to].at("name").get<std::string>(), chain.nfs[from], chain.nfs[to],
-             edge.value("label", std::string()), edge.value("spec_path", std::string()));
+    add_ring(nodes[from].at("name").get<std::string>() + "->" + nodes[to].at("name").get<std::string>(),
+             chain.nfs[from], chain.nfs[to], edge.value("label", std::string()),
+             edge.value("spec_path", std::string()));
   }
   std::vector<int> exits;
   for (int nf : chain.nfs)
     if (d.nfs[nf].out_rings.empty()) exits.push_back(nf);
-  for (int nf : exits) chain.exit_rings.push_back(add_ring(exits.size() == 1 ? "exit" : d.nfs[nf].name + "->exit", nf, -1, "", ""));
+  for (int nf : exits)
+    chain.exit_rings.push_back(add_ring(exits.size() == 1 ? "exit" : d.nfs[nf].name + "->exit", nf, -1, "", ""));
   for (size_t i = 1; i < chain.nfs.size(); i++)
-    if (d.nfs[chain.nfs[i]].in_rings.empty()) throw std::runtime_error("chain " + chain.name + " has more than one entry NF");
+    if (d.nfs[chain.nfs[i]].in_rings.empty())
+      throw std::runtime_error("chain " + chain.name + " has more than one entry NF");
   for (int nf : chain.nfs)
     for (int ring : d.nfs[nf].in_rings)
       if (d.rings[ring].from >= 0) d.nfs[nf].depth = std::max(d.nfs[nf].depth, d.nfs[d.rings[ring].from].depth + 1);
@@ -182,9 +209,10 @@ void parse_chain(const json& c, Deployment& d) {
   d.chains.push_back(chain);
 }
 
-constexpr std::pair<Runtime, const char*> kRuntimeNames[] = {
-    {Runtime::PollLoop, "poll_loop"}, {Runtime::UserLevelThreads, "user_level_threads"}, {Runtime::External, "external"},
-    {Runtime::KernelIo, "kernel_io"}};
+constexpr std::pair<Runtime, const char*> kRuntimeNames[] = {{Runtime::PollLoop, "poll_loop"},
+                                                             {Runtime::UserLevelThreads, "user_level_threads"},
+                                                             {Runtime::External, "external"},
+                                                             {Runtime::KernelIo, "kernel_io"}};
 
 }  // namespace
 
@@ -227,11 +255,12 @@ Deployment parse_deployment(const json& doc) {
     for (const auto& w : doc.at("workers")) d.workers.push_back(worker_from_json(w, d.nfs));
   if (doc.contains("paths")) {
     const json& p = doc.at("paths");
-    d.paths = {p.value("file_prefix", ""), p.value("huge_dir", ""), p.value("run_dir", ""), p.value("worker_binary", ""),
-               p.value("cgroup_dir", ""), p.value("cpu_cgroup_dir", "")};
+    d.paths = {p.value("file_prefix", ""),   p.value("huge_dir", ""),   p.value("run_dir", ""),
+               p.value("worker_binary", ""), p.value("cgroup_dir", ""), p.value("cpu_cgroup_dir", "")};
   }
   if (d.nfs.size() > static_cast<size_t>(kMaxNfs) || d.rings.size() > static_cast<size_t>(kMaxRings))
-    throw std::runtime_error("deployment too large: at most " + std::to_string(kMaxNfs) + " NFs and " + std::to_string(kMaxRings) + " rings");
+    throw std::runtime_error("deployment too large: at most " + std::to_string(kMaxNfs) + " NFs and " +
+                             std::to_string(kMaxRings) + " rings");
   return d;
 }
 

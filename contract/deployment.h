@@ -15,8 +15,8 @@ struct TrafficConfig {
   double rate_pps = 0;  // 0 = as fast as the generator can
   // If given, the rate follows these steps (pps, 0 = none), one every step_seconds, cycling; rate_pps is unused.
   std::vector<double> rate_steps_pps;
-  std::string pcap;         // a capture replayed instead of built frames (absolute path); empty: none
-  bool pcap_loop = true;    // start the capture again at its end; false: the chain's traffic ends with it
+  std::string pcap;       // a capture replayed instead of built frames (absolute path); empty: none
+  bool pcap_loop = true;  // start the capture again at its end; false: the chain's traffic ends with it
   // Per flow: the URL of its HTTP requests (TCP, sized by the request; "": a bare TCP segment); empty list: none.
   std::vector<std::string> http_urls;
   double mean_rate_pps = 0;  // on average, as the control plane resolved it: rate_pps or the steps' mean; 0 = unknown
@@ -46,7 +46,7 @@ struct NfConfig {
   json args;
   int core = 0;
   int chain = 0;
-  int depth = 0;  // the longest path from its chain's entry node to it, in edges (in a line: its position)
+  int depth = 0;               // the longest path from its chain's entry node to it, in edges (in a line: its position)
   std::vector<int> in_rings;   // the rings that feed it (several at a join)
   std::vector<int> out_rings;  // the rings it feeds (several at a fan-out), each labelled or not (RingConfig)
   std::string spec_path;       // where the spec gives it, for messages: "chains[0].nfs[2]", "chains[1].graph.nodes[0]"
@@ -54,7 +54,7 @@ struct NfConfig {
   // unlabelled); a branch is a line of NFs; the branches re-join at one node.
   bool in_branch = false;    // it runs in a branch: it stamps the packet's branch hop set, not the ordered record
   bool ends_branch = false;  // the last NF of a branch (its egress: a marker port)
-  std::vector<std::vector<int>> branches;  // a fork's: each branch's NFs (global indexes), in order
+  std::vector<std::vector<int>> branches;           // a fork's: each branch's NFs (global indexes), in order
   bool forks() const { return !branches.empty(); }  // its out-rings are a group's branches (its egress: a branch port)
   double cost_cycles = 0;  // estimated TSC cycles per packet (cycle estimator or spec); 0 = not estimated
   double weight = 1;       // priority weight (NF's times its chain's), for schedulers that share CPU by weight
@@ -89,9 +89,9 @@ struct RingConfig {
   std::string name;  // e.g. "fw3:entry", "fw3:fw1->fw2", "fw3:exit"; "web:cls->waf" for a labelled edge
   uint32_t capacity = 0;
   int chain = 0;
-  int from = -1;      // the NF that feeds it; -1: the generator (the chain's entry ring)
-  int to = -1;        // the NF it feeds; -1: the sink (an exit ring)
-  std::string label;  // the output gate of `from` whose packets it carries (a labelled fan-out); empty: all
+  int from = -1;          // the NF that feeds it; -1: the generator (the chain's entry ring)
+  int to = -1;            // the NF it feeds; -1: the sink (an exit ring)
+  std::string label;      // the output gate of `from` whose packets it carries (a labelled fan-out); empty: all
   std::string spec_path;  // the edge in the spec, for messages: "chains[0].graph.edges[1]"; empty: implied by a list
   // A kernel link instead of a ring: a veth (through a switch or back to back) between packet sockets; it holds
   // no mbufs, and its counters come from both ends and the receiving socket (contract/shm_layout.h).
@@ -140,12 +140,13 @@ Segment segment_of(const std::vector<NfConfig>& all_nfs, std::vector<int> nfs);
 // One worker process: pinned to `core`, it polls its segments round-robin.
 // How a worker process runs its segments: one field of the worker plan, chosen by the scheduler module's plan.
 enum class Runtime {
-  PollLoop,          // tandem-worker's poll loop over every segment (dataplane/runtimes/poll_loop/)
+  PollLoop,  // tandem-worker's poll loop over every segment (dataplane/runtimes/poll_loop/)
   // tandem-worker with each segment a user-level thread that yields after every batch, running only the NFs it
   // holds in the stats zone's nf_control (Bubble; dataplane/runtimes/user_level_threads/)
   UserLevelThreads,
   External,  // an external NF's application (its single segment), started and stopped by the manager's ExternalNf
-  KernelIo,  // tandem-worker in the NF's network namespace, blocking in poll() while its sockets are empty (dataplane/runtimes/kernel_io/)
+  KernelIo,  // tandem-worker in the NF's network namespace, blocking in poll() while its sockets are empty
+             // (dataplane/runtimes/kernel_io/)
 };
 
 const char* runtime_name(Runtime runtime);
@@ -170,7 +171,7 @@ struct RunPaths {
   std::string huge_dir;     // hugetlbfs mount for this run
   std::string run_dir;      // where deployment.json and results.json are written
   std::string worker_binary;
-  std::string cgroup_dir;   // a cgroup v2 directory the control plane made for the run, if the scheduler asked
+  std::string cgroup_dir;      // a cgroup v2 directory the control plane made for the run, if the scheduler asked
   std::string cpu_cgroup_dir;  // a cgroup v1 `cpu` directory made for the run, if the scheduler asked
 };
 
@@ -192,7 +193,7 @@ struct Deployment {
   // run --profile: one packet in trace_sample_every (on average) carries per-hop timestamps, and the sink breaks
   // its latency down by hop (contract/hop_trace.h). They are drawn from the packets whose latency is sampled (a
   // multiple of latency_sample_every), pseudo-randomly, so they are a fair subset of them.
-  bool trace_hops = false;  // the run's profile names the probe `hops` (dataplane/manager/probes/hop_trace_probe.cc)
+  bool trace_hops = false;  // the run's profile names the probe `hops` (dataplane/observation/hop_trace_probe.cc)
   uint32_t trace_sample_every = kTraceSampleEvery;
   // Delivered packets written to a pcap file by the sink (every chain's, in delivery order); empty path: none.
   std::string capture_path;

@@ -1,6 +1,6 @@
 // Per-hop timestamps of sampled packets (run --profile): when each NF got the packet, began and ended its batch,
 // and how much of the packet's wait in the NF's input the NF spent on other work. The sink adds them up into a
-// breakdown of each chain's latency (dataplane/manager/latency_breakdown.h).
+// breakdown of each chain's latency (dataplane/sink/latency_breakdown.h).
 #pragma once
 
 #include <cstddef>
@@ -22,13 +22,13 @@ struct HopTrace {
   uint64_t start_tsc;   // the NF's batch began
   uint64_t end_tsc;     // the NF's batch ended
   uint64_t busy_while_queued;  // cycles the NF spent on other batches while the packet sat in its input ring
-  uint16_t nf;          // global NF index
+  uint16_t nf;                 // global NF index
 };
 
 struct TraceSlot {
-  uint64_t seq;       // the packet that owns the slot: a slot is reused, and an older packet must not write into it
-  uint8_t hops;       // hops recorded; more than kMaxTracedHops: the path was too long to trace
-  uint8_t untraced;   // hops that could not be recorded (a parallel branch: its NFs run at once)
+  uint64_t seq;      // the packet that owns the slot: a slot is reused, and an older packet must not write into it
+  uint8_t hops;      // hops recorded; more than kMaxTracedHops: the path was too long to trace
+  uint8_t untraced;  // hops that could not be recorded (a parallel branch: its NFs run at once)
   HopTrace hop[kMaxTracedHops];
 };
 
@@ -36,12 +36,15 @@ struct TraceSlot {
 // keeps that beyond any packet's life in the run; one that still outlives it loses its trace (counted), never
 // mixes its hops into another's.
 inline uint32_t trace_slot_count(const Deployment& deployment) {
-  uint32_t traced_in_pool = mbuf_pool_size(deployment) / (deployment.trace_sample_every ? deployment.trace_sample_every : 1) + 1;
+  uint32_t traced_in_pool =
+      mbuf_pool_size(deployment) / (deployment.trace_sample_every ? deployment.trace_sample_every : 1) + 1;
   return traced_in_pool * 2 > 4096 ? traced_in_pool * 2 : 4096;
 }
 
 // The trace zone's size: the manager reserves it, the catalog counts it into the run's hugepages.
-inline size_t trace_zone_bytes(const Deployment& deployment) { return sizeof(TraceSlot) * trace_slot_count(deployment); }
+inline size_t trace_zone_bytes(const Deployment& deployment) {
+  return sizeof(TraceSlot) * trace_slot_count(deployment);
+}
 
 // Whether the generator traces the latency-sampled packet number `sample` (its sequence number / the latency
 // sampling period): one in `ratio`, chosen by a multiplicative hash rather than by position, so that the traced are

@@ -18,6 +18,8 @@ bool idle_wait(WorkerControl& control, const std::function<bool()>& should_sleep
 // Manager side: wakes a worker that sleeps in idle_wait; a no-op (no system call) when it is awake.
 void idle_wake(WorkerControl& control);
 
-inline bool idle_sleeping(const WorkerControl& control) { return __atomic_load_n(&control.idle, __ATOMIC_SEQ_CST) != 0; }
+inline bool idle_sleeping(const WorkerControl& control) {
+  return __atomic_load_n(&control.idle, __ATOMIC_SEQ_CST) != 0;
+}
 
 }  // namespace tandem

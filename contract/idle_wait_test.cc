@@ -22,14 +22,18 @@ struct Shared {
 };
 
 TEST(IdleWait, ManagerWakesASleepingWorkerInAnotherProcess) {
-  auto* shared = static_cast<Shared*>(mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  auto* shared =
+      static_cast<Shared*>(mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
   ASSERT_NE(shared, MAP_FAILED);
   *shared = {};
   pid_t child = fork();
   if (child == 0) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     auto start = Clock::now();
-    shared->slept = idle_wait(shared->control, [] { return true; }, 5'000'000) ? 1 : 0;
+    shared->slept = idle_wait(
+                        shared->control, [] { return true; }, 5'000'000)
+                        ? 1
+                        : 0;
     shared->slept_ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
     _exit(0);
   }
@@ -49,7 +53,8 @@ TEST(IdleWait, ManagerWakesASleepingWorkerInAnotherProcess) {
 
 TEST(IdleWait, WorkThatArrivedMeanwhileCancelsTheSleep) {
   WorkerControl control{};
-  EXPECT_FALSE(idle_wait(control, [] { return false; }, 1'000'000));
+  EXPECT_FALSE(idle_wait(
+      control, [] { return false; }, 1'000'000));
   EXPECT_FALSE(idle_sleeping(control));
   EXPECT_EQ(control.sleeps, 0u);
 }
@@ -57,7 +62,8 @@ TEST(IdleWait, WorkThatArrivedMeanwhileCancelsTheSleep) {
 TEST(IdleWait, TimeoutBoundsTheSleep) {
   WorkerControl control{};
   auto start = Clock::now();
-  EXPECT_TRUE(idle_wait(control, [] { return true; }, 20'000));
+  EXPECT_TRUE(idle_wait(
+      control, [] { return true; }, 20'000));
   double ms = std::chrono::duration<double, std::milli>(Clock::now() - start).count();
   EXPECT_GE(ms, 15);
   EXPECT_LT(ms, 1000);

@@ -26,8 +26,10 @@ std::vector<bool> kernel_links(const Deployment& d) {
 }
 
 TEST(KernelLinks, EveryLinkOfAKernelChainIsAVethAndNoneOfADpdkChain) {
-  EXPECT_EQ(kernel_links(deployment_of({router("a"), router("b"), router("c")}, true)), (std::vector<bool>{true, true, true, true}));
-  EXPECT_EQ(kernel_links(deployment_of({router("a"), router("b"), router("c")}, false)), (std::vector<bool>{false, false, false, false}));
+  EXPECT_EQ(kernel_links(deployment_of({router("a"), router("b"), router("c")}, true)),
+            (std::vector<bool>{true, true, true, true}));
+  EXPECT_EQ(kernel_links(deployment_of({router("a"), router("b"), router("c")}, false)),
+            (std::vector<bool>{false, false, false, false}));
 }
 
 TEST(KernelLinks, AMixedChainHasAVethWhereEitherEndIsKernelIo) {
@@ -35,7 +37,8 @@ TEST(KernelLinks, AMixedChainHasAVethWhereEitherEndIsKernelIo) {
   EXPECT_EQ(kernel_links(middle_kernel), (std::vector<bool>{false, true, true, false}));
   EXPECT_FALSE(middle_kernel.nfs[0].kernel_io);
   EXPECT_TRUE(middle_kernel.nfs[1].kernel_io);
-  Deployment middle_dpdk = deployment_of({router("a"), router("b", "dpdk"), router("c")}, true);  // no `io`: the chain's
+  Deployment middle_dpdk =
+      deployment_of({router("a"), router("b", "dpdk"), router("c")}, true);  // no `io`: the chain's
   EXPECT_EQ(kernel_links(middle_dpdk), (std::vector<bool>{true, true, true, true}));
   EXPECT_TRUE(middle_dpdk.nfs[0].kernel_io);
   EXPECT_FALSE(middle_dpdk.nfs[1].kernel_io);
@@ -44,7 +47,9 @@ TEST(KernelLinks, AMixedChainHasAVethWhereEitherEndIsKernelIo) {
 }
 
 TEST(KernelLinks, ThePoolKeepsMuxReceiveBuffersForEverySocketThatReceives) {
-  auto pool = [](json nfs, bool kernel_chain, uint16_t mux) { return mbuf_pool_size(deployment_of(nfs, kernel_chain, mux)); };
+  auto pool = [](json nfs, bool kernel_chain, uint16_t mux) {
+    return mbuf_pool_size(deployment_of(nfs, kernel_chain, mux));
+  };
   json line = {router("a", "dpdk"), router("b", "kernel"), router("c", "dpdk")};
   // Two sockets receive (b's, and c's from b), whatever kind of NF holds them: each keeps `mux` buffers posted.
   EXPECT_EQ(pool(line, true, 64) - pool(line, true, 8), 2u * (64 - 8));

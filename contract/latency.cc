@@ -22,10 +22,15 @@ json LatencySamples::summary_us(double tsc_hz) {
   auto us = [&](double cycles) { return cycles * 1e6 / tsc_hz; };
   double total = 0;
   for (uint64_t cycles : samples_) total += static_cast<double>(cycles);
-  return {{"samples", samples_.size()}, {"seen", seen_}, {"mean", us(total / static_cast<double>(samples_.size()))},
-          {"p5", us(static_cast<double>(percentile(5)))},   {"p25", us(static_cast<double>(percentile(25)))},
-          {"p50", us(static_cast<double>(percentile(50)))}, {"p75", us(static_cast<double>(percentile(75)))},
-          {"p95", us(static_cast<double>(percentile(95)))}, {"p99", us(static_cast<double>(percentile(99)))},
+  return {{"samples", samples_.size()},
+          {"seen", seen_},
+          {"mean", us(total / static_cast<double>(samples_.size()))},
+          {"p5", us(static_cast<double>(percentile(5)))},
+          {"p25", us(static_cast<double>(percentile(25)))},
+          {"p50", us(static_cast<double>(percentile(50)))},
+          {"p75", us(static_cast<double>(percentile(75)))},
+          {"p95", us(static_cast<double>(percentile(95)))},
+          {"p99", us(static_cast<double>(percentile(99)))},
           {"max", us(static_cast<double>(percentile(100)))}};
 }
 

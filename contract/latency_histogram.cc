@@ -25,7 +25,10 @@ json LatencyHistogram::to_json() const {
     bounds.push_back(kBoundsUs[b]);
     counts.push_back(cumulative);
   }
-  return {{"bounds_us", bounds}, {"counts", counts}, {"count", count_}, {"sum_us", static_cast<double>(sum_cycles_) / cycles_per_us_}};
+  return {{"bounds_us", bounds},
+          {"counts", counts},
+          {"count", count_},
+          {"sum_us", static_cast<double>(sum_cycles_) / cycles_per_us_}};
 }
 
 }  // namespace tandem

@@ -12,7 +12,8 @@ class LatencyHistogram {
  public:
   // Upper bounds in microseconds, 1-2-5 steps from 1 µs to 100 ms: a chain on a shared core sees 10 µs when its
   // NFs run back to back and tens of milliseconds when one waits behind a throttled neighbour.
-  static constexpr std::array<double, 16> kBoundsUs = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000};
+  static constexpr std::array<double, 16> kBoundsUs = {1,   2,    5,    10,   20,    50,    100,   200,
+                                                       500, 1000, 2000, 5000, 10000, 20000, 50000, 100000};
 
   explicit LatencyHistogram(double tsc_hz);
   void add(uint64_t cycles);

@@ -10,10 +10,10 @@ constexpr double kHz = 1e9;  // 1000 cycles a microsecond
 
 TEST(LatencyHistogram, CountsAreCumulativeAndBoundsInclusive) {
   LatencyHistogram h(kHz);
-  h.add(500);      // 0.5 us: every bucket
-  h.add(1000);     // exactly 1 us: the 1 us bucket (Prometheus' le is "less than or equal")
-  h.add(1001);     // just above: from 2 us on
-  h.add(7000);     // 7 us: from 10 us on
+  h.add(500);   // 0.5 us: every bucket
+  h.add(1000);  // exactly 1 us: the 1 us bucket (Prometheus' le is "less than or equal")
+  h.add(1001);  // just above: from 2 us on
+  h.add(7000);  // 7 us: from 10 us on
   json j = h.to_json();
   EXPECT_EQ(j["count"], 4u);
   EXPECT_DOUBLE_EQ(j["sum_us"].get<double>(), 9.501);

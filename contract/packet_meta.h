@@ -11,11 +11,11 @@ namespace tandem {
 inline constexpr int kMaxHops = 64;
 
 struct PacketMeta {
-  uint64_t seq;          // per-chain sequence number set by the generator
-  uint64_t tx_tsc;       // TSC when the generator enqueued the packet
-  uint16_t chain;        // index of the chain the packet belongs to
-  uint32_t trace_slot;   // run --profile: 1 + the packet's slot in the trace zone (contract/hop_trace.h); 0 = untraced
-  uint8_t hop_count;     // NFs that have stamped the packet so far
+  uint64_t seq;         // per-chain sequence number set by the generator
+  uint64_t tx_tsc;      // TSC when the generator enqueued the packet
+  uint16_t chain;       // index of the chain the packet belongs to
+  uint32_t trace_slot;  // run --profile: 1 + the packet's slot in the trace zone (contract/hop_trace.h); 0 = untraced
+  uint8_t hop_count;    // NFs that have stamped the packet so far
   uint8_t hops[kMaxHops];  // global NF index of each NF in the order they processed it
   // At the hops of a labelled fan-out, the gate its NF chose (written by its labelled egress, which routed the
   // packet by it): the sink checks the packet left along the edge with that label. Elsewhere unused.
@@ -33,7 +33,8 @@ inline constexpr uint16_t kMbufPrivSize = (sizeof(PacketMeta) + RTE_MBUF_PRIV_AL
 
 inline PacketMeta* meta_of(rte_mbuf* m) { return static_cast<PacketMeta*>(rte_mbuf_to_priv(m)); }
 
-// Each NF stamps the packets it processes (a branch's NF: stamp_branch_hop); the sink checks the record is a path of the chain's graph.
+// Each NF stamps the packets it processes (a branch's NF: stamp_branch_hop); the sink checks the record is a path of
+// the chain's graph.
 inline void stamp_hop(rte_mbuf* m, uint8_t nf_index) {
   PacketMeta* meta = meta_of(m);
   if (meta->hop_count < kMaxHops) meta->hops[meta->hop_count] = nf_index;

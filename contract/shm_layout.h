@@ -15,8 +15,8 @@ inline constexpr int kMaxChains = 128;
 // Counters have exactly one writer each (the ring's producer or consumer, the NF's worker), so
 // relaxed atomic stores suffice; readers on other cores see them within a cache-line transfer.
 struct alignas(64) RingCounters {
-  uint64_t enqueued;      // accepted by the ring (written by the producer)
-  uint64_t dropped_full;  // offered while the ring was full, freed by the producer
+  uint64_t enqueued;              // accepted by the ring (written by the producer)
+  uint64_t dropped_full;          // offered while the ring was full, freed by the producer
   alignas(64) uint64_t dequeued;  // written by the consumer
   // A kernel link (a veth between NF processes, contract/deployment.h RingConfig::kernel), also the consumer's:
   // frames that reached its socket and those the socket dropped with its queue full (PACKET_STATISTICS, read
@@ -71,37 +71,37 @@ struct alignas(64) NfControl {
 
 // How a worker gives the CPU away; written by the scheduler module before `go`.
 struct YieldPolicy {
-  uint32_t after_batches;  // 0 = never yield after a number of batches
-  uint32_t on_empty;       // 1 = sched_yield() when every input ring of the worker is empty
+  uint32_t after_batches;   // 0 = never yield after a number of batches
+  uint32_t on_empty;        // 1 = sched_yield() when every input ring of the worker is empty
   uint32_t block_on_empty;  // 1 = sleep on `idle` (a futex) when every input ring is empty, until woken
 };
 
 struct alignas(64) WorkerControl {
   uint64_t heartbeat;  // incremented once per loop iteration
   int32_t pid;
-  uint32_t ready;      // set by the worker once it is attached and waiting for `go`
+  uint32_t ready;  // set by the worker once it is attached and waiting for `go`
   YieldPolicy yield;
-  uint64_t yields;     // sched_yield() calls made
-  uint32_t throttled;  // scheduler -> worker: do not run (backpressure) until cleared and woken
-  uint32_t idle;       // futex word of contract/idle_wait.h: 1 while the worker sleeps, 0 otherwise
-  uint64_t sleeps;     // times the worker blocked (idle input or throttled)
+  uint64_t yields;       // sched_yield() calls made
+  uint32_t throttled;    // scheduler -> worker: do not run (backpressure) until cleared and woken
+  uint32_t idle;         // futex word of contract/idle_wait.h: 1 while the worker sleeps, 0 otherwise
+  uint64_t sleeps;       // times the worker blocked (idle input or throttled)
   uint32_t load_window;  // scheduler -> worker: count load_cycles/poll_cycles while 1 (user-level-thread runtime)
   uint32_t left_loop;    // it saw `stop` and sends no more (the manager counts kernel links after every sender's)
 };
 
 // Per-chain entry control: a scheduler closes the entry to shed load before any NF spends work on it.
 struct alignas(64) ChainControl {
-  uint32_t entry_closed;         // scheduler -> generator: drop this chain's new packets at entry
-  uint64_t entry_backpressure;   // packets so dropped (written by the generator)
+  uint32_t entry_closed;        // scheduler -> generator: drop this chain's new packets at entry
+  uint64_t entry_backpressure;  // packets so dropped (written by the generator)
 };
 
 // One scaled egress feeding a scaled NF's instances, written by that egress alone.
 struct alignas(64) ScaleFeeder {
-  uint32_t in_use;         // egress -> manager: instances its flow hash spreads over now
-  uint64_t switches;       // changes of in_use the egress completed
-  uint64_t held_peak;      // most packets it held at once while a change waited for the old instances
-  uint64_t held_dropped;   // packets it could not hold (also counted as their ring's dropped_full)
-  uint64_t held_now;       // packets it holds now (a run drains them before it stops)
+  uint32_t in_use;        // egress -> manager: instances its flow hash spreads over now
+  uint64_t switches;      // changes of in_use the egress completed
+  uint64_t held_peak;     // most packets it held at once while a change waited for the old instances
+  uint64_t held_dropped;  // packets it could not hold (also counted as their ring's dropped_full)
+  uint64_t held_now;      // packets it holds now (a run drains them before it stops)
 };
 
 // A scaled NF after a scaled NF is fed by each of that NF's instances (at most 8: spec.py's max_instances).
@@ -119,7 +119,8 @@ struct alignas(64) ScaleControl {
 struct StatsZone {
   uint32_t go;    // manager -> workers: start polling
   uint32_t stop;  // manager -> workers: leave the loop
-  // manager -> workers with packet-socket inputs: every kernel sender has left its loop; their sockets' counts are final now.
+  // manager -> workers with packet-socket inputs: every kernel sender has left its loop; their sockets' counts are
+  // final now.
   uint32_t kernel_links_quiet;
   RingCounters rings[kMaxRings];
   NfCounters nfs[kMaxNfs];

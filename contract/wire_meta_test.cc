@@ -4,7 +4,7 @@
 
 #include <cstring>
 
-#include "nfs/nf_test_support.h"
+#include "dataplane/packets/packet_test_support.h"
 
 namespace tandem {
 namespace {

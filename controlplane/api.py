@@ -1,27 +1,32 @@
 """Tandem's Python API (re-exported by tandem.py: `from tandem import Spec, run, compare`): run and compare specs
 from a script and get typed results, the models the CLI writes its JSON from."""
+
 from __future__ import annotations
 
 import contextlib
 import os
 import sys
-from pathlib import Path
-from typing import Callable, Union
+from collections.abc import Callable
 
 from pydantic import ValidationError
 
-from controlplane import catalog, pipeline
-from controlplane.compare import compare as compare_runs
-from controlplane.compare import fan_out, with_profiling
 from controlplane.errors import SpecError, TandemError
-from controlplane.live_metrics import MetricsServer
-from controlplane.request import compose_request, load_spec_or_request
-from controlplane.results_model import Comparison, RunOutcome, RunResults
-from controlplane.sfc import is_sfc_request
-from controlplane.spec import Spec, run_config, spec_from_document
+from controlplane.experiment import pipeline
+from controlplane.experiment.compare import compare as compare_runs
+from controlplane.experiment.compare import fan_out, with_profiling
+from controlplane.results.live_metrics import MetricsServer
+from controlplane.results.model import Comparison, RunOutcome, RunResults
+from controlplane.sfc.sfc_request import is_sfc_request
+from controlplane.sfc.spec_or_request import compose_request, load_spec_or_request
+from controlplane.spec import catalog
+from controlplane.spec.deployment import run_config
+from controlplane.spec.loading import spec_from_document
+from controlplane.spec.models import Spec
 
-SpecLike = Union[Spec, dict, str, os.PathLike]
-DICT_SOURCE = "<dict>"  # how errors name a spec given as a dict; its relative files resolve against the working directory
+SpecLike = Spec | dict | str | os.PathLike
+DICT_SOURCE = (
+    "<dict>"  # how errors name a spec given as a dict; its relative files resolve against the working directory
+)
 
 
 def load_spec(spec: SpecLike) -> Spec:
@@ -46,7 +51,9 @@ def check_schedulers(names: list[str], source: str, field: str = "--scheduler") 
     known = catalog.scheduler_names()
     unknown = [name for name in names if name not in known]
     if unknown:
-        raise SpecError(source, [(field, f"unknown scheduler {', '.join(repr(n) for n in unknown)} (known: {', '.join(known)})")])
+        raise SpecError(
+            source, [(field, f"unknown scheduler {', '.join(repr(n) for n in unknown)} (known: {', '.join(known)})")]
+        )
 
 
 def _accepting(spec: Spec, source: str, names: list[str], named: bool) -> list[str]:
@@ -75,13 +82,22 @@ def _serving(metrics: str | MetricsServer | None):
     return MetricsServer(metrics)
 
 
-def run(spec: SpecLike, scheduler: str | None = None, duration: float | None = None, *, capture: dict | None = None,
-        metrics: str | MetricsServer | None = None, on_event: Callable[[dict], None] | None = None,
-        profile: bool | str = False, source: str | None = None) -> RunOutcome:
+def run(
+    spec: SpecLike,
+    scheduler: str | None = None,
+    duration: float | None = None,
+    *,
+    capture: dict | None = None,
+    metrics: str | MetricsServer | None = None,
+    on_event: Callable[[dict], None] | None = None,
+    profile: bool | str = False,
+    source: str | None = None,
+) -> RunOutcome:
     """Runs a spec once (placed and costed as its scheduler needs) and returns how it ended, with typed results.
     `metrics`: "[HOST]:PORT" to serve live Prometheus metrics while it runs. `on_event`: each progress event of the
-    data plane. `profile`: trace the latency-sampled packets hop by hop (each chain's results get a latency_breakdown; ./tandem
-    explain reads it) and count each NF process (perf_event_open); "hops": the tracing alone. Bad input raises SpecError (the CLI's exit 2); every machine change is undone before returning."""
+    data plane. `profile`: trace the latency-sampled packets hop by hop (each chain's results get a latency_breakdown;
+    ./tandem explain reads it) and count each NF process (perf_event_open); "hops": the tracing alone. Bad input raises
+    SpecError (the CLI's exit 2); every machine change is undone before returning."""
     loaded, source = _load(spec, source)
     if scheduler:
         check_schedulers([scheduler], source)
@@ -99,9 +115,18 @@ def run(spec: SpecLike, scheduler: str | None = None, duration: float | None = N
     return RunOutcome(results=results, exit_status=outcome.exit_status, error=outcome.error, notes=outcome.notes)
 
 
-def compare(spec: SpecLike, schedulers: list[str] | None = None, repeat: int = 3, duration: float | None = None, *,
-            metrics: str | MetricsServer | None = None, quiet: bool = True, profile: bool = False,
-            ceiling: bool = True, source: str | None = None) -> Comparison:
+def compare(
+    spec: SpecLike,
+    schedulers: list[str] | None = None,
+    repeat: int = 3,
+    duration: float | None = None,
+    *,
+    metrics: str | MetricsServer | None = None,
+    quiet: bool = True,
+    profile: bool = False,
+    ceiling: bool = True,
+    source: str | None = None,
+) -> Comparison:
     """Runs a spec under each scheduler (default: every one this build has) `repeat` times, round-robin, and returns
     every run's results and each scheduler's medians. `quiet=False` shows each run's progress on standard error.
     `ceiling`: also run rtc once per batch size 32...1024, the comparison's second ceiling (ceilings.best_rtc)."""
@@ -111,8 +136,17 @@ def compare(spec: SpecLike, schedulers: list[str] | None = None, repeat: int = 3
     check_schedulers(schedulers, source)
     schedulers = _accepting(loaded, source, schedulers, named)
     with _serving(metrics) as server:
-        comparison, status = compare_runs(loaded, source, schedulers, repeat, duration, quiet,
-                                          server.collector if server is not None else None, profile, ceiling)
+        comparison, status = compare_runs(
+            loaded,
+            source,
+            schedulers,
+            repeat,
+            duration,
+            quiet,
+            server.collector if server is not None else None,
+            profile,
+            ceiling,
+        )
     return _typed(Comparison, dict(comparison, exit_status=status))
 
 
@@ -122,8 +156,10 @@ def _typed(model, document: dict):
         return model.model_validate(document)
     except ValidationError as error:
         problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors()[:5])
-        raise TandemError(f"the results do not fit Tandem's results model ({model.__name__}): {problems}. "
-                          "This is a bug in Tandem; TANDEM_DEBUG=1 shows where") from error
+        raise TandemError(
+            f"the results do not fit Tandem's results model ({model.__name__}): {problems}. "
+            "This is a bug in Tandem; TANDEM_DEBUG=1 shows where"
+        ) from error
 
 
 __all__ = ["Spec", "RunResults", "RunOutcome", "Comparison", "MetricsServer", "load_spec", "run", "compare"]

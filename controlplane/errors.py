@@ -1,4 +1,5 @@
 """Errors that reach the user as one clear message and an exit status, never as a traceback."""
+
 import re
 
 EXIT_OK = 0

@@ -1,7 +1,7 @@
 // checkip: validates the IPv4 header (version, length, checksum) and drops packets that fail.
 #include "checkip.h"
 
-#include "contract/ipv4_view.h"
+#include "dataplane/packets/ipv4_view.h"
 #include "nf.h"
 
 namespace tandem {
@@ -33,7 +33,9 @@ const NfRegistration registration({
     .help = "Validates IPv4 version, header length, total length and header checksum; drops bad packets.",
     .args = {},
     .create = [](const json&, const NfContext&) { return std::make_unique<CheckIp>(); },
-    .descriptor = {.may_drop = true, .reads = FieldSet{HeaderField::EthType} | FieldSet::layer(Layer::L3)},  // the checksum covers every field
+    .descriptor = {.may_drop = true,
+                   .reads = FieldSet{HeaderField::EthType} |
+                            FieldSet::layer(Layer::L3)},  // the checksum covers every field
 });
 
 }  // namespace

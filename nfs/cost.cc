@@ -29,14 +29,26 @@ const NfRegistration registration({
     .name = "cost",
     .help = "Burns cycles per packet (papers: light 50, medium 150, heavy 250) plus optional cycles per byte; "
             "or nanoseconds per packet, the same share of a core on every machine.",
-    .args = {{.name = "cycles", .type = ArgType::Integer, .default_value = 50,
-              .help = "TSC cycles per packet", .min = 0, .max = 1e6},
-             {.name = "cycles_per_byte", .type = ArgType::Number, .default_value = 0.0,
-              .help = "extra TSC cycles per byte of frame, for variable-cost NFs", .min = 0, .max = 500},
+    .args = {{.name = "cycles",
+              .type = ArgType::Integer,
+              .default_value = 50,
+              .help = "TSC cycles per packet",
+              .min = 0,
+              .max = 1e6},
+             {.name = "cycles_per_byte",
+              .type = ArgType::Number,
+              .default_value = 0.0,
+              .help = "extra TSC cycles per byte of frame, for variable-cost NFs",
+              .min = 0,
+              .max = 500},
              // Tests that need a load that overloads (or fits) a core on any host give time, not cycles: TSC
              // rates differ by 2x between our hosts, so a cycle count is a different share of a core on each.
-             {.name = "ns", .type = ArgType::Number, .default_value = 0.0,
-              .help = "nanoseconds per packet; when above 0 it replaces cycles", .min = 0, .max = 1e6}},
+             {.name = "ns",
+              .type = ArgType::Number,
+              .default_value = 0.0,
+              .help = "nanoseconds per packet; when above 0 it replaces cycles",
+              .min = 0,
+              .max = 1e6}},
     .create =
         [](const json& args, const NfContext&) {
           double ns = args["ns"].get<double>();

@@ -43,8 +43,9 @@ class CountUrl final : public NetworkFunction {
   json report() const override {
     std::vector<std::pair<std::string, uint64_t>> top(counts_.begin(), counts_.end());
     size_t shown = std::min<size_t>(top.size(), 10);
-    std::partial_sort(top.begin(), top.begin() + static_cast<long>(shown), top.end(),
-                      [](const auto& a, const auto& b) { return a.second != b.second ? a.second > b.second : a.first < b.first; });
+    std::partial_sort(top.begin(), top.begin() + static_cast<long>(shown), top.end(), [](const auto& a, const auto& b) {
+      return a.second != b.second ? a.second > b.second : a.first < b.first;
+    });
     json top_urls = json::array();
     for (size_t i = 0; i < shown; i++) top_urls.push_back({{"url", top[i].first}, {"requests", top[i].second}});
     return {{"urls", counts_.size()}, {"top", top_urls}, {"untracked_requests", untracked_}, {"not_http", not_http_}};
@@ -64,12 +65,17 @@ class CountUrl final : public NetworkFunction {
 const NfRegistration registration({
     .name = "count_url",
     .help = "μNF: counts HTTP requests per URL (the top ten in its report); passes every packet.",
-    .args = {{.name = "max_urls", .type = ArgType::Integer, .default_value = 4096, .help = "distinct URLs counted one by one; more are counted as untracked",
-              .min = 1, .max = 1000000}},
-    .create = [](const json& args, const NfContext&) { return std::make_unique<CountUrl>(args["max_urls"].get<size_t>()); },
+    .args = {{.name = "max_urls",
+              .type = ArgType::Integer,
+              .default_value = 4096,
+              .help = "distinct URLs counted one by one; more are counted as untracked",
+              .min = 1,
+              .max = 1000000}},
+    .create = [](const json& args,
+                 const NfContext&) { return std::make_unique<CountUrl>(args["max_urls"].get<size_t>()); },
     .descriptor = {.stateful = true,
-                   .reads = {HeaderField::EthType, HeaderField::Ipv4VersionIhl, HeaderField::Ipv4TotalLength, HeaderField::Ipv4Protocol,
-                             HeaderField::L4Other, HeaderField::Payload}},
+                   .reads = {HeaderField::EthType, HeaderField::Ipv4VersionIhl, HeaderField::Ipv4TotalLength,
+                             HeaderField::Ipv4Protocol, HeaderField::L4Other, HeaderField::Payload}},
 });
 
 }  // namespace

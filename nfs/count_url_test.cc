@@ -1,5 +1,5 @@
 // Tests of the count_url μNF: requests counted per URL, nothing dropped or changed, a full table counted apart.
-#include "dataplane/manager/request_frames.h"
+#include "dataplane/packets/request_frames.h"
 #include "nf_test_support.h"
 
 namespace tandem {

@@ -5,7 +5,7 @@
 #include <rte_hash.h>
 #include <rte_jhash.h>
 
-#include "contract/five_tuple.h"
+#include "dataplane/packets/five_tuple.h"
 #include "nf.h"
 
 namespace tandem {
@@ -27,7 +27,8 @@ class Counter final : public NetworkFunction {
     params.hash_func = rte_jhash;
     params.socket_id = SOCKET_ID_ANY;
     table_ = rte_hash_create(&params);
-    if (table_ == nullptr) throw std::runtime_error("rte_hash_create failed for " + name + ": " + rte_strerror(rte_errno));
+    if (table_ == nullptr)
+      throw std::runtime_error("rte_hash_create failed for " + name + ": " + rte_strerror(rte_errno));
   }
   ~Counter() override { rte_hash_free(table_); }
 
@@ -62,13 +63,20 @@ class Counter final : public NetworkFunction {
 const NfRegistration registration({
     .name = "counter",
     .help = "Counts packets and bytes per flow (5-tuple) in an rte_hash table; forwards everything.",
-    .args = {{.name = "max_flows", .type = ArgType::Integer, .default_value = 65536,
-              .help = "flow table capacity", .min = 16, .max = 1 << 24}},
+    .args = {{.name = "max_flows",
+              .type = ArgType::Integer,
+              .default_value = 65536,
+              .help = "flow table capacity",
+              .min = 16,
+              .max = 1 << 24}},
     .create =
         [](const json& args, const NfContext& context) {
           return std::make_unique<Counter>(args["max_flows"].get<uint32_t>(), context);
         },
-    .descriptor = {.stateful = true, .reads = {HeaderField::EthType, HeaderField::Ipv4VersionIhl, HeaderField::Ipv4Protocol, HeaderField::Ipv4Src, HeaderField::Ipv4Dst, HeaderField::L4SrcPort, HeaderField::L4DstPort}},
+    .descriptor = {.stateful = true,
+                   .reads = {HeaderField::EthType, HeaderField::Ipv4VersionIhl, HeaderField::Ipv4Protocol,
+                             HeaderField::Ipv4Src, HeaderField::Ipv4Dst, HeaderField::L4SrcPort,
+                             HeaderField::L4DstPort}},
 });
 
 }  // namespace

@@ -14,12 +14,11 @@ Layer layer_of(HeaderField f) {
   return Layer::Payload;
 }
 
-constexpr const char* kFieldNames[] = {
-    "eth_dst", "eth_src", "eth_type",
-    "ipv4_version_ihl", "ipv4_tos", "ipv4_total_length", "ipv4_fragment",
-    "ipv4_ttl", "ipv4_protocol", "ipv4_checksum", "ipv4_src", "ipv4_dst", "ipv4_options",
-    "l4_src_port", "l4_dst_port", "l4_length", "l4_checksum", "l4_other",
-    "payload"};
+constexpr const char* kFieldNames[] = {"eth_dst",       "eth_src",           "eth_type",      "ipv4_version_ihl",
+                                       "ipv4_tos",      "ipv4_total_length", "ipv4_fragment", "ipv4_ttl",
+                                       "ipv4_protocol", "ipv4_checksum",     "ipv4_src",      "ipv4_dst",
+                                       "ipv4_options",  "l4_src_port",       "l4_dst_port",   "l4_length",
+                                       "l4_checksum",   "l4_other",          "payload"};
 static_assert(std::size(kFieldNames) == static_cast<size_t>(HeaderField::Count));
 
 }  // namespace
@@ -28,19 +27,26 @@ const char* field_name(HeaderField field) { return kFieldNames[static_cast<size_
 
 const char* layer_name(Layer layer) {
   switch (layer) {
-    case Layer::L2: return "L2";
-    case Layer::L3: return "L3";
-    case Layer::L4: return "L4";
-    case Layer::Payload: return "payload";
+    case Layer::L2:
+      return "L2";
+    case Layer::L3:
+      return "L3";
+    case Layer::L4:
+      return "L4";
+    case Layer::Payload:
+      return "payload";
   }
   return "?";
 }
 
 const char* access_name(Access access) {
   switch (access) {
-    case Access::Nop: return "NOP";
-    case Access::ReadOnly: return "ReadOnly";
-    case Access::ReadWrite: return "ReadWrite";
+    case Access::Nop:
+      return "NOP";
+    case Access::ReadOnly:
+      return "ReadOnly";
+    case Access::ReadWrite:
+      return "ReadWrite";
   }
   return "?";
 }
@@ -68,9 +74,10 @@ Access NfDescriptor::access(Layer layer) const {
 
 json NfDescriptor::to_json() const {
   json layers = json::object();
-  for (Layer layer : {Layer::L2, Layer::L3, Layer::L4, Layer::Payload}) layers[layer_name(layer)] = access_name(access(layer));
-  return {{"stateful", stateful}, {"may_drop", may_drop}, {"layers", layers}, {"reads", reads.names()}, {"writes", writes.names()},
-          {"gates", gates}};
+  for (Layer layer : {Layer::L2, Layer::L3, Layer::L4, Layer::Payload})
+    layers[layer_name(layer)] = access_name(access(layer));
+  return {{"stateful", stateful},   {"may_drop", may_drop},     {"layers", layers},
+          {"reads", reads.names()}, {"writes", writes.names()}, {"gates", gates}};
 }
 
 bool may_run_in_parallel(const NfDescriptor& a, const NfDescriptor& b) {
@@ -80,15 +87,17 @@ bool may_run_in_parallel(const NfDescriptor& a, const NfDescriptor& b) {
 
 HeaderField field_at(size_t offset, size_t ip_header_bytes, bool tcp) {
   constexpr HeaderField kEthernet[14] = {
-      HeaderField::EthDst, HeaderField::EthDst, HeaderField::EthDst, HeaderField::EthDst, HeaderField::EthDst, HeaderField::EthDst,
-      HeaderField::EthSrc, HeaderField::EthSrc, HeaderField::EthSrc, HeaderField::EthSrc, HeaderField::EthSrc, HeaderField::EthSrc,
-      HeaderField::EthType, HeaderField::EthType};
+      HeaderField::EthDst, HeaderField::EthDst, HeaderField::EthDst,  HeaderField::EthDst, HeaderField::EthDst,
+      HeaderField::EthDst, HeaderField::EthSrc, HeaderField::EthSrc,  HeaderField::EthSrc, HeaderField::EthSrc,
+      HeaderField::EthSrc, HeaderField::EthSrc, HeaderField::EthType, HeaderField::EthType};
   constexpr HeaderField kIpv4[20] = {
-      HeaderField::Ipv4VersionIhl, HeaderField::Ipv4Tos, HeaderField::Ipv4TotalLength, HeaderField::Ipv4TotalLength,
-      HeaderField::Ipv4Fragment, HeaderField::Ipv4Fragment, HeaderField::Ipv4Fragment, HeaderField::Ipv4Fragment,
-      HeaderField::Ipv4Ttl, HeaderField::Ipv4Protocol, HeaderField::Ipv4Checksum, HeaderField::Ipv4Checksum,
-      HeaderField::Ipv4Src, HeaderField::Ipv4Src, HeaderField::Ipv4Src, HeaderField::Ipv4Src,
-      HeaderField::Ipv4Dst, HeaderField::Ipv4Dst, HeaderField::Ipv4Dst, HeaderField::Ipv4Dst};
+      HeaderField::Ipv4VersionIhl,  HeaderField::Ipv4Tos,      HeaderField::Ipv4TotalLength,
+      HeaderField::Ipv4TotalLength, HeaderField::Ipv4Fragment, HeaderField::Ipv4Fragment,
+      HeaderField::Ipv4Fragment,    HeaderField::Ipv4Fragment, HeaderField::Ipv4Ttl,
+      HeaderField::Ipv4Protocol,    HeaderField::Ipv4Checksum, HeaderField::Ipv4Checksum,
+      HeaderField::Ipv4Src,         HeaderField::Ipv4Src,      HeaderField::Ipv4Src,
+      HeaderField::Ipv4Src,         HeaderField::Ipv4Dst,      HeaderField::Ipv4Dst,
+      HeaderField::Ipv4Dst,         HeaderField::Ipv4Dst};
   if (offset < 14) return kEthernet[offset];
   offset -= 14;
   if (offset < ip_header_bytes) return offset < 20 ? kIpv4[offset] : HeaderField::Ipv4Options;

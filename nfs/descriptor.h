@@ -1,4 +1,5 @@
-// What an NF does to a packet (μNF's descriptor, one step finer): state, drops, and the header fields it reads and writes.
+// What an NF does to a packet (μNF's descriptor, one step finer): state, drops, and the header fields it reads and
+// writes.
 #pragma once
 
 #include <cstdint>
@@ -14,10 +15,24 @@ enum class Layer { L2, L3, L4, Payload };
 
 // Header fields of an Ethernet / IPv4 / UDP or TCP frame, as far as NFs tell them apart.
 enum class HeaderField : uint8_t {
-  EthDst, EthSrc, EthType,
-  Ipv4VersionIhl, Ipv4Tos, Ipv4TotalLength, Ipv4Fragment,  // Fragment: identification, flags and offset
-  Ipv4Ttl, Ipv4Protocol, Ipv4Checksum, Ipv4Src, Ipv4Dst, Ipv4Options,
-  L4SrcPort, L4DstPort, L4Length, L4Checksum, L4Other,  // L4Length: UDP's length; L4Other: TCP's other fields
+  EthDst,
+  EthSrc,
+  EthType,
+  Ipv4VersionIhl,
+  Ipv4Tos,
+  Ipv4TotalLength,
+  Ipv4Fragment,  // Fragment: identification, flags and offset
+  Ipv4Ttl,
+  Ipv4Protocol,
+  Ipv4Checksum,
+  Ipv4Src,
+  Ipv4Dst,
+  Ipv4Options,
+  L4SrcPort,
+  L4DstPort,
+  L4Length,
+  L4Checksum,
+  L4Other,  // L4Length: UDP's length; L4Other: TCP's other fields
   Payload,  // what follows the L4 header, and the frame's length
   Count
 };

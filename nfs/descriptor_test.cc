@@ -26,10 +26,12 @@ TEST(Descriptor, PerLayerActionFollowsTheFields) {
 
 TEST(Descriptor, ParallelOnlyWithoutDropsAndWithoutConflictingFields) {
   EXPECT_TRUE(may_run_in_parallel(of("counter"), of("counter")));  // the paper's example: two counting functions
-  EXPECT_TRUE(may_run_in_parallel(of("macswap"), of("counter")));  // macswap writes L2 addresses the counter never reads
+  EXPECT_TRUE(
+      may_run_in_parallel(of("macswap"), of("counter")));  // macswap writes L2 addresses the counter never reads
   EXPECT_FALSE(may_run_in_parallel(of("macswap"), of("firewall")));  // the firewall may drop
   // One layer, disjoint fields: finer than the paper's per-layer rule, which would refuse both.
-  NfDescriptor writes_ttl{.reads = {F::Ipv4Ttl}, .writes = {F::Ipv4Ttl}}, reads_addresses{.reads = {F::Ipv4Src, F::Ipv4Dst}};
+  NfDescriptor writes_ttl{.reads = {F::Ipv4Ttl}, .writes = {F::Ipv4Ttl}},
+      reads_addresses{.reads = {F::Ipv4Src, F::Ipv4Dst}};
   EXPECT_TRUE(may_run_in_parallel(writes_ttl, reads_addresses));
   NfDescriptor reads_ttl{.reads = {F::Ipv4Ttl}};
   EXPECT_FALSE(may_run_in_parallel(writes_ttl, reads_ttl));
@@ -54,9 +56,9 @@ TEST(Descriptor, ByteOffsetsMapToTheirFields) {
 }
 
 // Every NF type (but the external application, which runs in a process of its own) processes UDP and TCP frames
-// of many flows, some with TTL 1, some with a broken checksum, two with HTTP requests (one an attack): every byte it changes must lie in a field its
-// descriptor says it writes, a frame whose length changes needs `payload` written, a drop needs may_drop, and
-// every gate it sends a packet to must be one it declares.
+// of many flows, some with TTL 1, some with a broken checksum, two with HTTP requests (one an attack): every byte it
+// changes must lie in a field its descriptor says it writes, a frame whose length changes needs `payload` written, a
+// drop needs may_drop, and every gate it sends a packet to must be one it declares.
 TEST(Descriptor, EveryNfTypeChangesOnlyWhatItDeclares) {
   for (const auto& [name, type] : nf_types()) {
     if (name == kExternalNfType) continue;

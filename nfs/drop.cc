@@ -22,8 +22,12 @@ class Drop final : public NetworkFunction {
 const NfRegistration registration({
     .name = "drop",
     .help = "Drops a random fraction of packets.",
-    .args = {{.name = "fraction", .type = ArgType::Number, .default_value = 0.1,
-              .help = "fraction of packets to drop", .min = 0, .max = 1}},
+    .args = {{.name = "fraction",
+              .type = ArgType::Number,
+              .default_value = 0.1,
+              .help = "fraction of packets to drop",
+              .min = 0,
+              .max = 1}},
     .create = [](const json& args, const NfContext&) { return std::make_unique<Drop>(args["fraction"].get<double>()); },
     .descriptor = {.may_drop = true},
 });

@@ -43,13 +43,23 @@ class Firewall final : public NetworkFunction {
 const NfRegistration registration({
     .name = "firewall",
     .help = "L3/L4 allow/deny rules on the 5-tuple (rte_acl); the first matching rule wins.",
-    .args = {{.name = "rules", .type = ArgType::List, .default_value = json::array(),
-              .help = "list of {src, dst, src_port, dst_port, proto, action}; e.g. {dst_port: 22, proto: tcp, action: deny}"},
-             {.name = "synthetic_rules", .type = ArgType::Integer, .default_value = 0,
-              .help = "extra deny rules on 172.16.0.0/12, which the generator never sends, to size the rule set",
-              .min = 0, .max = 100000},
-             {.name = "default", .type = ArgType::Choice, .default_value = "allow",
-              .help = "action when no rule matches", .choices = {"allow", "deny"}}},
+    .args =
+        {{.name = "rules",
+          .type = ArgType::List,
+          .default_value = json::array(),
+          .help =
+              "list of {src, dst, src_port, dst_port, proto, action}; e.g. {dst_port: 22, proto: tcp, action: deny}"},
+         {.name = "synthetic_rules",
+          .type = ArgType::Integer,
+          .default_value = 0,
+          .help = "extra deny rules on 172.16.0.0/12, which the generator never sends, to size the rule set",
+          .min = 0,
+          .max = 100000},
+         {.name = "default",
+          .type = ArgType::Choice,
+          .default_value = "allow",
+          .help = "action when no rule matches",
+          .choices = {"allow", "deny"}}},
     .check =
         [](const json& args, const std::string& path, SpecErrors& errors) {
           if (!args["rules"].is_array()) return;
@@ -60,7 +70,10 @@ const NfRegistration registration({
         [](const json& args, const NfContext& context) {
           return std::make_unique<Firewall>(firewall_rules_from_args(args), args["default"] == "allow", context);
         },
-    .descriptor = {.may_drop = true, .reads = {HeaderField::EthType, HeaderField::Ipv4VersionIhl, HeaderField::Ipv4Protocol, HeaderField::Ipv4Src, HeaderField::Ipv4Dst, HeaderField::L4SrcPort, HeaderField::L4DstPort}},
+    .descriptor = {.may_drop = true,
+                   .reads = {HeaderField::EthType, HeaderField::Ipv4VersionIhl, HeaderField::Ipv4Protocol,
+                             HeaderField::Ipv4Src, HeaderField::Ipv4Dst, HeaderField::L4SrcPort,
+                             HeaderField::L4DstPort}},
 });
 
 }  // namespace

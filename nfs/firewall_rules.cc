@@ -42,7 +42,8 @@ bool parse_port_range(const json& value, uint16_t& lo, uint16_t& hi) {
   long long a = -1, b = -1;
   auto [e1, ec1] = std::from_chars(text.data(), text.data() + dash, a);
   auto [e2, ec2] = std::from_chars(text.data() + dash + 1, text.data() + text.size(), b);
-  if (ec1 != std::errc() || ec2 != std::errc() || e1 != text.data() + dash || e2 != text.data() + text.size()) return false;
+  if (ec1 != std::errc() || ec2 != std::errc() || e1 != text.data() + dash || e2 != text.data() + text.size())
+    return false;
   if (!valid(a) || !valid(b) || a > b) return false;
   lo = static_cast<uint16_t>(a);
   hi = static_cast<uint16_t>(b);
@@ -67,7 +68,8 @@ std::optional<FirewallRule> parse_firewall_rule(const json& rule, const std::str
     } else if (key == "src_port" || key == "dst_port") {
       bool ok = key == "src_port" ? parse_port_range(value, out.src_port_lo, out.src_port_hi)
                                   : parse_port_range(value, out.dst_port_lo, out.dst_port_hi);
-      if (!ok) errors.push_back({where, "must be a port 0-65535 or a range such as \"1024-2047\", got " + value.dump()});
+      if (!ok)
+        errors.push_back({where, "must be a port 0-65535 or a range such as \"1024-2047\", got " + value.dump()});
     } else if (key == "proto") {
       std::string p = value.is_string() ? value.get<std::string>() : "";
       if (p == "tcp")

@@ -8,7 +8,8 @@ namespace {
 
 TEST(FirewallRules, ParsesPrefixesPortsAndProtocols) {
   SpecErrors errors;
-  auto rule = parse_firewall_rule(json{{"src", "10.1.2.0/24"}, {"dst_port", "80-90"}, {"proto", "tcp"}, {"action", "deny"}}, "r", errors);
+  auto rule = parse_firewall_rule(
+      json{{"src", "10.1.2.0/24"}, {"dst_port", "80-90"}, {"proto", "tcp"}, {"action", "deny"}}, "r", errors);
   ASSERT_TRUE(rule.has_value());
   EXPECT_TRUE(errors.empty());
   EXPECT_EQ(rule->src_ip, (10u << 24) | (1u << 16) | (2u << 8));
@@ -35,13 +36,14 @@ TEST(FirewallRules, NamesTheBadField) {
 // Flow f has source 10.0.0.(f+1) and source port 1024+f, destination 192.168.0.1:8080.
 TEST(Firewall, FirstMatchingRuleWinsAndDefaultApplies) {
   json rules = json::array({
-      {{"src", "10.0.0.2"}, {"action", "allow"}},                 // flow 1: allowed before the /24 deny
+      {{"src", "10.0.0.2"}, {"action", "allow"}},                               // flow 1: allowed before the /24 deny
       {{"src", "10.0.0.0/24"}, {"src_port", "1026-1030"}, {"action", "deny"}},  // flows 2..6
       {{"dst", "192.168.0.0/16"}, {"proto", "tcp"}, {"action", "deny"}},        // any TCP flow
   });
   auto nf = testing::make_nf("firewall", {{"rules", rules}, {"synthetic_rules", 200}});
-  std::vector<rte_mbuf*> frames = {testing::make_frame(0), testing::make_frame(1), testing::make_frame(2),
-                                   testing::make_frame(6), testing::make_frame(7), testing::make_frame(8, 64, IPPROTO_TCP)};
+  std::vector<rte_mbuf*> frames = {testing::make_frame(0), testing::make_frame(1),
+                                   testing::make_frame(2), testing::make_frame(6),
+                                   testing::make_frame(7), testing::make_frame(8, 64, IPPROTO_TCP)};
   std::vector<rte_mbuf*> expected_kept = {frames[0], frames[1], frames[4]};
   auto out = testing::run_batch(*nf, frames);
   EXPECT_EQ(out.kept, expected_kept);
@@ -52,8 +54,9 @@ TEST(Firewall, FirstMatchingRuleWinsAndDefaultApplies) {
 }
 
 TEST(Firewall, DefaultDenyDropsUnmatched) {
-  auto nf = testing::make_nf("firewall", {{"rules", json::array({{{"dst_port", 8080}, {"proto", "udp"}, {"action", "allow"}}})},
-                                          {"default", "deny"}});
+  auto nf = testing::make_nf(
+      "firewall",
+      {{"rules", json::array({{{"dst_port", 8080}, {"proto", "udp"}, {"action", "allow"}}})}, {"default", "deny"}});
   rte_mbuf* udp = testing::make_frame(0);
   rte_mbuf* tcp = testing::make_frame(0, 64, IPPROTO_TCP);
   auto out = testing::run_batch(*nf, {udp, tcp});

@@ -6,7 +6,7 @@
 
 #include <rte_errno.h>
 
-#include "contract/ipv4_view.h"
+#include "dataplane/packets/ipv4_view.h"
 
 namespace tandem {
 namespace {
@@ -18,14 +18,30 @@ enum { kFieldProto, kFieldSrc, kFieldDst, kFieldSrcPort, kFieldDstPort, kFieldCo
 constexpr uint32_t kProtoOffset = offsetof(rte_ipv4_hdr, next_proto_id);
 
 const rte_acl_field_def kFieldDefs[kFieldCount] = {
-    {.type = RTE_ACL_FIELD_TYPE_BITMASK, .size = sizeof(uint8_t), .field_index = kFieldProto, .input_index = 0, .offset = 0},
-    {.type = RTE_ACL_FIELD_TYPE_MASK, .size = sizeof(uint32_t), .field_index = kFieldSrc, .input_index = 1,
+    {.type = RTE_ACL_FIELD_TYPE_BITMASK,
+     .size = sizeof(uint8_t),
+     .field_index = kFieldProto,
+     .input_index = 0,
+     .offset = 0},
+    {.type = RTE_ACL_FIELD_TYPE_MASK,
+     .size = sizeof(uint32_t),
+     .field_index = kFieldSrc,
+     .input_index = 1,
      .offset = offsetof(rte_ipv4_hdr, src_addr) - kProtoOffset},
-    {.type = RTE_ACL_FIELD_TYPE_MASK, .size = sizeof(uint32_t), .field_index = kFieldDst, .input_index = 2,
+    {.type = RTE_ACL_FIELD_TYPE_MASK,
+     .size = sizeof(uint32_t),
+     .field_index = kFieldDst,
+     .input_index = 2,
      .offset = offsetof(rte_ipv4_hdr, dst_addr) - kProtoOffset},
-    {.type = RTE_ACL_FIELD_TYPE_RANGE, .size = sizeof(uint16_t), .field_index = kFieldSrcPort, .input_index = 3,
+    {.type = RTE_ACL_FIELD_TYPE_RANGE,
+     .size = sizeof(uint16_t),
+     .field_index = kFieldSrcPort,
+     .input_index = 3,
      .offset = sizeof(rte_ipv4_hdr) - kProtoOffset},
-    {.type = RTE_ACL_FIELD_TYPE_RANGE, .size = sizeof(uint16_t), .field_index = kFieldDstPort, .input_index = 3,
+    {.type = RTE_ACL_FIELD_TYPE_RANGE,
+     .size = sizeof(uint16_t),
+     .field_index = kFieldDstPort,
+     .input_index = 3,
      .offset = sizeof(rte_ipv4_hdr) - kProtoOffset + sizeof(uint16_t)},
 };
 
@@ -50,7 +66,7 @@ FlowAcl::FlowAcl(const std::string& name, const std::vector<FirewallRule>& rules
     AclRule& a = acl_rules[i];
     a.data.category_mask = 1;
     a.data.priority = static_cast<int32_t>(rules.size() - i);  // earlier rules win
-    a.data.userdata = values[i] + 1;                            // rte_acl's userdata 0 means "no rule matched"
+    a.data.userdata = values[i] + 1;                           // rte_acl's userdata 0 means "no rule matched"
     a.field[kFieldProto].value.u8 = r.proto.value_or(0);
     a.field[kFieldProto].mask_range.u8 = r.proto ? 0xff : 0;
     a.field[kFieldSrc].value.u32 = r.src_ip;
@@ -93,7 +109,8 @@ void FlowAcl::classify(const Batch& batch, uint32_t* out) const {
     }
   }
   if (readable > 0 && acl_ != nullptr) rte_acl_classify(acl_, fields, results, readable, 1);
-  for (uint16_t j = 0; j < readable; j++) out[order[j]] = acl_ != nullptr && results[j] != 0 ? results[j] - 1 : kNoMatch;
+  for (uint16_t j = 0; j < readable; j++)
+    out[order[j]] = acl_ != nullptr && results[j] != 0 ? results[j] - 1 : kNoMatch;
 }
 
 }  // namespace tandem

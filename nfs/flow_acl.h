@@ -15,11 +15,12 @@ namespace tandem {
 
 class FlowAcl {
  public:
-  static constexpr uint32_t kNoMatch = UINT32_MAX;    // no rule matched the packet
+  static constexpr uint32_t kNoMatch = UINT32_MAX;         // no rule matched the packet
   static constexpr uint32_t kUnreadable = UINT32_MAX - 1;  // not a plain IPv4 header with ports: no rule can see it
 
   // `values[i]` is what a packet matching `rules[i]` (and no earlier rule) classifies as: same size (no rules: every
-  // readable packet is kNoMatch), values below kUnreadable. `name` must be unique in the process (rte_acl's context name).
+  // readable packet is kNoMatch), values below kUnreadable. `name` must be unique in the process (rte_acl's context
+  // name).
   FlowAcl(const std::string& name, const std::vector<FirewallRule>& rules, const std::vector<uint32_t>& values);
   ~FlowAcl();
   FlowAcl(const FlowAcl&) = delete;

@@ -19,8 +19,11 @@ struct SfcRule {
 
 // A rule is a firewall rule's match (src, dst, src_port, dst_port, proto) with the SFC it selects instead of an action.
 std::optional<SfcRule> parse_sfc_rule(const json& rule, const std::string& path, SpecErrors& errors) {
-  if (!rule.is_object() || !rule.contains("sfc") || !rule["sfc"].is_string() || rule["sfc"].get<std::string>().empty()) {
-    errors.push_back({path + ".sfc", "each rule names the SFC its packets go to (sfc: NAME), with any of src, dst, src_port, dst_port, proto"});
+  if (!rule.is_object() || !rule.contains("sfc") || !rule["sfc"].is_string() ||
+      rule["sfc"].get<std::string>().empty()) {
+    errors.push_back(
+        {path + ".sfc",
+         "each rule names the SFC its packets go to (sfc: NAME), with any of src, dst, src_port, dst_port, proto"});
     return std::nullopt;
   }
   if (rule.contains("action")) {
@@ -39,7 +42,8 @@ std::vector<SfcRule> sfc_rules(const json& args, const std::string& path, SpecEr
   std::vector<SfcRule> rules;
   if (!args["rules"].is_array()) return rules;
   for (size_t i = 0; i < args["rules"].size(); i++)
-    if (auto rule = parse_sfc_rule(args["rules"][i], path + ".rules[" + std::to_string(i) + "]", errors)) rules.push_back(*rule);
+    if (auto rule = parse_sfc_rule(args["rules"][i], path + ".rules[" + std::to_string(i) + "]", errors))
+      rules.push_back(*rule);
   return rules;
 }
 
@@ -60,7 +64,8 @@ class FlowClassifier final : public NetworkFunction {
   void process(Batch& batch) override {
     uint32_t gate[kMaxBurst];  // the SFC's gate, or FlowAcl::kNoMatch / kUnreadable
     acl_->classify(batch, gate);
-    for (uint16_t i = 0; i < batch.count; i++) batch.gates[i] = gate[i] < gates_.size() ? static_cast<uint8_t>(gate[i]) : 0;
+    for (uint16_t i = 0; i < batch.count; i++)
+      batch.gates[i] = gate[i] < gates_.size() ? static_cast<uint8_t>(gate[i]) : 0;
     uint16_t position = 0;
     batch.filter([&](rte_mbuf*) {  // keeps each packet's gate with it
       uint32_t g = gate[position++];
@@ -80,7 +85,8 @@ class FlowClassifier final : public NetworkFunction {
   }
 
  private:
-  static std::unique_ptr<FlowAcl> acl_for(const json& args, const std::vector<std::string>& gates, const std::string& name) {
+  static std::unique_ptr<FlowAcl> acl_for(const json& args, const std::vector<std::string>& gates,
+                                          const std::string& name) {
     SpecErrors errors;  // checked before the run: none here
     std::vector<FirewallRule> matches;
     std::vector<uint32_t> gate_of_rule;
@@ -101,7 +107,9 @@ const NfRegistration registration({
     .name = "flow_classifier",
     .help = "μNF: the Rx classifier of several SFCs: matches each packet's 5-tuple against the rules (rte_acl, first "
             "match wins) and sends it to the gate named after the rule's SFC; drops (and counts) what matches no rule.",
-    .args = {{.name = "rules", .type = ArgType::List, .default_value = json::array(),
+    .args = {{.name = "rules",
+              .type = ArgType::List,
+              .default_value = json::array(),
               .help = "list of {sfc, src, dst, src_port, dst_port, proto}; e.g. {sfc: web, dst_port: 80, proto: tcp}; "
                       "its gates are the SFCs, in the order the rules first name them"}},
     .check =
@@ -110,10 +118,12 @@ const NfRegistration registration({
           if (sfc_gates(args).size() > kMaxSfcs)
             errors.push_back({path + ".rules", "at most " + std::to_string(kMaxSfcs) + " SFCs behind one classifier"});
         },
-    .create = [](const json& args, const NfContext& context) { return std::make_unique<FlowClassifier>(args, context); },
+    .create = [](const json& args,
+                 const NfContext& context) { return std::make_unique<FlowClassifier>(args, context); },
     .descriptor = {.may_drop = true,
-                   .reads = {HeaderField::EthType, HeaderField::Ipv4VersionIhl, HeaderField::Ipv4Protocol, HeaderField::Ipv4Src,
-                             HeaderField::Ipv4Dst, HeaderField::L4SrcPort, HeaderField::L4DstPort}},
+                   .reads = {HeaderField::EthType, HeaderField::Ipv4VersionIhl, HeaderField::Ipv4Protocol,
+                             HeaderField::Ipv4Src, HeaderField::Ipv4Dst, HeaderField::L4SrcPort,
+                             HeaderField::L4DstPort}},
     .gates_of = sfc_gates,
 });
 

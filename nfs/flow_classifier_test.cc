@@ -8,10 +8,10 @@ namespace {
 // Flow f has source 10.0.0.(f+1) and source port 1024+f, destination 192.168.0.1:8080.
 json two_sfcs() {
   return {{"rules", json::array({
-               {{"sfc", "web"}, {"src_port", "1024-1031"}, {"proto", "tcp"}},  // flows 0..7 over TCP
-               {{"sfc", "voice"}, {"src", "10.0.0.9/32"}},                      // flow 8
-               {{"sfc", "web"}, {"src", "10.0.0.16/28"}},                       // flows 15..30 (any protocol)
-           })}};
+                        {{"sfc", "web"}, {"src_port", "1024-1031"}, {"proto", "tcp"}},  // flows 0..7 over TCP
+                        {{"sfc", "voice"}, {"src", "10.0.0.9/32"}},                     // flow 8
+                        {{"sfc", "web"}, {"src", "10.0.0.16/28"}},                      // flows 15..30 (any protocol)
+                    })}};
 }
 
 TEST(FlowClassifier, ItsGatesAreTheSfcsInTheOrderTheRulesNameThem) {
@@ -22,7 +22,8 @@ TEST(FlowClassifier, ItsGatesAreTheSfcsInTheOrderTheRulesNameThem) {
 TEST(FlowClassifier, SendsEachFlowToItsSfcAndDropsWhatMatchesNoRule) {
   auto nf = testing::make_nf("flow_classifier", two_sfcs());
   std::vector<rte_mbuf*> frames;
-  for (uint32_t flow = 0; flow < 32; flow++) frames.push_back(testing::make_frame(flow, 64, flow < 4 ? IPPROTO_UDP : IPPROTO_TCP));
+  for (uint32_t flow = 0; flow < 32; flow++)
+    frames.push_back(testing::make_frame(flow, 64, flow < 4 ? IPPROTO_UDP : IPPROTO_TCP));
   std::vector<rte_mbuf*> sent = frames;
   testing::BatchOutcome out = testing::run_batch(*nf, frames);
   // flows 0..3 are UDP (the first rule wants TCP), 9..14 and 31 match nothing: 11 dropped.

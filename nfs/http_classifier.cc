@@ -30,8 +30,9 @@ const NfRegistration registration({
     .help = "μNF: labels each packet by whether its TCP payload starts with an HTTP request line (gate \"http\") or "
             "not (gate \"other\"); changes and drops nothing. A labelled fan-out after it routes by the label.",
     .create = [](const json&, const NfContext&) { return std::make_unique<HttpClassifier>(); },
-    .descriptor = {.reads = {HeaderField::EthType, HeaderField::Ipv4VersionIhl, HeaderField::Ipv4TotalLength, HeaderField::Ipv4Protocol,
-                             HeaderField::L4Other, HeaderField::Payload},  // L4Other: TCP's data offset
+    .descriptor = {.reads = {HeaderField::EthType, HeaderField::Ipv4VersionIhl, HeaderField::Ipv4TotalLength,
+                             HeaderField::Ipv4Protocol, HeaderField::L4Other,
+                             HeaderField::Payload},  // L4Other: TCP's data offset
                    .gates = {"other", "http"}},
 });
 

@@ -1,5 +1,6 @@
-// Tests of the http_classifier μNF: HTTP requests on gate 1 ("http"), everything else on gate 0, nothing changed or dropped.
-#include "dataplane/manager/request_frames.h"
+// Tests of the http_classifier μNF: HTTP requests on gate 1 ("http"), everything else on gate 0, nothing changed or
+// dropped.
+#include "dataplane/packets/request_frames.h"
 #include "nf_test_support.h"
 
 namespace tandem {

@@ -6,13 +6,14 @@
 #include <rte_ip.h>
 #include <rte_tcp.h>
 
-#include "contract/ipv4_view.h"
+#include "dataplane/packets/ipv4_view.h"
 
 namespace tandem {
 
 namespace {
 
-constexpr std::array<std::string_view, 9> kMethods = {"GET", "POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH", "CONNECT", "TRACE"};
+constexpr std::array<std::string_view, 9> kMethods = {"GET",     "POST",  "PUT",     "DELETE", "HEAD",
+                                                      "OPTIONS", "PATCH", "CONNECT", "TRACE"};
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';

@@ -12,11 +12,11 @@ TEST(HttpRequest, ParsesTheRequestLineAndNothingElse) {
   EXPECT_EQ(line->method, "GET");
   EXPECT_EQ(line->url, "/a/b?c=d");
   EXPECT_TRUE(parse_request_line("POST /form HTTP/1.0\r\n"));
-  EXPECT_FALSE(parse_request_line("GET /no-line-end HTTP/1.1"));    // cut off: not a whole request line
-  EXPECT_FALSE(parse_request_line("FETCH /x HTTP/1.1\r\n"));        // not a method
-  EXPECT_FALSE(parse_request_line("GET  HTTP/1.1\r\n"));             // no URL
-  EXPECT_FALSE(parse_request_line("GET /x SPDY/3\r\n"));             // not HTTP/1.x
-  EXPECT_FALSE(parse_request_line("HTTP/1.1 200 OK\r\n"));           // a response
+  EXPECT_FALSE(parse_request_line("GET /no-line-end HTTP/1.1"));      // cut off: not a whole request line
+  EXPECT_FALSE(parse_request_line("FETCH /x HTTP/1.1\r\n"));          // not a method
+  EXPECT_FALSE(parse_request_line("GET  HTTP/1.1\r\n"));              // no URL
+  EXPECT_FALSE(parse_request_line("GET /x SPDY/3\r\n"));              // not HTTP/1.x
+  EXPECT_FALSE(parse_request_line("HTTP/1.1 200 OK\r\n"));            // a response
   EXPECT_FALSE(parse_request_line(std::string_view("\0\0\0\0", 4)));  // the generator's zero payload
 }
 

@@ -12,14 +12,15 @@
 #include <rte_tcp.h>
 #include <rte_udp.h>
 
-#include "contract/ipv4_view.h"
+#include "dataplane/packets/ipv4_view.h"
 #include "nf.h"
 
 namespace tandem {
 
 GcmSealer::GcmSealer(const std::vector<uint8_t>& key) : context_(EVP_CIPHER_CTX_new()) {
   const EVP_CIPHER* cipher = key.size() == 32 ? EVP_aes_256_gcm() : key.size() == 16 ? EVP_aes_128_gcm() : nullptr;
-  if (context_ == nullptr || cipher == nullptr || EVP_EncryptInit_ex(context_, cipher, nullptr, key.data(), nullptr) != 1 ||
+  if (context_ == nullptr || cipher == nullptr ||
+      EVP_EncryptInit_ex(context_, cipher, nullptr, key.data(), nullptr) != 1 ||
       EVP_CIPHER_CTX_ctrl(context_, EVP_CTRL_GCM_SET_IVLEN, kGcmIvBytes, nullptr) != 1)
     throw std::runtime_error("cannot set up AES-GCM in libcrypto");
   memcpy(salt_, key.data(), sizeof salt_);
@@ -58,11 +59,12 @@ bool GcmSealer::seal(rte_mbuf* m) {
   uint8_t iv[kGcmIvBytes];
   iv_for(sequence_++, iv);
   int written = 0;
-  bool ok = EVP_EncryptInit_ex(context_, nullptr, nullptr, nullptr, iv) == 1 &&
-            EVP_EncryptUpdate(context_, nullptr, &written, data + l4, static_cast<int>(l4_header)) == 1 &&  // header as AAD
-            EVP_EncryptUpdate(context_, payload, &written, payload, payload_bytes) == 1 &&
-            EVP_EncryptFinal_ex(context_, payload + written, &written) == 1 &&
-            EVP_CIPHER_CTX_ctrl(context_, EVP_CTRL_GCM_GET_TAG, kGcmTagBytes, payload + payload_bytes) == 1;
+  bool ok =
+      EVP_EncryptInit_ex(context_, nullptr, nullptr, nullptr, iv) == 1 &&
+      EVP_EncryptUpdate(context_, nullptr, &written, data + l4, static_cast<int>(l4_header)) == 1 &&  // header as AAD
+      EVP_EncryptUpdate(context_, payload, &written, payload, payload_bytes) == 1 &&
+      EVP_EncryptFinal_ex(context_, payload + written, &written) == 1 &&
+      EVP_CIPHER_CTX_ctrl(context_, EVP_CTRL_GCM_GET_TAG, kGcmTagBytes, payload + payload_bytes) == 1;
   if (!ok) throw std::runtime_error("AES-GCM encryption failed in libcrypto");
   return true;
 }
@@ -71,7 +73,8 @@ namespace {
 
 std::vector<uint8_t> parse_key(const std::string& hex) {
   std::vector<uint8_t> key;
-  for (size_t i = 0; i + 1 < hex.size(); i += 2) key.push_back(static_cast<uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
+  for (size_t i = 0; i + 1 < hex.size(); i += 2)
+    key.push_back(static_cast<uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
   return key;
 }
 
@@ -101,19 +104,25 @@ const NfRegistration registration({
     .name = "ipsec",
     .help = "Encrypts each packet's L4 payload with AES-GCM (OpenSSL libcrypto, AES-NI) and appends the 16-byte tag, "
             "ESP-style; drops what is not IPv4 UDP/TCP.",
-    .args = {{.name = "key", .type = ArgType::String, .default_value = "000102030405060708090a0b0c0d0e0f",
+    .args = {{.name = "key",
+              .type = ArgType::String,
+              .default_value = "000102030405060708090a0b0c0d0e0f",
               .help = "AES key in hex: 32 digits for AES-128-GCM, 64 for AES-256-GCM"}},
     .check =
         [](const json& args, const std::string& path, SpecErrors& errors) {
           if (!valid_key(args["key"].get<std::string>()))
             errors.push_back({path + ".key", "must be 32 or 64 hexadecimal digits (AES-128 or AES-256)"});
         },
-    .create = [](const json& args, const NfContext&) { return std::make_unique<Ipsec>(parse_key(args["key"].get<std::string>())); },
+    .create = [](const json& args,
+                 const NfContext&) { return std::make_unique<Ipsec>(parse_key(args["key"].get<std::string>())); },
     .descriptor = {.stateful = true,  // the sequence number of its IVs
-                    .may_drop = true,
-                    .reads = FieldSet{HeaderField::EthType, HeaderField::Ipv4VersionIhl, HeaderField::Ipv4TotalLength, HeaderField::Ipv4Protocol} | FieldSet::layer(Layer::L4) |
-                             FieldSet::layer(Layer::Payload),  // the L4 header is authenticated, the payload sealed
-                    .writes = {HeaderField::Ipv4TotalLength, HeaderField::Ipv4Checksum, HeaderField::L4Length, HeaderField::L4Checksum, HeaderField::Payload}},
+                   .may_drop = true,
+                   .reads = FieldSet{HeaderField::EthType, HeaderField::Ipv4VersionIhl, HeaderField::Ipv4TotalLength,
+                                     HeaderField::Ipv4Protocol} |
+                            FieldSet::layer(Layer::L4) |
+                            FieldSet::layer(Layer::Payload),  // the L4 header is authenticated, the payload sealed
+                   .writes = {HeaderField::Ipv4TotalLength, HeaderField::Ipv4Checksum, HeaderField::L4Length,
+                              HeaderField::L4Checksum, HeaderField::Payload}},
 });
 
 }  // namespace

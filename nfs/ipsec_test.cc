@@ -16,7 +16,8 @@ constexpr size_t kL4 = sizeof(rte_ether_hdr) + sizeof(rte_ipv4_hdr);
 constexpr size_t kPayload = kL4 + sizeof(rte_udp_hdr);
 
 // Decrypts in a copy; returns true when the tag verifies.
-bool opens(const GcmSealer& sealer, uint64_t sequence, const uint8_t* frame, size_t payload_bytes, std::vector<uint8_t>& plain) {
+bool opens(const GcmSealer& sealer, uint64_t sequence, const uint8_t* frame, size_t payload_bytes,
+           std::vector<uint8_t>& plain) {
   uint8_t iv[kGcmIvBytes];
   sealer.iv_for(sequence, iv);
   EVP_CIPHER_CTX* ctx = EVP_CIPHER_CTX_new();
@@ -66,7 +67,8 @@ TEST(Ipsec, EveryPacketGetsItsOwnIv) {
   rte_mbuf* b = testing::make_frame(1, 64);  // identical plaintext
   ASSERT_TRUE(sealer.seal(a));
   ASSERT_TRUE(sealer.seal(b));
-  EXPECT_NE(memcmp(rte_pktmbuf_mtod_offset(a, uint8_t*, kPayload), rte_pktmbuf_mtod_offset(b, uint8_t*, kPayload), 8), 0);
+  EXPECT_NE(memcmp(rte_pktmbuf_mtod_offset(a, uint8_t*, kPayload), rte_pktmbuf_mtod_offset(b, uint8_t*, kPayload), 8),
+            0);
   EXPECT_EQ(sealer.sequence(), 2u);
   rte_pktmbuf_free(a);
   rte_pktmbuf_free(b);

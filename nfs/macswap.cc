@@ -23,7 +23,8 @@ const NfRegistration registration({
     .help = "Swaps source and destination MAC addresses.",
     .args = {},
     .create = [](const json&, const NfContext&) { return std::make_unique<MacSwap>(); },
-    .descriptor = {.reads = {HeaderField::EthDst, HeaderField::EthSrc}, .writes = {HeaderField::EthDst, HeaderField::EthSrc}},
+    .descriptor = {.reads = {HeaderField::EthDst, HeaderField::EthSrc},
+                   .writes = {HeaderField::EthDst, HeaderField::EthSrc}},
 });
 
 }  // namespace

@@ -1,7 +1,7 @@
 // ttl: decrements the IPv4 TTL with an incremental checksum update (RFC 1624) and drops at zero.
 #include "ttl.h"
 
-#include "contract/ipv4_view.h"
+#include "dataplane/packets/ipv4_view.h"
 #include "nf.h"
 
 namespace tandem {
@@ -35,7 +35,9 @@ const NfRegistration registration({
     .help = "Decrements the IPv4 TTL (incremental checksum update); drops packets whose TTL reaches 0.",
     .args = {},
     .create = [](const json&, const NfContext&) { return std::make_unique<Ttl>(); },
-    .descriptor = {.may_drop = true, .reads = {HeaderField::EthType, HeaderField::Ipv4Ttl, HeaderField::Ipv4Checksum}, .writes = {HeaderField::Ipv4Ttl, HeaderField::Ipv4Checksum}},
+    .descriptor = {.may_drop = true,
+                   .reads = {HeaderField::EthType, HeaderField::Ipv4Ttl, HeaderField::Ipv4Checksum},
+                   .writes = {HeaderField::Ipv4Ttl, HeaderField::Ipv4Checksum}},
 });
 
 }  // namespace

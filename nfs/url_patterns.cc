@@ -21,12 +21,13 @@ UrlPatterns::UrlPatterns(const std::vector<std::string>& patterns) {
     ids.push_back(static_cast<unsigned>(i));
   }
   hs_compile_error_t* error = nullptr;
-  if (hs_compile_multi(expressions.data(), flags.data(), ids.data(), static_cast<unsigned>(patterns.size()), HS_MODE_BLOCK, nullptr,
-                       &database_, &error) != HS_SUCCESS) {
+  if (hs_compile_multi(expressions.data(), flags.data(), ids.data(), static_cast<unsigned>(patterns.size()),
+                       HS_MODE_BLOCK, nullptr, &database_, &error) != HS_SUCCESS) {
     std::string what = error ? error->message : "unknown error";
     int which = error ? error->expression : -1;
     hs_free_compile_error(error);
-    throw std::invalid_argument(which >= 0 ? "pattern " + std::to_string(which) + " (" + patterns[which] + "): " + what : what);
+    throw std::invalid_argument(which >= 0 ? "pattern " + std::to_string(which) + " (" + patterns[which] + "): " + what
+                                           : what);
   }
   if (hs_alloc_scratch(database_, &scratch_) != HS_SUCCESS) {
     hs_free_database(database_);
@@ -45,8 +46,10 @@ std::optional<size_t> UrlPatterns::first_match(std::string_view text) {
     *static_cast<std::optional<size_t>*>(context) = id;
     return 1;  // one match decides: stop scanning
   };
-  hs_error_t status = hs_scan(database_, text.data(), static_cast<unsigned>(text.size()), 0, scratch_, on_match, &found);
-  if (status != HS_SUCCESS && status != HS_SCAN_TERMINATED) throw std::runtime_error("Hyperscan scan failed: " + std::to_string(status));
+  hs_error_t status =
+      hs_scan(database_, text.data(), static_cast<unsigned>(text.size()), 0, scratch_, on_match, &found);
+  if (status != HS_SUCCESS && status != HS_SCAN_TERMINATED)
+    throw std::runtime_error("Hyperscan scan failed: " + std::to_string(status));
   return found;
 }
 
@@ -64,10 +67,10 @@ std::optional<std::string> UrlPatterns::compile_error(const std::string& pattern
 
 const std::vector<std::string>& sql_injection_patterns() {
   static const std::vector<std::string> patterns = {
-      R"('\s*(or|and)\s+'?\w+'?\s*(=|like)\s*'?\w+)",  // ' or '1'='1, ' and 1=1
-      R"(\bunion\b(\s|/\*.*?\*/)+(all\s+)?select\b)",   // union select
-      R"(;\s*(drop|delete|insert|update|shutdown|exec)\b)",  // stacked statements
-      R"('\s*(--|#|/\*))",                               // a quote closed, the rest commented out
+      R"('\s*(or|and)\s+'?\w+'?\s*(=|like)\s*'?\w+)",          // ' or '1'='1, ' and 1=1
+      R"(\bunion\b(\s|/\*.*?\*/)+(all\s+)?select\b)",          // union select
+      R"(;\s*(drop|delete|insert|update|shutdown|exec)\b)",    // stacked statements
+      R"('\s*(--|#|/\*))",                                     // a quote closed, the rest commented out
       R"(\b(sleep|benchmark|pg_sleep|waitfor\s+delay)\s*\()",  // time-based probes
   };
   return patterns;

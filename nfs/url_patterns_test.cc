@@ -16,16 +16,18 @@ bool flagged(UrlPatterns& patterns, const std::string& url) {
 
 TEST(UrlPatterns, CatchesKnownSqlInjections) {
   UrlPatterns patterns(sql_injection_patterns());
-  for (const char* url : {"/item?id=1%27%20OR%20%271%27%3D%271", "/p?id=1'+or+1=1", "/search?q=x'+UNION+SELECT+user,pass+FROM+users--",
-                          "/p?id=1+UnIoN/**/SeLeCt+1,2", "/p?id=1;+DROP+TABLE+users", "/login?user=admin'--", "/login?user=admin'%23",
-                          "/p?id=1+AND+SLEEP(5)", "/p?id=benchmark(1000000,md5(1))"})
+  for (const char* url :
+       {"/item?id=1%27%20OR%20%271%27%3D%271", "/p?id=1'+or+1=1", "/search?q=x'+UNION+SELECT+user,pass+FROM+users--",
+        "/p?id=1+UnIoN/**/SeLeCt+1,2", "/p?id=1;+DROP+TABLE+users", "/login?user=admin'--", "/login?user=admin'%23",
+        "/p?id=1+AND+SLEEP(5)", "/p?id=benchmark(1000000,md5(1))"})
     EXPECT_TRUE(flagged(patterns, url)) << url;
 }
 
 TEST(UrlPatterns, PassesOrdinaryUrlsThatShareWordsWithAttacks) {
   UrlPatterns patterns(sql_injection_patterns());
-  for (const char* url : {"/index.html", "/search?q=union+station+schedule", "/books/o'reilly-guide", "/select-your-plan",
-                          "/sleep-tips", "/products?sort=price&order=desc", "/faq#section-2", "/a;b/c", "/q?x=or+and+union"})
+  for (const char* url :
+       {"/index.html", "/search?q=union+station+schedule", "/books/o'reilly-guide", "/select-your-plan", "/sleep-tips",
+        "/products?sort=price&order=desc", "/faq#section-2", "/a;b/c", "/q?x=or+and+union"})
     EXPECT_FALSE(flagged(patterns, url)) << url;
 }
 

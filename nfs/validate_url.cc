@@ -34,7 +34,9 @@ class ValidateUrl final : public NetworkFunction {
     });
   }
 
-  json report() const override { return {{"requests_checked", checked_}, {"not_http", not_http_}, {"dropped_by_pattern", matches_}}; }
+  json report() const override {
+    return {{"requests_checked", checked_}, {"not_http", not_http_}, {"dropped_by_pattern", matches_}};
+  }
 
  private:
   UrlPatterns patterns_;
@@ -47,7 +49,9 @@ const NfRegistration registration({
     .name = "validate_url",
     .help = "μNF: drops HTTP requests whose URL, percent-decoded, matches an attack signature (Hyperscan, all "
             "patterns in one scan); other packets pass.",
-    .args = {{.name = "patterns", .type = ArgType::List, .default_value = json::array(),
+    .args = {{.name = "patterns",
+              .type = ArgType::List,
+              .default_value = json::array(),
               .help = "regular expressions (case-insensitive); empty: the built-in SQL-injection signatures"}},
     .check =
         [](const json& args, const std::string& path, SpecErrors& errors) {
@@ -63,8 +67,9 @@ const NfRegistration registration({
         },
     .create = [](const json& args, const NfContext&) { return std::make_unique<ValidateUrl>(patterns_from(args)); },
     .descriptor = {.may_drop = true,
-                   .reads = {HeaderField::EthType, HeaderField::Ipv4VersionIhl, HeaderField::Ipv4TotalLength, HeaderField::Ipv4Protocol,
-                             HeaderField::L4Other, HeaderField::Payload}},  // L4Other: TCP's data offset
+                   .reads = {HeaderField::EthType, HeaderField::Ipv4VersionIhl, HeaderField::Ipv4TotalLength,
+                             HeaderField::Ipv4Protocol, HeaderField::L4Other,
+                             HeaderField::Payload}},  // L4Other: TCP's data offset
 });
 
 }  // namespace

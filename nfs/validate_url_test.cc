@@ -1,5 +1,5 @@
 // Tests of the validate_url μNF: attacks dropped, other requests and non-HTTP packets passed, per-pattern counts.
-#include "dataplane/manager/request_frames.h"
+#include "dataplane/packets/request_frames.h"
 #include "nf_test_support.h"
 
 namespace tandem {

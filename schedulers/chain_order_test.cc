@@ -7,9 +7,13 @@ namespace tandem {
 namespace {
 
 TEST(ChainOrder, NonConsecutiveNfsOfAChainKeepTheirOrder) {
-  json chain = {{"name", "s"}, {"traffic", {{"sizes", {{64, 1}}}}},
-                {"nfs", {{{"name", "A"}, {"type", "macswap"}, {"core", 1}}, {{"name", "B"}, {"type", "macswap"}, {"core", 2}},
-                         {{"name", "C"}, {"type", "macswap"}, {"core", 1}}, {{"name", "D"}, {"type", "macswap"}, {"core", 1}}}}};
+  json chain = {{"name", "s"},
+                {"traffic", {{"sizes", {{64, 1}}}}},
+                {"nfs",
+                 {{{"name", "A"}, {"type", "macswap"}, {"core", 1}},
+                  {{"name", "B"}, {"type", "macswap"}, {"core", 2}},
+                  {{"name", "C"}, {"type", "macswap"}, {"core", 1}},
+                  {{"name", "D"}, {"type", "macswap"}, {"core", 1}}}}};
   Deployment d = parse_deployment({{"scheduler", {{"name", "unis"}}}, {"chains", {chain}}});
   EXPECT_EQ(chain_order_on_core(d, 1), (std::vector<int>{0, 2, 3}));
   EXPECT_EQ(chain_order_on_core(d, 2), (std::vector<int>{1}));

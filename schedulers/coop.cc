@@ -1,4 +1,5 @@
-// coop: the papers' intrusive cooperative baseline: every NF yields after k batches (k > 0) and when its input is empty.
+// coop: the papers' intrusive cooperative baseline: every NF yields after k batches (k > 0) and when its input is
+// empty.
 #include "mechanisms/kernel_policy.h"
 #include "scheduler.h"
 
@@ -7,7 +8,8 @@ namespace {
 
 class CooperativeScheduler final : public Scheduler {
  public:
-  CooperativeScheduler(KernelPolicy policy, uint32_t k, bool on_empty) : policy_(std::move(policy)), k_(k), on_empty_(on_empty) {}
+  CooperativeScheduler(KernelPolicy policy, uint32_t k, bool on_empty)
+      : policy_(std::move(policy)), k_(k), on_empty_(on_empty) {}
 
   void attach(SchedulerView& view) override {
     // The yield points live in the worker runtime; this module only tells it when to use them.
@@ -33,19 +35,41 @@ class CooperativeScheduler final : public Scheduler {
 
 std::vector<ArgSpec> coop_options() {
   std::vector<ArgSpec> options = {
-      {.name = "k", .type = ArgType::Integer, .default_value = 8, .help = "yield after this many batches (UNiS: 8); 0 = only on empty input (Bubble's \"CFS & sched_yield\")", .min = 0, .max = 1 << 20},
-      {.name = "yield_on_empty", .type = ArgType::Boolean, .default_value = true, .help = "also yield when the input ring is empty"},
-      {.name = "policy", .type = ArgType::Choice, .default_value = "fifo",
-       .help = "kernel policy under the yields (uNF found FIFO best)", .choices = {"cfs", "batch", "rr", "fifo"}},
-      {.name = "priority", .type = ArgType::Integer, .default_value = 1, .help = "RT priority for rr and fifo", .min = 1, .max = 99},
-      {.name = "nice", .type = ArgType::Integer, .default_value = 0, .help = "nice value for cfs and batch", .min = -20, .max = 19},
+      {.name = "k",
+       .type = ArgType::Integer,
+       .default_value = 8,
+       .help = "yield after this many batches (UNiS: 8); 0 = only on empty input (Bubble's \"CFS & sched_yield\")",
+       .min = 0,
+       .max = 1 << 20},
+      {.name = "yield_on_empty",
+       .type = ArgType::Boolean,
+       .default_value = true,
+       .help = "also yield when the input ring is empty"},
+      {.name = "policy",
+       .type = ArgType::Choice,
+       .default_value = "fifo",
+       .help = "kernel policy under the yields (uNF found FIFO best)",
+       .choices = {"cfs", "batch", "rr", "fifo"}},
+      {.name = "priority",
+       .type = ArgType::Integer,
+       .default_value = 1,
+       .help = "RT priority for rr and fifo",
+       .min = 1,
+       .max = 99},
+      {.name = "nice",
+       .type = ArgType::Integer,
+       .default_value = 0,
+       .help = "nice value for cfs and batch",
+       .min = -20,
+       .max = 19},
   };
   return options;
 }
 
 const SchedulerRegistration registration({
     .name = "coop",
-    .help = "Cooperative: each NF process yields (sched_yield) after k batches and on empty input, over a kernel policy.",
+    .help =
+        "Cooperative: each NF process yields (sched_yield) after k batches and on empty input, over a kernel policy.",
     .options = coop_options(),
     .requirements =
         [](const json& options) {
@@ -55,7 +79,8 @@ const SchedulerRegistration registration({
     .create =
         [](const json& options) {
           return std::make_unique<CooperativeScheduler>(KernelPolicy::from_options(options["policy"], options),
-                                                        options["k"].get<uint32_t>(), options["yield_on_empty"].get<bool>());
+                                                        options["k"].get<uint32_t>(),
+                                                        options["yield_on_empty"].get<bool>());
         },
 });
 

@@ -37,17 +37,21 @@ SchedulerType kernel_policy_type(const std::string& name, const std::string& hel
               req.need(MachineResource::RrTimesliceMs, opts["timeslice_ms"].get<int>());
             return req;
           },
-      .create = [name](const json& opts) { return std::make_unique<KernelPolicyScheduler>(KernelPolicy::from_options(name, opts)); },
+      .create =
+          [name](const json& opts) {
+            return std::make_unique<KernelPolicyScheduler>(KernelPolicy::from_options(name, opts));
+          },
       .external_nfs = true,
       .kernel_io_nfs = true,
   };
 }
 
-const SchedulerRegistration cfs(kernel_policy_type("cfs", "Kernel CFS (SCHED_OTHER), one process per NF, no yielding."));
+const SchedulerRegistration cfs(kernel_policy_type("cfs",
+                                                   "Kernel CFS (SCHED_OTHER), one process per NF, no yielding."));
 const SchedulerRegistration batch(kernel_policy_type("batch", "Kernel SCHED_BATCH, one process per NF, no yielding."));
 const SchedulerRegistration rr(kernel_policy_type("rr", "Kernel SCHED_RR, one process per NF, no yielding."));
-const SchedulerRegistration fifo(kernel_policy_type(
-    "fifo", "Kernel SCHED_FIFO, one process per NF, no yielding: the first NF on a core keeps it."));
+const SchedulerRegistration fifo(
+    kernel_policy_type("fifo", "Kernel SCHED_FIFO, one process per NF, no yielding: the first NF on a core keeps it."));
 
 }  // namespace
 }  // namespace tandem

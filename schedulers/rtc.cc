@@ -33,7 +33,9 @@ class RunToCompletion final : public Scheduler {
           const NfConfig& last = deployment.nfs[nfs.back()];
           if (last.out_rings.size() != 1 || !deployment.rings[last.out_rings[0]].label.empty()) break;
           int next = deployment.rings[last.out_rings[0]].to;
-          if (next < 0 || placed[next] || deployment.nfs[next].in_rings.size() != 1 || deployment.nfs[next].core != last.core) break;
+          if (next < 0 || placed[next] || deployment.nfs[next].in_rings.size() != 1 ||
+              deployment.nfs[next].core != last.core)
+            break;
           nfs.push_back(next);
           placed[next] = true;
         }
@@ -45,7 +47,9 @@ class RunToCompletion final : public Scheduler {
     for (pid_t pid : view.worker_pids()) KernelPolicy::restore(pid);  // plain SCHED_OTHER: each is alone on its core
   }
   void detach(SchedulerView&) override {}
-  json report(const SchedulerView& view) const override { return {{"policy", "cfs"}, {"workers", view.worker_pids().size()}}; }
+  json report(const SchedulerView& view) const override {
+    return {{"policy", "cfs"}, {"workers", view.worker_pids().size()}};
+  }
 };
 
 const SchedulerRegistration registration({

@@ -7,10 +7,16 @@ namespace tandem {
 namespace {
 
 Deployment two_chain_deployment() {
-  json chain_a = {{"name", "a"}, {"traffic", {{"sizes", {{64, 1}}}}},
-                  {"nfs", {{{"name", "a1"}, {"type", "macswap"}, {"core", 1}}, {{"name", "a2"}, {"type", "macswap"}, {"core", 1}},
-                           {{"name", "a3"}, {"type", "macswap"}, {"core", 2}}, {{"name", "a4"}, {"type", "macswap"}, {"core", 1}}}}};
-  json chain_b = {{"name", "b"}, {"traffic", {{"sizes", {{64, 1}}}}}, {"nfs", {{{"name", "b1"}, {"type", "macswap"}, {"core", 1}}}}};
+  json chain_a = {{"name", "a"},
+                  {"traffic", {{"sizes", {{64, 1}}}}},
+                  {"nfs",
+                   {{{"name", "a1"}, {"type", "macswap"}, {"core", 1}},
+                    {{"name", "a2"}, {"type", "macswap"}, {"core", 1}},
+                    {{"name", "a3"}, {"type", "macswap"}, {"core", 2}},
+                    {{"name", "a4"}, {"type", "macswap"}, {"core", 1}}}}};
+  json chain_b = {{"name", "b"},
+                  {"traffic", {{"sizes", {{64, 1}}}}},
+                  {"nfs", {{{"name", "b1"}, {"type", "macswap"}, {"core", 1}}}}};
   return parse_deployment({{"scheduler", {{"name", "rtc"}}}, {"chains", {chain_a, chain_b}}});
 }
 
@@ -47,11 +53,16 @@ TEST(WorkerPlans, RtcGroupsConsecutiveNfsOnACore) {
 
 TEST(WorkerPlans, RtcEndsASegmentAtAFanOutAndAtAJoin) {
   // cls -http-> waf -> out;  cls -other-> out: cls fans out, out joins; all on core 1.
-  auto node = [](const std::string& name, const std::string& type) { return json{{"name", name}, {"type", type}, {"core", 1}}; };
-  json chain = {{"name", "g"}, {"traffic", {{"sizes", {{64, 1}}}}},
+  auto node = [](const std::string& name, const std::string& type) {
+    return json{{"name", name}, {"type", type}, {"core", 1}};
+  };
+  json chain = {{"name", "g"},
+                {"traffic", {{"sizes", {{64, 1}}}}},
                 {"nfs", {node("cls", "http_classifier"), node("waf", "macswap"), node("out", "macswap")}},
-                {"edges", {{{"from", "cls"}, {"to", "waf"}, {"label", "http"}}, {{"from", "cls"}, {"to", "out"}, {"label", "other"}},
-                           {{"from", "waf"}, {"to", "out"}}}}};
+                {"edges",
+                 {{{"from", "cls"}, {"to", "waf"}, {"label", "http"}},
+                  {{"from", "cls"}, {"to", "out"}, {"label", "other"}},
+                  {{"from", "waf"}, {"to", "out"}}}}};
   Deployment d = parse_deployment({{"scheduler", {{"name", "rtc"}}}, {"chains", {chain}}});
   std::vector<WorkerPlan> plans = scheduler_types().at("rtc").create(json::object())->plan_workers(d);
   ASSERT_EQ(plans.size(), 1u);

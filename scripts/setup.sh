@@ -18,7 +18,7 @@ step_done() {
 # Servers the tests start themselves, on ports and directories of their own: prometheus (the metrics integration
 # test) and Open vSwitch (kernel-I/O chains with link: ovs or ovs-userspace, started privately for each run).
 servers=(prometheus openvswitch-switch)
-packages=(dpdk dpdk-dev libdpdk-dev meson ninja-build pkg-config g++ libgtest-dev nlohmann-json3-dev libboost-context-dev libssl-dev libhyperscan-dev libpcap-dev graphviz python3-venv "${servers[@]}")
+packages=(dpdk dpdk-dev libdpdk-dev meson ninja-build pkg-config g++ libgtest-dev nlohmann-json3-dev libboost-context-dev libssl-dev libhyperscan-dev libpcap-dev graphviz python3-venv clang-format "${servers[@]}")
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -58,7 +58,7 @@ environment_complete() {
   [ -x .venv/bin/python ] && [ "$(cat .venv/.tandem-lock-sha256 2>/dev/null)" = "$lock_sha256" ] &&
     .venv/bin/python - requirements.lock 2>/dev/null <<'EOF'
 import importlib.metadata, re, sys
-import yaml, pydantic, matplotlib, pytest, pytest_timeout, highspy, scipy, hypothesis, jsonschema, prometheus_client
+import yaml, pydantic, matplotlib, pytest, pytest_timeout, highspy, scipy, hypothesis, jsonschema, prometheus_client, ruff
 for line in open(sys.argv[1]):
     pin = re.match(r"([A-Za-z0-9._-]+)==([^\s\\;]+)", line)
     if pin and importlib.metadata.version(pin[1]) != pin[2]:

@@ -1,9 +1,9 @@
 """Shared test helpers: the repository root, the ./tandem command, and specs written to temporary files."""
+
 from __future__ import annotations
 
 import os
 import subprocess
-
 import textwrap
 from pathlib import Path
 
@@ -27,8 +27,11 @@ chains:
 """
 
 # The base chain (a, b, c3 on core 1) as a kernel-I/O chain, at a rate far below what its veths carry.
-KERNEL_SPEC = (BASE_SPEC.replace("rate: max", "rate: 0.05 Mpps").replace("scheduler: coop", "scheduler: cfs")
-               .replace("  - name: c\n", "  - name: c\n    io: kernel\n    mux: 8\n    link: b2b\n"))
+KERNEL_SPEC = (
+    BASE_SPEC.replace("rate: max", "rate: 0.05 Mpps")
+    .replace("scheduler: coop", "scheduler: cfs")
+    .replace("  - name: c\n", "  - name: c\n    io: kernel\n    mux: 8\n    link: b2b\n")
+)
 
 # The kernel chain with its middle NF a DPDK NF (io: dpdk): kernel links on both sides of it, read and written by
 # its own packet sockets.

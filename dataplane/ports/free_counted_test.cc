@@ -36,8 +36,12 @@ int witness_dequeue(rte_mempool* mp, void** objects, unsigned n) {
   return rte_ring_dequeue_bulk(static_cast<rte_ring*>(mp->pool_data), objects, n, nullptr) == n ? 0 : -ENOENT;
 }
 unsigned witness_count(const rte_mempool* mp) { return rte_ring_count(static_cast<rte_ring*>(mp->pool_data)); }
-rte_mempool_ops witness_ops = {.name = "journal_witness", .alloc = witness_alloc, .free = witness_free,
-                               .enqueue = witness_enqueue, .dequeue = witness_dequeue, .get_count = witness_count};
+rte_mempool_ops witness_ops = {.name = "journal_witness",
+                               .alloc = witness_alloc,
+                               .free = witness_free,
+                               .enqueue = witness_enqueue,
+                               .dequeue = witness_dequeue,
+                               .get_count = witness_count};
 RTE_MEMPOOL_REGISTER_OPS(witness_ops);
 
 TEST(WorkerLoop, FreeOfDroppedMbufsIsJournalledFromBeforeTheCountUntilThePoolHasThem) {

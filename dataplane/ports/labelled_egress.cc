@@ -9,9 +9,13 @@
 
 namespace tandem {
 
-LabelledEgress::LabelledEgress(std::vector<std::unique_ptr<EgressPort>> by_gate, uint64_t& label_miss, uint64_t& journal)
-    : by_gate_(std::move(by_gate)), sorted_(by_gate_.size(), std::vector<rte_mbuf*>(kMaxBurst)), missed_(kMaxBurst),
-      label_miss_(label_miss), journal_(journal) {}
+LabelledEgress::LabelledEgress(std::vector<std::unique_ptr<EgressPort>> by_gate, uint64_t& label_miss,
+                               uint64_t& journal)
+    : by_gate_(std::move(by_gate)),
+      sorted_(by_gate_.size(), std::vector<rte_mbuf*>(kMaxBurst)),
+      missed_(kMaxBurst),
+      label_miss_(label_miss),
+      journal_(journal) {}
 
 uint16_t LabelledEgress::tx_burst(rte_mbuf** pkts, uint16_t count, const uint8_t* gates) {
   uint16_t per_gate[std::numeric_limits<uint8_t>::max() + 1] = {};

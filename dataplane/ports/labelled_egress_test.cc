@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "contract/packet_meta.h"
-#include "nfs/nf_test_support.h"
+#include "dataplane/packets/packet_test_support.h"
 #include "ring_port.h"
 
 namespace tandem {

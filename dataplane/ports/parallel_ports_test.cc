@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "contract/packet_meta.h"
-#include "nfs/nf_test_support.h"
+#include "dataplane/packets/packet_test_support.h"
 #include "ring_port.h"
 
 namespace tandem {
@@ -56,11 +56,13 @@ struct Group {
     return BranchEgress(std::move(ports), forked);
   }
   MarkerEgress marker(size_t b) {
-    return MarkerEgress(std::make_unique<RingEgress>(join_rings[b], stats.rings[64 + b], journals[b]), merged[b], journals[b]);
+    return MarkerEgress(std::make_unique<RingEgress>(join_rings[b], stats.rings[64 + b], journals[b]), merged[b],
+                        journals[b]);
   }
   JoinIngress join() {
     std::vector<std::unique_ptr<IngressPort>> edges;
-    for (size_t b = 0; b < join_rings.size(); b++) edges.push_back(std::make_unique<RingIngress>(join_rings[b], stats.rings[64 + b]));
+    for (size_t b = 0; b < join_rings.size(); b++)
+      edges.push_back(std::make_unique<RingIngress>(join_rings[b], stats.rings[64 + b]));
     return JoinIngress(std::move(edges));
   }
   // Everything the join can take, burst by burst.

@@ -24,7 +24,8 @@ class RingIngress final : public IngressPort {
 // `journal` (free_counted.h).
 class RingEgress final : public EgressPort {
  public:
-  RingEgress(rte_ring* ring, RingCounters& counters, uint64_t& journal) : ring_(ring), counters_(counters), journal_(journal) {}
+  RingEgress(rte_ring* ring, RingCounters& counters, uint64_t& journal)
+      : ring_(ring), counters_(counters), journal_(journal) {}
   uint16_t tx_burst(rte_mbuf** pkts, uint16_t count, const uint8_t* gates) override;
   unsigned room() const override { return rte_ring_free_count(ring_); }
 

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "nfs/nf_test_support.h"
+#include "dataplane/packets/packet_test_support.h"
 
 namespace tandem {
 namespace {
@@ -27,7 +27,7 @@ TEST(RingPort, EgressTakesEveryPacketAndIngressCountsWhatItTakes) {
   EXPECT_EQ(ingress.waiting(), 8u);
 
   rte_mbuf* taken[16];
-  EXPECT_EQ(ingress.rx_burst(taken, 5), 5);  // never more than asked
+  EXPECT_EQ(ingress.rx_burst(taken, 5), 5);       // never more than asked
   EXPECT_EQ(ingress.rx_burst(taken + 5, 16), 3);  // never waits for more than there is
   EXPECT_EQ(ingress.rx_burst(taken, 16), 0);
   EXPECT_EQ(stats.rings[0].dequeued, 8u);

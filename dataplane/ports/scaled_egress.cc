@@ -6,18 +6,27 @@
 #include <stdexcept>
 
 #include "contract/batch.h"
-#include "contract/five_tuple.h"
+#include "dataplane/packets/five_tuple.h"
 #include "free_counted.h"
 
 namespace tandem {
 
-ScaledEgress::ScaledEgress(std::vector<ScaledInstance> instances, ScaleControl& control, size_t feeder, uint64_t& journal,
-                           size_t hold_capacity)
-    : instances_(std::move(instances)), wanted_(control.wanted), control_(control.feeders[feeder]), journal_(journal), hold_capacity_(hold_capacity),
-      sent_mark_(instances_.size()), taken_mark_(instances_.size()), taken_marked_(instances_.size()), out_mark_(instances_.size()),
-      backlog_(instances_.size()), sorted_(instances_.size()) {
+ScaledEgress::ScaledEgress(std::vector<ScaledInstance> instances, ScaleControl& control, size_t feeder,
+                           uint64_t& journal, size_t hold_capacity)
+    : instances_(std::move(instances)),
+      wanted_(control.wanted),
+      control_(control.feeders[feeder]),
+      journal_(journal),
+      hold_capacity_(hold_capacity),
+      sent_mark_(instances_.size()),
+      taken_mark_(instances_.size()),
+      taken_marked_(instances_.size()),
+      out_mark_(instances_.size()),
+      backlog_(instances_.size()),
+      sorted_(instances_.size()) {
   if (instances_.empty()) throw std::invalid_argument("a scaled egress needs at least one instance");
-  if (feeder >= static_cast<size_t>(kMaxScaleFeeders)) throw std::invalid_argument("a scaled NF has more feeders than ScaleControl holds");
+  if (feeder >= static_cast<size_t>(kMaxScaleFeeders))
+    throw std::invalid_argument("a scaled NF has more feeders than ScaleControl holds");
   for (auto& batch : sorted_) batch.reserve(kMaxBurst);
   flag_store(control_.in_use, in_use_);
 }
@@ -52,7 +61,8 @@ static uint64_t total(const std::vector<const RingCounters*>& rings, uint64_t Ri
 // What an instance has done with the packets it took: handed on (or dropped) at its out-rings, or dropped itself.
 static uint64_t handed_on(const ScaledInstance& instance) {
   return counter_read(instance.nf->packets_dropped) + counter_read(instance.nf->label_miss) +
-         total(instance.out_counters, &RingCounters::enqueued) + total(instance.out_counters, &RingCounters::dropped_full);
+         total(instance.out_counters, &RingCounters::enqueued) +
+         total(instance.out_counters, &RingCounters::dropped_full);
 }
 
 void ScaledEgress::begin_change(uint32_t target) {

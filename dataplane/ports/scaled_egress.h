@@ -3,8 +3,8 @@
 #pragma once
 
 #include <deque>
-#include <unordered_map>
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "contract/shm_layout.h"
@@ -30,13 +30,14 @@ struct ScaledInstance {
 // the change, handed on all it had taken by then, and the next stage has taken those from its out-rings: only then
 // can a moved flow's next packet not overtake its last one. The others flow on meanwhile. Once the change is made,
 // the held packets become each new instance's backlog, sent as its ring makes room (all at once, a hold larger
-// than the ring would overflow it), and a flow's later packets queue behind its backlog (behind_backlog). Held and backlog together
-// take up to `hold_capacity` packets; beyond that a packet is dropped and counted at the ring it was for (and as
-// held_dropped): under overload, where most of them would have met a full ring anyway.
+// than the ring would overflow it), and a flow's later packets queue behind its backlog (behind_backlog). Held and
+// backlog together take up to `hold_capacity` packets; beyond that a packet is dropped and counted at the ring it was
+// for (and as held_dropped): under overload, where most of them would have met a full ring anyway.
 class ScaledEgress final : public EgressPort {
  public:
   // `feeder`: this egress's slot in `control` (scale_feeders).
-  ScaledEgress(std::vector<ScaledInstance> instances, ScaleControl& control, size_t feeder, uint64_t& journal, size_t hold_capacity);
+  ScaledEgress(std::vector<ScaledInstance> instances, ScaleControl& control, size_t feeder, uint64_t& journal,
+               size_t hold_capacity);
   ~ScaledEgress() override { drop_held(); }
 
   uint16_t tx_burst(rte_mbuf** pkts, uint16_t count, const uint8_t* gates) override;
@@ -73,17 +74,17 @@ class ScaledEgress final : public EgressPort {
   uint64_t& journal_;
   size_t hold_capacity_;
   uint32_t in_use_ = 1;
-  uint32_t target_ = 1;                   // != in_use_ while a change waits for the old instances
-  bool outs_marked_ = false;              // the old instances handed on what they were sent; their outs marked
-  std::vector<uint64_t> sent_mark_;       // per old instance: packets this port had put on its ring at the change
-  std::vector<uint64_t> taken_mark_;      // per old instance: all it had taken once it took those
-  std::vector<bool> taken_marked_;        // per old instance: taken_mark_ is set
-  std::vector<uint64_t> out_mark_;        // per old instance: packets on its out-rings once it handed those on
-  std::deque<Held> held_;                 // moved flows' packets while the change waits, in arrival order
-  std::vector<std::deque<Held>> backlog_; // per instance: what must reach it before its flows' next packets
+  uint32_t target_ = 1;                    // != in_use_ while a change waits for the old instances
+  bool outs_marked_ = false;               // the old instances handed on what they were sent; their outs marked
+  std::vector<uint64_t> sent_mark_;        // per old instance: packets this port had put on its ring at the change
+  std::vector<uint64_t> taken_mark_;       // per old instance: all it had taken once it took those
+  std::vector<bool> taken_marked_;         // per old instance: taken_mark_ is set
+  std::vector<uint64_t> out_mark_;         // per old instance: packets on its out-rings once it handed those on
+  std::deque<Held> held_;                  // moved flows' packets while the change waits, in arrival order
+  std::vector<std::deque<Held>> backlog_;  // per instance: what must reach it before its flows' next packets
   size_t backlog_size_ = 0;
   std::unordered_map<uint32_t, uint32_t> backlog_flows_;  // flow hash -> its packets in a backlog
-  std::vector<std::vector<rte_mbuf*>> sorted_;     // per instance, the packets of this call for it
+  std::vector<std::vector<rte_mbuf*>> sorted_;            // per instance, the packets of this call for it
 };
 
 }  // namespace tandem

@@ -5,8 +5,8 @@
 #include <map>
 #include <vector>
 
-#include "contract/five_tuple.h"
-#include "nfs/nf_test_support.h"
+#include "dataplane/packets/five_tuple.h"
+#include "dataplane/packets/packet_test_support.h"
 
 namespace tandem {
 namespace {
@@ -34,7 +34,8 @@ struct Stage {
     for (rte_mbuf* m : next_stage_took) rte_pktmbuf_free(m);
   }
   static rte_ring* ring(const std::string& name, unsigned size = 1024) {
-    return rte_ring_create(("scaled_" + name).c_str(), size, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+    return rte_ring_create(("scaled_" + name).c_str(), size, SOCKET_ID_ANY,
+                           RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
   }
   static void drain_free(rte_ring* r) {
     void* m;
@@ -44,7 +45,11 @@ struct Stage {
   std::unique_ptr<ScaledEgress> port(size_t hold) {
     std::vector<ScaledInstance> instances;
     for (int k = 0; k < 2; k++)
-      instances.push_back({std::make_unique<RingEgress>(in[k], stats.rings[k], journal), &stats.rings[k], {&stats.rings[k]}, {&stats.rings[2 + k]}, &stats.nfs[k]});
+      instances.push_back({std::make_unique<RingEgress>(in[k], stats.rings[k], journal),
+                           &stats.rings[k],
+                           {&stats.rings[k]},
+                           {&stats.rings[2 + k]},
+                           &stats.nfs[k]});
     return std::make_unique<ScaledEgress>(std::move(instances), stats.scale[0], 0, journal, hold);
   }
   // One packet each of flows 0..flows-1, numbered in each flow.

@@ -17,8 +17,8 @@ namespace tandem {
 // would take ~42 ms of EAL attach alone (DESIGN.md), longer than the decision window.
 class SpareInstanceIngress final : public IngressPort {
  public:
-  SpareInstanceIngress(std::unique_ptr<IngressPort> in, const ScaleControl& control, uint32_t instance, WorkerControl& worker,
-                       const StatsZone& stats)
+  SpareInstanceIngress(std::unique_ptr<IngressPort> in, const ScaleControl& control, uint32_t instance,
+                       WorkerControl& worker, const StatsZone& stats)
       : in_(std::move(in)), control_(control), instance_(instance), worker_(worker), stats_(stats) {}
   uint16_t rx_burst(rte_mbuf** pkts, uint16_t max) override;
   unsigned waiting() const override { return in_->waiting(); }
@@ -39,7 +39,7 @@ inline constexpr uint32_t kSparePark = 20'000;  // microseconds
 // The segment's ingress as it should be: parked while spare where the segment's first NF is a spare instance and
 // its worker runs nothing else (`alone`: that worker's control; a worker of several segments, rtc's or bubble's,
 // must not sleep for one of them: there a spare's empty poll costs only a ring read).
-std::unique_ptr<IngressPort> park_while_spare(std::unique_ptr<IngressPort> in, const Deployment& deployment, const Segment& segment,
-                                              StatsZone& stats, WorkerControl* alone);
+std::unique_ptr<IngressPort> park_while_spare(std::unique_ptr<IngressPort> in, const Deployment& deployment,
+                                              const Segment& segment, StatsZone& stats, WorkerControl* alone);
 
 }  // namespace tandem

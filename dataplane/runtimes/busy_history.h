@@ -40,16 +40,21 @@ class BusyHistory {
     size_t kept = next_ < kBatches ? next_ : kBatches;
     auto back_entry = [&](size_t back) -> const Entry& { return ends_[(next_ - back) % kBatches]; };
     if (kept == 0 || back_entry(kept).end_tsc > since_tsc)
-      return next_ <= kBatches ? busy_ : kBusyUnknown;  // nothing ended before it: every batch so far counts, if all are kept
+      return next_ <= kBatches ? busy_
+                               : kBusyUnknown;  // nothing ended before it: every batch so far counts, if all are kept
     // The newest entry that ended by then, by bisection over the entries' ends (they only grow): a traced packet
     // that waited behind a busy NF spans tens of entries, and reading them one by one cost the NF its cache.
     size_t newer = 0, older = kept;  // back_entry(older) ended by then; newer is 0 or one that ended after
     while (older - newer > 1) {
       size_t middle = newer + (older - newer) / 2;
-      if (back_entry(middle).end_tsc <= since_tsc) older = middle; else newer = middle;
+      if (back_entry(middle).end_tsc <= since_tsc)
+        older = middle;
+      else
+        newer = middle;
     }
     return busy_ - back_entry(older).busy;
   }
+
  private:
   struct Entry {
     uint64_t end_tsc, busy;

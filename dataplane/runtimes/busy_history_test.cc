@@ -17,7 +17,7 @@ TEST(BusyHistory, CountsTheWorkOfBatchesEndedSinceAMoment) {
   history.record(2 * kApart, 20);
   history.record(3 * kApart, 30);
   EXPECT_EQ(history.busy_since(5 * kApart / 2), 30u);  // only the batch ending at 3
-  EXPECT_EQ(history.busy_since(2 * kApart), 30u);  // a batch ending exactly then was done before the packet arrived
+  EXPECT_EQ(history.busy_since(2 * kApart), 30u);      // a batch ending exactly then was done before the packet arrived
   EXPECT_EQ(history.busy_since(3 * kApart / 2), 50u);
   EXPECT_EQ(history.busy_since(3 * kApart), 0u);
 }

@@ -5,14 +5,15 @@
 
 namespace tandem {
 
-void trace_batch_start(TraceSlot* slots, const TracedPackets& traced, uint16_t nf, uint64_t arrive_tsc, uint64_t start_tsc,
-                       const BusyHistory* input_history) {
+void trace_batch_start(TraceSlot* slots, const TracedPackets& traced, uint16_t nf, uint64_t arrive_tsc,
+                       uint64_t start_tsc, const BusyHistory* input_history) {
   for (uint16_t i = 0; i < traced.count; i++) {
     const PacketMeta* meta = meta_of(traced.pkts[i]);
     TraceSlot* slot = trace_of(slots, meta);
     if (!slot) continue;
     // The packet has waited since the last traced hop ended, or since the generator sent it.
-    uint64_t waiting_since = slot->hops == 0 ? meta->tx_tsc : slot->hop[std::min<int>(slot->hops, kMaxTracedHops) - 1].end_tsc;
+    uint64_t waiting_since =
+        slot->hops == 0 ? meta->tx_tsc : slot->hop[std::min<int>(slot->hops, kMaxTracedHops) - 1].end_tsc;
     HopTrace* hop = next_hop(*slot);
     if (!hop) continue;
     hop->nf = nf;

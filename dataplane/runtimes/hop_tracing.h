@@ -24,8 +24,8 @@ struct TracedPackets {
 // Before NF `nf` works on the batch: a hop for each traced packet, with when it arrived and when the batch began.
 // `input_history`: the NF's own batches, when the packets waited in a ring for it (the segment's first NF), so the
 // hop says how much of that wait the NF spent on other packets; null when they came straight from the NF before.
-void trace_batch_start(TraceSlot* slots, const TracedPackets& traced, uint16_t nf, uint64_t arrive_tsc, uint64_t start_tsc,
-                       const BusyHistory* input_history);
+void trace_batch_start(TraceSlot* slots, const TracedPackets& traced, uint16_t nf, uint64_t arrive_tsc,
+                       uint64_t start_tsc, const BusyHistory* input_history);
 // After NF `nf` worked on the batch: the end of each traced packet's hop (those it dropped too: never read).
 void trace_batch_end(TraceSlot* slots, const TracedPackets& traced, uint16_t nf, uint64_t end_tsc);
 // A parallel branch's NF: its siblings work on the same packet at once, so no hop is recorded, only counted.

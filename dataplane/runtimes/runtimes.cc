@@ -18,10 +18,14 @@ const WorkerRuntime& worker_runtime(Runtime runtime) {
   static const WorkerRuntime user_level_threads{run_ult_loop, ult_loop_ran};
   static const WorkerRuntime kernel_io{run_kernel_io_loop, ran_every_segment};
   switch (runtime) {
-    case Runtime::PollLoop: return poll_loop;
-    case Runtime::UserLevelThreads: return user_level_threads;
-    case Runtime::KernelIo: return kernel_io;
-    case Runtime::External: break;
+    case Runtime::PollLoop:
+      return poll_loop;
+    case Runtime::UserLevelThreads:
+      return user_level_threads;
+    case Runtime::KernelIo:
+      return kernel_io;
+    case Runtime::External:
+      break;
   }
   throw std::invalid_argument("the external runtime has no worker process: the manager starts the application");
 }

@@ -1,4 +1,5 @@
-// One burst through a segment: rx from its ingress port, each NF in turn, tx to its egress port, every counter on the way.
+// One burst through a segment: rx from its ingress port, each NF in turn, tx to its egress port, every counter on the
+// way.
 #include "segment.h"
 
 #include <algorithm>
@@ -26,7 +27,8 @@ void account_service_time(SegmentRuntime& segment, size_t k, NfCounters& counter
     counter_add(counters.service_cycles, spent);
     counter_add(counters.service_packets, static_cast<uint64_t>(packets));
   }
-  estimate = estimate == 0 ? per_packet : estimate + (std::min(per_packet, kPreemptedFactor * estimate) - estimate) / 16;
+  estimate =
+      estimate == 0 ? per_packet : estimate + (std::min(per_packet, kPreemptedFactor * estimate) - estimate) / 16;
 }
 
 // What a batch of NF k cost in work: `spent`, unless that exceeds kPreemptedFactor x its usual cost (the estimate
@@ -72,7 +74,8 @@ uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t bu
     // The first NF's packets waited in its input ring until its poll that took them began (no clock read of its
     // own: the batch's first serves); the others' came straight on from the NF before.
     if (traced.count && !branch)
-      trace_batch_start(segment.traces, traced, hop, k == 0 ? begin : start, start, k == 0 ? &segment.input_history : nullptr);
+      trace_batch_start(segment.traces, traced, hop, k == 0 ? begin : start, start,
+                        k == 0 ? &segment.input_history : nullptr);
     batch.prefetch_first();  // each NF's, as in μNF: an NF may run in a process of its own
     segment.nfs[k]->process(batch);
     uint64_t spent = rte_rdtsc() - start;
@@ -104,7 +107,8 @@ uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t bu
   // the segment's first NF, which did the dequeue.
   uint64_t ring_io = rte_rdtsc() - begin - inside_nfs;
   for (size_t k = 0; k < segment.nfs.size() && k < kMaxSegmentNfs && in_by_nf[k] > 0; k++)
-    account_service_time(segment, k, stats.nfs[segment.nf_indexes[k]], spent_by_nf[k] + (k == 0 ? ring_io : 0), in_by_nf[k]);
+    account_service_time(segment, k, stats.nfs[segment.nf_indexes[k]], spent_by_nf[k] + (k == 0 ? ring_io : 0),
+                         in_by_nf[k]);
   return static_cast<uint16_t>(n);
 }
 

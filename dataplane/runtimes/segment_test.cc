@@ -22,7 +22,9 @@ TEST(WorkerLoop, SegmentBurstCountsEveryPacket) {
   rte_ring* in = make_ring("wl_in", 64);
   rte_ring* out = make_ring("wl_out", 8);
   SegmentRuntime segment{std::make_unique<RingIngress>(in, stats.rings[0]),
-                         std::make_unique<RingEgress>(out, stats.rings[1], stats.nfs[3].mbufs_being_freed), {3, 7}, {}};
+                         std::make_unique<RingEgress>(out, stats.rings[1], stats.nfs[3].mbufs_being_freed),
+                         {3, 7},
+                         {}};
   segment.nfs.push_back(testing::make_nf("ttl"));
   segment.nfs.push_back(testing::make_nf("macswap"));
 
@@ -65,21 +67,26 @@ TEST(WorkerLoop, PrefetchingAheadChangesNoResult) {
   rte_ring* out = make_ring("pf_out", 64);
   for (uint16_t distance : std::initializer_list<uint16_t>{0, 1, 7, 31, 32, 100}) {
     SegmentRuntime segment{std::make_unique<RingIngress>(in, stats.rings[0]),
-                           std::make_unique<RingEgress>(out, stats.rings[1], stats.nfs[0].mbufs_being_freed), {0, 1}, {}};
+                           std::make_unique<RingEgress>(out, stats.rings[1], stats.nfs[0].mbufs_being_freed),
+                           {0, 1},
+                           {}};
     segment.nfs.push_back(testing::make_nf("ttl"));
     segment.nfs.push_back(testing::make_nf("macswap"));
     segment.prefetch_distance = distance;
     std::vector<rte_mbuf*> frames;
     for (int i = 0; i < 32; i++) frames.push_back(testing::make_frame(i));
-    for (int i = 0; i < 32; i += 5) rte_pktmbuf_mtod_offset(frames[i], rte_ipv4_hdr*, 14)->time_to_live = 1;  // 7 dropped
+    for (int i = 0; i < 32; i += 5)
+      rte_pktmbuf_mtod_offset(frames[i], rte_ipv4_hdr*, 14)->time_to_live = 1;  // 7 dropped
     rte_ether_addr first_src = rte_pktmbuf_mtod(frames[1], rte_ether_hdr*)->src_addr;
     ASSERT_EQ(rte_ring_enqueue_burst(in, reinterpret_cast<void**>(frames.data()), 32, nullptr), 32u);
     EXPECT_EQ(run_segment_once(segment, stats, 32), 32) << "distance " << distance;
     rte_mbuf* delivered[32];
-    ASSERT_EQ(rte_ring_dequeue_burst(out, reinterpret_cast<void**>(delivered), 32, nullptr), 25u) << "distance " << distance;
+    ASSERT_EQ(rte_ring_dequeue_burst(out, reinterpret_cast<void**>(delivered), 32, nullptr), 25u)
+        << "distance " << distance;
     EXPECT_EQ(delivered[0], frames[1]);  // in order
     EXPECT_EQ(delivered[24], frames[31]);
-    EXPECT_TRUE(rte_is_same_ether_addr(&rte_pktmbuf_mtod(delivered[0], rte_ether_hdr*)->dst_addr, &first_src));  // swapped
+    EXPECT_TRUE(
+        rte_is_same_ether_addr(&rte_pktmbuf_mtod(delivered[0], rte_ether_hdr*)->dst_addr, &first_src));  // swapped
     for (int i = 0; i < 25; i++) rte_pktmbuf_free(delivered[i]);
   }
   EXPECT_EQ(rte_mempool_in_use_count(testing::test_pool()), 0u);
@@ -95,13 +102,15 @@ TEST(WorkerLoop, TracedPacketsGetAHopPerNf) {
   rte_ring* in = make_ring("tr_in", 64);
   rte_ring* out = make_ring("tr_out", 64);
   SegmentRuntime segment{std::make_unique<RingIngress>(in, stats.rings[0]),
-                         std::make_unique<RingEgress>(out, stats.rings[1], stats.nfs[3].mbufs_being_freed), {3, 7}, {}};
+                         std::make_unique<RingEgress>(out, stats.rings[1], stats.nfs[3].mbufs_being_freed),
+                         {3, 7},
+                         {}};
   segment.nfs.push_back(testing::make_nf("ttl"));
   segment.nfs.push_back(testing::make_nf("macswap"));
   segment.traces = traces;
   uint64_t sent = rte_rdtsc();
   segment.input_history.record(sent - 2 * BusyHistory::kSpacingCycles, 100);  // ended before the packets were sent
-  segment.input_history.record(sent + 10, 200);  // ended while they waited
+  segment.input_history.record(sent + 10, 200);                               // ended while they waited
   std::vector<rte_mbuf*> frames;
   for (int i = 0; i < 8; i++) {
     frames.push_back(testing::make_frame(i));
@@ -160,7 +169,9 @@ TEST(WorkerLoop, APreemptedBatchCountsItsUsualWorkNotItsWallTime) {
   rte_ring* in = make_ring("wk_in", 64);
   rte_ring* out = make_ring("wk_out", 64);
   SegmentRuntime segment{std::make_unique<RingIngress>(in, stats.rings[0]),
-                         std::make_unique<RingEgress>(out, stats.rings[1], stats.nfs[0].mbufs_being_freed), {0}, {}};
+                         std::make_unique<RingEgress>(out, stats.rings[1], stats.nfs[0].mbufs_being_freed),
+                         {0},
+                         {}};
   auto owned = std::make_unique<StallingNf>();
   StallingNf* nf = owned.get();
   segment.nfs.push_back(std::move(owned));

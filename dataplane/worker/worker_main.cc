@@ -63,7 +63,8 @@ int main(int argc, char** argv) {
   for (const Segment& s : plan.segments)
     for (const std::vector<int>* ends : {&s.in_rings, &s.out_rings})
       for (int ring : *ends)
-        if (!deployment.rings[ring].kernel && (rings[ring] = rte_ring_lookup(ring_object_name(ring).c_str())) == nullptr)
+        if (!deployment.rings[ring].kernel &&
+            (rings[ring] = rte_ring_lookup(ring_object_name(ring).c_str())) == nullptr)
           return fail(plan.name, "ring " + deployment.rings[ring].name + " not found");
   rte_mempool* pool = rte_mempool_lookup(kMbufPoolName);
   if (pool == nullptr) return fail(plan.name, "mbuf pool not found: is the manager running?");
@@ -75,14 +76,17 @@ int main(int argc, char** argv) {
     // namespace sees.
     const NfConfig& first = deployment.nfs.at(plan.segments.at(0).nfs.at(0));
     if (!first.netns.empty()) enter_network_namespace(first.netns);
-    if (uint16_t mux = deployment.chains[first.chain].io.mux; kernel_io && mux > 1) burst = mux;  // a batch is what one call takes
+    if (uint16_t mux = deployment.chains[first.chain].io.mux; kernel_io && mux > 1)
+      burst = mux;  // a batch is what one call takes
     for (const Segment& s : plan.segments) {
       const NfConfig& last = deployment.nfs[s.nfs.back()];
       const std::vector<std::string> gates = nf_gates(nf_types().at(last.type), last.args);
-      SegmentRuntime segment{any_kernel_link(deployment, s.in_rings) ? open_kernel_ingress(deployment, s, pool, stats)
-                                                : park_while_spare(open_ingress(s.in_rings, rings, stats), deployment, s, stats,
-                                                                   plan.segments.size() == 1 ? &control : nullptr),
-                             any_kernel_link(deployment, s.out_rings) ? open_kernel_egress(deployment, s, stats) : open_egress(deployment, s, gates, rings, stats),
+      SegmentRuntime segment{any_kernel_link(deployment, s.in_rings)
+                                 ? open_kernel_ingress(deployment, s, pool, stats)
+                                 : park_while_spare(open_ingress(s.in_rings, rings, stats), deployment, s, stats,
+                                                    plan.segments.size() == 1 ? &control : nullptr),
+                             any_kernel_link(deployment, s.out_rings) ? open_kernel_egress(deployment, s, stats)
+                                                                      : open_egress(deployment, s, gates, rings, stats),
                              s.nfs,
                              {}};
       segment.prefetch_distance = deployment.prefetch;
@@ -124,7 +128,9 @@ int main(int argc, char** argv) {
       reports[deployment.nfs[nf].name] = segments[s].nfs[k]->report();
     }
     // NF-specific reports go through a file the manager merges into the results.
-    std::ofstream(deployment.paths.run_dir + "/nf-report-" + std::to_string(worker_index) + "-" + std::to_string(s) + ".json") << reports.dump();
+    std::ofstream(deployment.paths.run_dir + "/nf-report-" + std::to_string(worker_index) + "-" + std::to_string(s) +
+                  ".json")
+        << reports.dump();
   }
   // No rte_eal_cleanup(): in a secondary it frees EAL's own hugepage memory (services, ...), and a free that
   // empties a hugepage is a synchronous IPC through the primary to every other process; processes that exit at

@@ -31,7 +31,7 @@ uint32_t shrunk_batch(uint32_t batch, const BatchRule& rule) {
 uint32_t adapt_batch(uint32_t batch, double previous_rate_pps, double rate_pps, const BatchRule& rule) {
   if (previous_rate_pps <= 0) return rate_pps > 0 ? grown_batch(batch, rule) : batch;
   double change = (rate_pps - previous_rate_pps) / previous_rate_pps;
-  if (change >= rule.epsilon) return grown_batch(batch, rule);   // add fast
+  if (change >= rule.epsilon) return grown_batch(batch, rule);    // add fast
   if (change <= -rule.epsilon) return shrunk_batch(batch, rule);  // decrease slowly
   return batch;
 }

@@ -30,10 +30,10 @@ TEST(AdaptBatch, EveryStepMovesAtLeastOneQuantum) {
   BatchRule gentle = rule;
   gentle.alpha = 1.25;
   gentle.beta = 4;
-  EXPECT_EQ(adapt_batch(16, 1e6, 2e6, gentle), 32u);      // 20 would round back to 16: the rise would never act
+  EXPECT_EQ(adapt_batch(16, 1e6, 2e6, gentle), 32u);        // 20 would round back to 16: the rise would never act
   EXPECT_EQ(adapt_batch(1024, 1e6, 0.5e6, gentle), 1008u);  // 1020 would round back to 1024: nor would the fall
   gentle.alpha = 1.1;
-  EXPECT_EQ(adapt_batch(160, 1e6, 2e6, gentle), 176u);     // an exact multiple stays exact (no rounding past it)
+  EXPECT_EQ(adapt_batch(160, 1e6, 2e6, gentle), 176u);  // an exact multiple stays exact (no rounding past it)
 }
 
 TEST(AdaptBatch, ChangesBelowEpsilonKeepTheBatch) {

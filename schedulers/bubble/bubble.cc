@@ -26,10 +26,17 @@ struct Options {
   int spare_workers;      // extra local schedulers per core that start empty (migration targets)
 
   static Options from(const json& o) {
-    BatchRule rule{.lower = o["lower_batch"].get<uint32_t>(), .upper = o["upper_batch"].get<uint32_t>(), .alpha = o["alpha"].get<double>(),
-                   .beta = o["beta"].get<double>(), .epsilon = o["epsilon"].get<double>()};
-    return {rule, o["period_ms"].get<double>(), o["load_period_ms"].get<double>(), o["load_window_ms"].get<double>(),
-            o["mu"].get<double>(), o["spare_workers_per_core"].get<int>()};
+    BatchRule rule{.lower = o["lower_batch"].get<uint32_t>(),
+                   .upper = o["upper_batch"].get<uint32_t>(),
+                   .alpha = o["alpha"].get<double>(),
+                   .beta = o["beta"].get<double>(),
+                   .epsilon = o["epsilon"].get<double>()};
+    return {rule,
+            o["period_ms"].get<double>(),
+            o["load_period_ms"].get<double>(),
+            o["load_window_ms"].get<double>(),
+            o["mu"].get<double>(),
+            o["spare_workers_per_core"].get<int>()};
   }
 };
 
@@ -49,13 +56,13 @@ double initial_rate(const Deployment& d, const NfConfig& nf) {
 }
 
 struct NfState {
-  uint32_t base = 0;       // rate-driven batch (Algorithm 1)
-  uint32_t batch = 0;      // what the NF runs with: base biased by weight
-  uint32_t initial = 0;    // `batch` at attach, for the report
-  double last_rate = -1;   // pps over the previous period; -1 = none yet
+  uint32_t base = 0;      // rate-driven batch (Algorithm 1)
+  uint32_t batch = 0;     // what the NF runs with: base biased by weight
+  uint32_t initial = 0;   // `batch` at attach, for the report
+  double last_rate = -1;  // pps over the previous period; -1 = none yet
   uint64_t last_arrivals = 0;
   uint64_t load_at_open = 0, poll_at_open = 0;
-  double last_load = 0;    // fraction of a core in the last window
+  double last_load = 0;  // fraction of a core in the last window
   uint64_t increases = 0, decreases = 0;
 };
 
@@ -99,10 +106,14 @@ class BubbleScheduler final : public Scheduler {
       NfState& state = nfs_[nf.index];
       // A batch from the spec, or from the rates the placement solver planned (its objective weighed priorities
       // already), is taken as it is; otherwise the base comes from the offered rates, biased by the NF's weight.
-      uint32_t given = nf.batch > 0 ? nf.batch : nf.planned_rate_pps ? initial_batch(*nf.planned_rate_pps, max_rate[nf.core], options_.rule) : 0;
+      uint32_t given = nf.batch > 0          ? nf.batch
+                       : nf.planned_rate_pps ? initial_batch(*nf.planned_rate_pps, max_rate[nf.core], options_.rule)
+                                             : 0;
       double bias = nf.weight / max_weight[nf.core];
-      state.base = given > 0 ? round_batch(given / bias, options_.rule) : initial_batch(initial_rate(d, nf), max_rate[nf.core], options_.rule);
-      state.batch = given > 0 ? round_batch(given, options_.rule) : weighted_batch(state.base, nf.weight, max_weight[nf.core], options_.rule);
+      state.base = given > 0 ? round_batch(given / bias, options_.rule)
+                             : initial_batch(initial_rate(d, nf), max_rate[nf.core], options_.rule);
+      state.batch = given > 0 ? round_batch(given, options_.rule)
+                              : weighted_batch(state.base, nf.weight, max_weight[nf.core], options_.rule);
       state.initial = state.batch;
       view.hints.place_nf(nf.index, state.batch, primary_worker(d, nf.core));
     }
@@ -111,7 +122,8 @@ class BubbleScheduler final : public Scheduler {
       view.hints.set_yield_policy(w, {});
     }
     period_cycles_ = static_cast<uint64_t>(options_.period_ms * 1e-3 * hz_);
-    windows_.emplace(static_cast<uint64_t>(options_.load_period_ms * 1e-3 * hz_), static_cast<uint64_t>(options_.load_window_ms * 1e-3 * hz_));
+    windows_.emplace(static_cast<uint64_t>(options_.load_period_ms * 1e-3 * hz_),
+                     static_cast<uint64_t>(options_.load_window_ms * 1e-3 * hz_));
     start_tsc_ = rte_rdtsc();
   }
 
@@ -123,9 +135,14 @@ class BubbleScheduler final : public Scheduler {
       next_adapt_tsc_ = now_tsc + period_cycles_;
     }
     switch (windows_->poll(now_tsc)) {
-      case LoadWindows::Event::Open: open_window(view); break;
-      case LoadWindows::Event::Close: close_window(view, now_tsc); break;
-      case LoadWindows::Event::None: break;
+      case LoadWindows::Event::Open:
+        open_window(view);
+        break;
+      case LoadWindows::Event::Close:
+        close_window(view, now_tsc);
+        break;
+      case LoadWindows::Event::None:
+        break;
     }
   }
 
@@ -142,9 +159,12 @@ class BubbleScheduler final : public Scheduler {
   json live_metrics(const SchedulerView& view) const override {
     json nfs = json::object();
     for (size_t n = 0; n < nfs_.size(); n++)
-      nfs[view.deployment.nfs[n].name] = {{"batch_size", nfs_[n].batch}, {"load_share", nfs_[n].last_load},
-                                          {"batch_increases_total", nfs_[n].increases}, {"batch_decreases_total", nfs_[n].decreases}};
-    return {{"nfs", nfs}, {"totals", {{"scale_events_total", scale_events_.size()}, {"migrations_total", migrations_.size()}}}};
+      nfs[view.deployment.nfs[n].name] = {{"batch_size", nfs_[n].batch},
+                                          {"load_share", nfs_[n].last_load},
+                                          {"batch_increases_total", nfs_[n].increases},
+                                          {"batch_decreases_total", nfs_[n].decreases}};
+    return {{"nfs", nfs},
+            {"totals", {{"scale_events_total", scale_events_.size()}, {"migrations_total", migrations_.size()}}}};
   }
 
   json report(const SchedulerView& view) const override {
@@ -152,12 +172,14 @@ class BubbleScheduler final : public Scheduler {
     json nfs = json::object();
     for (const NfConfig& nf : d.nfs) {
       const NfState& s = nfs_.empty() ? NfState{} : nfs_[nf.index];
-      nfs[nf.name] = {{"batch_initial", s.initial ? json(s.initial) : json()},
-                      {"batch_final", s.batch},
-                      {"weight", nf.weight},
-                      {"increases", s.increases},
-                      {"decreases", s.decreases},
-                      {"worker", view.deployment.workers.empty() ? json() : json(view.deployment.workers[owner(view, nf.index)].name)}};
+      nfs[nf.name] = {
+          {"batch_initial", s.initial ? json(s.initial) : json()},
+          {"batch_final", s.batch},
+          {"weight", nf.weight},
+          {"increases", s.increases},
+          {"decreases", s.decreases},
+          {"worker",
+           view.deployment.workers.empty() ? json() : json(view.deployment.workers[owner(view, nf.index)].name)}};
     }
     json order = json::object();
     for (const WorkerPlan& plan : d.workers) {
@@ -165,9 +187,16 @@ class BubbleScheduler final : public Scheduler {
       for (const Segment& s : plan.segments) names.push_back(d.nfs[s.nfs.front()].name);
       order[plan.name] = names;
     }
-    return {{"runtime", "user-level threads (Boost.Context), one worker per core"},
-            {"rule", {{"lower", options_.rule.lower}, {"upper", options_.rule.upper}, {"alpha", options_.rule.alpha},
-                      {"beta", options_.rule.beta}, {"epsilon", options_.rule.epsilon}, {"period_ms", options_.period_ms}}},
+    // The workers stay under CFS (one kernel thread per core); explain charges their few switches at its latency.
+    return {{"policy", "cfs"},
+            {"runtime", "user-level threads (Boost.Context), one worker per core"},
+            {"rule",
+             {{"lower", options_.rule.lower},
+              {"upper", options_.rule.upper},
+              {"alpha", options_.rule.alpha},
+              {"beta", options_.rule.beta},
+              {"epsilon", options_.rule.epsilon},
+              {"period_ms", options_.period_ms}}},
             {"mu", options_.mu},
             {"order_tables", order},
             {"nfs", nfs},
@@ -244,17 +273,21 @@ class BubbleScheduler final : public Scheduler {
       }
     double t = static_cast<double>(now_tsc - start_tsc_) / hz_;
     json cores = json::object();
-    for (auto [core, load] : core_load) cores[std::to_string(core)] = {{"utilisation", load}, {"counting_busy_polls", core_polling[core]}};
+    for (auto [core, load] : core_load)
+      cores[std::to_string(core)] = {{"utilisation", load}, {"counting_busy_polls", core_polling[core]}};
     json workers = json::object();
     for (const SchedulerLoad& s : schedulers) workers[d.workers[s.worker].name] = s.utilisation;
     load_samples_.push_back({{"t_s", t}, {"cores", cores}, {"workers", workers}, {"nfs", nf_loads}});
     for (const ScaleDecision& decision : decide_scaling(schedulers, options_.mu)) {
-      json event = {{"t_s", t}, {"worker", d.workers[decision.worker].name}, {"utilisation", schedulers[decision.worker].utilisation}};
+      json event = {{"t_s", t},
+                    {"worker", d.workers[decision.worker].name},
+                    {"utilisation", schedulers[decision.worker].utilisation}};
       if (decision.migration) {
         const Migration& m = *decision.migration;
         view.hints.assign(m.nf, m.to);
         event["action"] = "migrated " + d.nfs[m.nf].name + " to " + d.workers[m.to].name;
-        migrations_.push_back({{"t_s", t}, {"nf", d.nfs[m.nf].name}, {"from", d.workers[m.from].name}, {"to", d.workers[m.to].name}});
+        migrations_.push_back(
+            {{"t_s", t}, {"nf", d.nfs[m.nf].name}, {"from", d.workers[m.from].name}, {"to", d.workers[m.to].name}});
       } else {
         event["action"] = "none: " + decision.reason;
       }
@@ -278,47 +311,95 @@ void check(const Deployment& d, SpecErrors& errors) {
     if (value % kBatchQuantum != 0)
       errors.push_back({std::string("scheduler.") + field, "must be a multiple of 16, got " + std::to_string(value)});
   if (o.rule.lower > o.rule.upper)
-    errors.push_back({"scheduler.lower_batch", "must not exceed upper_batch (" + std::to_string(o.rule.upper) + "), got " + std::to_string(o.rule.lower)});
+    errors.push_back({"scheduler.lower_batch", "must not exceed upper_batch (" + std::to_string(o.rule.upper) +
+                                                   "), got " + std::to_string(o.rule.lower)});
   if (!(o.rule.alpha > 1))
-    errors.push_back({"scheduler.alpha", "must be greater than 1 (batches grow by this factor), got " + std::to_string(o.rule.alpha)});
+    errors.push_back({"scheduler.alpha",
+                      "must be greater than 1 (batches grow by this factor), got " + std::to_string(o.rule.alpha)});
   if (!(o.rule.beta > 0))
-    errors.push_back({"scheduler.beta", "must be greater than 0 (batches shrink by this many packets), got " + std::to_string(o.rule.beta)});
+    errors.push_back({"scheduler.beta", "must be greater than 0 (batches shrink by this many packets), got " +
+                                            std::to_string(o.rule.beta)});
   if (o.load_window_ms >= o.load_period_ms)
-    errors.push_back({"scheduler.load_window_ms", "must be shorter than load_period_ms (" + std::to_string(o.load_period_ms) + ")"});
+    errors.push_back(
+        {"scheduler.load_window_ms", "must be shorter than load_period_ms (" + std::to_string(o.load_period_ms) + ")"});
   for (const NfConfig& nf : d.nfs) {
     if (nf.batch != 0 && (nf.batch % kBatchQuantum != 0 || nf.batch < o.rule.lower || nf.batch > o.rule.upper))
-      errors.push_back({spec_path(nf) + ".batch", "must be a multiple of 16 between lower_batch and upper_batch (" + std::to_string(o.rule.lower) +
-                                                      ".." + std::to_string(o.rule.upper) + "), got " + std::to_string(nf.batch)});
-    if (!(nf.weight > 0)) errors.push_back({spec_path(nf) + ".weight", "must be a positive number, got " + std::to_string(nf.weight)});
+      errors.push_back({spec_path(nf) + ".batch", "must be a multiple of 16 between lower_batch and upper_batch (" +
+                                                      std::to_string(o.rule.lower) + ".." +
+                                                      std::to_string(o.rule.upper) + "), got " +
+                                                      std::to_string(nf.batch)});
+    if (!(nf.weight > 0))
+      errors.push_back({spec_path(nf) + ".weight", "must be a positive number, got " + std::to_string(nf.weight)});
   }
 }
 
 const SchedulerRegistration registration({
     .name = "bubble",
-    .help = "Bubble: the NFs of a core run as user-level threads of one process, each taking at most its batch size per "
-            "turn; batch sizes follow arrival rates and priority weights, and TSC load windows raise scale events.",
+    .help =
+        "Bubble: the NFs of a core run as user-level threads of one process, each taking at most its batch size per "
+        "turn; batch sizes follow arrival rates and priority weights, and TSC load windows raise scale events.",
     .options =
         {
-            {.name = "lower_batch", .type = ArgType::Integer, .default_value = 16, .help = "smallest batch size (a multiple of 16)",
-             .min = 16, .max = kMaxBurst},
-            {.name = "upper_batch", .type = ArgType::Integer, .default_value = 1024, .help = "largest batch size (a multiple of 16)",
-             .min = 16, .max = kMaxBurst},
-            {.name = "alpha", .type = ArgType::Number, .default_value = 2.0,
-             .help = "factor applied to an NF's batch when its arrival rate rose by epsilon or more (add fast); > 1", .max = 64},
-            {.name = "beta", .type = ArgType::Number, .default_value = 16.0,
-             .help = "packets taken off an NF's batch when its arrival rate fell by epsilon or more (decrease slowly); > 0", .max = 1024},
-            {.name = "epsilon", .type = ArgType::Number, .default_value = 0.1,
-             .help = "relative change of an NF's arrival rate between periods that counts as a rise or a fall", .min = 0.001, .max = 10},
-            {.name = "period_ms", .type = ArgType::Number, .default_value = 50.0, .help = "batch-size adaptation period", .min = 1, .max = 60000},
-            {.name = "load_period_ms", .type = ArgType::Number, .default_value = 1000.0, .help = "how often core load is measured",
-             .min = 10, .max = 60000},
-            {.name = "load_window_ms", .type = ArgType::Number, .default_value = 30.0,
-             .help = "how long each load measurement counts TSC cycles", .min = 1, .max = 60000},
-            {.name = "mu", .type = ArgType::Number, .default_value = 0.9,
-             .help = "a local scheduler busier than this fraction of its core raises a scale event", .min = 0.01, .max = 1},
-            {.name = "spare_workers_per_core", .type = ArgType::Integer, .default_value = 0,
-             .help = "extra local schedulers per core that start with no NF and take migrated ones (stand-ins for more cores)",
-             .min = 0, .max = 4},
+            {.name = "lower_batch",
+             .type = ArgType::Integer,
+             .default_value = 16,
+             .help = "smallest batch size (a multiple of 16)",
+             .min = 16,
+             .max = kMaxBurst},
+            {.name = "upper_batch",
+             .type = ArgType::Integer,
+             .default_value = 1024,
+             .help = "largest batch size (a multiple of 16)",
+             .min = 16,
+             .max = kMaxBurst},
+            {.name = "alpha",
+             .type = ArgType::Number,
+             .default_value = 2.0,
+             .help = "factor applied to an NF's batch when its arrival rate rose by epsilon or more (add fast); > 1",
+             .max = 64},
+            {.name = "beta",
+             .type = ArgType::Number,
+             .default_value = 16.0,
+             .help =
+                 "packets taken off an NF's batch when its arrival rate fell by epsilon or more (decrease slowly); > 0",
+             .max = 1024},
+            {.name = "epsilon",
+             .type = ArgType::Number,
+             .default_value = 0.1,
+             .help = "relative change of an NF's arrival rate between periods that counts as a rise or a fall",
+             .min = 0.001,
+             .max = 10},
+            {.name = "period_ms",
+             .type = ArgType::Number,
+             .default_value = 50.0,
+             .help = "batch-size adaptation period",
+             .min = 1,
+             .max = 60000},
+            {.name = "load_period_ms",
+             .type = ArgType::Number,
+             .default_value = 1000.0,
+             .help = "how often core load is measured",
+             .min = 10,
+             .max = 60000},
+            {.name = "load_window_ms",
+             .type = ArgType::Number,
+             .default_value = 30.0,
+             .help = "how long each load measurement counts TSC cycles",
+             .min = 1,
+             .max = 60000},
+            {.name = "mu",
+             .type = ArgType::Number,
+             .default_value = 0.9,
+             .help = "a local scheduler busier than this fraction of its core raises a scale event",
+             .min = 0.01,
+             .max = 1},
+            {.name = "spare_workers_per_core",
+             .type = ArgType::Integer,
+             .default_value = 0,
+             .help = "extra local schedulers per core that start with no NF and take migrated ones (stand-ins for more "
+                     "cores)",
+             .min = 0,
+             .max = 4},
         },
     .requirements = [](const json&) { return MachineRequirements{}; },
     .check = check,

@@ -13,7 +13,8 @@ std::vector<ScaleDecision> decide_scaling(const std::vector<SchedulerLoad>& sche
     ScaleDecision decision{.worker = source.worker, .migration = std::nullopt, .reason = ""};
     std::optional<size_t> destination;
     for (size_t j = 0; j < schedulers.size(); j++)
-      if (j != i && utilisation[j] < mu && (!destination || utilisation[j] < utilisation[*destination])) destination = j;
+      if (j != i && utilisation[j] < mu && (!destination || utilisation[j] < utilisation[*destination]))
+        destination = j;
     if (source.nfs.size() < 2) {
       decision.reason = "it runs a single NF";
     } else if (!destination) {

@@ -9,8 +9,8 @@
 namespace tandem::bubble {
 
 struct NfLoad {
-  int nf = 0;           // global NF index
-  double load = 0;      // fraction of a core, from the last measurement window
+  int nf = 0;       // global NF index
+  double load = 0;  // fraction of a core, from the last measurement window
 };
 
 // One local scheduler (a worker process of user-level threads) and the NFs it holds, in order-table order.

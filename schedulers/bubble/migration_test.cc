@@ -36,7 +36,8 @@ TEST(DecideScaling, ReportsWhyNothingMoved) {
 }
 
 TEST(DecideScaling, ADestinationFilledByOneMoveIsNotFilledTwice) {
-  auto decisions = decide_scaling({{0, 0.96, {{1, 0.5}, {2, 0.46}}}, {1, 0.96, {{3, 0.5}, {4, 0.46}}}, {2, 0.0, {}}}, 0.9);
+  auto decisions =
+      decide_scaling({{0, 0.96, {{1, 0.5}, {2, 0.46}}}, {1, 0.96, {{3, 0.5}, {4, 0.46}}}, {2, 0.0, {}}}, 0.9);
   ASSERT_EQ(decisions.size(), 2u);
   ASSERT_TRUE(decisions[0].migration.has_value());
   EXPECT_EQ(decisions[0].migration->to, 2);

@@ -19,13 +19,18 @@ KernelPolicy KernelPolicy::from_options(const std::string& name, const json& opt
 }
 
 void KernelPolicy::apply(pid_t pid) const {
-  int linux_policy = name == "fifo" ? SCHED_FIFO : name == "rr" ? SCHED_RR : name == "batch" ? SCHED_BATCH : SCHED_OTHER;
+  int linux_policy = name == "fifo"    ? SCHED_FIFO
+                     : name == "rr"    ? SCHED_RR
+                     : name == "batch" ? SCHED_BATCH
+                                       : SCHED_OTHER;
   sched_param param{};
   param.sched_priority = realtime() ? priority : 0;
   if (sched_setscheduler(pid, linux_policy, &param) != 0)
-    throw std::runtime_error("sched_setscheduler(" + std::to_string(pid) + ", " + name + ") failed: " + strerror(errno));
+    throw std::runtime_error("sched_setscheduler(" + std::to_string(pid) + ", " + name +
+                             ") failed: " + strerror(errno));
   if (!realtime() && setpriority(PRIO_PROCESS, pid, nice) != 0)
-    throw std::runtime_error("setpriority(" + std::to_string(pid) + ", " + std::to_string(nice) + ") failed: " + strerror(errno));
+    throw std::runtime_error("setpriority(" + std::to_string(pid) + ", " + std::to_string(nice) +
+                             ") failed: " + strerror(errno));
 }
 
 void KernelPolicy::restore(pid_t pid) {
@@ -37,16 +42,28 @@ void KernelPolicy::restore(pid_t pid) {
 
 std::vector<ArgSpec> kernel_policy_options(const std::string& policy) {
   if (policy == "rr" || policy == "fifo") {
-    std::vector<ArgSpec> options = {
-        {.name = "priority", .type = ArgType::Integer, .default_value = 1, .help = "real-time priority of every NF", .min = 1, .max = 99}};
+    std::vector<ArgSpec> options = {{.name = "priority",
+                                     .type = ArgType::Integer,
+                                     .default_value = 1,
+                                     .help = "real-time priority of every NF",
+                                     .min = 1,
+                                     .max = 99}};
     if (policy == "rr")
-      options.push_back({.name = "timeslice_ms", .type = ArgType::Integer, .default_value = 0,
+      options.push_back({.name = "timeslice_ms",
+                         .type = ArgType::Integer,
+                         .default_value = 0,
                          .help = "round-robin timeslice written to /proc/sys/kernel/sched_rr_timeslice_ms for the run; "
                                  "0 keeps the machine's",
-                         .min = 0, .max = 1000});
+                         .min = 0,
+                         .max = 1000});
     return options;
   }
-  return {{.name = "nice", .type = ArgType::Integer, .default_value = 0, .help = "nice value of every NF", .min = -20, .max = 19}};
+  return {{.name = "nice",
+           .type = ArgType::Integer,
+           .default_value = 0,
+           .help = "nice value of every NF",
+           .min = -20,
+           .max = 19}};
 }
 
 }  // namespace tandem

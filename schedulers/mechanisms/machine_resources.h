@@ -1,4 +1,5 @@
-// The machine resources a scheduler module or probe may need for a run, declared once: names, meanings, and a run's set.
+// The machine resources a scheduler module or probe may need for a run, declared once: names, meanings, and a run's
+// set.
 #pragma once
 
 #include <map>
@@ -9,24 +10,41 @@
 
 namespace tandem {
 
-enum class MachineResource { RtUnthrottled, RrTimesliceMs, CgroupV2Dir, CgroupV1CpuDir, CycleCosts, Tracefs, KernelLinks, ReservedCores };
+enum class MachineResource {
+  RtUnthrottled,
+  RrTimesliceMs,
+  CgroupV2Dir,
+  CgroupV1CpuDir,
+  CycleCosts,
+  Tracefs,
+  KernelLinks,
+  ReservedCores
+};
 
 struct MachineResourceInfo {
   MachineResource resource;
-  const char* name;  // what the control plane knows it by (controlplane/machine_resources.py provides each)
+  const char* name;  // what the control plane knows it by (controlplane/machine/resources.py provides each)
   const char* what;
 };
 
 // Every resource, once. `--catalog` lists them, and a test checks that the control plane provides each.
 inline constexpr MachineResourceInfo kMachineResources[] = {
-    {MachineResource::RtUnthrottled, "rt_unthrottled", "sched_rt_runtime_us = -1 for the run: busy real-time pollers are otherwise stalled 50 ms a second"},
-    {MachineResource::RrTimesliceMs, "rr_timeslice_ms", "/proc/sys/kernel/sched_rr_timeslice_ms set to the value for the run"},
-    {MachineResource::CgroupV2Dir, "cgroup_v2_dir", "a cgroup v2 directory for the run (paths.cgroup_dir), removed with everything in it"},
-    {MachineResource::CgroupV1CpuDir, "cgroup_v1_cpu_dir", "a cgroup v1 `cpu` directory for the run (paths.cpu_cgroup_dir), removed likewise"},
-    {MachineResource::CycleCosts, "cycle_costs", "every NF's cost_cycles, from the cycle estimator or the spec, filled in before launch"},
-    {MachineResource::Tracefs, "tracefs", "tracefs at /sys/kernel/tracing where it is not mounted (the system-call tracepoint), unmounted after"},
-    {MachineResource::KernelLinks, "kernel_links", "a kernel-I/O chain's network namespaces, veths and switch (chains[].io filled in), removed after"},
-    {MachineResource::ReservedCores, "reserved_cores", "the NFs' cores taken out of every other task's CPU affinity for the run, given back after"},
+    {MachineResource::RtUnthrottled, "rt_unthrottled",
+     "sched_rt_runtime_us = -1 for the run: busy real-time pollers are otherwise stalled 50 ms a second"},
+    {MachineResource::RrTimesliceMs, "rr_timeslice_ms",
+     "/proc/sys/kernel/sched_rr_timeslice_ms set to the value for the run"},
+    {MachineResource::CgroupV2Dir, "cgroup_v2_dir",
+     "a cgroup v2 directory for the run (paths.cgroup_dir), removed with everything in it"},
+    {MachineResource::CgroupV1CpuDir, "cgroup_v1_cpu_dir",
+     "a cgroup v1 `cpu` directory for the run (paths.cpu_cgroup_dir), removed likewise"},
+    {MachineResource::CycleCosts, "cycle_costs",
+     "every NF's cost_cycles, from the cycle estimator or the spec, filled in before launch"},
+    {MachineResource::Tracefs, "tracefs",
+     "tracefs at /sys/kernel/tracing where it is not mounted (the system-call tracepoint), unmounted after"},
+    {MachineResource::KernelLinks, "kernel_links",
+     "a kernel-I/O chain's network namespaces, veths and switch (chains[].io filled in), removed after"},
+    {MachineResource::ReservedCores, "reserved_cores",
+     "the NFs' cores taken out of every other task's CPU affinity for the run, given back after"},
 };
 
 inline const char* resource_name(MachineResource resource) {
@@ -39,7 +57,9 @@ inline const char* resource_name(MachineResource resource) {
 class MachineRequirements {
  public:
   MachineRequirements() = default;
-  explicit MachineRequirements(MachineResource resource, nlohmann::json value = true) { need(resource, std::move(value)); }
+  explicit MachineRequirements(MachineResource resource, nlohmann::json value = true) {
+    need(resource, std::move(value));
+  }
 
   // Needs `resource`; a resource already needed keeps its first value.
   MachineRequirements& need(MachineResource resource, nlohmann::json value = true) {

@@ -40,7 +40,8 @@ class FifoPriorityController final : public ProcessController {
   std::string name() const override { return "fifo"; }
   void adopt(pid_t task) override {
     sched_param param{.sched_priority = kParked};
-    if (sched_setscheduler(task, SCHED_FIFO, &param) != 0 && !gone()) throw system_error("sched_setscheduler(SCHED_FIFO)", task);
+    if (sched_setscheduler(task, SCHED_FIFO, &param) != 0 && !gone())
+      throw system_error("sched_setscheduler(SCHED_FIFO)", task);
     tasks_.push_back(task);
   }
   void activate(pid_t task) override {
@@ -144,7 +145,8 @@ class FreezerController final : public ProcessController {
   void deactivate(pid_t task) override { freeze(task, true); }
   void release_all() override {
     for (auto& [task, group] : groups_) {
-      if (pwrite(group.freeze_fd, "0", 1, 0) != 1) { /* the group is gone with its process */ }
+      if (pwrite(group.freeze_fd, "0", 1, 0) != 1) { /* the group is gone with its process */
+      }
       close(group.freeze_fd);
       write_file(root_ + "/cgroup.procs", std::to_string(group.process));
       rmdir(group.dir.c_str());
@@ -180,7 +182,9 @@ std::unique_ptr<ProcessController> make_process_controller(const std::string& ba
 std::optional<std::string> backend_unavailable(const std::string& backend) {
   if (backend != "freezer") return std::nullopt;  // scheduling policies and signals exist on every Linux
   std::optional<std::string> mount = cgroup_v2_mount();
-  if (!mount) return "the freezer backend needs cgroup v2, which is not mounted on this machine (no cgroup2 in /proc/self/mounts)";
+  if (!mount)
+    return "the freezer backend needs cgroup v2, which is not mounted on this machine (no cgroup2 in "
+           "/proc/self/mounts)";
   // The root group has no cgroup.freeze; a child shows whether this kernel has the v2 freezer (Linux >= 5.2).
   std::string probe = *mount + "/tandem-probe-" + std::to_string(getpid());
   if (mkdir(probe.c_str(), 0755) != 0)

@@ -16,7 +16,8 @@ namespace tandem {
 class Spinners {
  public:
   Spinners() {
-    counters_ = static_cast<volatile uint64_t*>(mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+    counters_ =
+        static_cast<volatile uint64_t*>(mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
     int cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
     cpu_set_t mine, theirs;
     CPU_ZERO(&mine);

@@ -19,11 +19,14 @@ constexpr double kVisibleTimeoutSeconds = 0.05;
 json percentiles_us(std::vector<double> cycles, double hz) {
   if (cycles.empty()) return nullptr;
   std::sort(cycles.begin(), cycles.end());
-  auto at = [&](double q) { return cycles[std::min(cycles.size() - 1, static_cast<size_t>(q * static_cast<double>(cycles.size())))] / hz * 1e6; };
+  auto at = [&](double q) {
+    return cycles[std::min(cycles.size() - 1, static_cast<size_t>(q * static_cast<double>(cycles.size())))] / hz * 1e6;
+  };
   return {{"p50", at(0.5)}, {"p90", at(0.9)}, {"max", cycles.back() / hz * 1e6}};
 }
 
-json probe(const std::string& backend, SwitchProbeTarget a, SwitchProbeTarget b, const std::string& cgroup_dir, uint32_t rounds) {
+json probe(const std::string& backend, SwitchProbeTarget a, SwitchProbeTarget b, const std::string& cgroup_dir,
+           uint32_t rounds) {
   if (auto reason = backend_unavailable(backend)) return {{"supported", false}, {"reason", *reason}};
   double hz = static_cast<double>(rte_get_tsc_hz());
   std::unique_ptr<ProcessController> controller = make_process_controller(backend, cgroup_dir);
@@ -40,7 +43,8 @@ json probe(const std::string& backend, SwitchProbeTarget a, SwitchProbeTarget b,
       uint64_t start = rte_get_tsc_cycles();
       controller->hand_over(running.pid, parked.pid);
       uint64_t called = rte_get_tsc_cycles();
-      while (counter_read(*parked.heartbeat) == before && static_cast<double>(rte_get_tsc_cycles() - start) < kVisibleTimeoutSeconds * hz) {
+      while (counter_read(*parked.heartbeat) == before &&
+             static_cast<double>(rte_get_tsc_cycles() - start) < kVisibleTimeoutSeconds * hz) {
       }
       uint64_t seen = rte_get_tsc_cycles();
       if (counter_read(*parked.heartbeat) == before)
@@ -56,7 +60,10 @@ json probe(const std::string& backend, SwitchProbeTarget a, SwitchProbeTarget b,
     return {{"supported", true}, {"error", e.what()}};
   }
   controller->release_all();
-  return {{"supported", true}, {"rounds", rounds}, {"visible_us", percentiles_us(visible, hz)}, {"call_us", percentiles_us(call, hz)},
+  return {{"supported", true},
+          {"rounds", rounds},
+          {"visible_us", percentiles_us(visible, hz)},
+          {"call_us", percentiles_us(call, hz)},
           {"not_seen_within_50ms", timeouts}};
 }
 

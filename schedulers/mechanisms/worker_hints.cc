@@ -36,8 +36,12 @@ void WorkerHints::assign(int nf, int worker) {
 
 int WorkerHints::owner(int nf) const { return flag_load(stats_.nf_control[nf].owner); }
 
-void WorkerHints::set_load_window(size_t worker, bool open) { flag_store(stats_.workers[worker].load_window, open ? 1u : 0u); }
+void WorkerHints::set_load_window(size_t worker, bool open) {
+  flag_store(stats_.workers[worker].load_window, open ? 1u : 0u);
+}
 
-void WorkerHints::set_entry_open(size_t chain, bool open) { flag_store(stats_.chains[chain].entry_closed, open ? 0u : 1u); }
+void WorkerHints::set_entry_open(size_t chain, bool open) {
+  flag_store(stats_.chains[chain].entry_closed, open ? 0u : 1u);
+}
 
 }  // namespace tandem

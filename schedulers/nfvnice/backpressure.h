@@ -32,7 +32,8 @@ class Backpressure {
   };
   const Deployment& deployment_;
   std::vector<Watermarks> rings_;
-  std::vector<std::vector<int>> upstream_;  // per ring: the NFs whose packets can reach it (its producer and all before)
+  std::vector<std::vector<int>>
+      upstream_;  // per ring: the NFs whose packets can reach it (its producer and all before)
   std::vector<bool> congested_, entry_closed_, nf_throttled_;
   uint64_t episodes_ = 0;
 };

@@ -11,11 +11,17 @@ Deployment two_chains() {
   json doc = {{"name", "t"},
               {"scheduler", {{"name", "nfvnice"}}},
               {"chains",
-               {{{"name", "c"}, {"traffic", {{"sizes", {{64, 1}}}}},
+               {{{"name", "c"},
+                 {"traffic", {{"sizes", {{64, 1}}}}},
                  {"ring_capacity", 100},
-                 {"nfs", {{{"name", "a"}, {"type", "cost"}, {"core", 1}}, {{"name", "b"}, {"type", "cost"}, {"core", 1}},
-                          {{"name", "d"}, {"type", "cost"}, {"core", 1}}}}},
-                {{"name", "o"}, {"traffic", {{"sizes", {{64, 1}}}}}, {"ring_capacity", 100}, {"nfs", {{{"name", "x"}, {"type", "cost"}, {"core", 1}}}}}}}};
+                 {"nfs",
+                  {{{"name", "a"}, {"type", "cost"}, {"core", 1}},
+                   {{"name", "b"}, {"type", "cost"}, {"core", 1}},
+                   {{"name", "d"}, {"type", "cost"}, {"core", 1}}}}},
+                {{"name", "o"},
+                 {"traffic", {{"sizes", {{64, 1}}}}},
+                 {"ring_capacity", 100},
+                 {"nfs", {{{"name", "x"}, {"type", "cost"}, {"core", 1}}}}}}}};
   return parse_deployment(doc);
 }
 
@@ -54,8 +60,8 @@ TEST(Backpressure, ThrottlesOnlyUpstreamNfsOfTheCongestedChain) {
   bp.update(occupancy);
   EXPECT_TRUE(bp.entry_closed(0));
   EXPECT_FALSE(bp.entry_closed(1)) << "the other chain keeps receiving";
-  EXPECT_TRUE(bp.nf_throttled(0));   // a
-  EXPECT_TRUE(bp.nf_throttled(1));   // b
+  EXPECT_TRUE(bp.nf_throttled(0));  // a
+  EXPECT_TRUE(bp.nf_throttled(1));  // b
   EXPECT_FALSE(bp.nf_throttled(2)) << "the bottleneck itself runs to drain its queue";
   EXPECT_FALSE(bp.nf_throttled(3));
 }

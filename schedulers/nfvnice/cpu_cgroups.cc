@@ -15,7 +15,8 @@
 namespace tandem::nfvnice {
 
 CpuCgroups::CpuCgroups(std::string run_dir, std::string root) : run_dir_(std::move(run_dir)), root_(std::move(root)) {
-  if (run_dir_.empty()) throw std::runtime_error("nfvnice needs a cgroup v1 cpu directory for the run (paths.cpu_cgroup_dir)");
+  if (run_dir_.empty())
+    throw std::runtime_error("nfvnice needs a cgroup v1 cpu directory for the run (paths.cpu_cgroup_dir)");
 }
 
 size_t CpuCgroups::add(const std::string& name, pid_t process) {
@@ -28,7 +29,8 @@ size_t CpuCgroups::add(const std::string& name, pid_t process) {
   };
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) throw fail("mkdir");
   // v1's cgroup.procs moves every thread of the process (the NF's and EAL's), not just the main one.
-  if (!write_file(dir + "/cgroup.procs", std::to_string(process))) throw fail("moving pid " + std::to_string(process) + " in");
+  if (!write_file(dir + "/cgroup.procs", std::to_string(process)))
+    throw fail("moving pid " + std::to_string(process) + " in");
   int fd = open((dir + "/cpu.shares").c_str(), O_WRONLY);
   if (fd < 0) throw fail("opening cpu.shares");
   groups_.push_back({dir, process, fd, kDefaultShares});

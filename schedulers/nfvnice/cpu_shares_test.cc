@@ -10,10 +10,10 @@ TEST(SharesWorthWriting, OnlyChangesBeyondTheTolerance) {
   EXPECT_FALSE(shares_worth_writing(1000, 1000, 0.1));
   EXPECT_FALSE(shares_worth_writing(1000, 1090, 0.1));  // noise in the smoothed rate: keep what is written
   EXPECT_FALSE(shares_worth_writing(1000, 910, 0.1));
-  EXPECT_TRUE(shares_worth_writing(1000, 1200, 0.1));   // a real change of demand
+  EXPECT_TRUE(shares_worth_writing(1000, 1200, 0.1));  // a real change of demand
   EXPECT_TRUE(shares_worth_writing(1000, 800, 0.1));
-  EXPECT_TRUE(shares_worth_writing(1000, 1001, 0.0));   // tolerance 0: every change is written
-  EXPECT_TRUE(shares_worth_writing(0, 2, 0.1));         // nothing written yet
+  EXPECT_TRUE(shares_worth_writing(1000, 1001, 0.0));  // tolerance 0: every change is written
+  EXPECT_TRUE(shares_worth_writing(0, 2, 0.1));        // nothing written yet
 }
 
 TEST(CpuShares, ProportionalToRateTimesCostPerCore) {
@@ -28,7 +28,8 @@ TEST(CpuShares, ProportionalToRateTimesCostPerCore) {
 }
 
 TEST(CpuShares, RateCountsLikeCost) {
-  std::vector<NfDemand> nfs = {{.core = 1, .rate_pps = 1e6, .cost_cycles = 250}, {.core = 1, .rate_pps = 4e6, .cost_cycles = 250}};
+  std::vector<NfDemand> nfs = {{.core = 1, .rate_pps = 1e6, .cost_cycles = 250},
+                               {.core = 1, .rate_pps = 4e6, .cost_cycles = 250}};
   std::vector<uint64_t> shares = cpu_shares(nfs);
   EXPECT_NEAR(static_cast<double>(shares[1]) / shares[0], 4.0, 0.01);
 }
@@ -54,7 +55,8 @@ TEST(CpuShares, CoresAreNormalisedSeparately) {
 TEST(CpuShares, NoDemandKeepsDefaultsAndIdleNfsGetTheMinimum) {
   std::vector<NfDemand> idle = {{.core = 1}, {.core = 1}};
   EXPECT_EQ(cpu_shares(idle), (std::vector<uint64_t>{kDefaultShares, kDefaultShares}));
-  std::vector<NfDemand> one_busy = {{.core = 1, .rate_pps = 1e6, .cost_cycles = 100}, {.core = 1, .rate_pps = 0, .cost_cycles = 100}};
+  std::vector<NfDemand> one_busy = {{.core = 1, .rate_pps = 1e6, .cost_cycles = 100},
+                                    {.core = 1, .rate_pps = 0, .cost_cycles = 100}};
   std::vector<uint64_t> shares = cpu_shares(one_busy);
   EXPECT_EQ(shares[1], kMinShares);
   EXPECT_EQ(shares[0], 2 * kDefaultShares);

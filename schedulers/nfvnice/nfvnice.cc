@@ -28,9 +28,15 @@ struct Options {
   double share_tolerance;
 
   static Options from(const json& o) {
-    return {o["cost"].get<std::string>() == "intrusive", o["policy"].get<std::string>(), o["period_us"].get<double>(),
-            o["smoothing_ms"].get<double>(), o["backpressure"].get<bool>(), o["high_watermark"].get<double>(),
-            o["low_watermark"].get<double>(), o["block_on_empty"].get<bool>(), o["wakeup_us"].get<double>(),
+    return {o["cost"].get<std::string>() == "intrusive",
+            o["policy"].get<std::string>(),
+            o["period_us"].get<double>(),
+            o["smoothing_ms"].get<double>(),
+            o["backpressure"].get<bool>(),
+            o["high_watermark"].get<double>(),
+            o["low_watermark"].get<double>(),
+            o["block_on_empty"].get<bool>(),
+            o["wakeup_us"].get<double>(),
             o["share_tolerance"].get<double>()};
   }
 };
@@ -68,7 +74,8 @@ class NfvniceScheduler final : public Scheduler {
       state.entry = d.nfs[n].depth == 0;
       state.group = cgroups_->add(d.nfs[n].name, view.worker_pids()[plan.index]);
       policy_.apply(view.worker_pids()[plan.index]);
-      view.hints.set_yield_policy(plan.index, {.after_batches = 0, .on_empty = 0, .block_on_empty = options_.block_on_empty ? 1u : 0u});
+      view.hints.set_yield_policy(
+          plan.index, {.after_batches = 0, .on_empty = 0, .block_on_empty = options_.block_on_empty ? 1u : 0u});
     }
     period_cycles_ = static_cast<uint64_t>(options_.period_us * 1e-6 * hz_);
   }
@@ -116,8 +123,11 @@ class NfvniceScheduler final : public Scheduler {
       nfs[view.deployment.nfs[n].name] = {{"cpu_shares", cgroups_ ? cgroups_->shares(nfs_[n].group) : 0},
                                           {"arrival_rate_pps", nfs_[n].rate.value()}};
     return {{"nfs", nfs},
-            {"totals", {{"weight_updates_total", updates_}, {"shares_writes_total", cgroups_ ? cgroups_->writes() : 0}, {"wakeups_total", wakeups_},
-                        {"congestion_episodes_total", backpressure_ ? backpressure_->episodes() : 0}}}};
+            {"totals",
+             {{"weight_updates_total", updates_},
+              {"shares_writes_total", cgroups_ ? cgroups_->writes() : 0},
+              {"wakeups_total", wakeups_},
+              {"congestion_episodes_total", backpressure_ ? backpressure_->episodes() : 0}}}};
   }
 
   json report(const SchedulerView& view) const override {
@@ -130,7 +140,8 @@ class NfvniceScheduler final : public Scheduler {
                             {"weight", d.nfs[n].weight},
                             {"shares_final", n < final_shares_.size() ? json(final_shares_[n]) : json()},
                             {"shares_mean", elapsed > 0 ? json(nfs_[n].shares_seconds / elapsed) : json()}};
-    return {{"cost_mode", options_.intrusive_cost ? "intrusive (TSC around each batch, in the NF runtime)" : "blackbox (cycle estimator or spec)"},
+    return {{"cost_mode", options_.intrusive_cost ? "intrusive (TSC around each batch, in the NF runtime)"
+                                                  : "blackbox (cycle estimator or spec)"},
             {"policy", options_.policy},
             {"weight_updates", updates_},
             {"shares_writes", writes_},
@@ -173,15 +184,20 @@ class NfvniceScheduler final : public Scheduler {
         const NfCounters& counters = view.nf_counters(n);
         uint64_t busy = counter_read(counters.service_cycles), in = counter_read(counters.service_packets);
         if (in > nf.last_in && updates_ > 0)
-          nf.cost.fold(static_cast<double>(busy - nf.last_busy) / static_cast<double>(in - nf.last_in), now_s - last_update_s_);
+          nf.cost.fold(static_cast<double>(busy - nf.last_busy) / static_cast<double>(in - nf.last_in),
+                       now_s - last_update_s_);
         nf.last_busy = busy;
         nf.last_in = in;
       }
-      demands.push_back({.core = d.nfs[n].core, .weight = d.nfs[n].weight, .rate_pps = nf.rate.value(), .cost_cycles = cost_of(d, n)});
+      demands.push_back({.core = d.nfs[n].core,
+                         .weight = d.nfs[n].weight,
+                         .rate_pps = nf.rate.value(),
+                         .cost_cycles = cost_of(d, n)});
     }
     std::vector<uint64_t> shares = cpu_shares(demands);
     for (size_t n = 0; n < nfs_.size(); n++) {
-      if (updates_ > 0) nfs_[n].shares_seconds += static_cast<double>(cgroups_->shares(nfs_[n].group)) * (now_s - last_update_s_);
+      if (updates_ > 0)
+        nfs_[n].shares_seconds += static_cast<double>(cgroups_->shares(nfs_[n].group)) * (now_s - last_update_s_);
       if (shares_worth_writing(cgroups_->shares(nfs_[n].group), shares[n], options_.share_tolerance))
         cgroups_->set_shares(nfs_[n].group, shares[n]);
     }
@@ -207,13 +223,15 @@ class NfvniceScheduler final : public Scheduler {
 void check(const Deployment& d, SpecErrors& errors) {
   Options o = Options::from(d.scheduler.options);
   if (!(o.low < o.high))
-    errors.push_back({"scheduler.low_watermark", "must be below high_watermark (" + std::to_string(o.high) + "), got " + std::to_string(o.low)});
+    errors.push_back({"scheduler.low_watermark",
+                      "must be below high_watermark (" + std::to_string(o.high) + "), got " + std::to_string(o.low)});
   for (const NfConfig& nf : d.nfs)
     if (!(nf.weight > 0))
       errors.push_back({spec_path(nf) + ".weight", "must be a positive number, got " + std::to_string(nf.weight)});
   if (!cgroup_v1_mount("cpu"))
-    errors.push_back({"scheduler.name", "nfvnice needs the cgroup v1 cpu controller, which this machine has not mounted "
-                                        "(no 'cgroup ... cpu' line in /proc/self/mounts)"});
+    errors.push_back({"scheduler.name",
+                      "nfvnice needs the cgroup v1 cpu controller, which this machine has not mounted "
+                      "(no 'cgroup ... cpu' line in /proc/self/mounts)"});
   if (!o.intrusive_cost)
     for (const NfConfig& nf : d.nfs)
       if (nf.cost_cycles < 0) errors.push_back({spec_path(nf) + ".cost_cycles", "must not be negative"});
@@ -221,32 +239,67 @@ void check(const Deployment& d, SpecErrors& errors) {
 
 const SchedulerRegistration registration({
     .name = "nfvnice",
-    .help = "NFVnice: per-NF cgroup cpu.shares from weight x arrival rate x cost, backpressure that drops at the chain's "
-            "entry, and NFs that block when their input is empty.",
+    .help =
+        "NFVnice: per-NF cgroup cpu.shares from weight x arrival rate x cost, backpressure that drops at the chain's "
+        "entry, and NFs that block when their input is empty.",
     .options =
         {
-            {.name = "cost", .type = ArgType::Choice, .default_value = "intrusive",
-             .help = "per-packet cost: measured by the NF runtime (TSC around each batch), or from the cycle estimator/spec",
+            {.name = "cost",
+             .type = ArgType::Choice,
+             .default_value = "intrusive",
+             .help = "per-packet cost: measured by the NF runtime (TSC around each batch), or from the cycle "
+                     "estimator/spec",
              .choices = {"intrusive", "blackbox"}},
-            {.name = "policy", .type = ArgType::Choice, .default_value = "batch", .help = "kernel policy of the NFs under their cgroups",
+            {.name = "policy",
+             .type = ArgType::Choice,
+             .default_value = "batch",
+             .help = "kernel policy of the NFs under their cgroups",
              .choices = {"cfs", "batch"}},
-            {.name = "period_us", .type = ArgType::Number, .default_value = 1000.0, .help = "how often cpu.shares are recomputed",
-             .min = 50, .max = 1e6},
-            {.name = "share_tolerance", .type = ArgType::Number, .default_value = 0.1,
-             .help = "relative change of an NF's cpu.shares below which the written value is kept (0 = write every change)",
-             .min = 0, .max = 1},
-            {.name = "smoothing_ms", .type = ArgType::Number, .default_value = 10.0,
-             .help = "time constant of the moving averages of arrival rate and cost", .min = 0.1, .max = 10000},
-            {.name = "backpressure", .type = ArgType::Boolean, .default_value = true,
+            {.name = "period_us",
+             .type = ArgType::Number,
+             .default_value = 1000.0,
+             .help = "how often cpu.shares are recomputed",
+             .min = 50,
+             .max = 1e6},
+            {.name = "share_tolerance",
+             .type = ArgType::Number,
+             .default_value = 0.1,
+             .help =
+                 "relative change of an NF's cpu.shares below which the written value is kept (0 = write every change)",
+             .min = 0,
+             .max = 1},
+            {.name = "smoothing_ms",
+             .type = ArgType::Number,
+             .default_value = 10.0,
+             .help = "time constant of the moving averages of arrival rate and cost",
+             .min = 0.1,
+             .max = 10000},
+            {.name = "backpressure",
+             .type = ArgType::Boolean,
+             .default_value = true,
              .help = "shed a congested chain's packets at its entry and block its upstream NFs"},
-            {.name = "high_watermark", .type = ArgType::Number, .default_value = 0.8,
-             .help = "a ring holding this fraction of its capacity turns its chain's backpressure on", .min = 0.01, .max = 1},
-            {.name = "low_watermark", .type = ArgType::Number, .default_value = 0.6,
-             .help = "... and off again once it holds no more than this fraction", .min = 0, .max = 0.99},
-            {.name = "block_on_empty", .type = ArgType::Boolean, .default_value = true,
+            {.name = "high_watermark",
+             .type = ArgType::Number,
+             .default_value = 0.8,
+             .help = "a ring holding this fraction of its capacity turns its chain's backpressure on",
+             .min = 0.01,
+             .max = 1},
+            {.name = "low_watermark",
+             .type = ArgType::Number,
+             .default_value = 0.6,
+             .help = "... and off again once it holds no more than this fraction",
+             .min = 0,
+             .max = 0.99},
+            {.name = "block_on_empty",
+             .type = ArgType::Boolean,
+             .default_value = true,
              .help = "an NF whose input is empty sleeps (futex) until the manager sees packets for it"},
-            {.name = "wakeup_us", .type = ArgType::Number, .default_value = 10.0,
-             .help = "how often the manager checks watermarks and wakes sleeping NFs", .min = 1, .max = 10000},
+            {.name = "wakeup_us",
+             .type = ArgType::Number,
+             .default_value = 10.0,
+             .help = "how often the manager checks watermarks and wakes sleeping NFs",
+             .min = 1,
+             .max = 10000},
         },
     .requirements =
         [](const json& options) {

@@ -14,7 +14,8 @@ class SmoothedRate {
 
   // `counter` is the counter's value at time `now_s`; the first call only sets the baseline.
   void update(uint64_t counter, double now_s) {
-    if (started_ && now_s > last_s_) fold(static_cast<double>(counter - last_counter_) / (now_s - last_s_), now_s - last_s_);
+    if (started_ && now_s > last_s_)
+      fold(static_cast<double>(counter - last_counter_) / (now_s - last_s_), now_s - last_s_);
     started_ = true;
     last_counter_ = counter;
     last_s_ = now_s;

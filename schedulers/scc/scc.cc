@@ -4,9 +4,9 @@
 #include <map>
 #include <optional>
 
+#include "quantum.h"
 #include "schedulers/mechanisms/kernel_policy.h"
 #include "schedulers/mechanisms/schedstat.h"
-#include "quantum.h"
 #include "schedulers/scheduler.h"
 
 namespace tandem {
@@ -36,8 +36,11 @@ class SccScheduler final : public Scheduler {
   }
 
   json report(const SchedulerView& view) const override {
-    json out = {{"mode", profile_mode_ ? "profile" : "run-time"}, {"policy", policy_.name}, {"reserved_cores", reserve_cores_},
-                {"plan", switch_core_ < 0 ? "uniprocessor" : "multiprocessor (switch on core " + std::to_string(switch_core_) + ")"}};
+    json out = {{"mode", profile_mode_ ? "profile" : "run-time"},
+                {"policy", policy_.name},
+                {"reserved_cores", reserve_cores_},
+                {"plan", switch_core_ < 0 ? "uniprocessor"
+                                          : "multiprocessor (switch on core " + std::to_string(switch_core_) + ")"}};
     if (policy_.realtime()) {
       out["priority"] = policy_.priority;
       out["timeslice_ms"] = timeslice_ms_ > 0 ? json(timeslice_ms_) : json("the machine's");
@@ -64,7 +67,8 @@ class SccScheduler final : public Scheduler {
 
   json live_metrics(const SchedulerView& view) const override {
     json nfs = json::object();
-    for (const auto& [w, stat] : latest_) nfs[view.deployment.workers[w].name] = {{"timeslices_total", stat.timeslices}};
+    for (const auto& [w, stat] : latest_)
+      nfs[view.deployment.workers[w].name] = {{"timeslices_total", stat.timeslices}};
     return {{"nfs", nfs}};
   }
 
@@ -86,24 +90,51 @@ class SccScheduler final : public Scheduler {
 const SchedulerRegistration scc({
     .name = "scc",
     .help = "SCC: every NF its own process under batch CFS with a long quantum (nice) or RR with a timeslice, on "
-            "cores reserved for the chain; reports the slices the NFs got. For kernel-I/O chains (io: kernel) and DPDK ones.",
+            "cores reserved for the chain; reports the slices the NFs got. For kernel-I/O chains (io: kernel) and DPDK "
+            "ones.",
     .options =
         {
-            {.name = "policy", .type = ArgType::Choice, .default_value = "batch", .help = "batch (SCHED_BATCH), cfs (SCHED_OTHER) or rr (SCHED_RR)",
+            {.name = "policy",
+             .type = ArgType::Choice,
+             .default_value = "batch",
+             .help = "batch (SCHED_BATCH), cfs (SCHED_OTHER) or rr (SCHED_RR)",
              .choices = {"batch", "cfs", "rr"}},
-            {.name = "nice", .type = ArgType::Integer, .default_value = -19,
-             .help = "nice value of every NF under batch or cfs: the quantum of Eq. 1 (-19: the paper's longest)", .min = -20, .max = 19},
-            {.name = "priority", .type = ArgType::Integer, .default_value = 1, .help = "real-time priority under rr", .min = 1, .max = 99},
-            {.name = "timeslice_ms", .type = ArgType::Integer, .default_value = 0,
-             .help = "rr's timeslice (/proc/sys/kernel/sched_rr_timeslice_ms for the run); 0 keeps the machine's", .min = 0, .max = 1000},
-            {.name = "reserve_cores", .type = ArgType::Boolean, .default_value = true,
-             .help = "take the NFs' cores away from every other task on the machine for the run (their affinity), and give them back after"},
-            {.name = "switch_core", .type = ArgType::Integer, .default_value = -1,
-             .help = "where a switched chain's switch runs (link: bridge, ovs, ovs-userspace): -1 = on the NFs' core (SCC's "
+            {.name = "nice",
+             .type = ArgType::Integer,
+             .default_value = -19,
+             .help = "nice value of every NF under batch or cfs: the quantum of Eq. 1 (-19: the paper's longest)",
+             .min = -20,
+             .max = 19},
+            {.name = "priority",
+             .type = ArgType::Integer,
+             .default_value = 1,
+             .help = "real-time priority under rr",
+             .min = 1,
+             .max = 99},
+            {.name = "timeslice_ms",
+             .type = ArgType::Integer,
+             .default_value = 0,
+             .help = "rr's timeslice (/proc/sys/kernel/sched_rr_timeslice_ms for the run); 0 keeps the machine's",
+             .min = 0,
+             .max = 1000},
+            {.name = "reserve_cores",
+             .type = ArgType::Boolean,
+             .default_value = true,
+             .help = "take the NFs' cores away from every other task on the machine for the run (their affinity), and "
+                     "give them back after"},
+            {.name = "switch_core",
+             .type = ArgType::Integer,
+             .default_value = -1,
+             .help = "where a switched chain's switch runs (link: bridge, ovs, ovs-userspace): -1 = on the NFs' core "
+                     "(SCC's "
                      "uniprocessor plan), N = on core N (its multiprocessor plan)",
-             .min = -1, .max = 1023},
-            {.name = "mode", .type = ArgType::Choice, .default_value = "run-time",
-             .help = "run-time: schedule the chain; profile: leave the NFs under the default policy for the profiler (run --profile)",
+             .min = -1,
+             .max = 1023},
+            {.name = "mode",
+             .type = ArgType::Choice,
+             .default_value = "run-time",
+             .help = "run-time: schedule the chain; profile: leave the NFs under the default policy for the profiler "
+                     "(run --profile)",
              .choices = {"run-time", "profile"}},
         },
     .requirements =
@@ -111,7 +142,8 @@ const SchedulerRegistration scc({
           MachineRequirements needs;
           bool rr = options.at("policy") == "rr";
           needs.need_if(rr, MachineResource::RtUnthrottled);
-          if (int slice = options.at("timeslice_ms").get<int>(); rr && slice > 0) needs.need(MachineResource::RrTimesliceMs, slice);
+          if (int slice = options.at("timeslice_ms").get<int>(); rr && slice > 0)
+            needs.need(MachineResource::RrTimesliceMs, slice);
           needs.need_if(options.at("reserve_cores").get<bool>(), MachineResource::ReservedCores);
           // The switch of a kernel-I/O chain is the kernel's or Open vSwitch's: the control plane places it.
           needs.need(MachineResource::KernelLinks, json{{"switch_core", options.at("switch_core")}});

@@ -5,8 +5,12 @@
 
 namespace tandem::unis {
 
-InterfaceMonitor::InterfaceMonitor(const std::vector<rte_ring*>& rings, std::vector<Interface> interfaces, uint64_t interval_cycles)
-    : rings_(rings), interfaces_(std::move(interfaces)), ring_occupancy_(rings.size(), 0), occupancy_(interfaces_.size(), 0),
+InterfaceMonitor::InterfaceMonitor(const std::vector<rte_ring*>& rings, std::vector<Interface> interfaces,
+                                   uint64_t interval_cycles)
+    : rings_(rings),
+      interfaces_(std::move(interfaces)),
+      ring_occupancy_(rings.size(), 0),
+      occupancy_(interfaces_.size(), 0),
       interval_cycles_(interval_cycles) {
   std::vector<uint32_t> ring_capacity;
   for (rte_ring* ring : rings) ring_capacity.push_back(rte_ring_get_capacity(ring));

@@ -7,7 +7,8 @@ namespace tandem::unis {
 namespace {
 
 TEST(InterfaceMonitor, SamplesOccupancyAndCapacityOnItsInterval) {
-  rte_ring* ring = rte_ring_create("monitor_test", 1024, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+  rte_ring* ring =
+      rte_ring_create("monitor_test", 1024, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
   ASSERT_NE(ring, nullptr);
   std::vector<rte_ring*> rings = {ring};
   InterfaceMonitor monitor(rings, {{{0}}}, 1000);

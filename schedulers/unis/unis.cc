@@ -30,9 +30,15 @@ struct Options {
   static Options from(const json& o) {
     double gamma = o["gamma"].get<double>();
     double fraction = o["slice_fraction"].get<double>();
-    return {gamma, fraction > 0 ? fraction : gamma, o["theta_min"].get<int>(), o["theta_max"].get<int>(),
-            o["interval_us"].get<double>(), o["occupancy"].get<bool>(), o["sampling"].get<std::string>(),
-            o["slice_start"].get<std::string>(), o["backend"].get<std::string>()};
+    return {gamma,
+            fraction > 0 ? fraction : gamma,
+            o["theta_min"].get<int>(),
+            o["theta_max"].get<int>(),
+            o["interval_us"].get<double>(),
+            o["occupancy"].get<bool>(),
+            o["sampling"].get<std::string>(),
+            o["slice_start"].get<std::string>(),
+            o["backend"].get<std::string>()};
   }
   uint32_t theta_min_for(const Deployment& d) const {
     return theta_min >= 0 ? static_cast<uint32_t>(theta_min) : default_theta_min(d.burst);
@@ -60,8 +66,10 @@ class UnisScheduler final : public Scheduler {
       return found->second;
     };
     std::vector<std::pair<int, int>> sides(d.nfs.size());  // per NF: its ingress and egress interface
-    for (const NfConfig& nf : d.nfs) sides[nf.index] = {interface_of(nf.in_rings, false), interface_of(nf.out_rings, true)};
-    monitor_ = std::make_unique<InterfaceMonitor>(view.rings(), std::move(interfaces), static_cast<uint64_t>(options_.interval_us * 1e-6 * hz));
+    for (const NfConfig& nf : d.nfs)
+      sides[nf.index] = {interface_of(nf.in_rings, false), interface_of(nf.out_rings, true)};
+    monitor_ = std::make_unique<InterfaceMonitor>(view.rings(), std::move(interfaces),
+                                                  static_cast<uint64_t>(options_.interval_us * 1e-6 * hz));
     controller_ = make_process_controller(options_.backend, d.paths.cgroup_dir);
     worker_of_nf_.assign(d.nfs.size(), -1);
     for (const WorkerPlan& plan : d.workers) worker_of_nf_[plan.segments.front().nfs.front()] = plan.index;
@@ -70,7 +78,8 @@ class UnisScheduler final : public Scheduler {
     std::set<int> cores;
     for (const NfConfig& nf : d.nfs) cores.insert(nf.core);
     for (const NfConfig& nf : d.nfs)
-      if (!(nf.cost_cycles > 0))  // the control plane fills costs in (the cycle_costs resource): this is a bug, not bad input
+      if (!(nf.cost_cycles >
+            0))  // the control plane fills costs in (the cycle_costs resource): this is a bug, not bad input
         throw std::runtime_error("unis has no cycle estimate for NF " + nf.name);
     for (int core : cores) {
       std::vector<ScheduledNf> queue;
@@ -86,8 +95,9 @@ class UnisScheduler final : public Scheduler {
                          .theta_max = options_.theta_max_for(capacity),
                          .cost_cycles = d.nfs[nf].cost_cycles});
       }
-      cores_.emplace_back(core, CoreQueue(std::move(queue), options_.occupancy,
-                                          options_.slice_start == "decision" ? SliceStart::kDecision : SliceStart::kFirstProgress));
+      cores_.emplace_back(
+          core, CoreQueue(std::move(queue), options_.occupancy,
+                          options_.slice_start == "decision" ? SliceStart::kDecision : SliceStart::kFirstProgress));
     }
     interval_cycles_ = static_cast<uint64_t>(options_.interval_us * 1e-6 * hz);
     next_check_.assign(cores_.size(), 0);
@@ -132,7 +142,8 @@ class UnisScheduler final : public Scheduler {
       });
       carry_out(view, change);
       // After a switch, the new NF's rings were just read; without one, nobody else was worth the core yet.
-      next_check_[i] = change ? queue.next_check_tsc(now_tsc, monitor_->occupancy(), interval_cycles_) : now_tsc + interval_cycles_;
+      next_check_[i] =
+          change ? queue.next_check_tsc(now_tsc, monitor_->occupancy(), interval_cycles_) : now_tsc + interval_cycles_;
     }
   }
 
@@ -161,7 +172,8 @@ class UnisScheduler final : public Scheduler {
     json nfs = json::object();
     for (const auto& [core, queue] : cores_)
       for (const ScheduledNf& nf : queue.nfs())
-        nfs[view.deployment.nfs[nf.nf].name] = {{"switches_in_total", switches_to_.count(nf.nf) ? switches_to_.at(nf.nf) : 0}};
+        nfs[view.deployment.nfs[nf.nf].name] = {
+            {"switches_in_total", switches_to_.count(nf.nf) ? switches_to_.at(nf.nf) : 0}};
     return {{"nfs", nfs}};
   }
 
@@ -184,7 +196,10 @@ class UnisScheduler final : public Scheduler {
       for (const ScheduledNf& nf : queue.nfs()) names.push_back(d.nfs[nf.nf].name);
       order[std::to_string(core)] = names;
     }
-    return {{"backend", options_.backend},
+    // The policy the NFs' switches are made under (explain charges each switch at this policy's latency): the fifo
+    // backend switches by SCHED_FIFO priorities; signals and the freezer stop and resume NFs left under CFS.
+    return {{"policy", options_.backend == "fifo" ? "fifo" : "cfs"},
+            {"backend", options_.backend},
             {"gamma", options_.gamma},
             {"slice_fraction", options_.slice_fraction},
             {"occupancy_rules", options_.occupancy},
@@ -197,7 +212,8 @@ class UnisScheduler final : public Scheduler {
             {"monitor_samples", monitor_ ? monitor_->samples() : 0},
             {"ring_reads", monitor_ ? monitor_->ring_reads() : 0},
             {"switches", switches_},
-            {"controller_us_per_switch", switches_ ? json(static_cast<double>(switch_cycles_) / switches_ / hz * 1e6) : json()}};
+            {"controller_us_per_switch",
+             switches_ ? json(static_cast<double>(switch_cycles_) / switches_ / hz * 1e6) : json()}};
   }
 
  private:
@@ -233,42 +249,79 @@ void check(const Deployment& d, SpecErrors& errors) {
     for (int ring : nf.out_rings) out_capacity = std::min(out_capacity, d.rings[ring].capacity);
     if (theta_min >= in_capacity)
       errors.push_back({"scheduler.theta_min", "must be below the capacity of NF '" + nf.name + "''s input ring (" +
-                                                           std::to_string(in_capacity) + "), got " + std::to_string(theta_min)});
+                                                   std::to_string(in_capacity) + "), got " +
+                                                   std::to_string(theta_min)});
     uint32_t theta_max = o.theta_max_for(out_capacity);
     if (theta_max == 0 || theta_max > out_capacity)
-      errors.push_back({"scheduler.theta_max", "must be between 1 and the capacity of NF '" + nf.name + "''s output ring (" +
-                                                           std::to_string(out_capacity) + "), got " + std::to_string(theta_max)});
+      errors.push_back({"scheduler.theta_max", "must be between 1 and the capacity of NF '" + nf.name +
+                                                   "''s output ring (" + std::to_string(out_capacity) + "), got " +
+                                                   std::to_string(theta_max)});
   }
 }
 
 const SchedulerRegistration registration({
     .name = "unis",
-    .help = "UNiS: a user-space, chain-order-aware scheduler that only watches ring occupancy and switches unmodified NF "
-            "processes (Algorithm 1 on the control core).",
+    .help =
+        "UNiS: a user-space, chain-order-aware scheduler that only watches ring occupancy and switches unmodified NF "
+        "processes (Algorithm 1 on the control core).",
     .options =
         {
-            {.name = "gamma", .type = ArgType::Number, .default_value = 0.75,
-             .help = "head-room factor in (0, 1]: time slice = cost x gamma x capacity(egress); theta_max = gamma x capacity", .min = 0, .max = 1},
-            {.name = "slice_fraction", .type = ArgType::Number, .default_value = 0,
-             .help = "time slice as a fraction of cost x capacity(egress), for the paper's slice sweep; 0 = gamma", .min = 0, .max = 4},
-            {.name = "theta_min", .type = ArgType::Integer, .default_value = -1,
-             .help = "preempt when the input ring holds no more than this; -1 = burst - 8", .min = -1, .max = 1 << 20},
-            {.name = "theta_max", .type = ArgType::Integer, .default_value = -1,
-             .help = "preempt when the output ring holds at least this; -1 = gamma x capacity", .min = -1, .max = 1 << 20},
-            {.name = "interval_us", .type = ArgType::Number, .default_value = 1.0,
-             .help = "scheduling interval T: the monitoring timer's period in microseconds", .min = 0.1, .max = 100000},
-            {.name = "sampling", .type = ArgType::Choice, .default_value = "predicted",
-             .help = "predicted: read a running NF's rings when, at its estimated cost, it could first reach a threshold (at "
-                     "least T apart), and the other rings only to pick a successor; every_interval: read every ring each T "
-                     "(the paper), which makes the NFs pay to take their ring counters back from the control core",
+            {.name = "gamma",
+             .type = ArgType::Number,
+             .default_value = 0.75,
+             .help = "head-room factor in (0, 1]: time slice = cost x gamma x capacity(egress); theta_max = gamma x "
+                     "capacity",
+             .min = 0,
+             .max = 1},
+            {.name = "slice_fraction",
+             .type = ArgType::Number,
+             .default_value = 0,
+             .help = "time slice as a fraction of cost x capacity(egress), for the paper's slice sweep; 0 = gamma",
+             .min = 0,
+             .max = 4},
+            {.name = "theta_min",
+             .type = ArgType::Integer,
+             .default_value = -1,
+             .help = "preempt when the input ring holds no more than this; -1 = burst - 8",
+             .min = -1,
+             .max = 1 << 20},
+            {.name = "theta_max",
+             .type = ArgType::Integer,
+             .default_value = -1,
+             .help = "preempt when the output ring holds at least this; -1 = gamma x capacity",
+             .min = -1,
+             .max = 1 << 20},
+            {.name = "interval_us",
+             .type = ArgType::Number,
+             .default_value = 1.0,
+             .help = "scheduling interval T: the monitoring timer's period in microseconds",
+             .min = 0.1,
+             .max = 100000},
+            {.name = "sampling",
+             .type = ArgType::Choice,
+             .default_value = "predicted",
+             .help =
+                 "predicted: read a running NF's rings when, at its estimated cost, it could first reach a threshold "
+                 "(at "
+                 "least T apart), and the other rings only to pick a successor; every_interval: read every ring each T "
+                 "(the paper), which makes the NFs pay to take their ring counters back from the control core",
              .choices = {"every_interval", "predicted"}},
-            {.name = "slice_start", .type = ArgType::Choice, .default_value = "progress",
-             .help = "when a turn's time slice starts: progress = when the NF is first seen to move its rings (the switch "
-                     "reaches its core 10-14 us after the decision on a KVM guest); decision = when UNiS decides (the paper)",
+            {.name = "slice_start",
+             .type = ArgType::Choice,
+             .default_value = "progress",
+             .help =
+                 "when a turn's time slice starts: progress = when the NF is first seen to move its rings (the switch "
+                 "reaches its core 10-14 us after the decision on a KVM guest); decision = when UNiS decides (the "
+                 "paper)",
              .choices = {"decision", "progress"}},
-            {.name = "occupancy", .type = ArgType::Boolean, .default_value = true,
-             .help = "interface-occupancy optimisation; false = switch only when the slice expires (the paper's ablation)"},
-            {.name = "backend", .type = ArgType::Choice, .default_value = "fifo",
+            {.name = "occupancy",
+             .type = ArgType::Boolean,
+             .default_value = true,
+             .help =
+                 "interface-occupancy optimisation; false = switch only when the slice expires (the paper's ablation)"},
+            {.name = "backend",
+             .type = ArgType::Choice,
+             .default_value = "fifo",
              .help = "process controller: SCHED_FIFO priority switching, SIGSTOP/SIGCONT, or the cgroup v2 freezer",
              .choices = kProcessControllerBackends},
         },

@@ -62,7 +62,8 @@ uint64_t CoreQueue::next_check_tsc(uint64_t now_tsc, const std::vector<uint32_t>
       cycles_per_packet = std::min(cycles_per_packet, static_cast<double>(now_tsc - last_reading_.tsc) / seen);
   }
   last_reading_ = {.tsc = now_tsc, .ingress = in, .egress = out, .valid = true};
-  uint32_t margin = std::min(in > current.theta_min ? in - current.theta_min : 0u, out < current.theta_max ? current.theta_max - out : 0u);
+  uint32_t margin = std::min(in > current.theta_min ? in - current.theta_min : 0u,
+                             out < current.theta_max ? current.theta_max - out : 0u);
   auto quiet = static_cast<uint64_t>(static_cast<double>(margin) * cycles_per_packet * kPredictionSafety);
   return std::max(soonest, std::min(now_tsc + quiet, slice_.deadline()));
 }

@@ -14,10 +14,10 @@ namespace tandem::unis {
 
 // What Algorithm 1 knows of an NF: where its packets come from and go to, and its time slice.
 struct ScheduledNf {
-  int nf = 0;          // global NF index
-  int worker = 0;      // the process the controller switches
-  int ingress = 0;     // interface index (interface_monitor.h): one ring in a line
-  int egress = 0;      // interface index
+  int nf = 0;                 // global NF index
+  int worker = 0;             // the process the controller switches
+  int ingress = 0;            // interface index (interface_monitor.h): one ring in a line
+  int egress = 0;             // interface index
   uint64_t slice_cycles = 0;  // cost x slice fraction x capacity(egress)
   uint32_t theta_min = 0;     // preempt when the ingress holds no more than this
   uint32_t theta_max = 0;     // preempt when the egress holds at least this
@@ -78,7 +78,9 @@ class CoreQueue {
   void observe_turn(uint64_t now_tsc, const std::vector<uint32_t>& occupancy);
   // Algorithm 1, line 6: whether the running NF must yield (slice expired, or, with the occupancy rules,
   // its ingress holds no more than theta_min or its egress at least theta_max).
-  bool must_yield(uint64_t now_tsc, const std::vector<uint32_t>& occupancy) const { return yield_reason(now_tsc, occupancy).has_value(); }
+  bool must_yield(uint64_t now_tsc, const std::vector<uint32_t>& occupancy) const {
+    return yield_reason(now_tsc, occupancy).has_value();
+  }
   std::optional<YieldReason> yield_reason(uint64_t now_tsc, const std::vector<uint32_t>& occupancy) const;
   // The earliest time must_yield() could turn true, given the running NF's rings as sampled now: packets only
   // leave its ingress and enter its egress as fast as it processes them (arrivals upstream and departures

@@ -12,9 +12,17 @@ namespace {
 // Rings 0..5; NFs 10 (A), 12 (C), 13 (D) of chain A->B->C->D share this core, as in the paper's example.
 constexpr uint32_t kThetaMin = 24, kThetaMax = 1536;
 ScheduledNf nf(int index, int ingress, int egress, uint64_t slice = 1000) {
-  return {.nf = index, .worker = index, .ingress = ingress, .egress = egress, .slice_cycles = slice, .theta_min = kThetaMin, .theta_max = kThetaMax};
+  return {.nf = index,
+          .worker = index,
+          .ingress = ingress,
+          .egress = egress,
+          .slice_cycles = slice,
+          .theta_min = kThetaMin,
+          .theta_max = kThetaMax};
 }
-CoreQueue paper_example(bool occupancy = true) { return CoreQueue({nf(10, 0, 1), nf(12, 2, 3), nf(13, 3, 4)}, occupancy); }
+CoreQueue paper_example(bool occupancy = true) {
+  return CoreQueue({nf(10, 0, 1), nf(12, 2, 3), nf(13, 3, 4)}, occupancy);
+}
 std::vector<uint32_t> rings(std::vector<uint32_t> occupancy) { return occupancy; }
 
 TEST(Algorithm1, KeepsTheRunningNfWhileItsSliceLastsAndItHasWorkAndRoom) {
@@ -96,7 +104,7 @@ TEST(Algorithm1, WithoutTheOccupancyRulesOnlyTheSliceCounts) {
   CoreQueue q = paper_example(false);
   q.start(0);
   EXPECT_FALSE(q.decide(10, rings({0, 2048, 0, 0, 0})).has_value());  // no input, full output: still its slice
-  auto change = q.decide(1000, rings({0, 0, 0, 0, 0}));                 // slice over: next in line, work or not
+  auto change = q.decide(1000, rings({0, 0, 0, 0, 0}));               // slice over: next in line, work or not
   ASSERT_TRUE(change.has_value());
   EXPECT_EQ(change->to, 12);
   EXPECT_EQ(q.waiting(), (std::vector<int>{13, 10}));

@@ -1,4 +1,5 @@
 """The command line's output when its reader goes away: a quiet exit, no internal error."""
+
 from __future__ import annotations
 
 import subprocess

@@ -3,6 +3,7 @@ templates and random packets go through the μNF graph that chains the VNFs as t
 graph, each in one process (build/tandem-graph-eval runs the real μNFs); every packet must come out with the same
 bytes or be dropped by the same μNF, and every μNF the composed graph keeps must end with the same report (its
 counters). None of the papers checks this."""
+
 from __future__ import annotations
 
 import json
@@ -14,19 +15,30 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import REPO
-from controlplane.compose import compose, eval_graph, parallel_runs, parallelise
-from controlplane.request import descriptors
-from controlplane.sfc import MicroEdge, MicroGraph, MicroNode, SfcGraph, expand
-from controlplane.vnf_templates import load_templates
+from controlplane.sfc.compose import compose, eval_graph, parallel_runs, parallelise
+from controlplane.sfc.sfc_request import MicroEdge, MicroGraph, MicroNode, SfcGraph, expand
+from controlplane.sfc.spec_or_request import descriptors
+from controlplane.sfc.templates import load_templates
 
 GRAPH_EVAL = REPO / "build" / "tandem-graph-eval"
 pytestmark = pytest.mark.skipif(not GRAPH_EVAL.exists(), reason="the data plane is not built (./scripts/setup.sh)")
 
 TEMPLATES = load_templates() if GRAPH_EVAL.exists() else {}
 DESCRIPTORS = descriptors() if GRAPH_EVAL.exists() else {}
-RULES = [{"dst_port": 22, "proto": "tcp", "action": "deny"}, {"src": "10.0.0.0/8", "action": "deny"},
-         {"dst_port": "80-90", "proto": "tcp", "action": "allow"}, {"proto": "udp", "action": "deny"}]
-URLS = ["/index.html", "/img/logo.png", "/search?q=cats", "/login?user=admin'--", "/item?id=1 OR 1=1", "/a%27%20or%201%3D1"]
+RULES = [
+    {"dst_port": 22, "proto": "tcp", "action": "deny"},
+    {"src": "10.0.0.0/8", "action": "deny"},
+    {"dst_port": "80-90", "proto": "tcp", "action": "allow"},
+    {"proto": "udp", "action": "deny"},
+]
+URLS = [
+    "/index.html",
+    "/img/logo.png",
+    "/search?q=cats",
+    "/login?user=admin'--",
+    "/item?id=1 OR 1=1",
+    "/a%27%20or%201%3D1",
+]
 
 
 def checksum(data: bytes) -> int:
@@ -61,7 +73,7 @@ def packets(draw) -> str:
         header = header[:10] + b"\x12\x34" + header[12:]
     elif breakage == "version":
         header = b"\x65" + header[1:]
-    frame = bytes.fromhex("020000000001" "020000000002" "0800") + header + l4
+    frame = bytes.fromhex("0200000000010200000000020800") + header + l4
     if breakage == "short":
         frame = frame[:30]
     return frame.hex()
@@ -75,18 +87,27 @@ def sfc_requests(draw) -> SfcGraph:
         template = draw(st.sampled_from(sorted(TEMPLATES)))
         args = {}
         if template == "edge_firewall":
-            args = {"rules": draw(st.lists(st.sampled_from(RULES), max_size=2, unique_by=json.dumps)),
-                    "default": draw(st.sampled_from(["allow", "deny"]))}
+            args = {
+                "rules": draw(st.lists(st.sampled_from(RULES), max_size=2, unique_by=json.dumps)),
+                "default": draw(st.sampled_from(["allow", "deny"])),
+            }
         elif template == "monitoring":
             args = {"max_urls": draw(st.sampled_from([1, 4096]))}
         vnfs.append({"name": f"v{v}", "template": template, "args": args})
-    links = [{"from": a["name"], "to": b["name"]} for a, b in zip(vnfs, vnfs[1:])]
-    return SfcGraph.model_validate({"vnfs": vnfs, "links": links, "core": 1, "parallel": draw(st.sampled_from(["on", "off"]))})
+    links = [{"from": a["name"], "to": b["name"]} for a, b in zip(vnfs, vnfs[1:], strict=False)]
+    return SfcGraph.model_validate(
+        {"vnfs": vnfs, "links": links, "core": 1, "parallel": draw(st.sampled_from(["on", "off"]))}
+    )
 
 
 def evaluate(graphs: dict, frames: list[str]) -> dict:
-    result = subprocess.run([str(GRAPH_EVAL)], input=json.dumps({"graphs": graphs, "packets": frames}), capture_output=True,
-                            text=True, timeout=60)
+    result = subprocess.run(
+        [str(GRAPH_EVAL)],
+        input=json.dumps({"graphs": graphs, "packets": frames}),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -98,7 +119,7 @@ def test_the_composed_graph_does_to_every_packet_what_the_chained_vnfs_do(sfc, f
     composition = compose(sfc, unmerged, DESCRIPTORS)
     out = evaluate({"unmerged": eval_graph(unmerged), "composed": eval_graph(composition.composed)}, frames)
     chained, composed = out["unmerged"], out["composed"]
-    for frame, a, b in zip(frames, chained["packets"], composed["packets"]):
+    for frame, a, b in zip(frames, chained["packets"], composed["packets"], strict=False):
         assert a == b, (frame, a, b, [m.removed for m in composition.merges], composition.groups)
     for name, report in composed["reports"].items():
         assert chained["reports"][name] == report, (name, [m.removed for m in composition.merges])
@@ -107,14 +128,22 @@ def test_the_composed_graph_does_to_every_packet_what_the_chained_vnfs_do(sfc, f
 def test_the_papers_sfc_loses_its_repeated_ip_checks_and_http_classification():
     # Edge Firewall -> Monitoring -> Application Firewall (μNF, Fig. 1(b)): the property above holds for it, and
     # the composer finds exactly the repeated work.
-    sfc = SfcGraph.model_validate({"core": 1, "vnfs": [{"name": "edge", "template": "edge_firewall"}, {"name": "monitor", "template": "monitoring"},
-                                                      {"name": "appfw", "template": "application_firewall"}],
-                                   "links": [{"from": "edge", "to": "monitor"}, {"from": "monitor", "to": "appfw"}]})
+    sfc = SfcGraph.model_validate(
+        {
+            "core": 1,
+            "vnfs": [
+                {"name": "edge", "template": "edge_firewall"},
+                {"name": "monitor", "template": "monitoring"},
+                {"name": "appfw", "template": "application_firewall"},
+            ],
+            "links": [{"from": "edge", "to": "monitor"}, {"from": "monitor", "to": "appfw"}],
+        }
+    )
     composition = compose(sfc, expand(sfc, TEMPLATES), DESCRIPTORS)
     assert sorted(m.removed for m in composition.merges) == ["appfw.check", "appfw.classify", "monitor.check"]
     edges = {(e.source, e.target, e.label) for e in composition.composed.edges}
     assert ("monitor.urls", "appfw.validate", None) in edges  # an HTTP request goes on to the URL validator
-    assert ("monitor.classify", "tx", "other") in edges         # anything else skips the application firewall
+    assert ("monitor.classify", "tx", "other") in edges  # anything else skips the application firewall
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -122,9 +151,17 @@ def test_the_papers_sfc_loses_its_repeated_ip_checks_and_http_classification():
 def test_a_parallel_group_does_what_its_line_does(frames):
     # The shipped templates seldom leave two parallelisable μNFs in a row; this line has three.
     line = MicroGraph()
-    for name, kind in (("check", "checkip"), ("flows", "counter"), ("urls", "count_url"), ("swap", "macswap"), ("out", "pass")):
+    for name, kind in (
+        ("check", "checkip"),
+        ("flows", "counter"),
+        ("urls", "count_url"),
+        ("swap", "macswap"),
+        ("out", "pass"),
+    ):
         line.nodes[name] = MicroNode(name, kind, {}, None)
-    line.edges = [MicroEdge(a, b) for a, b in (("check", "flows"), ("flows", "urls"), ("urls", "swap"), ("swap", "out"))]
+    line.edges = [
+        MicroEdge(a, b) for a, b in (("check", "flows"), ("flows", "urls"), ("urls", "swap"), ("swap", "out"))
+    ]
     runs = parallel_runs(line, DESCRIPTORS)
     assert runs == [("check", ["flows", "urls", "swap"], "out")]
     grouped = parallelise(line, runs)

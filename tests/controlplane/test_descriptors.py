@@ -1,12 +1,12 @@
 """NF descriptors as the catalog gives them and `./tandem nfs` shows them (μNF's descriptor, field by field)."""
+
 from __future__ import annotations
 
 import subprocess
 
 from conftest import REPO
-
-from controlplane import catalog
-from controlplane.cli import descriptor_line
+from controlplane.cli.authoring import descriptor_line
+from controlplane.spec import catalog
 
 
 def test_every_nf_type_has_a_descriptor_with_an_action_per_layer():
@@ -18,8 +18,9 @@ def test_every_nf_type_has_a_descriptor_with_an_action_per_layer():
 
 def test_the_ttl_line_names_the_fields_it_reads_and_writes():
     ttl = next(nf for nf in catalog.catalog()["nfs"] if nf["name"] == "ttl")
-    assert descriptor_line(ttl["descriptor"]) == ("stateless, may drop; L2 ReadOnly (eth_type), "
-                                                  "L3 ReadWrite (ipv4_ttl, ipv4_checksum), L4 NOP, payload NOP")
+    assert descriptor_line(ttl["descriptor"]) == (
+        "stateless, may drop; L2 ReadOnly (eth_type), L3 ReadWrite (ipv4_ttl, ipv4_checksum), L4 NOP, payload NOP"
+    )
     listing = subprocess.run([str(REPO / "tandem"), "nfs"], capture_output=True, text=True, timeout=60)
     assert listing.returncode == 0, listing.stderr
     assert descriptor_line(ttl["descriptor"]) in listing.stdout

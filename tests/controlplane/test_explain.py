@@ -1,5 +1,6 @@
 """explain on synthetic results: the parts of a chain's latency, weighted over runs, what moved between two files,
 and bad input (no breakdown, not a results file) as a clear error."""
+
 from __future__ import annotations
 
 import json
@@ -8,16 +9,30 @@ import pytest
 
 from conftest import REPO, tandem
 from controlplane.errors import SpecError
-from controlplane.explain import breakdown_bars, chain_parts, explain, explain_difference
+from controlplane.results.explain import breakdown_bars, chain_parts, explain, explain_difference
 
 
 def breakdown(traced: int, fw1: tuple[float, float, float, float], exit_us: float) -> dict:
     """fw1's (queue, behind other work, not running, in NF) in µs; end to end is their sum."""
     queue, behind, idle, in_nf = fw1
-    return {"traced_packets": traced, "too_long": 0, "untraced_hops": 0, "end_to_end_us": queue + in_nf + exit_us,
-            "exit_queue_us": exit_us,
-            "nfs": [{"nf": "fw1", "visits": traced, "queue_us": queue, "queue_behind_other_work_us": behind,
-                     "queue_not_running_us": idle, "queue_split_unknown": 0, "in_nf_us": in_nf}]}
+    return {
+        "traced_packets": traced,
+        "too_long": 0,
+        "untraced_hops": 0,
+        "end_to_end_us": queue + in_nf + exit_us,
+        "exit_queue_us": exit_us,
+        "nfs": [
+            {
+                "nf": "fw1",
+                "visits": traced,
+                "queue_us": queue,
+                "queue_behind_other_work_us": behind,
+                "queue_not_running_us": idle,
+                "queue_split_unknown": 0,
+                "in_nf_us": in_nf,
+            }
+        ],
+    }
 
 
 def results(scheduler: str, parts: dict | None, switches: float = 1000.0) -> dict:
@@ -58,8 +73,12 @@ def test_the_difference_leads_with_what_moved_most():
 
 
 def test_a_comparison_gives_one_bar_per_scheduler():
-    comparison = {"schedulers": {"coop": {"results": [results("coop", breakdown(10, (1, 1, 0, 1), 1))]},
-                                 "rtc": {"results": [results("rtc", None)]}}}
+    comparison = {
+        "schedulers": {
+            "coop": {"results": [results("coop", breakdown(10, (1, 1, 0, 1), 1))]},
+            "rtc": {"results": [results("rtc", None)]},
+        }
+    }
     assert list(breakdown_bars(comparison, "c.json")) == ["coop"]  # rtc ran without --profile
 
 
@@ -89,12 +108,27 @@ def test_the_command_prints_and_plots(tmp_path):
 
 def test_perf_counters_are_per_packet_and_refused_ones_are_named_not_zero():
     document = results("coop", breakdown(10, (1, 1, 0, 1), 1))
-    document["profile"] = {"perf_counters": {"window_seconds": 1.0, "workers": [{
-        "worker": "light1", "seconds": 1.0, "packets": 1000, "wait_over_run": 0.5,
-        "counters": {"context_switches": {"total": 20, "per_second": 20.0, "per_packet": 0.02},
-                     "task_clock_ns": {"total": 90000, "per_second": 90000.0, "per_packet": 90.0}},
-        "unsupported": {"cycles": "unsupported on this machine (No such file or directory, errno 2)",
-                        "instructions": "unsupported on this machine (No such file or directory, errno 2)"}}]}}
+    document["profile"] = {
+        "perf_counters": {
+            "window_seconds": 1.0,
+            "workers": [
+                {
+                    "worker": "light1",
+                    "seconds": 1.0,
+                    "packets": 1000,
+                    "wait_over_run": 0.5,
+                    "counters": {
+                        "context_switches": {"total": 20, "per_second": 20.0, "per_packet": 0.02},
+                        "task_clock_ns": {"total": 90000, "per_second": 90000.0, "per_packet": 90.0},
+                    },
+                    "unsupported": {
+                        "cycles": "unsupported on this machine (No such file or directory, errno 2)",
+                        "instructions": "unsupported on this machine (No such file or directory, errno 2)",
+                    },
+                }
+            ],
+        }
+    }
     text = explain(document, "r.json")
     row = next(line for line in text.splitlines() if line.startswith("light1 ") and " 0.02 " in line)
     assert " 90 " in row and "n/a" in row and "0.50" in row

@@ -1,6 +1,7 @@
 """Live metrics without a run: the manager's snapshots become Prometheus metrics with the right names, types and
 values, a counter /proc does not give is absent (never zero), and the shipped Grafana dashboard asks only for
 metrics Tandem serves."""
+
 from __future__ import annotations
 
 import json
@@ -14,7 +15,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from conftest import REPO
 from controlplane.errors import SpecError
-from controlplane.live_metrics import MetricsServer, RunCollector, parse_listen_address
+from controlplane.results.live_metrics import MetricsServer, RunCollector, parse_listen_address
 
 BOUNDS_US = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000]
 
@@ -26,12 +27,39 @@ def snapshot(delivered: int, busy: int, packets_in: int, cpu_ns: int | None, sch
     return {
         "unix_time": 1_795_000_000.0 + delivered / 1000,
         "tsc_hz": 2e9,
-        "chains": [{"name": "c", "generated": delivered + 10, "delivered": delivered, "delivered_bytes": 64 * delivered,
-                    "hop_errors": 0, "entry_backpressure": 4,
-                    "latency": {"bounds_us": BOUNDS_US, "counts": [0, 0, 1, 3] + [4] * 12, "count": 5, "sum_us": 2000.0}}],
-        "rings": [{"name": "c:entry", "chain": "c", "enqueued": delivered + 6, "dropped_full": 6, "occupancy": 2, "capacity": 512}],
-        "nfs": [{"name": "fw1", "chain": "c", "packets_in": packets_in, "packets_out": packets_in, "packets_dropped": 0,
-                 "label_miss": 0, "busy_cycles": busy, "batches": 10}],
+        "chains": [
+            {
+                "name": "c",
+                "generated": delivered + 10,
+                "delivered": delivered,
+                "delivered_bytes": 64 * delivered,
+                "hop_errors": 0,
+                "entry_backpressure": 4,
+                "latency": {"bounds_us": BOUNDS_US, "counts": [0, 0, 1, 3] + [4] * 12, "count": 5, "sum_us": 2000.0},
+            }
+        ],
+        "rings": [
+            {
+                "name": "c:entry",
+                "chain": "c",
+                "enqueued": delivered + 6,
+                "dropped_full": 6,
+                "occupancy": 2,
+                "capacity": 512,
+            }
+        ],
+        "nfs": [
+            {
+                "name": "fw1",
+                "chain": "c",
+                "packets_in": packets_in,
+                "packets_out": packets_in,
+                "packets_dropped": 0,
+                "label_miss": 0,
+                "busy_cycles": busy,
+                "batches": 10,
+            }
+        ],
         "workers": [worker],
         "scheduler": scheduler or {},
     }
@@ -67,7 +95,9 @@ def test_nothing_is_served_before_a_run_starts():
 
 
 def test_counters_histogram_and_interval_gauges():
-    samples = scrape(observed((1.0, snapshot(1000, 50_000, 1000, 10**8)), (1.5, snapshot(3000, 130_000, 3000, 4 * 10**8))))
+    samples = scrape(
+        observed((1.0, snapshot(1000, 50_000, 1000, 10**8)), (1.5, snapshot(3000, 130_000, 3000, 4 * 10**8)))
+    )
     run = {"run": "nfvnice#1", "scheduler": "nfvnice", "spec": "spec"}
     assert value(samples, "tandem_chain_delivered_packets_total", chain="c", **run) == 3000
     assert value(samples, "tandem_chain_offered_packets_total", chain="c") == 3010
@@ -84,7 +114,9 @@ def test_counters_histogram_and_interval_gauges():
     assert value(samples, "tandem_worker_cpu_seconds_total", worker="w1") == pytest.approx(0.4)
     assert value(samples, "tandem_tsc_hertz") == 2e9
     # Every sample carries the time the manager read the counters, for rate() to divide by.
-    assert {s.timestamp for name, found in samples.items() if name != "tandem_run_elapsed_seconds" for s in found} == {1_795_000_003.0}
+    assert {s.timestamp for name, found in samples.items() if name != "tandem_run_elapsed_seconds" for s in found} == {
+        1_795_000_003.0
+    }
 
 
 def test_interval_gauges_need_two_snapshots_and_traffic():
@@ -119,8 +151,9 @@ def test_a_new_run_replaces_the_last_ones_series():
     assert samples["tandem_run_elapsed_seconds"][0].labels["scheduler"] == "bubble"
 
 
-@pytest.mark.parametrize("text, expected", [(":9464", ("0.0.0.0", 9464)), ("127.0.0.1:80", ("127.0.0.1", 80)),
-                                            ("[::1]:9000", ("::1", 9000))])
+@pytest.mark.parametrize(
+    "text, expected", [(":9464", ("0.0.0.0", 9464)), ("127.0.0.1:80", ("127.0.0.1", 80)), ("[::1]:9000", ("::1", 9000))]
+)
 def test_listen_addresses(text, expected):
     assert parse_listen_address(text) == expected
 
@@ -156,7 +189,9 @@ def test_the_grafana_dashboard_asks_only_for_served_metrics():
     the live_metrics() of the scheduler module that reports it)."""
     dashboard = json.loads((REPO / "monitoring" / "grafana-dashboard.json").read_text())
     expressions = [target["expr"] for panel in dashboard["panels"] for target in panel["targets"]]
-    expressions += [variable["query"]["query"] for variable in dashboard["templating"]["list"] if variable["type"] == "query"]
+    expressions += [
+        variable["query"]["query"] for variable in dashboard["templating"]["list"] if variable["type"] == "query"
+    ]
     asked = {name for expr in expressions for name in re.findall(r"\btandem_[a-z_]+", expr)}
     served = set(scrape(observed((1.0, snapshot(1, 1, 1, 1)), (1.5, snapshot(2, 3, 2, 2)))))
     scheduler_sources = "\n".join(p.read_text() for p in (REPO / "schedulers").rglob("*.cc"))

@@ -1,15 +1,16 @@
 """Classic pcap files as replays: what can be replayed, and a clear reason for every file that cannot."""
+
 from __future__ import annotations
 
 import struct
 
-from controlplane.pcap_file import read_pcap, replay_problem
+from controlplane.spec.pcap_file import read_pcap, replay_problem
 
 
 def pcap(packets: list[bytes], link_type: int = 1, cut: int = 0) -> bytes:
     data = struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, link_type)
     for i, packet in enumerate(packets):
-        data += struct.pack("<IIII", i, 0, len(packet) - cut, len(packet)) + packet[:len(packet) - cut]
+        data += struct.pack("<IIII", i, 0, len(packet) - cut, len(packet)) + packet[: len(packet) - cut]
     return data
 
 

@@ -1,9 +1,10 @@
 """Bubble's placement model on small instances whose optimum is known."""
+
 from __future__ import annotations
 
 import pytest
 
-from controlplane.placement import PlacedNf, PlacementError, solve
+from controlplane.planning.placement import PlacedNf, PlacementError, solve
 
 HZ = 1e9  # one core = 1e9 cycles a second
 
@@ -77,7 +78,9 @@ def test_a_graph_node_is_charged_only_for_the_packets_that_reach_it():
 
 def line(count, rate, k):
     names = [f"t{i}" for i in range(count)]
-    return [shared(name, "c", rate, k, 1.0) for name in names], [(a, b, 1.0) for a, b in zip(names, names[1:])]
+    return [shared(name, "c", rate, k, 1.0) for name in names], [
+        (a, b, 1.0) for a, b in zip(names, names[1:], strict=False)
+    ]
 
 
 def test_fewest_cores_packs_consecutive_mnfs_until_a_core_is_full():

@@ -1,23 +1,37 @@
-"""The primitive-latency cache and its report (controlplane/primitive_latencies.py): a cache of another machine is not
-used, an unsupported measurement is shown as such, and memory latency is looked up by working set and stride."""
+"""The primitive-latency cache and its report (controlplane/machine/primitive_latencies.py): a cache of another machine
+is not used, an unsupported measurement is shown as such, and memory latency is looked up by working set and stride."""
+
 from __future__ import annotations
 
 import json
 
-from controlplane import primitive_latencies
-from controlplane.report import machine_description
+from controlplane.machine import primitive_latencies
+from controlplane.machine.description import machine_description
 
 
 def document(machine: str) -> dict:
-    return {"format": primitive_latencies.CACHE_FORMAT, "machine": machine, "date": "2026-11-24T00:00:00+00:00", "quick": True,
-            "results": {"core": 1, "other_core": 0, "repetitions": 3,
-                        "context_switch": {"cfs": {"median_ns": 2500.0, "min_ns": 2400.0, "max_ns": 2700.0, "samples": 3},
-                                           "fifo": {"unsupported": "fifo: Operation not permitted"}},
-                        "syscall": {"getppid": {"median_ns": 90.0, "min_ns": 88.0, "max_ns": 95.0, "samples": 3}},
-                        "cache_line_transfer": {"unsupported": "needs two cores; this machine gives one"},
-                        "memory": [{"bytes": 4096, "stride": 64, "median_ns": 1.2, "min_ns": 1.1, "max_ns": 1.3, "samples": 3},
-                                   {"bytes": 1 << 20, "stride": 64, "median_ns": 8.0, "min_ns": 7.0, "max_ns": 9.0, "samples": 3},
-                                   {"bytes": 1 << 20, "stride": 4096, "unsupported": "no sample"}]}}
+    return {
+        "format": primitive_latencies.CACHE_FORMAT,
+        "machine": machine,
+        "date": "2026-11-24T00:00:00+00:00",
+        "quick": True,
+        "results": {
+            "core": 1,
+            "other_core": 0,
+            "repetitions": 3,
+            "context_switch": {
+                "cfs": {"median_ns": 2500.0, "min_ns": 2400.0, "max_ns": 2700.0, "samples": 3},
+                "fifo": {"unsupported": "fifo: Operation not permitted"},
+            },
+            "syscall": {"getppid": {"median_ns": 90.0, "min_ns": 88.0, "max_ns": 95.0, "samples": 3}},
+            "cache_line_transfer": {"unsupported": "needs two cores; this machine gives one"},
+            "memory": [
+                {"bytes": 4096, "stride": 64, "median_ns": 1.2, "min_ns": 1.1, "max_ns": 1.3, "samples": 3},
+                {"bytes": 1 << 20, "stride": 64, "median_ns": 8.0, "min_ns": 7.0, "max_ns": 9.0, "samples": 3},
+                {"bytes": 1 << 20, "stride": 4096, "unsupported": "no sample"},
+            ],
+        },
+    }
 
 
 def test_only_this_machines_cache_is_used(tmp_path, monkeypatch):

@@ -1,5 +1,6 @@
 """The Python API without a run: `from tandem import ...` works, specs load from files, dicts and models, bad input
 raises the errors the CLI turns into exit 2, and the results models read what the data plane writes."""
+
 from __future__ import annotations
 
 import json
@@ -11,7 +12,7 @@ import tandem
 from conftest import BASE_SPEC, MIXED_SPEC, REPO
 from controlplane.api import _accepting
 from controlplane.errors import SpecError
-from controlplane.spec import spec_from_document
+from controlplane.spec.loading import spec_from_document
 
 
 def test_the_documented_names_are_there():

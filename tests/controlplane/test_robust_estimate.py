@@ -1,13 +1,14 @@
 """The cost statistics on synthetic noisy samples: robust lines and medians, their spread, clamped fixed costs."""
+
 from __future__ import annotations
 
 import random
 
 import pytest
 
-from controlplane.batch_model import PROFILE_BATCHES, fit_batch_time
-from controlplane.profile import cost_from_samples
-from controlplane.robust_estimate import spread, theil_sen_line
+from controlplane.planning.batch_model import PROFILE_BATCHES, fit_batch_time
+from controlplane.planning.profile import cost_from_samples
+from controlplane.results.robust_estimate import spread, theil_sen_line
 
 
 def noisy(value: float, rng: random.Random, noise: float = 0.03) -> float:
@@ -46,8 +47,12 @@ def test_spread_is_the_half_width_of_the_middle_80_percent():
 def rows_of(cells: dict, rounds: int, batch: int = 512) -> dict:
     """An estimator result with `rounds` samples per frame size, from {size: [value per round]}."""
     samples = [[batch, size, r, values[r]] for size, values in cells.items() for r in range(rounds)]
-    return {"batches": [batch], "size_dependent": len(cells) > 2, "samples_columns": ["batch", "frame_size", "round", "cycles_per_packet"],
-            "samples": samples}
+    return {
+        "batches": [batch],
+        "size_dependent": len(cells) > 2,
+        "samples_columns": ["batch", "frame_size", "round", "cycles_per_packet"],
+        "samples": samples,
+    }
 
 
 def test_a_fixed_cost_nf_costs_its_64_byte_median_with_the_rounds_spread():

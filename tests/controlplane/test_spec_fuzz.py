@@ -1,6 +1,7 @@
 """The spec loader fuzzed with Hypothesis: generated documents, valid and broken, and broken files. Every one either
 validates (exit 0) or exits 2 with a message that names the file (and the field, or the line of YAML, at fault),
 never a traceback or an internal error, within a bounded time."""
+
 from __future__ import annotations
 
 import contextlib
@@ -23,29 +24,73 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from conftest import REPO, tandem
-from controlplane import cli
-from controlplane import spec as spec_module
-from controlplane.spec import MAX_VALUES
+from controlplane.cli import main as cli
+from controlplane.spec import loading as spec_module
+from controlplane.spec.limits import MAX_VALUES
 
 BASE = {
-    "name": "fuzz", "duration": 1, "warmup": 0.3, "burst": 32, "ring_capacity": 2048,
+    "name": "fuzz",
+    "duration": 1,
+    "warmup": 0.3,
+    "burst": 32,
+    "ring_capacity": 2048,
     "traffic": {"rate": "2 Mpps", "size": 64, "flows": 16, "protocol": "udp"},
     "scheduler": {"name": "coop", "options": {"k": 8}},
-    "chains": [{"name": "c", "nfs": [{"name": "a", "type": "firewall", "core": 1, "args": {"synthetic_rules": 10}},
-                                     {"name": "b", "type": "ttl", "core": 1}]}],
+    "chains": [
+        {
+            "name": "c",
+            "nfs": [
+                {"name": "a", "type": "firewall", "core": 1, "args": {"synthetic_rules": 10}},
+                {"name": "b", "type": "ttl", "core": 1},
+            ],
+        }
+    ],
 }
 # Fields the documents may leave out, where the fuzzer puts wrong values too.
-OPTIONAL = [("name",), ("description",), ("duration",), ("warmup",), ("burst",), ("prefetch",), ("ring_capacity",), ("control_core",),
-           ("placement",), ("placement_cores",), ("traffic",), ("traffic", "rate"), ("traffic", "rate_steps"),
-           ("traffic", "step_seconds"), ("traffic", "size"), ("traffic", "flows"), ("traffic", "protocol"), ("scheduler",),
-           ("scheduler", "name"), ("scheduler", "options"), ("scheduler", "options", "k"), ("scheduler_options",), ("chains",),
-           ("chains", 0), ("chains", 0, "name"), ("chains", 0, "nfs"), ("chains", 0, "ring_capacity"), ("chains", 0, "weight"),
-           ("chains", 0, "traffic"), ("chains", 0, "nfs", 0, "core"), ("chains", 0, "nfs", 0, "type"),
-           ("chains", 0, "nfs", 0, "args"), ("chains", 0, "nfs", 0, "args", "synthetic_rules"), ("chains", 0, "nfs", 0, "weight"),
-           ("chains", 0, "nfs", 0, "cost_cycles"), ("chains", 0, "nfs", 0, "batch"), ("chains", 0, "nfs", 1, "name")]
+OPTIONAL = [
+    ("name",),
+    ("description",),
+    ("duration",),
+    ("warmup",),
+    ("burst",),
+    ("prefetch",),
+    ("ring_capacity",),
+    ("control_core",),
+    ("placement",),
+    ("placement_cores",),
+    ("traffic",),
+    ("traffic", "rate"),
+    ("traffic", "rate_steps"),
+    ("traffic", "step_seconds"),
+    ("traffic", "size"),
+    ("traffic", "flows"),
+    ("traffic", "protocol"),
+    ("scheduler",),
+    ("scheduler", "name"),
+    ("scheduler", "options"),
+    ("scheduler", "options", "k"),
+    ("scheduler_options",),
+    ("chains",),
+    ("chains", 0),
+    ("chains", 0, "name"),
+    ("chains", 0, "nfs"),
+    ("chains", 0, "ring_capacity"),
+    ("chains", 0, "weight"),
+    ("chains", 0, "traffic"),
+    ("chains", 0, "nfs", 0, "core"),
+    ("chains", 0, "nfs", 0, "type"),
+    ("chains", 0, "nfs", 0, "args"),
+    ("chains", 0, "nfs", 0, "args", "synthetic_rules"),
+    ("chains", 0, "nfs", 0, "weight"),
+    ("chains", 0, "nfs", 0, "cost_cycles"),
+    ("chains", 0, "nfs", 0, "batch"),
+    ("chains", 0, "nfs", 1, "name"),
+]
 # The documents the fuzzer starts from: BASE and the examples that validate (testpmd-chain needs testpmd).
-BASES = [BASE] + [yaml.safe_load((REPO / "examples" / f"{name}.yaml").read_text())
-                  for name in ("three-firewalls", "light-chain", "heterogeneous")]
+BASES = [BASE] + [
+    yaml.safe_load((REPO / "examples" / f"{name}.yaml").read_text())
+    for name in ("three-firewalls", "light-chain", "heterogeneous")
+]
 
 
 def every_path(value, prefix: tuple = ()):
@@ -58,22 +103,29 @@ def every_path(value, prefix: tuple = ()):
 def holds(document, path: tuple) -> bool:
     """Whether the mapping that `path` ends in is there."""
     for key in path[:-1]:
-        if not isinstance(document, (dict, list)) or (key not in document if isinstance(document, dict) else key >= len(document)):
+        if not isinstance(document, (dict, list)) or (
+            key not in document if isinstance(document, dict) else key >= len(document)
+        ):
             return False
         document = document[key]
     return isinstance(document, dict)
 
 
 # (base, path): every place a value sits in each base, and the optional fields it leaves out.
-STARTS = [(b, path) for b, base in enumerate(BASES)
-          for path in dict.fromkeys([*every_path(base), *(path for path in OPTIONAL if holds(base, path))])]
+STARTS = [
+    (b, path)
+    for b, base in enumerate(BASES)
+    for path in dict.fromkeys([*every_path(base), *(path for path in OPTIONAL if holds(base, path))])
+]
 # A wrong top-level value can show where it broke another field: NFs on a control core that moved to theirs.
 TOP_LEVEL_NEIGHBOURS = {"control_core": ("chains", "placement_cores")}
 # One case takes 0.01-0.1 s here (most of it the data plane's --check), the slowest (5000 levels of nesting) ~1 s:
 # 5 s is a hang, not a slow machine.
 CASE_SECONDS = 5
 # ~1200 generated cases, ~35 s on 2 cores; derandomized and without a database, so every run checks the same ones.
-SETTINGS = settings(max_examples=300, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=300, deadline=None, derandomize=True, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 counted = {"cases": 0, "valid": 0, "commands": 0}
 
 
@@ -81,25 +133,82 @@ counted = {"cases": 0, "valid": 0, "commands": 0}
 def report_count(request):
     yield
     with request.config.pluginmanager.getplugin("capturemanager").global_and_fixture_disabled():
-        print(f"\nspec fuzz: {counted['cases']} documents and files validated in process ({counted['valid']} valid, the rest "
-              f"refused), {counted['commands']} by a separate command; none with a traceback or an internal error")
+        print(
+            f"\nspec fuzz: {counted['cases']} documents and files validated in process "
+            f"({counted['valid']} valid, the rest "
+            f"refused), {counted['commands']} by a separate command; none with a traceback or an internal error"
+        )
 
 
 scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.integers(min_value=10**18, max_value=10**40), st.floats(),
-    st.sampled_from([float("inf"), float("nan"), 1e308, -0.0, 2**70, 2**63, -2**63 - 1, 10**100]), st.text(max_size=30),
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(min_value=10**18, max_value=10**40),
+    st.floats(),
+    st.sampled_from([float("inf"), float("nan"), 1e308, -0.0, 2**70, 2**63, -(2**63) - 1, 10**100]),
+    st.text(max_size=30),
     st.text(alphabet=st.characters(min_codepoint=0x80, max_codepoint=0x2FFFF), max_size=12),
-    st.sampled_from(["max", "1e400 Mpps", "-3 kpps", "datacenter", "tcp", "firewall", "bubble", "unis", "auto", "2018-01-01"]))
-values = st.recursive(scalars, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
-                      max_leaves=12)
+    st.sampled_from(
+        ["max", "1e400 Mpps", "-3 kpps", "datacenter", "tcp", "firewall", "bubble", "unis", "auto", "2018-01-01"]
+    ),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+    max_leaves=12,
+)
 # Values only YAML text can give (safe_dump writes none of them): tags, dates, merge keys, aliases, \u escapes, numbers
 # that PyYAML's constructors choke on.
-YAML_ONLY = ["2018-01-01", "2018-13-45", "2001-12-14t21:59:43.10-05:00", "!!binary aGVsbG8=", "!!binary '!!!'", "!!set {a, b}",
-             "!!float abc", "!!bool maybe", "!!int ''", "!!timestamp x", "1" * 5000, "-" + "9" * 400, ".inf", "-.inf", ".nan",
-             "1.0e400", '"\\ud800"', '"\\udc00x"', '"\\ud83d\\ude00"', '"a\\0b"', "!!python/name:os.system", "!!python/object:os.system {}",
-             "!!str {a: 1}", "!!map [1]", "!!set [1]", "!!omap [{a: 1}, {b: 2}]", "!!pairs [1]", "*nowhere", "&x [*x]", "&y {a: *y}",
-             "{<<: 1}", "{<<: [1]}", "{<<: {k: 1}, k: 2}", "{a: 1, a: 2}", "{? [a]: b}", "0x_ff", "0o777", "0b101", "1_000", "1:20",
-             "yes", "off", "~", "''", "!!null x", "!custom 1", "!<tag:yaml.org,2002:int> 12"]
+YAML_ONLY = [
+    "2018-01-01",
+    "2018-13-45",
+    "2001-12-14t21:59:43.10-05:00",
+    "!!binary aGVsbG8=",
+    "!!binary '!!!'",
+    "!!set {a, b}",
+    "!!float abc",
+    "!!bool maybe",
+    "!!int ''",
+    "!!timestamp x",
+    "1" * 5000,
+    "-" + "9" * 400,
+    ".inf",
+    "-.inf",
+    ".nan",
+    "1.0e400",
+    '"\\ud800"',
+    '"\\udc00x"',
+    '"\\ud83d\\ude00"',
+    '"a\\0b"',
+    "!!python/name:os.system",
+    "!!python/object:os.system {}",
+    "!!str {a: 1}",
+    "!!map [1]",
+    "!!set [1]",
+    "!!omap [{a: 1}, {b: 2}]",
+    "!!pairs [1]",
+    "*nowhere",
+    "&x [*x]",
+    "&y {a: *y}",
+    "{<<: 1}",
+    "{<<: [1]}",
+    "{<<: {k: 1}, k: 2}",
+    "{a: 1, a: 2}",
+    "{? [a]: b}",
+    "0x_ff",
+    "0o777",
+    "0b101",
+    "1_000",
+    "1:20",
+    "yes",
+    "off",
+    "~",
+    "''",
+    "!!null x",
+    "!custom 1",
+    "!<tag:yaml.org,2002:int> 12",
+]
 
 
 def validate(path: Path) -> tuple[int, str]:
@@ -118,7 +227,9 @@ def field_of(path: tuple) -> str:
     return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in path).lstrip(".")
 
 
-def assert_clean_verdict(path: Path, status: int, message: str, target: tuple | None = None, line: int | None = None) -> None:
+def assert_clean_verdict(
+    path: Path, status: int, message: str, target: tuple | None = None, line: int | None = None
+) -> None:
     """Exit 0, or 2 with every line naming the file. Given the `target` of a wrong value, every line names it or a
     field beside it (args given to a changed NF type, options to a changed scheduler), or is a duplicate of it; given
     the `line` it sits on, a YAML error names that line."""
@@ -130,14 +241,22 @@ def assert_clean_verdict(path: Path, status: int, message: str, target: tuple | 
     assert lines and all(each.startswith(f"{path}: ") for each in lines), message
     if target is None:
         return
-    fields = [each[len(f"{path}: "):] for each in lines]
+    fields = [each[len(f"{path}: ") :] for each in lines]
     if line is not None and fields[0].startswith("malformed YAML: "):
         assert fields[0].startswith(f"malformed YAML: line {line}, "), message
         return
     # The data plane names a scheduler option scheduler.NAME, without 'options'.
-    places = ("scheduler",) if target[0] == "scheduler" else (field_of(target[:-1]),) if len(target) > 1 else (
-        target[0], *TOP_LEVEL_NEIGHBOURS.get(target[0], ()))
-    assert all(any(field.startswith(place) or f"(also {place}" in field for place in places) for field in fields), (places, message)
+    places = (
+        ("scheduler",)
+        if target[0] == "scheduler"
+        else (field_of(target[:-1]),)
+        if len(target) > 1
+        else (target[0], *TOP_LEVEL_NEIGHBOURS.get(target[0], ()))
+    )
+    assert all(any(field.startswith(place) or f"(also {place}" in field for place in places) for field in fields), (
+        places,
+        message,
+    )
 
 
 def refused_half_pair(message: str, value) -> bool:
@@ -180,7 +299,7 @@ def test_a_value_only_yaml_has_is_an_error_at_its_field_or_line(tmp_path_factory
     document, path = copy.deepcopy(BASES[start[0]]), start[1]
     put(document, path, "zzplaceholder")
     dumped = yaml.safe_dump(document)
-    line = dumped[:dumped.index("zzplaceholder")].count("\n") + 1
+    line = dumped[: dumped.index("zzplaceholder")].count("\n") + 1
     spec = spec_file(tmp_path_factory, dumped.replace("zzplaceholder", text))
     status, message = validate(spec)
     assert_clean_verdict(spec, status, message, target=path, line=line)
@@ -204,21 +323,62 @@ def test_missing_and_unknown_keys_are_named(tmp_path_factory, start, action, key
         assert_clean_verdict(spec, status, message)
         return
     # The field dropped, or the one the unknown key went into; an unknown key at the top is named as given (below).
-    assert_clean_verdict(spec, status, message, target=path if action == "drop" else (*path[:-1], "zz") if len(path) > 1 else None)
-    if action == "unknown" and not {"args", "options", "scheduler_options"} & set(path[:-1]):  # the data plane's own words there
+    assert_clean_verdict(
+        spec, status, message, target=path if action == "drop" else (*path[:-1], "zz") if len(path) > 1 else None
+    )
+    if action == "unknown" and not {"args", "options", "scheduler_options"} & set(
+        path[:-1]
+    ):  # the data plane's own words there
         assert status == 2 and "unknown field" in message, message
     if action == "unknown" and status == 2:  # named (as given, or with its odd characters escaped)
         assert "zz" in message, message
 
 
-yaml_pieces = st.sampled_from([
-    "chains:", "  - name: c", "    nfs: [{name: a, type: ttl, core: 1}]", "    nfs: [&n {name: a, type: ttl, core: 1}, {<<: *n, name: b}]",
-    "name: &n x", "duration: *n", "a: &a [1, 2]", "b: &b [*a, *a, *a, *a]", "c: [*b, *b, *b, *b]", "chains: *a", "<<: *a",
-    "<<: {burst: 64}", "[[[[[[[[", "{", "}", "- - - -", "? [a]: b", "!!python/object:os.system {}", "duration: !!binary aGVsbG8=",
-    "burst: 0x400", "warmup: .nan", "ring_capacity: 1e999", "ring_capacity: 1.0e999", "name: name", "name: again", "\t",
-    "%YAML 1.1", "%TAG !e! tag:example.com,2000:", "---", "...", "'unterminated", "control_core: -1", "traffic: {rate: 1e308 pps}",
-    "\u00e9\u00e8: \u2603", "\x00", "\x07", "\ufeff", "description: \"\\ud800\"", "description: 2018-02-30", "burst: !!int x",
-    "warmup: " + "7" * 4400])
+yaml_pieces = st.sampled_from(
+    [
+        "chains:",
+        "  - name: c",
+        "    nfs: [{name: a, type: ttl, core: 1}]",
+        "    nfs: [&n {name: a, type: ttl, core: 1}, {<<: *n, name: b}]",
+        "name: &n x",
+        "duration: *n",
+        "a: &a [1, 2]",
+        "b: &b [*a, *a, *a, *a]",
+        "c: [*b, *b, *b, *b]",
+        "chains: *a",
+        "<<: *a",
+        "<<: {burst: 64}",
+        "[[[[[[[[",
+        "{",
+        "}",
+        "- - - -",
+        "? [a]: b",
+        "!!python/object:os.system {}",
+        "duration: !!binary aGVsbG8=",
+        "burst: 0x400",
+        "warmup: .nan",
+        "ring_capacity: 1e999",
+        "ring_capacity: 1.0e999",
+        "name: name",
+        "name: again",
+        "\t",
+        "%YAML 1.1",
+        "%TAG !e! tag:example.com,2000:",
+        "---",
+        "...",
+        "'unterminated",
+        "control_core: -1",
+        "traffic: {rate: 1e308 pps}",
+        "\u00e9\u00e8: \u2603",
+        "\x00",
+        "\x07",
+        "\ufeff",
+        'description: "\\ud800"',
+        "description: 2018-02-30",
+        "burst: !!int x",
+        "warmup: " + "7" * 4400,
+    ]
+)
 
 
 @SETTINGS
@@ -238,41 +398,68 @@ def with_line(after: str, line: str) -> str:
     lines = base_text().splitlines()
     at = next(i for i, each in enumerate(lines) if each.strip().startswith(after))
     indent = len(lines[at]) - len(lines[at].lstrip(" -"))
-    return "\n".join(lines[:at + 1] + [" " * indent + line] + lines[at + 1:]) + "\n"
+    return "\n".join(lines[: at + 1] + [" " * indent + line] + lines[at + 1 :]) + "\n"
 
 
 # Billion laughs: nine levels, each listing the one before twelve times (12^9 leaves once expanded).
-BOMB = "a: &a [x, x, x, x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 12)}]\n" for i in range(9)) + "chains: *j\n"
+BOMB = (
+    "a: &a [x, x, x, x, x, x, x, x, x, x, x, x]\n"
+    + "".join(f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join([f'*{chr(97 + i)}'] * 12)}]\n" for i in range(9))
+    + "chains: *j\n"
+)
 
 BROKEN = {
     "empty file": ("", "must be a YAML mapping"),
     "not UTF-8": (b"name: \xff\xfe\x00bad\n", "not UTF-8"),
     "a duplicate key": (base_text() + "burst: 64\n", "key 'burst' is given twice (first on line"),
-    "a duplicate key beside a merge": ("chains: [{<<: {name: c}, name: d, name: e, nfs: []}]\n", "key 'name' is given twice"),
+    "a duplicate key beside a merge": (
+        "chains: [{<<: {name: c}, name: d, name: e, nfs: []}]\n",
+        "key 'name' is given twice",
+    ),
     "an alias bomb": (BOMB, f"more than {MAX_VALUES} values"),
     "deep nesting": ("chains: " + "[" * 5000 + "]" * 5000 + "\n", "malformed YAML"),
     "deep nesting in NF args": (with_line("synthetic_rules", "x: " + "[" * 200 + "]" * 200), "chains[0].nfs[0].args.x"),
     "a list, not a mapping": ("- 1\n- 2\n", "must be a YAML mapping"),
     "a NUL character": (base_text() + "description: a\x00b\n", "character #x0000 is not allowed"),
-    "a huge ring": (base_text().replace("ring_capacity: 2048", "ring_capacity: 1180591620717411303424"), "ring_capacity: "),
+    "a huge ring": (
+        base_text().replace("ring_capacity: 2048", "ring_capacity: 1180591620717411303424"),
+        "ring_capacity: ",
+    ),
     "an infinite rate": (base_text().replace("rate: 2 Mpps", "rate: .inf"), "traffic.rate: "),
     "a huge rate": (base_text().replace("rate: 2 Mpps", "rate: 1e308 pps"), "traffic.rate: "),
     "an infinite weight": (with_line("name: a", "weight: .inf"), "chains[0].nfs[0].weight: "),
-    "size weights whose sum is inf": (base_text().replace("size: 64", "size: [{size: 64, weight: 1.0e308}, {size: 128, weight: 1.0e308}]"),
-                                      "traffic.size[0].weight: "),
-    "a step of no TSC cycles": (base_text().replace("rate: 2 Mpps", "rate_steps: [0, 1 Mpps]\n  step_seconds: 1.0e-300"), "traffic.step_seconds: "),
+    "size weights whose sum is inf": (
+        base_text().replace("size: 64", "size: [{size: 64, weight: 1.0e308}, {size: 128, weight: 1.0e308}]"),
+        "traffic.size[0].weight: ",
+    ),
+    "a step of no TSC cycles": (
+        base_text().replace("rate: 2 Mpps", "rate_steps: [0, 1 Mpps]\n  step_seconds: 1.0e-300"),
+        "traffic.step_seconds: ",
+    ),
     "month 13": (base_text() + "description: 2018-13-45\n", "not a valid timestamp: month must be in 1..12"),
-    "a 5000-digit number": (base_text().replace("burst: 32", "burst: " + "3" * 5000), "not a valid int: Exceeds the limit"),
+    "a 5000-digit number": (
+        base_text().replace("burst: 32", "burst: " + "3" * 5000),
+        "not a valid int: Exceeds the limit",
+    ),
     "!!bool maybe": (base_text().replace("burst: 32", "burst: !!bool maybe"), "not a valid bool"),
     "half a surrogate pair": (base_text() + 'description: "\\ud800"\n', "half a UTF-16 surrogate pair"),
-    "a date among NF args": (base_text().replace("synthetic_rules: 10", "synthetic_rules: 2018-01-01"),
-                             "chains[0].nfs[0].args.synthetic_rules: must be a number, text"),
-    "binary data among NF args": (base_text().replace("synthetic_rules: 10", "synthetic_rules: !!binary aGVsbG8="),
-                                  "chains[0].nfs[0].args.synthetic_rules: must be a number, text"),
+    "a date among NF args": (
+        base_text().replace("synthetic_rules: 10", "synthetic_rules: 2018-01-01"),
+        "chains[0].nfs[0].args.synthetic_rules: must be a number, text",
+    ),
+    "binary data among NF args": (
+        base_text().replace("synthetic_rules: 10", "synthetic_rules: !!binary aGVsbG8="),
+        "chains[0].nfs[0].args.synthetic_rules: must be a number, text",
+    ),
     "inf among scheduler options": (base_text().replace("k: 8", "k: .inf"), "scheduler.options.k: "),
-    "nan among another scheduler's options": (base_text() + "scheduler_options: {unis: {gamma: .nan}}\n", "scheduler_options.unis.gamma: "),
-    "a number as an NF argument's name": (base_text().replace("synthetic_rules: 10", "1: 10"), "chains[0].nfs[0].args[1]: a key must be text"),
+    "nan among another scheduler's options": (
+        base_text() + "scheduler_options: {unis: {gamma: .nan}}\n",
+        "scheduler_options.unis.gamma: ",
+    ),
+    "a number as an NF argument's name": (
+        base_text().replace("synthetic_rules: 10", "1: 10"),
+        "chains[0].nfs[0].args[1]: a key must be text",
+    ),
     "a number as a field's name": (base_text() + "1.5: x\n", "['1.5']: a key must be text"),
 }
 
@@ -293,7 +480,9 @@ def test_a_document_longer_than_a_spec_needs_is_refused_early(tmp_path_factory, 
     monkeypatch.setattr(spec_module, "MAX_VALUES", 5000)
     spec = spec_file(tmp_path_factory, base_text() + "description: [" + "1, " * 10**6 + "1]\n")
     status, message = validate(spec)
-    assert status == 2 and message.startswith(f"{spec}: malformed YAML: line ") and "more than 5000 values" in message, message
+    assert (
+        status == 2 and message.startswith(f"{spec}: malformed YAML: line ") and "more than 5000 values" in message
+    ), message
 
 
 def nf_defaults_spec(chains: int, nfs: int) -> str:
@@ -301,15 +490,20 @@ def nf_defaults_spec(chains: int, nfs: int) -> str:
     lines = ["scheduler: coop", "chains:"]
     for c in range(chains):
         lines += [f"  - name: c{c}", "    nfs:"]
-        lines += [f"      - {{<<: *nf, name: n{c}_{n}}}" if (c, n) != (0, 0) else "      - &nf {name: n0_0, type: ttl, core: 1}"
-                  for n in range(nfs)]
+        lines += [
+            f"      - {{<<: *nf, name: n{c}_{n}}}"
+            if (c, n) != (0, 0)
+            else "      - &nf {name: n0_0, type: ttl, core: 1}"
+            for n in range(nfs)
+        ]
     return "\n".join(lines) + "\n"
 
 
 VALID = {
     "merge keys on 120 NFs": nf_defaults_spec(6, 20),
-    "a surrogate pair escape, as JSON writes one": json.dumps(dict(BASE, description="\U0001F600")),
-    "a key beside a merge overriding it": "chains: [{<<: {name: x, nfs: []}, name: c, nfs: [{name: a, type: ttl, core: 1}]}]\n",
+    "a surrogate pair escape, as JSON writes one": json.dumps(dict(BASE, description="\U0001f600")),
+    "a key beside a merge overriding it": "chains: [{<<: {name: x, nfs: []}, "
+    "name: c, nfs: [{name: a, type: ttl, core: 1}]}]\n",
 }
 
 
@@ -325,8 +519,13 @@ def test_files_that_are_not_specs(tmp_path):
     large.write_text(base_text() + "#" * (11 << 20))
     pipe = tmp_path / "pipe.yaml"
     os.mkfifo(pipe)  # reading a pipe with no writer would wait forever
-    for path, expected in [(tmp_path, "not a regular file"), (tmp_path / "missing.yaml", "no such file"),
-                           (large, "specs are at most 10 MB"), (pipe, "not a regular file"), (Path("/dev/zero"), "not a regular file")]:
+    for path, expected in [
+        (tmp_path, "not a regular file"),
+        (tmp_path / "missing.yaml", "no such file"),
+        (large, "specs are at most 10 MB"),
+        (pipe, "not a regular file"),
+        (Path("/dev/zero"), "not a regular file"),
+    ]:
         status, message = validate(path)
         assert status == 2 and message.startswith(f"{path}: ") and expected in message, message
 
@@ -336,8 +535,13 @@ def unprivileged_prefix() -> list[str] | None:
     if os.geteuid() != 0:
         return []
     for prefix in (["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"], ["runuser", "-u", "nobody", "--"]):
-        if shutil.which(prefix[0]) and subprocess.run([*prefix, sys.executable, "-c", "import pydantic, yaml"],
-                                                      capture_output=True, timeout=60).returncode == 0:
+        if (
+            shutil.which(prefix[0])
+            and subprocess.run(
+                [*prefix, sys.executable, "-c", "import pydantic, yaml"], capture_output=True, timeout=60
+            ).returncode
+            == 0
+        ):
             return prefix
     return None
 
@@ -352,16 +556,29 @@ def test_an_unreadable_file(tmp_path):
         spec = Path(folder) / "spec.yaml"
         spec.write_text(base_text())
         spec.chmod(0)
-        result = subprocess.run([*prefix, sys.executable, "-m", "controlplane", "validate", str(spec)], capture_output=True,
-                                text=True, timeout=60, cwd=REPO, env=dict(os.environ, PYTHONPATH=str(REPO)))
+        result = subprocess.run(
+            [*prefix, sys.executable, "-m", "controlplane", "validate", str(spec)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            cwd=REPO,
+            env=dict(os.environ, PYTHONPATH=str(REPO)),
+        )
     counted["commands"] += 1
     assert result.returncode == 2, result.stderr
     assert result.stderr == f"{spec}: cannot read the spec: Permission denied\n", result.stderr
 
 
 def test_the_real_command_exits_2_on_a_few_broken_specs(tmp_path_factory):
-    cases = ["a duplicate key", "an alias bomb", "not UTF-8", "an infinite rate", "month 13", "half a surrogate pair",
-             "a date among NF args"]
+    cases = [
+        "a duplicate key",
+        "an alias bomb",
+        "not UTF-8",
+        "an infinite rate",
+        "month 13",
+        "half a surrogate pair",
+        "a date among NF args",
+    ]
     for name in cases:
         spec = spec_file(tmp_path_factory, BROKEN[name][0])
         result = tandem("validate", str(spec), timeout=60)
@@ -371,4 +588,6 @@ def test_the_real_command_exits_2_on_a_few_broken_specs(tmp_path_factory):
     spec = spec_file(tmp_path_factory, VALID["merge keys on 120 NFs"])
     result = tandem("validate", str(spec), timeout=60)
     counted["commands"] += 1
-    assert result.returncode == 0 and re.search(r"valid: 6 chain\(s\), 120 NF\(s\)", result.stdout), result.stdout + result.stderr
+    assert result.returncode == 0 and re.search(r"valid: 6 chain\(s\), 120 NF\(s\)", result.stdout), (
+        result.stdout + result.stderr
+    )

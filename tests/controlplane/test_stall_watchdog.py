@@ -1,5 +1,6 @@
 """The control plane's stall watchdog: a manager whose loop stops reporting during traffic is diagnosed and killed,
 not waited for; one that stays silent only after its traffic ended is left to finish."""
+
 from __future__ import annotations
 
 import os
@@ -8,8 +9,9 @@ import time
 
 import pytest
 
-from controlplane import runner, stall_diagnosis
-from controlplane.errors import EXIT_OK, EXIT_RUN_FAILED
+from controlplane.errors import EXIT_RUN_FAILED
+from controlplane.launch import runner
+from controlplane.machine import stall_diagnosis
 
 # Stands in for tandem-manager: reports one progress event (and, if told, traffic_ended), then spins or sleeps.
 FAKE_MANAGER = """\
@@ -48,6 +50,7 @@ def fake_manager(tmp_path, monkeypatch):
             started = time.monotonic()
             outcome = runner._drive_manager(config, run_dir, stop, None)
         return outcome, time.monotonic() - started
+
     return drive
 
 

@@ -1,4 +1,5 @@
 """Fixtures shared by the integration tests: every run must leave the machine as it found it."""
+
 from __future__ import annotations
 
 import os
@@ -8,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from controlplane import machine
-from controlplane.leftovers import leftovers, snapshot
+from controlplane.machine import changes
+from controlplane.machine.leftovers import leftovers, snapshot
 
 
 def _reset_machine() -> None:
@@ -29,7 +30,7 @@ def _reset_machine() -> None:
             except ProcessLookupError:
                 pass
     time.sleep(0.5)
-    with machine.MachineSession():
+    with changes.MachineSession():
         pass
     deadline = time.monotonic() + 5  # SIGKILLed processes take a moment to be gone
     while any(item.startswith("process ") for item in leftovers()) and time.monotonic() < deadline:
@@ -43,7 +44,7 @@ def machine_cleared_of_earlier_runs():
     integration test that way: a run killed with its machine had reserved hugepages, and the test's run gave
     them back."""
     if os.geteuid() == 0:  # without root every test here is skipped anyway
-        with machine.MachineSession() as session:
+        with changes.MachineSession() as session:
             for note in session.notes:
                 print(f"integration tests: {note}")
     yield

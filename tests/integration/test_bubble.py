@@ -1,5 +1,6 @@
 """Bubble on real NFs: user-level threads with exact accounting and hop order, batch sizes that follow
 priority weights, load measurement that ignores busy polling, and NF migration between local schedulers."""
+
 from __future__ import annotations
 
 import json
@@ -21,7 +22,8 @@ BUBBLE_BASE = BASE_SPEC.replace("scheduler: coop", "scheduler: bubble")
 
 # Three independent NFs on core 1, each offered 8 Mpps of 500 ns packets, with weights 1:2:3. The core is overloaded
 # as long as the generator offers more than 2 Mpps in all (it offers 6-23 Mpps on our hosts): at 120 ns a clean-clone
-# run whose generator gave only 2 Mpps a chain left the core idle part of the time and all three chains equal. The adaptation period is longer than the run, so the batches stay those the weight rule set: the test is
+# run whose generator gave only 2 Mpps a chain left the core idle part of the time and all three chains equal. The
+# adaptation period is longer than the run, so the batches stay those the weight rule set: the test is
 # of that rule and of batches dividing an overloaded core, not of how Algorithm 1 reacts to the generator's wobble.
 PRIORITIES = """\
 name: priorities
@@ -68,9 +70,12 @@ chains:
 
 # Fig. 5 in small: no traffic, then 2 Mpps, every half second. Three NFs of 100 ns a packet: 0.6 of a core of
 # work in the loaded steps on any host, so "clearly loaded" has a floor that holds everywhere.
-STEPPED = IDLE.replace("duration: 1.2\nwarmup: 0.1", "duration: 2\nwarmup: 0").replace(
-    "rate: 1}", "rate_steps: [0, 2 Mpps], step_seconds: 0.5}").replace("load_period_ms: 200", "load_period_ms: 100").replace(
-    "type: firewall, core: 1, args: {synthetic_rules: 100}", "type: cost, core: 1, args: {ns: 100}")
+STEPPED = (
+    IDLE.replace("duration: 1.2\nwarmup: 0.1", "duration: 2\nwarmup: 0")
+    .replace("rate: 1}", "rate_steps: [0, 2 Mpps], step_seconds: 0.5}")
+    .replace("load_period_ms: 200", "load_period_ms: 100")
+    .replace("type: firewall, core: 1, args: {synthetic_rules: 100}", "type: cost, core: 1, args: {ns: 100}")
+)
 
 
 def run(write_spec, tmp_path, text: str) -> dict:
@@ -141,8 +146,12 @@ def test_overloaded_scheduler_migrates_an_nf_to_the_spare(write_spec, tmp_path, 
 
 def test_a_killed_worker_is_named_and_nothing_is_left_behind(write_spec, tmp_path, machine_before):
     out = tmp_path / "r.json"
-    process = subprocess.Popen([str(REPO / "tandem"), "run", str(write_spec(BUBBLE_BASE)), "--duration", "20", "--json", str(out)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [str(REPO / "tandem"), "run", str(write_spec(BUBBLE_BASE)), "--duration", "20", "--json", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     line = ""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not line.startswith("started"):
@@ -157,8 +166,12 @@ def test_a_killed_worker_is_named_and_nothing_is_left_behind(write_spec, tmp_pat
 
 def test_ctrl_c_stops_a_bubble_run_cleanly(write_spec, tmp_path, machine_before):
     out = tmp_path / "r.json"
-    process = subprocess.Popen([str(REPO / "tandem"), "run", str(write_spec(BUBBLE_BASE)), "--duration", "20", "--json", str(out)],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [str(REPO / "tandem"), "run", str(write_spec(BUBBLE_BASE)), "--duration", "20", "--json", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     time.sleep(2)
     process.send_signal(signal.SIGINT)
     process.communicate(timeout=30)
@@ -174,7 +187,8 @@ placement: auto
 traffic: {size: 64, flows: 64}
 scheduler: bubble
 chains:
-  - {name: a, traffic: {rate: RATE_A pps}, nfs: [{name: fw, type: firewall, args: {synthetic_rules: 10}}, {name: enc, type: ipsec}]}
+  - {name: a, traffic: {rate: RATE_A pps}, nfs: [{name: fw, type: firewall, args: {synthetic_rules: 10}}, \
+{name: enc, type: ipsec}]}
   - {name: b, traffic: {rate: RATE_B pps}, nfs: [{name: fw2, type: firewall, args: {synthetic_rules: 10}}]}
 """
 
@@ -189,7 +203,15 @@ def measured_models(tmp_path_factory):
     spec = tmp_path_factory.mktemp("spec") / "auto.yaml"
     spec.write_text(AUTO.replace("RATE_A", "1000").replace("RATE_B", "1000"))
     out = spec.with_suffix(".json")
-    result = tandem("place", str(spec), "--json", str(out), "--quiet", timeout=300, env=dict(os.environ, TANDEM_CACHE_DIR=str(cache)))
+    result = tandem(
+        "place",
+        str(spec),
+        "--json",
+        str(out),
+        "--quiet",
+        timeout=300,
+        env=dict(os.environ, TANDEM_CACHE_DIR=str(cache)),
+    )
     assert result.returncode == 0, result.stderr
     return cache, json.loads(out.read_text())["models"]
 
@@ -197,12 +219,14 @@ def measured_models(tmp_path_factory):
 def rates_for(models: dict, share_a: float, share_b: float) -> str:
     """AUTO with each chain offered the rate that takes `share` of a core by the models' cost at the largest batch
     (the cost the placement constraint charges)."""
+
     def per_packet(*names):
         return sum(models[n]["k_cycles"] + models[n]["c_cycles"] / 1024 for n in names)
 
     hz = models["fw"]["tsc_hz"]
-    return (AUTO.replace("RATE_A", f"{share_a * hz / per_packet('fw', 'enc'):.0f}")
-            .replace("RATE_B", f"{share_b * hz / per_packet('fw2'):.0f}"))
+    return AUTO.replace("RATE_A", f"{share_a * hz / per_packet('fw', 'enc'):.0f}").replace(
+        "RATE_B", f"{share_b * hz / per_packet('fw2'):.0f}"
+    )
 
 
 def test_auto_placement_profiles_solves_and_runs(measured_models, write_spec, tmp_path, machine_before, monkeypatch):

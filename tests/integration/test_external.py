@@ -1,5 +1,6 @@
 """Unmodified DPDK applications (Debian's dpdk-testpmd) as links of a chain: exact accounting, scheduling by unis,
 and no process or real-time thread left behind on any exit path."""
+
 from __future__ import annotations
 
 import shutil
@@ -13,7 +14,10 @@ import pytest
 from conftest import requires_root, tandem
 from integration.test_runs import assert_accounted, run_results, start_run
 
-pytestmark = [requires_root, pytest.mark.skipif(shutil.which("dpdk-testpmd") is None, reason="dpdk-testpmd (Debian package dpdk) is missing")]
+pytestmark = [
+    requires_root,
+    pytest.mark.skipif(shutil.which("dpdk-testpmd") is None, reason="dpdk-testpmd (Debian package dpdk) is missing"),
+]
 
 # Tandem NFs around two testpmd instances, one passing packets on (io), one swapping their MAC addresses.
 MIXED_SPEC = """\
@@ -52,7 +56,9 @@ def dpdk_control_threads(nf_pids: dict) -> set:
         for task in Path(f"/proc/{pid}/task").iterdir():
             if (task / "comm").read_text().strip() in ("eal-intr-thread", "rte_mp_handle"):
                 status = (task / "status").read_text()
-                allowed.add(next(line.split()[1] for line in status.splitlines() if line.startswith("Cpus_allowed_list:")))
+                allowed.add(
+                    next(line.split()[1] for line in status.splitlines() if line.startswith("Cpus_allowed_list:"))
+                )
     return allowed
 
 
@@ -75,16 +81,21 @@ def test_unis_schedules_testpmd_between_tandem_nfs(write_spec, tmp_path, machine
         assert nfs[name]["report"]["forwarding_thread"] > 0
         # What it received and did not send, it freed at a full next ring: that ring's drops (testpmd's own count
         # must agree, else a warning). A fast NF can overrun θmax while UNiS switches it out, but only rarely.
-        assert 0 < nfs[name]["packets_out"] and rings[out_ring]["dropped_full"] < 0.01 * nfs[name]["packets_in"], rings[out_ring]
+        assert 0 < nfs[name]["packets_out"] and rings[out_ring]["dropped_full"] < 0.01 * nfs[name]["packets_in"], rings[
+            out_ring
+        ]
         assert nfs[name]["window"]["busy_share"] is None  # not visible from outside: unknown, not zero
     assert [w["exit"] for w in results["workers"]] == ["exited with status 0"] * 4
     assert not results["warnings"], results["warnings"]
 
 
 def test_packets_testpmd_drops_at_a_full_ring_are_accounted(write_spec, tmp_path, machine_before):
-    # Behind testpmd an NF too slow to empty the ring in its CFS turn: the ring overflows, and testpmd frees what it refuses.
-    spec = (mixed_spec("cfs", "max", 256).replace("name: pmd2, type: external, core: 1, cost_cycles: 30, args: {forward_mode: macswap}",
-                                                  "name: slow, type: cost, core: 1, args: {cycles: 50000}"))
+    # Behind testpmd an NF too slow to empty the ring in its CFS turn: the ring overflows, and testpmd frees what it
+    # refuses.
+    spec = mixed_spec("cfs", "max", 256).replace(
+        "name: pmd2, type: external, core: 1, cost_cycles: 30, args: {forward_mode: macswap}",
+        "name: slow, type: cost, core: 1, args: {cycles: 50000}",
+    )
     out = tmp_path / "r.json"
     result = tandem("run", str(write_spec(spec)), "--json", str(out), "--quiet")
     assert result.returncode == 0, result.stderr
@@ -112,9 +123,9 @@ def test_killed_testpmd_is_reported_by_name(write_spec, tmp_path, machine_before
     subprocess.run(["kill", "-9", str(pids["pmd2"])])
     try:
         _, stderr = process.communicate(timeout=30)
-    except subprocess.TimeoutExpired:
+    except subprocess.TimeoutExpired as error:
         process.kill()  # the run's own watchdogs failed too: show what it said
-        raise AssertionError("the run did not end within 30 s of the kill: " + process.communicate()[1])
+        raise AssertionError("the run did not end within 30 s of the kill: " + process.communicate()[1]) from error
     assert process.returncode == 1
     assert "NF pmd2" in stderr and "killed by signal 9" in stderr, stderr
 

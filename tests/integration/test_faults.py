@@ -1,6 +1,7 @@
 """A bounded fault soak (60 s; bench/fault_soak.py runs it for 10 minutes a scheduler): NFs killed and stopped, the
 manager and the CLI SIGKILLed, Ctrl-C, under coop, unis, nfvnice and bubble; accounting stays exact, every fault is
 reported as what it was, and nothing is left behind."""
+
 from __future__ import annotations
 
 import json

@@ -1,6 +1,7 @@
 """Two SFCs behind one Rx classifier (examples/two-sfcs.yaml): each flow reaches its own SFC's μNFs and no other
 (the sink's label-aware hop check is the Tx check), unmatched packets are dropped and counted at the classifier,
 and the accounting is exact; a rule or a label the classifier does not have exits 2 naming the field."""
+
 from __future__ import annotations
 
 import json
@@ -34,7 +35,10 @@ def test_two_sfcs_share_the_machine_with_each_flow_on_its_own_sfc(tmp_path, mach
         assert abs(count - received * flows / 64) <= 64 + lost_before, (count, flows, received, lost_before)
     assert nfs["rx"]["packets_dropped"] == report["unmatched"]
     assert chain["dropped"]["total"] == report["unmatched"] + lost_before, chain["dropped"]
-    assert nfs["web.fw"]["packets_in"] == report["sfcs"]["web"] and nfs["voice.ttl"]["packets_in"] == report["sfcs"]["voice"]
+    assert (
+        nfs["web.fw"]["packets_in"] == report["sfcs"]["web"]
+        and nfs["voice.ttl"]["packets_in"] == report["sfcs"]["voice"]
+    )
     assert nfs["tx"]["packets_in"] == report["sfcs"]["web"] + report["sfcs"]["voice"]
 
 

@@ -1,11 +1,12 @@
 """HTTP traffic through the μNFs that read requests: validate_url drops the attack flows' packets and nothing else,
 count_url counts only requests that got past it, and every packet is accounted for."""
+
 from __future__ import annotations
 
 import json
 
-from conftest import REPO, requires_root, tandem
-from controlplane.http_traffic import ATTACK_URLS, DEFAULT_URLS
+from conftest import requires_root, tandem
+from controlplane.spec.http_traffic import ATTACK_URLS, DEFAULT_URLS
 
 pytestmark = requires_root
 
@@ -53,15 +54,20 @@ def test_an_http_traffic_with_a_udp_protocol_or_a_size_is_refused_naming_the_fie
     bad = SPEC.replace("http: {malicious: 0.25}", "size: 128, http: {malicious: 0.25}")
     result = tandem("run", str(write_spec(bad)), "--quiet")
     assert result.returncode == 2
-    assert "traffic.size" in result.stderr and "follow the requests" in result.stderr and "Traceback" not in result.stderr
+    assert (
+        "traffic.size" in result.stderr and "follow the requests" in result.stderr and "Traceback" not in result.stderr
+    )
 
 
-def test_the_cycle_estimator_probes_an_http_nf_with_its_chains_requests(write_spec, tmp_path, monkeypatch, machine_before):
+def test_the_cycle_estimator_probes_an_http_nf_with_its_chains_requests(
+    write_spec, tmp_path, monkeypatch, machine_before
+):
     # What validate_url costs is what it costs to parse and match requests: probes of template frames of 64 B
     # would time its "not HTTP" exit. The probes send the chain's own requests, and the estimate is cached apart
     # from one made with other frames.
-    from controlplane import profile
-    from controlplane.spec import load_spec, run_config
+    from controlplane.planning import profile
+    from controlplane.spec.deployment import run_config
+    from controlplane.spec.loading import load_spec
 
     monkeypatch.setenv("TANDEM_CACHE_DIR", str(tmp_path / "cache"))
     spec_path = write_spec(SPEC)
@@ -71,5 +77,8 @@ def test_the_cycle_estimator_probes_an_http_nf_with_its_chains_requests(write_sp
     report = results["nfs"][0]["report"]
     assert report["requests_checked"] > 0 and report["not_http"] == 0, report
     assert estimate["complete"]
-    plain = dict(config, chains=[dict(config["chains"][0], traffic={"rate_pps": 0, "sizes": [[64, 1]], "flows": 16, "protocol": "udp"})])
+    plain = dict(
+        config,
+        chains=[dict(config["chains"][0], traffic={"rate_pps": 0, "sizes": [[64, 1]], "flows": 16, "protocol": "udp"})],
+    )
     assert profile.cost_key(waf, config) != profile.cost_key(waf, plain) == profile.cost_key(waf)

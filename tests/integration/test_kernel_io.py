@@ -2,6 +2,7 @@
 vSwitch, under cfs and scc, one frame or many per system call, and chains that mix DPDK and kernel-I/O NFs; exact
 accounting and hop order; every namespace and interface gone after a normal end, Ctrl-C and a SIGKILLed run (a killed
 NF: test_runs.py); specs the machine or the scheduler cannot run exit 2."""
+
 from __future__ import annotations
 
 import signal
@@ -11,17 +12,27 @@ import time
 import pytest
 
 from conftest import BASE_SPEC, KERNEL_SPEC, MIXED_SPEC, requires_root, tandem
-from controlplane import kernel_links, ovs_switch
+from controlplane.machine import kernel_links, ovs_switch
 from integration.test_runs import assert_accounted, run_results, start_run
 
 pytestmark = requires_root
 
 
-
-@pytest.mark.parametrize("link,scheduler,mux", [("b2b", "cfs", 8), ("b2b", "scc", 32), ("b2b", "cfs", 1),
-                                                ("bridge", "cfs", 8), ("bridge", "scc", 1), ("ovs-userspace", "cfs", 8),
-                                                ("ovs", "scc", 8)])
-def test_three_kernel_nfs_deliver_in_order_with_exact_accounts(link, scheduler, mux, write_spec, tmp_path, machine_before):
+@pytest.mark.parametrize(
+    "link,scheduler,mux",
+    [
+        ("b2b", "cfs", 8),
+        ("b2b", "scc", 32),
+        ("b2b", "cfs", 1),
+        ("bridge", "cfs", 8),
+        ("bridge", "scc", 1),
+        ("ovs-userspace", "cfs", 8),
+        ("ovs", "scc", 8),
+    ],
+)
+def test_three_kernel_nfs_deliver_in_order_with_exact_accounts(
+    link, scheduler, mux, write_spec, tmp_path, machine_before
+):
     if link.startswith("ovs") and ovs_switch.missing_reason("system" if link == "ovs" else "netdev"):
         pytest.skip(ovs_switch.missing_reason("system" if link == "ovs" else "netdev"))
     spec = KERNEL_SPEC.replace("link: b2b", f"link: {link}").replace("mux: 8", f"mux: {mux}")
@@ -52,19 +63,30 @@ def test_three_kernel_nfs_deliver_in_order_with_exact_accounts(link, scheduler, 
 
 # Kernel, DPDK, kernel: the DPDK NF's two links are veths, read and written by its own sockets. DPDK, kernel, DPDK:
 # the generator and the sink reach the chain by rings, the kernel NF by veths from its DPDK neighbours.
-DPDK_KERNEL_DPDK = (BASE_SPEC.replace("rate: max", "rate: 0.05 Mpps").replace("scheduler: coop", "scheduler: cfs")
-                    .replace("  - name: c\n", "  - name: c\n    mux: 8\n")
-                    .replace("{name: b, type: ttl, core: 1}", "{name: b, type: ttl, core: 1, io: kernel}"))
+DPDK_KERNEL_DPDK = (
+    BASE_SPEC.replace("rate: max", "rate: 0.05 Mpps")
+    .replace("scheduler: coop", "scheduler: cfs")
+    .replace("  - name: c\n", "  - name: c\n    mux: 8\n")
+    .replace("{name: b, type: ttl, core: 1}", "{name: b, type: ttl, core: 1, io: kernel}")
+)
 # Per mix: its spec, its kernel links, its kernel-I/O NFs, and the interfaces the kernel counted (only the kernel
 # links' ends; the generator's and the sink's where the chain's ends are kernel-I/O NFs).
-MIXED = {"kernel-dpdk-kernel": (MIXED_SPEC, {"c:entry", "c:a->b", "c:b->c3", "c:exit"}, {"a", "c3"},
-                                {"generator", "sink", "a:in", "a:out", "b:in", "b:out", "c3:in", "c3:out"}),
-         "dpdk-kernel-dpdk": (DPDK_KERNEL_DPDK, {"c:a->b", "c:b->c3"}, {"b"}, {"a:out", "b:in", "b:out", "c3:in"})}
+MIXED = {
+    "kernel-dpdk-kernel": (
+        MIXED_SPEC,
+        {"c:entry", "c:a->b", "c:b->c3", "c:exit"},
+        {"a", "c3"},
+        {"generator", "sink", "a:in", "a:out", "b:in", "b:out", "c3:in", "c3:out"},
+    ),
+    "dpdk-kernel-dpdk": (DPDK_KERNEL_DPDK, {"c:a->b", "c:b->c3"}, {"b"}, {"a:out", "b:in", "b:out", "c3:in"}),
+}
 
 
 @pytest.mark.parametrize("scheduler", ["cfs", "scc"])
 @pytest.mark.parametrize("mix", sorted(MIXED))
-def test_a_chain_that_mixes_dpdk_and_kernel_nfs_delivers_in_order_with_exact_accounts(mix, scheduler, write_spec, tmp_path, machine_before):
+def test_a_chain_that_mixes_dpdk_and_kernel_nfs_delivers_in_order_with_exact_accounts(
+    mix, scheduler, write_spec, tmp_path, machine_before
+):
     spec, links, kernel_nfs, interfaces = MIXED[mix]
     out = tmp_path / "r.json"
     result = tandem("run", str(write_spec(spec)), "--scheduler", scheduler, "--json", str(out), "--quiet")
@@ -104,7 +126,9 @@ def test_mux_on_a_dpdk_chain_is_refused(write_spec, machine_before):
     assert "chains[0].mux" in result.stderr
 
 
-@pytest.mark.parametrize("spec", [KERNEL_SPEC.replace("link: b2b", "link: bridge"), MIXED_SPEC], ids=["bridge", "mixed"])
+@pytest.mark.parametrize(
+    "spec", [KERNEL_SPEC.replace("link: b2b", "link: bridge"), MIXED_SPEC], ids=["bridge", "mixed"]
+)
 def test_ctrl_c_on_a_kernel_chain_stops_cleanly(spec, write_spec, tmp_path, machine_before):
     out = tmp_path / "r.json"
     process, _ = start_run(write_spec(spec), out)
@@ -130,7 +154,10 @@ def test_run_after_a_sigkilled_kernel_run_removes_its_namespaces(link, write_spe
     assert left, "the killed run had nothing to leave behind"
     assert not any("ovs" in item for item in left), left  # Open vSwitch's daemons die with the CLI that started them
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and subprocess.run(["pgrep", "-x", "tandem-worker"], capture_output=True).returncode == 0:
+    while (
+        time.monotonic() < deadline
+        and subprocess.run(["pgrep", "-x", "tandem-worker"], capture_output=True).returncode == 0
+    ):
         time.sleep(0.1)
     out = tmp_path / "next.json"
     result = tandem("run", str(spec), "--duration", "1", "--json", str(out), "--quiet")
@@ -147,7 +174,8 @@ def test_profiling_a_kernel_chain_counts_its_system_calls_and_kernel_time(write_
     assert_accounted(results)
     for worker in results["profile"]["perf_counters"]["workers"]:
         counters, unsupported = worker["counters"], worker["unsupported"]
-        # The tracepoint through tracefs (mounted for the run where it is not); a kernel-I/O NF moves every packet with calls.
+        # The tracepoint through tracefs (mounted for the run where it is not); a kernel-I/O NF moves every packet with
+        # calls.
         assert ("syscalls" in counters) != ("syscalls" in unsupported), worker
         if "syscalls" in counters:
             assert counters["syscalls"]["per_packet"] > 0.01, worker

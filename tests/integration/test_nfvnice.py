@@ -1,6 +1,7 @@
-"""NFVnice on real NFs: fairness against CFS, entry backpressure with exact accounting, cgroups removed on every exit path."""
-from __future__ import annotations
+"""NFVnice on real NFs: fairness against CFS, entry backpressure with exact accounting, cgroups removed on every exit
+path."""
 
+from __future__ import annotations
 
 import signal
 import statistics
@@ -8,9 +9,8 @@ import subprocess
 import time
 from pathlib import Path
 
-
 from conftest import BASE_SPEC, requires_root, tandem
-from controlplane import machine
+from controlplane.machine import mounts
 from integration.test_runs import assert_accounted, run_results, start_run
 
 pytestmark = requires_root
@@ -121,7 +121,7 @@ def test_at_max_rate_a_closed_entry_offers_nothing_instead_of_shedding(write_spe
 
 
 def _run_cgroup(process_pid: int) -> Path:
-    root = machine.cgroup_v1_mount("cpu")
+    root = mounts.cgroup_v1_mount("cpu")
     assert root is not None
     groups = [p for p in root.iterdir() if p.name.startswith("tandem")]
     assert len(groups) == 1, groups

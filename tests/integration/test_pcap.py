@@ -1,11 +1,12 @@
 """pcap in and out: a run's delivered packets captured, that capture replayed as a chain's traffic and captured
 again; the same frames come out, in order, and a replay without loop ends with its last frame."""
+
 from __future__ import annotations
 
 import json
 
 from conftest import requires_root, tandem
-from controlplane.pcap_file import read_pcap
+from controlplane.spec.pcap_file import read_pcap
 
 pytestmark = requires_root
 
@@ -56,5 +57,7 @@ def test_a_file_that_is_no_capture_is_refused_naming_the_field(write_spec, tmp_p
     result = tandem("run", str(write_spec(REPLAY.replace("PCAP", str(tmp_path / "notes.txt")))), "--quiet")
     assert result.returncode == 2
     assert "traffic.pcap" in result.stderr and "no pcap magic" in result.stderr and "Traceback" not in result.stderr
-    unwritable = tandem("run", str(write_spec(SOURCE)), "--capture", str(tmp_path / "no" / "such" / "dir.pcap"), "--quiet")
+    unwritable = tandem(
+        "run", str(write_spec(SOURCE)), "--capture", str(tmp_path / "no" / "such" / "dir.pcap"), "--quiet"
+    )
     assert unwritable.returncode == 2 and "cannot write" in unwritable.stderr

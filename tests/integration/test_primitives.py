@@ -1,5 +1,6 @@
 """./tandem primitives on this machine (issue 20, part 4): every primitive is measured or said to be unsupported with a
 reason, never 0; the memory sweep grows with the working set; the cache is written and read back; nothing is left."""
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,12 @@ def test_primitives_are_measured_cached_and_reported(tmp_path, monkeypatch, mach
     result = tandem("primitives", "--quick", "--json", str(out), "--plot", str(tmp_path / "p.png"), "--quiet")
     assert result.returncode == 0, result.stderr
     results = json.loads(out.read_text())["results"]
-    measured = [*results["context_switch"].values(), *results["syscall"].values(), results["cache_line_transfer"],
-                *results["memory"]]
+    measured = [
+        *results["context_switch"].values(),
+        *results["syscall"].values(),
+        results["cache_line_transfer"],
+        *results["memory"],
+    ]
     for entry in measured:
         assert ("unsupported" in entry) != ("median_ns" in entry), entry
         if "median_ns" in entry:

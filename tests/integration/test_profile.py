@@ -1,6 +1,7 @@
 """run --profile on real chains: traced packets' parts add up to the end-to-end latency the sink measures, hop by hop
 in path order, under a process-per-NF scheduler and under one that runs every NF in one process; each NF process's
 perf counters come with them."""
+
 from __future__ import annotations
 
 import json
@@ -21,7 +22,9 @@ SUBSET_TOLERANCE = 0.05
 @pytest.mark.parametrize("scheduler", ["coop", "bubble"])
 def test_the_parts_add_up_to_the_measured_latency(scheduler, write_spec, tmp_path, machine_before):
     out = tmp_path / "results.json"
-    result = tandem("run", str(write_spec(BASE_SPEC)), "--scheduler", scheduler, "--profile", "--json", str(out), "--quiet")
+    result = tandem(
+        "run", str(write_spec(BASE_SPEC)), "--scheduler", scheduler, "--profile", "--json", str(out), "--quiet"
+    )
     assert result.returncode == 0, result.stderr
     assert "where the time went" in result.stdout  # the breakdown is printed
     chain = json.loads(out.read_text())["chains"][0]
@@ -38,8 +41,10 @@ def test_the_parts_add_up_to_the_measured_latency(scheduler, write_spec, tmp_pat
         assert 0 <= nf["queue_behind_other_work_us"] <= nf["queue_us"] + 1e-9
         assert nf["queue_not_running_us"] >= 0 and nf["in_nf_us"] > 0
     assert breakdown["end_to_end_us"] == pytest.approx(chain["latency_us"]["mean"], rel=SUBSET_TOLERANCE)
-    print(f"{scheduler}: breakdown {breakdown['end_to_end_us']:.1f} us over {breakdown['traced_packets']} packets, "
-          f"sink mean {chain['latency_us']['mean']:.1f} us over {chain['latency_us']['samples']}")
+    print(
+        f"{scheduler}: breakdown {breakdown['end_to_end_us']:.1f} us over {breakdown['traced_packets']} packets, "
+        f"sink mean {chain['latency_us']['mean']:.1f} us over {chain['latency_us']['samples']}"
+    )
     explained = tandem("explain", str(out))
     assert explained.returncode == 0 and f"chain c under {scheduler}" in explained.stdout, explained.stderr
     assert "from perf_event_open" in explained.stdout

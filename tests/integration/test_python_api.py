@@ -1,4 +1,5 @@
 """The Python API on real runs: tandem.run and tandem.compare return typed results with exact accounting."""
+
 from __future__ import annotations
 
 import yaml

@@ -1,4 +1,5 @@
 """Real chains on real DPDK for a second or two: every scheduler, exact accounting, hop order, failures and cleanup."""
+
 from __future__ import annotations
 
 import json
@@ -14,6 +15,17 @@ from conftest import BASE_SPEC, KERNEL_SPEC, MIXED_SPEC, REPO, requires_root, ta
 pytestmark = requires_root
 
 SCHEDULERS = ["cfs", "batch", "rr", "fifo", "coop", "rtc", "bubble"]
+# The kernel policy each module's report says its NF processes ran under (explain charges switches at its latency):
+# coop on FIFO by default, rtc's and Bubble's one worker a core under CFS.
+REPORTED_POLICY = {
+    "cfs": "cfs",
+    "batch": "batch",
+    "rr": "rr",
+    "fifo": "fifo",
+    "coop": "fifo",
+    "rtc": "cfs",
+    "bubble": "cfs",
+}
 
 
 def run_results(path) -> dict:
@@ -37,6 +49,7 @@ def test_scheduler_runs_a_three_nf_chain_on_one_core(scheduler, write_spec, tmp_
     assert result.returncode == 0, result.stderr
     results = run_results(out)
     assert results["scheduler"]["name"] == scheduler
+    assert results["scheduler"]["report"]["policy"] == REPORTED_POLICY[scheduler]
     assert_accounted(results)
     chain = results["chains"][0]
     assert chain["generated"] > 0
@@ -78,7 +91,10 @@ def test_coop_yields_and_keeps_up_with_rtc_on_light_nfs(write_spec, tmp_path, ma
 
 
 def test_traffic_mix_and_rate_are_honoured(write_spec, tmp_path, machine_before):
-    spec = BASE_SPEC.replace("traffic: {rate: max, size: 64, flows: 16}", "traffic: {rate: 200 kpps, size: datacenter, flows: 16, protocol: tcp}")
+    spec = BASE_SPEC.replace(
+        "traffic: {rate: max, size: 64, flows: 16}",
+        "traffic: {rate: 200 kpps, size: datacenter, flows: 16, protocol: tcp}",
+    )
     out = tmp_path / "r.json"
     result = tandem("run", str(write_spec(spec)), "--scheduler", "rtc", "--json", str(out), "--quiet")
     assert result.returncode == 0, result.stderr
@@ -94,7 +110,9 @@ def start_run(spec_path, json_path, *extra) -> tuple[subprocess.Popen, dict]:
     """Starts a 20-second run and waits for its workers; returns the process and NF name -> pid."""
     process = subprocess.Popen(
         [str(REPO / "tandem"), "run", str(spec_path), "--duration", "20", "--json", str(json_path), *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -108,10 +126,12 @@ def start_run(spec_path, json_path, *extra) -> tuple[subprocess.Popen, dict]:
 # Under unis a parked NF cannot tell anyone it died: the manager must still notice and name it, and unis must not
 # switch the core to a process that no longer exists. Costs are given so the unis run needs no profiling first.
 # A kernel-I/O NF's unread frames go with its socket: they count as dropped there, and the accounting stays exact.
-KILLED_NF_SPECS = {"coop": BASE_SPEC,
-                   "unis": BASE_SPEC.replace("scheduler: coop", "scheduler: unis").replace("core: 1}", "core: 1, cost_cycles: 80}"),
-                   "kernel-io": KERNEL_SPEC,
-                   "mixed-io": MIXED_SPEC}  # b: a DPDK NF between kernel-I/O NFs, its frames on sockets both sides
+KILLED_NF_SPECS = {
+    "coop": BASE_SPEC,
+    "unis": BASE_SPEC.replace("scheduler: coop", "scheduler: unis").replace("core: 1}", "core: 1, cost_cycles: 80}"),
+    "kernel-io": KERNEL_SPEC,
+    "mixed-io": MIXED_SPEC,
+}  # b: a DPDK NF between kernel-I/O NFs, its frames on sockets both sides
 
 
 @pytest.mark.parametrize("scheduler", sorted(KILLED_NF_SPECS))
@@ -165,9 +185,14 @@ def test_run_after_a_sigkilled_run_clears_stale_state(write_spec, tmp_path, mach
     process.kill()  # SIGKILL: no cleanup runs in the control plane
     process.wait()
     deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and subprocess.run(["pgrep", "-x", "tandem-worker"], capture_output=True).returncode == 0:
+    while (
+        time.monotonic() < deadline
+        and subprocess.run(["pgrep", "-x", "tandem-worker"], capture_output=True).returncode == 0
+    ):
         time.sleep(0.1)
-    assert subprocess.run(["pgrep", "-x", "tandem-worker"], capture_output=True).returncode != 0, "workers outlived their run"
+    assert subprocess.run(["pgrep", "-x", "tandem-worker"], capture_output=True).returncode != 0, (
+        "workers outlived their run"
+    )
     out = tmp_path / "next.json"
     result = tandem("run", str(spec), "--duration", "1", "--json", str(out), "--quiet")
     assert result.returncode == 0, result.stderr

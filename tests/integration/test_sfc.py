@@ -1,5 +1,6 @@
 """An SFC request runs as it is: composed into its μNF graph, with exact accounting, every packet on the path its
 labels allow, the attacks dropped by the one URL validator left, and every NF process stopping by itself."""
+
 from __future__ import annotations
 
 import json
@@ -18,9 +19,20 @@ def test_the_papers_sfc_runs_composed_under_coop(tmp_path, machine_before):
     results = json.loads(out.read_text())
     assert results["accounting"]["exact"], results["accounting"]
     chain = results["chains"][0]
-    assert chain["hop_errors"] == 0 and chain["generated"] == chain["delivered"] + chain["dropped"]["total"] + chain["in_flight"]["total"]
+    assert (
+        chain["hop_errors"] == 0
+        and chain["generated"] == chain["delivered"] + chain["dropped"]["total"] + chain["in_flight"]["total"]
+    )
     nfs = {nf["name"]: nf for nf in results["nfs"]}
-    assert set(nfs) == {"edge.check", "edge.filter", "monitor.flows", "monitor.classify", "monitor.urls", "appfw.validate", "tx"}
+    assert set(nfs) == {
+        "edge.check",
+        "edge.filter",
+        "monitor.flows",
+        "monitor.classify",
+        "monitor.urls",
+        "appfw.validate",
+        "tx",
+    }
     # A quarter of the 64 flows attack and a quarter carry no request (examples/web-sfc.yaml): the validator sees
     # only requests and drops a third of them, to within one cycle of flows.
     validate, classify = nfs["appfw.validate"], nfs["monitor.classify"]["report"]
@@ -31,7 +43,9 @@ def test_the_papers_sfc_runs_composed_under_coop(tmp_path, machine_before):
     assert not results["warnings"], results["warnings"]
 
 
-def test_an_sfc_request_placed_on_the_fewest_cores_plans_each_mnf_for_the_packets_that_reach_it(tmp_path, machine_before):
+def test_an_sfc_request_placed_on_the_fewest_cores_plans_each_mnf_for_the_packets_that_reach_it(
+    tmp_path, machine_before
+):
     # No core named: the solver places the composed graph (μNF-MC). Each μNF's planned rate is its measured share
     # of the chain's packets; this run's own counts must show the same shares (the flows cycle in order, so both
     # runs split the traffic alike, to within one cycle of 64 flows).
@@ -59,7 +73,12 @@ def test_an_sfc_request_placed_on_the_fewest_cores_plans_each_mnf_for_the_packet
     for nf in results["nfs"]:
         assert nf["core"] == placement["placement"][nf["name"]]
         planned_share = placement["planned_rate_pps"][nf["name"]] / rate
-        assert abs(planned_share - nf["packets_in"] / entered) < 0.01 + lost_inside / entered, (nf["name"], planned_share, nf["packets_in"], entered)
+        assert abs(planned_share - nf["packets_in"] / entered) < 0.01 + lost_inside / entered, (
+            nf["name"],
+            planned_share,
+            nf["packets_in"],
+            entered,
+        )
     shares = placement["rate_shares"][results["chains"][0]["name"]]["nfs"]
     assert shares["edge.check"] == 1.0 and 0 < shares["tx"] < shares["monitor.urls"] < 1.0
 

@@ -1,4 +1,5 @@
 """UNiS on real chains: every process-controller backend, the cycle estimator, and cleanup on every exit path."""
+
 from __future__ import annotations
 
 import json
@@ -13,8 +14,9 @@ from integration.test_runs import assert_accounted, run_results, start_run
 pytestmark = requires_root
 
 # Costs given in the spec, so these runs need no profiling run first.
-UNIS_SPEC = (BASE_SPEC.replace("scheduler: coop", "scheduler: {name: unis, options: {backend: BACKEND}}")
-             .replace("core: 1}", "core: 1, cost_cycles: 80}"))
+UNIS_SPEC = BASE_SPEC.replace("scheduler: coop", "scheduler: {name: unis, options: {backend: BACKEND}}").replace(
+    "core: 1}", "core: 1, cost_cycles: 80}"
+)
 
 
 @pytest.fixture(autouse=True)
@@ -31,6 +33,7 @@ def test_unis_switches_nfs_with_each_backend(backend, write_spec, tmp_path, mach
     assert_accounted(results)
     report = results["scheduler"]["report"]
     assert report["backend"] == backend
+    assert report["policy"] == ("fifo" if backend == "fifo" else "cfs")  # what explain charges its switches at
     assert report["wait_queues"] == {"1": ["a", "b", "c3"]}
     assert report["switches"] > 100, report  # all three NFs took turns
     assert all(nf["switched_in"] > 0 for nf in report["nfs"].values())
@@ -53,11 +56,16 @@ def test_unis_profiles_nfs_it_has_no_cost_for(write_spec, tmp_path, machine_befo
 
 
 def test_profile_estimates_track_the_real_cost_and_are_cached(write_spec, tmp_path, machine_before):
-    spec = write_spec(BASE_SPEC.replace(
-        "      - {name: a, type: macswap, core: 1}\n      - {name: b, type: ttl, core: 1}\n      - {name: c3, type: checkip, core: 1}\n",
-        "      - {name: cheap, type: cost, core: 1, args: {cycles: 200}}\n"
-        "      - {name: dear, type: cost, core: 1, args: {cycles: 1200}}\n"
-        "      - {name: bytes, type: cost, core: 1, args: {cycles: 50, cycles_per_byte: 2}}\n"))
+    spec = write_spec(
+        BASE_SPEC.replace(
+            "      - {name: a, type: macswap, core: 1}\n"
+            "      - {name: b, type: ttl, core: 1}\n"
+            "      - {name: c3, type: checkip, core: 1}\n",
+            "      - {name: cheap, type: cost, core: 1, args: {cycles: 200}}\n"
+            "      - {name: dear, type: cost, core: 1, args: {cycles: 1200}}\n"
+            "      - {name: bytes, type: cost, core: 1, args: {cycles: 50, cycles_per_byte: 2}}\n",
+        )
+    )
     out = tmp_path / "profile.json"
     result = tandem("profile", str(spec), "--json", str(out), timeout=300)
     assert result.returncode == 0, result.stderr
@@ -87,12 +95,13 @@ def test_ctrl_c_under_unis_leaves_no_stopped_or_frozen_nf(backend, write_spec, t
     assert_accounted(run_results(out))
 
 
-
 def test_occupancy_off_with_an_overlong_slice_and_a_dropping_nf_finishes(write_spec, tmp_path, machine_before):
     # The paper's ablation at its worst: slices that overfill the egress, no occupancy rules, and an NF that drops,
     # so the rings behind it fill more slowly than their slices assume. Such a run once wedged instead of finishing.
-    spec = (UNIS_SPEC.replace("backend: BACKEND", "backend: fifo, occupancy: false, slice_fraction: 1.25")
-            .replace("{name: b, type: ttl, core: 1, cost_cycles: 80}", "{name: b, type: drop, core: 1, cost_cycles: 80, args: {fraction: 0.5}}"))
+    spec = UNIS_SPEC.replace("backend: BACKEND", "backend: fifo, occupancy: false, slice_fraction: 1.25").replace(
+        "{name: b, type: ttl, core: 1, cost_cycles: 80}",
+        "{name: b, type: drop, core: 1, cost_cycles: 80, args: {fraction: 0.5}}",
+    )
     out = tmp_path / "r.json"
     result = tandem("run", str(write_spec(spec)), "--json", str(out), "--quiet", timeout=60)
     assert result.returncode == 0, result.stderr
@@ -101,4 +110,3 @@ def test_occupancy_off_with_an_overlong_slice_and_a_dropping_nf_finishes(write_s
     assert results["scheduler"]["report"]["occupancy_rules"] is False
     nfs = {nf["name"]: nf for nf in results["nfs"]}
     assert nfs["b"]["packets_dropped"] > 0 and results["chains"][0]["delivered"] > 0
-

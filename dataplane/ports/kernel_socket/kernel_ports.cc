@@ -35,19 +35,22 @@ const NfConfig& only_nf(const Deployment& deployment, const Segment& segment) {
 
 }  // namespace
 
-std::unique_ptr<IngressPort> open_kernel_ingress(const Deployment& deployment, const Segment& segment, rte_mempool* pool, StatsZone& stats) {
+std::unique_ptr<IngressPort> open_kernel_ingress(const Deployment& deployment, const Segment& segment,
+                                                 rte_mempool* pool, StatsZone& stats) {
   const NfConfig& nf = only_nf(deployment, segment);
   int link = segment.in_rings.front();
-  auto socket = std::make_unique<PacketSocket>(nf.in_interface, PacketSocket::Direction::Receive, deployment.rings[link].capacity);
-  return std::make_unique<SocketIngress>(std::move(socket), pool, deployment.chains[nf.chain].io.mux, stats.rings[link]);
+  auto socket = std::make_unique<PacketSocket>(nf.in_interface, PacketSocket::Direction::Receive,
+                                               deployment.rings[link].capacity);
+  return std::make_unique<SocketIngress>(std::move(socket), pool, deployment.chains[nf.chain].io.mux,
+                                         stats.rings[link]);
 }
 
 std::unique_ptr<EgressPort> open_kernel_egress(const Deployment& deployment, const Segment& segment, StatsZone& stats) {
   const NfConfig& nf = only_nf(deployment, segment);
   int link = segment.out_rings.front();
   auto socket = std::make_unique<PacketSocket>(nf.out_interface, PacketSocket::Direction::Send);
-  return std::make_unique<SocketEgress>(std::move(socket), deployment.chains[nf.chain].io.mux, nf.out_next_hop, stats.rings[link],
-                                        stats.nfs[nf.index].mbufs_being_freed);
+  return std::make_unique<SocketEgress>(std::move(socket), deployment.chains[nf.chain].io.mux, nf.out_next_hop,
+                                        stats.rings[link], stats.nfs[nf.index].mbufs_being_freed);
 }
 
 namespace {

@@ -18,7 +18,8 @@ namespace tandem {
 void enter_network_namespace(const std::string& netns);
 
 // The socket the segment's NF takes its frames from (its in-link), with `pool`'s mbufs as receive buffers.
-std::unique_ptr<IngressPort> open_kernel_ingress(const Deployment& deployment, const Segment& segment, rte_mempool* pool, StatsZone& stats);
+std::unique_ptr<IngressPort> open_kernel_ingress(const Deployment& deployment, const Segment& segment,
+                                                 rte_mempool* pool, StatsZone& stats);
 
 // The socket the segment's NF hands frames on through (its out-link).
 std::unique_ptr<EgressPort> open_kernel_egress(const Deployment& deployment, const Segment& segment, StatsZone& stats);

@@ -25,7 +25,8 @@ constexpr uint32_t kBufferBytesPerSmallFrame = 1024;
 
 }  // namespace
 
-PacketSocket::PacketSocket(const std::string& interface, Direction direction, uint32_t queue_packets) : interface_(interface) {
+PacketSocket::PacketSocket(const std::string& interface, Direction direction, uint32_t queue_packets)
+    : interface_(interface) {
   unsigned index = if_nametoindex(interface.c_str());
   if (index == 0) fail(interface, "no such interface in this network namespace");
   // Protocol 0 at creation: the socket takes no frame until it is bound, so none from another interface slips in.
@@ -34,7 +35,8 @@ PacketSocket::PacketSocket(const std::string& interface, Direction direction, ui
   bool receive = direction == Direction::Receive;
   if (receive) {
     int one = 1;  // its own NF's frames leave on this interface in bridge mode: they are not input
-    if (setsockopt(fd_, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) != 0) fail(interface, "PACKET_IGNORE_OUTGOING");
+    if (setsockopt(fd_, SOL_PACKET, PACKET_IGNORE_OUTGOING, &one, sizeof(one)) != 0)
+      fail(interface, "PACKET_IGNORE_OUTGOING");
     if (queue_packets > 0) {
       int bytes = static_cast<int>(queue_packets * kBufferBytesPerSmallFrame / 2);  // the kernel doubles it
       if (setsockopt(fd_, SOL_SOCKET, SO_RCVBUFFORCE, &bytes, sizeof(bytes)) != 0) fail(interface, "SO_RCVBUFFORCE");

@@ -14,10 +14,12 @@
 namespace tandem {
 
 NextHop::NextHop(const std::string& mac) : set_(!mac.empty()) {
-  if (set_ && rte_ether_unformat_addr(mac.c_str(), &mac_) != 0) throw std::invalid_argument("'" + mac + "' is not a MAC address");
+  if (set_ && rte_ether_unformat_addr(mac.c_str(), &mac_) != 0)
+    throw std::invalid_argument("'" + mac + "' is not a MAC address");
 }
 
-uint16_t ready_for_kernel_link(rte_mbuf** pkts, uint16_t count, const NextHop& next_hop, RingCounters& counters, uint64_t& journal) {
+uint16_t ready_for_kernel_link(rte_mbuf** pkts, uint16_t count, const NextHop& next_hop, RingCounters& counters,
+                               uint64_t& journal) {
   uint16_t ready = 0;
   for (uint16_t i = 0; i < count; i++) {
     next_hop.address(pkts[i]);
@@ -45,10 +47,18 @@ uint16_t keep_run_frames(rte_mbuf** pkts, uint16_t count, RingCounters& counters
   return kept;
 }
 
-SocketIngress::SocketIngress(std::unique_ptr<PacketSocket> socket, rte_mempool* pool, uint16_t mux, RingCounters& counters)
-    : socket_(std::move(socket)), pool_(pool), mux_(std::max<uint16_t>(mux, 1)), counters_(counters),
-      buffers_(mux_, nullptr), missing_(mux_), messages_(mux_), vectors_(mux_) {
-  if (!refill()) throw std::runtime_error("packet socket on " + socket_->interface() + ": no mbufs for its receive buffers");
+SocketIngress::SocketIngress(std::unique_ptr<PacketSocket> socket, rte_mempool* pool, uint16_t mux,
+                             RingCounters& counters)
+    : socket_(std::move(socket)),
+      pool_(pool),
+      mux_(std::max<uint16_t>(mux, 1)),
+      counters_(counters),
+      buffers_(mux_, nullptr),
+      missing_(mux_),
+      messages_(mux_),
+      vectors_(mux_) {
+  if (!refill())
+    throw std::runtime_error("packet socket on " + socket_->interface() + ": no mbufs for its receive buffers");
 }
 
 SocketIngress::~SocketIngress() { finish(); }
@@ -78,7 +88,8 @@ uint16_t SocketIngress::receive_one_per_call(rte_mbuf** pkts, uint16_t max) {
   uint16_t taken = 0;
   while (taken < max) {
     rte_mbuf* buffer = buffers_[0];
-    ssize_t length = recvfrom(socket_->fd(), rte_pktmbuf_mtod(buffer, void*), rte_pktmbuf_tailroom(buffer), MSG_DONTWAIT, nullptr, nullptr);
+    ssize_t length = recvfrom(socket_->fd(), rte_pktmbuf_mtod(buffer, void*), rte_pktmbuf_tailroom(buffer),
+                              MSG_DONTWAIT, nullptr, nullptr);
     if (length < 0) break;  // EAGAIN: nothing more now
     buffers_[0] = nullptr;
     missing_ = 1;
@@ -139,7 +150,9 @@ uint16_t SocketEgress::send_one_per_call(rte_mbuf** pkts, uint16_t count) {
   // A refused frame is dropped and the rest still offered: the kernel refuses one frame, not the link.
   uint16_t sent = 0;
   for (uint16_t i = 0; i < count; i++) {
-    if (sendto(socket_->fd(), rte_pktmbuf_mtod(pkts[i], void*), rte_pktmbuf_data_len(pkts[i]), MSG_DONTWAIT, nullptr, 0) < 0) continue;
+    if (sendto(socket_->fd(), rte_pktmbuf_mtod(pkts[i], void*), rte_pktmbuf_data_len(pkts[i]), MSG_DONTWAIT, nullptr,
+               0) < 0)
+      continue;
     std::swap(pkts[sent++], pkts[i]);  // the sent ones first, in order
   }
   return sent;

@@ -36,7 +36,8 @@ class NextHop {
 // Readies a burst for a kernel link: each frame addressed to `next_hop` and given its record's trailer. A frame
 // without room for the trailer is dropped as a refusal (the link's dropped_full). Returns how many are ready,
 // moved to the front of `pkts`.
-uint16_t ready_for_kernel_link(rte_mbuf** pkts, uint16_t count, const NextHop& next_hop, RingCounters& counters, uint64_t& journal);
+uint16_t ready_for_kernel_link(rte_mbuf** pkts, uint16_t count, const NextHop& next_hop, RingCounters& counters,
+                               uint64_t& journal);
 
 // Keeps the run's frames of a burst taken from a kernel link: each one's record restored from its trailer, kept in
 // order at the front of `pkts` and counted as the link's dequeued; a frame without a record (not the run's) is
@@ -80,9 +81,15 @@ class SocketIngress final : public IngressPort {
 // through a bridge), each frame is addressed to it: the bridge forwards by destination.
 class SocketEgress final : public EgressPort {
  public:
-  SocketEgress(std::unique_ptr<PacketSocket> socket, uint16_t mux, const std::string& next_hop, RingCounters& counters, uint64_t& journal)
-      : socket_(std::move(socket)), mux_(std::max<uint16_t>(mux, 1)), next_hop_(next_hop), counters_(counters), journal_(journal),
-        messages_(mux_), vectors_(mux_) {}
+  SocketEgress(std::unique_ptr<PacketSocket> socket, uint16_t mux, const std::string& next_hop, RingCounters& counters,
+               uint64_t& journal)
+      : socket_(std::move(socket)),
+        mux_(std::max<uint16_t>(mux, 1)),
+        next_hop_(next_hop),
+        counters_(counters),
+        journal_(journal),
+        messages_(mux_),
+        vectors_(mux_) {}
   uint16_t tx_burst(rte_mbuf** pkts, uint16_t count, const uint8_t* gates) override;
   // The kernel copies what it takes at once; a full socket is found out by sending.
   unsigned room() const override { return kMaxRoom; }

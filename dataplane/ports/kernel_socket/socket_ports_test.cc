@@ -11,7 +11,7 @@
 #include <cstring>
 
 #include "contract/wire_meta.h"
-#include "nfs/nf_test_support.h"
+#include "dataplane/packets/packet_test_support.h"
 
 namespace tandem {
 namespace {
@@ -23,7 +23,8 @@ bool private_loopback() {
     int fd = socket(AF_INET, SOCK_DGRAM, 0);
     ifreq request{};
     strcpy(request.ifr_name, "lo");
-    bool up = ioctl(fd, SIOCGIFFLAGS, &request) == 0 && (request.ifr_flags |= IFF_UP, ioctl(fd, SIOCSIFFLAGS, &request) == 0);
+    bool up =
+        ioctl(fd, SIOCGIFFLAGS, &request) == 0 && (request.ifr_flags |= IFF_UP, ioctl(fd, SIOCSIFFLAGS, &request) == 0);
     close(fd);
     return up;
   }();
@@ -45,7 +46,8 @@ std::vector<rte_mbuf*> frames(int count, uint64_t first_seq) {
 uint16_t take(SocketIngress& ingress, rte_mbuf** into, uint16_t want, uint16_t per_call) {
   uint16_t got = 0;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-  while (got < want && std::chrono::steady_clock::now() < deadline) got += ingress.rx_burst(into + got, std::min<uint16_t>(per_call, want - got));
+  while (got < want && std::chrono::steady_clock::now() < deadline)
+    got += ingress.rx_burst(into + got, std::min<uint16_t>(per_call, want - got));
   return got;
 }
 
@@ -55,7 +57,8 @@ void round_trip(uint16_t mux) {
   RingCounters& counters = stats.rings[mux];
   uint64_t journal = 0;
   SocketEgress egress(std::make_unique<PacketSocket>("lo", PacketSocket::Direction::Send), mux, "", counters, journal);
-  SocketIngress ingress(std::make_unique<PacketSocket>("lo", PacketSocket::Direction::Receive, 1024), testing::test_pool(), mux, counters);
+  SocketIngress ingress(std::make_unique<PacketSocket>("lo", PacketSocket::Direction::Receive, 1024),
+                        testing::test_pool(), mux, counters);
 
   rte_mbuf* got[64];
   auto start = std::chrono::steady_clock::now();
@@ -95,13 +98,15 @@ TEST(SocketPorts, ManyFramesPerSystemCall) { round_trip(4); }
 TEST(SocketPorts, AForeignFrameIsCountedAndFreedNotTaken) {
   if (!private_loopback()) GTEST_SKIP() << "needs root";
   static StatsZone stats{};
-  SocketIngress ingress(std::make_unique<PacketSocket>("lo", PacketSocket::Direction::Receive, 64), testing::test_pool(), 8, stats.rings[0]);
+  SocketIngress ingress(std::make_unique<PacketSocket>("lo", PacketSocket::Direction::Receive, 64),
+                        testing::test_pool(), 8, stats.rings[0]);
   PacketSocket raw("lo", PacketSocket::Direction::Send);
   uint8_t frame[60] = {};
   ASSERT_EQ(send(raw.fd(), frame, sizeof(frame), 0), 60);
   rte_mbuf* got[8];
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-  while (stats.rings[0].foreign == 0 && std::chrono::steady_clock::now() < deadline) EXPECT_EQ(ingress.rx_burst(got, 8), 0);
+  while (stats.rings[0].foreign == 0 && std::chrono::steady_clock::now() < deadline)
+    EXPECT_EQ(ingress.rx_burst(got, 8), 0);
   EXPECT_EQ(stats.rings[0].foreign, 1u);
   EXPECT_EQ(stats.rings[0].dequeued, 0u);
   ingress.finish();

@@ -20,7 +20,8 @@ void run_poll_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats, int 
   while (!flag_load(stats.stop)) {
     if (flag_load(control.throttled)) {
       // Backpressure downstream: block rather than spend CPU on packets the chain would drop later.
-      idle_wait(control, [&] { return flag_load(control.throttled) != 0 && !flag_load(stats.stop); }, kIdleTimeoutUs);
+      idle_wait(
+          control, [&] { return flag_load(control.throttled) != 0 && !flag_load(stats.stop); }, kIdleTimeoutUs);
       counter_add(control.heartbeat, uint64_t{1});
       continue;
     }
@@ -35,7 +36,8 @@ void run_poll_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats, int 
       }
     }
     if (!any_input && policy.block_on_empty != 0) {
-      idle_wait(control, [&] { return inputs_empty() && !flag_load(stats.stop); }, kIdleTimeoutUs);
+      idle_wait(
+          control, [&] { return inputs_empty() && !flag_load(stats.stop); }, kIdleTimeoutUs);
     } else if (!any_input && policy.on_empty != 0) {
       sched_yield();
       counter_add(control.yields, uint64_t{1});

@@ -1,4 +1,5 @@
-// The poll-loop runtime: one process polls its segments in turn; cooperative yields, throttling and idle sleep as its hints say.
+// The poll-loop runtime: one process polls its segments in turn; cooperative yields, throttling and idle sleep as its
+// hints say.
 #pragma once
 
 #include <cstdint>

@@ -19,7 +19,8 @@ bool hold_nf(NfControl& c, int worker) {
   }
   if (holder == worker) return true;
   int32_t none = -1;
-  return holder == -1 && __atomic_compare_exchange_n(&c.running_on, &none, worker, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  return holder == -1 &&
+         __atomic_compare_exchange_n(&c.running_on, &none, worker, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
 }
 
 namespace {
@@ -60,7 +61,8 @@ void run_ult_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats, int w
   while (threads.run_round()) {
     counter_add(control.heartbeat, uint64_t{1});
     if (!owns_any(segments, stats, worker))
-      idle_wait(control, [&] { return !owns_any(segments, stats, worker) && !flag_load(stats.stop); }, kIdleTimeoutUs);
+      idle_wait(
+          control, [&] { return !owns_any(segments, stats, worker) && !flag_load(stats.stop); }, kIdleTimeoutUs);
   }
 }
 

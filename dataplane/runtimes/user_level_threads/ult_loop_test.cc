@@ -40,8 +40,11 @@ TEST(UltWorkerLoop, RunsAChainWithBatchSizes) {
   }
   std::vector<SegmentRuntime> segments;
   for (int k = 0; k < 2; k++) {
-    SegmentRuntime segment{std::make_unique<RingIngress>(rings[k], stats.rings[k]),
-                           std::make_unique<RingEgress>(rings[k + 1], stats.rings[k + 1], stats.nfs[k].mbufs_being_freed), {k}, {}};
+    SegmentRuntime segment{
+        std::make_unique<RingIngress>(rings[k], stats.rings[k]),
+        std::make_unique<RingEgress>(rings[k + 1], stats.rings[k + 1], stats.nfs[k].mbufs_being_freed),
+        {k},
+        {}};
     segment.nfs.push_back(testing::make_nf("macswap"));
     segments.push_back(std::move(segment));
     stats.nf_control[k] = {.batch_size = 16, .owner = 0, .running_on = -1};

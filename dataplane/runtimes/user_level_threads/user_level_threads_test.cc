@@ -80,7 +80,8 @@ TEST(UserLevelThreads, ASwitchStaysInUserSpace) {
   auto start = std::chrono::steady_clock::now();
   while (threads.run_round()) {
   }
-  double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() / threads.switches();
+  double ns =
+      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() / threads.switches();
   std::printf("user-level switch (resume + yield): %.1f ns\n", ns);
   EXPECT_LT(ns, 2000.0);
 }

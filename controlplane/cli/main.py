@@ -1,0 +1,218 @@
+"""The `tandem` command line: its parser, and the dispatch to a command (errors: one line, an exit status)."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+
+from controlplane.cli.authoring import cmd_compose, cmd_nfs, cmd_schema, cmd_validate
+from controlplane.cli.inspecting import cmd_explain, cmd_place, cmd_primitives, cmd_profile
+from controlplane.cli.running import cmd_compare, cmd_run
+from controlplane.errors import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, SpecError, TandemError
+
+
+def _scheduler_list(text: str) -> list[str]:
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("give at least one scheduler, e.g. cfs,coop,rtc")
+    return names
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number of seconds, got {text!r}") from None
+    if not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 3600 seconds, got {text}")
+    return value
+
+
+def _capture_limit(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 10_000_000:
+        raise argparse.ArgumentTypeError(f"must be a whole number of packets from 1 to 10000000, got {text!r}")
+    return int(text)
+
+
+def _repeat(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 100:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 100, got {text!r}")
+    return int(text)
+
+
+def parser() -> argparse.ArgumentParser:
+    root = argparse.ArgumentParser(
+        prog="tandem", description="Run chains of poll-mode NFs on shared cores under NF schedulers."
+    )
+    commands = root.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser("run", help="run a spec once and print its results")
+    run.add_argument("spec")
+    run.add_argument("--scheduler", help="scheduler to use instead of the spec's")
+    run.add_argument("--duration", type=_positive, help="seconds to measure (after warm-up)")
+    run.add_argument("--json", metavar="PATH", help="write the full results as JSON")
+    run.add_argument("--quiet", action="store_true", help="no live progress")
+    run.add_argument(
+        "--capture", metavar="FILE", help="write delivered packets (every chain's, as delivered) to a pcap file"
+    )
+    run.add_argument(
+        "--capture-limit",
+        metavar="N",
+        type=_capture_limit,
+        default=10_000,
+        help="packets to capture at most (default 10000)",
+    )
+    run.add_argument(
+        "--profile",
+        action="store_true",
+        help="trace the packets whose latency is sampled hop by hop: where it went "
+        "(printed; ./tandem explain reads it from --json)",
+    )
+    run.add_argument("--plot", metavar="PATH", help="draw the auto-scaling timeline of the scaled NFs (PNG)")
+    run.add_argument(
+        "--metrics", metavar="[HOST]:PORT", help="serve live metrics for Prometheus while the run lasts (e.g. :9464)"
+    )
+    run.set_defaults(handler=cmd_run)
+
+    comp = commands.add_parser("compare", help="run a spec under several schedulers and compare medians")
+    comp.add_argument("spec")
+    comp.add_argument(
+        "--schedulers", type=_scheduler_list, help="comma-separated; default: every scheduler (tandem nfs lists them)"
+    )
+    comp.add_argument("--repeat", type=_repeat, default=3)
+    comp.add_argument("--duration", type=_positive, help="seconds to measure each run (after warm-up)")
+    comp.add_argument("--json", metavar="PATH", help="write every run's results and the medians as JSON")
+    comp.add_argument("--csv", metavar="PATH", help="write one row per run and scheduler (the table's columns) as CSV")
+    comp.add_argument("--plot", metavar="PATH", help="draw throughput and latency per scheduler (PNG)")
+    comp.add_argument("--quiet", action="store_true", help="no live progress")
+    comp.add_argument(
+        "--profile", action="store_true", help="trace packets hop by hop in every run (./tandem explain FILE)"
+    )
+    comp.add_argument(
+        "--metrics", metavar="[HOST]:PORT", help="serve live metrics for Prometheus while the runs last (e.g. :9464)"
+    )
+    comp.add_argument(
+        "--no-ceiling-runs",
+        action="store_true",
+        help="skip the 6 rtc runs (batches 32...1024) that give the table its best-rtc ceiling",
+    )
+    comp.set_defaults(handler=cmd_compare)
+
+    validate = commands.add_parser("validate", help="check a spec without running it")
+    validate.add_argument("spec")
+    validate.add_argument("--scheduler", help="check with this scheduler instead of the spec's")
+    validate.set_defaults(handler=cmd_validate)
+
+    prof = commands.add_parser(
+        "profile", help="estimate each NF's cycles per packet (cached) and the switch latency of each backend"
+    )
+    prof.add_argument("spec")
+    prof.add_argument("--refresh", action="store_true", help="measure again instead of using cached estimates")
+    prof.add_argument(
+        "--no-switch-latency", action="store_true", help="skip the process-controller switch-latency probe"
+    )
+    prof.add_argument("--json", metavar="PATH", help="write the estimates and latencies as JSON")
+    prof.add_argument("--quiet", action="store_true", help="no progress messages")
+    prof.set_defaults(handler=cmd_profile)
+
+    prim = commands.add_parser(
+        "primitives",
+        help="this machine's context switch, system call, cache-line and memory latencies "
+        "(SCC Table 2, Fig. 3), cached; explain uses them",
+    )
+    prim.add_argument("--refresh", action="store_true", help="measure again instead of reading the cache")
+    prim.add_argument("--quick", action="store_true", help="fewer repetitions and working sets up to 16 MiB")
+    prim.add_argument("--core", type=int, help="the core switches are measured on (default: the last)")
+    prim.add_argument("--other-core", type=int, help="the cache line's other core (default: 0)")
+    prim.add_argument("--json", metavar="PATH", help="write the measurement as JSON")
+    prim.add_argument("--plot", metavar="PATH", help="draw memory latency by working set (PNG)")
+    prim.add_argument("--quiet", action="store_true")
+    prim.set_defaults(handler=cmd_primitives)
+
+    place = commands.add_parser(
+        "place",
+        help="choose NF cores and batch sizes with the placement solver (HiGHS): Bubble's "
+        "most weighted throughput, or μNF's fewest cores",
+    )
+    place.add_argument("spec")
+    place.add_argument("--all", action="store_true", help="every chain must be placed whole at its offered rate")
+    place.add_argument(
+        "--fewest-cores",
+        action="store_true",
+        help="μNF-MC: every chain at its rate on as few cores as carry it, "
+        "consecutive NFs that pass the most traffic together "
+        "(the default where the spec says placement: fewest_cores)",
+    )
+    place.add_argument("--json", metavar="PATH", help="write the models and the solution as JSON")
+    place.add_argument("--quiet", action="store_true", help="no progress messages")
+    place.set_defaults(handler=cmd_place)
+
+    comp_sfc = commands.add_parser(
+        "compose",
+        help="compose an SFC request's VNFs into one μNF graph: say what was merged and why, "
+        "write a runnable spec, draw the graph",
+    )
+    comp_sfc.add_argument("sfc", help="an SFC request (sfc: {vnfs, links}); run and compare accept one too")
+    comp_sfc.add_argument(
+        "--out", metavar="SPEC", help="where to write the composed spec (default: SFC.composed.yaml beside it)"
+    )
+    comp_sfc.add_argument(
+        "--draw", metavar="PREFIX", help="drawings PREFIX.dot/.svg/.png (default: SFC.composed beside it)"
+    )
+    comp_sfc.add_argument(
+        "--profile",
+        action="store_true",
+        help="profile the μNFs (as root) for the expected saving, instead of using cached estimates only",
+    )
+    comp_sfc.add_argument("--quiet", action="store_true", help="no progress messages")
+    comp_sfc.set_defaults(handler=cmd_compose)
+
+    expl = commands.add_parser(
+        "explain", help="where each packet's time went, from --profile results; with two files, what differs and why"
+    )
+    expl.add_argument(
+        "results", nargs="+", metavar="RESULTS.json", help="one or two files of run --json or compare --json"
+    )
+    expl.add_argument("--scheduler", help="in a comparison, this scheduler's runs only")
+    expl.add_argument("--plot", metavar="PATH", help="a stacked bar per scheduler (PNG)")
+    expl.set_defaults(handler=cmd_explain)
+
+    schema = commands.add_parser(
+        "schema", help="print the JSON Schema of specs and SFC requests (for editors; schema/tandem.schema.json)"
+    )
+    schema.add_argument("--out", metavar="PATH", help="write it to PATH instead")
+    schema.set_defaults(handler=cmd_schema)
+
+    nfs = commands.add_parser("nfs", help="list NF types and schedulers with their arguments")
+    nfs.add_argument("--json", action="store_true")
+    nfs.set_defaults(handler=cmd_nfs)
+    return root
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        status = args.handler(args)
+        sys.stdout.flush()  # inside the try: a reader that went away shows up here, not at interpreter exit
+        return status
+    except BrokenPipeError:
+        # The reader stopped reading (`./tandem place SPEC | head`): what it wanted it has, and the handler has
+        # already cleaned up. Say nothing more on the dead pipe; exit as a process killed by SIGPIPE would.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
+    except TandemError as error:
+        print(f"tandem: {error}" if not isinstance(error, SpecError) else str(error), file=sys.stderr)
+        return error.exit_status
+    except KeyboardInterrupt:
+        print("tandem: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception as error:  # noqa: BLE001 - the user gets one line; TANDEM_DEBUG=1 shows the traceback
+        if os.environ.get("TANDEM_DEBUG"):
+            traceback.print_exc()
+        print(
+            f"tandem: internal error: {type(error).__name__}: {error} (TANDEM_DEBUG=1 shows the traceback)",
+            file=sys.stderr,
+        )
+        return 1

@@ -1,0 +1,39 @@
+"""A run from a loaded spec to its results, in order: check with the data plane, place (placement: auto or
+fewest_cores, and spare instances without a core), cost (schedulers that need cycle costs), launch. The runner only
+launches; what comes before it lives here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from controlplane.launch import runner
+from controlplane.planning.placement import place_config, placed
+from controlplane.planning.profile import with_costs
+from controlplane.planning.spare_cores import place_spares
+from controlplane.spec import catalog
+from controlplane.terminal.progress import say
+
+
+def run(config: dict, source: str, on_event: Callable[[dict], None] | None = None) -> runner.LaunchOutcome:
+    """Runs `config` (see spec.deployment.run_config); every machine change is undone before returning."""
+    verdict = catalog.check(config, source)
+    placement = None
+    if config.get("placement") in ("auto", "fewest_cores"):
+        objective = "throughput" if config["placement"] == "auto" else "fewest_cores"
+        placement, _ = place_config(config, source, verdict["options"], require_all=True, say=say, objective=objective)
+        config = placed(config, placement)
+        verdict = catalog.check(config, source)  # the NFs' cores changed
+    config, spare_notes = place_spares(config, source, say=say)
+    if spare_notes:
+        verdict = catalog.check(config, source)  # spare instances may have moved
+    costs = None
+    if verdict["requirements"].get("cycle_costs"):
+        config, costs = with_costs(config, source, say=say)
+    outcome = runner.launch(config, verdict, on_event)
+    outcome.notes = spare_notes + outcome.notes
+    if outcome.results is not None:
+        if costs is not None:
+            outcome.results["cycle_costs"] = costs
+        if placement is not None:
+            outcome.results["placement"] = placement
+    return outcome

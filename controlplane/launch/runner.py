@@ -1,0 +1,231 @@
+"""One launch: prepare the machine, start the manager, show its progress, forward Ctrl-C, collect the results."""
+
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from controlplane.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_RUN_FAILED, RunFailed, SpecError
+from controlplane.machine import changes, kernel_links, resources, stall_diagnosis
+from controlplane.spec import catalog
+
+# Signals that end a run early: the manager is told to stop, and the run ends cleanly with partial results.
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+# While traffic runs the manager reports progress every 250 ms from its one loop; this long a silence means the
+# loop is stuck (a lock, a starved thread it waits for), and SIGTERM, which that loop would have to see, is no use.
+STALL_SECONDS = 10.0
+
+
+@dataclass
+class LaunchOutcome:
+    results: dict | None
+    exit_status: int
+    error: str | None = None
+    notes: list[str] = field(default_factory=list)  # stale state cleared, warnings
+    log_tail: str = ""
+
+
+class _StopRequests:
+    """Turns Ctrl-C and termination signals into a flag while a run is in progress."""
+
+    def __init__(self):
+        self.requested = False
+        self._previous = {}
+
+    def __enter__(self):
+        for sig in STOP_SIGNALS:
+            self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum, frame):
+        self.requested = True
+
+    def __exit__(self, *exc):
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+
+def _expected_seconds(config: dict) -> float:
+    """How long a run may take before the watchdog stops it: the manager's own allowances (from its catalog) for
+    workers attaching and stopping, the traffic, the drain, and 5 s for starting DPDK and writing results."""
+    limits = catalog.catalog()["limits"]
+    workers = sum(len(chain["nfs"]) for chain in config["chains"])
+    attach = limits["attach_seconds"] + limits["attach_seconds_per_worker"] * workers
+    return attach + config["warmup"] + config["duration"] + 0.2 + 5 + limits["stop_seconds"]
+
+
+def run_once(config: dict, source: str, on_event: Callable[[dict], None] | None = None) -> LaunchOutcome:
+    """Checks `config` with the data plane and launches it as it is (pipeline.run places and costs it first)."""
+    return launch(config, catalog.check(config, source), on_event)
+
+
+def launch(config: dict, verdict: dict, on_event: Callable[[dict], None] | None = None) -> LaunchOutcome:
+    """Runs a checked `config` (`verdict` is catalog.check's answer for it) on the data plane; every machine change
+    is undone before returning."""
+    with changes.MachineSession() as session, _StopRequests() as stop:
+        run_id = f"tandem{os.getpid()}"
+        run_dir = changes.STATE_DIR / f"run-{os.getpid()}"
+        session.own_directory(run_dir)
+        run_dir.mkdir(parents=True, exist_ok=True)
+        session.own_directory(changes.DPDK_RUNTIME / run_id)
+        huge_dir = changes.STATE_DIR / f"huge-{os.getpid()}"
+        session.reserve_hugepages(verdict["hugepages_2mb"])
+        session.mount_hugetlbfs(huge_dir)
+        config = dict(
+            config,
+            scheduler=dict(config["scheduler"], options=verdict["options"]),
+            chains=[dict(chain, io=dict(chain["io"])) if "io" in chain else chain for chain in config["chains"]],
+        )
+        config["paths"] = {
+            "file_prefix": run_id,
+            "huge_dir": str(huge_dir),
+            "run_dir": str(run_dir),
+            "worker_binary": str(catalog.WORKER),
+        }
+        resources.provide(
+            session, verdict["requirements"], resources.RunPlace(run_id, config["paths"], config["chains"])
+        )
+        (run_dir / "config.json").write_text(json.dumps(config, indent=2))
+        outcome = _drive_manager(config, run_dir, stop, on_event)
+        if outcome.results is not None and any("io" in chain for chain in config["chains"]):
+            outcome.results["kernel_interfaces"] = kernel_links.interface_counters(config["chains"])
+        outcome.notes = session.notes + outcome.notes
+        return outcome
+
+
+def _drive_manager(config: dict, run_dir: Path, stop: _StopRequests, on_event) -> LaunchOutcome:
+    log_path = run_dir / "manager.log"
+    # We stay on the control core while the run lasts, as the manager does: on an NF core, a real-time poller
+    # would starve us, and with us the watchdogs below.
+    our_cpus = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {config["control_core"]})
+    try:
+        return _watch_manager(config, run_dir, log_path, stop, on_event)
+    finally:
+        os.sched_setaffinity(0, our_cpus)
+
+
+def _watch_manager(config: dict, run_dir: Path, log_path: Path, stop: _StopRequests, on_event) -> LaunchOutcome:
+    read_end, write_end = os.pipe()
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(
+            [str(catalog.MANAGER), "--run", str(run_dir / "config.json"), "--events-fd", str(write_end)],
+            pass_fds=(write_end,),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,  # Ctrl-C reaches us, and we decide how the manager stops
+        )
+    os.close(write_end)
+    selector = selectors.DefaultSelector()
+    selector.register(read_end, selectors.EVENT_READ)
+    pending = b""  # what the manager wrote past its last complete line
+    deadline = time.monotonic() + _expected_seconds(config)
+    spec_errors, errors, warnings, results_path = [], [], [], None
+    stop_sent_at = None
+    # From its first progress report until the traffic ends or the run fails, the manager's loop reports steadily.
+    in_traffic, last_event_at, last_t = False, time.monotonic(), 0.0
+    try:
+        while True:
+            if in_traffic and stop_sent_at is None and time.monotonic() - last_event_at > STALL_SECONDS:
+                errors.append(
+                    f"the manager stopped reporting at t={last_t:.1f} s and was silent for {STALL_SECONDS:.0f} s: "
+                    f"its loop is stuck; the run was killed. What its threads were doing:\n"
+                    + stall_diagnosis.diagnose(process.pid)
+                )
+                process.kill()
+                break
+            if stop.requested and stop_sent_at is None:
+                process.send_signal(signal.SIGTERM)
+                stop_sent_at = time.monotonic()
+            if time.monotonic() > deadline and stop_sent_at is None:
+                errors.append(f"the data plane did not finish within {_expected_seconds(config):.0f} s")
+                process.send_signal(signal.SIGTERM)
+                stop_sent_at = time.monotonic()
+            if stop_sent_at is not None and time.monotonic() - stop_sent_at > 10:
+                process.kill()
+                errors.append("the manager did not stop within 10 s of being asked and was killed")
+                break
+            if not selector.select(timeout=0.1):
+                continue
+            # Everything that arrived, line by line: one read may bring several events (an error and the results).
+            chunk = os.read(read_end, 1 << 16)
+            if not chunk:
+                break  # the manager closed its end: it has exited
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                event = json.loads(line)
+                kind = event.get("event")
+                last_event_at = time.monotonic()
+                if kind == "progress":
+                    in_traffic, last_t = True, event["t"]
+                elif kind in ("traffic_ended", "error", "done"):
+                    in_traffic = False
+                if kind == "spec_error":
+                    spec_errors.append((event["path"], event["message"]))
+                elif kind == "error":
+                    errors.append(event["message"])
+                elif kind == "warning":
+                    warnings.append(event["message"])
+                elif kind == "done":
+                    results_path = event["results"]
+                if on_event:
+                    on_event(event)
+    finally:
+        selector.close()
+        os.close(read_end)
+        status = process.wait()
+    log_tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-15:])
+    if spec_errors:
+        raise SpecError(config["name"], spec_errors)
+    results = json.loads(Path(results_path).read_text()) if results_path else None
+    if stop.requested:
+        return LaunchOutcome(results, EXIT_INTERRUPTED, "interrupted", warnings, log_tail)
+    if status != 0 or errors or results is None:
+        message = with_worker_words(errors[0], log_tail) if errors else manager_death(process.pid, status, log_tail)
+        return LaunchOutcome(results, EXIT_RUN_FAILED, message, warnings, log_tail)
+    return LaunchOutcome(results, EXIT_OK, None, warnings, log_tail)
+
+
+def with_worker_words(message: str, log_tail: str) -> str:
+    """A failed worker's error with what the worker itself printed (its lines in the manager's log, which goes with
+    the run's directory), so the user sees why an NF did not start."""
+    said = [line for line in log_tail.splitlines() if line.startswith("tandem-worker ")]
+    if not said or "manager log" not in message:
+        return message
+    return (
+        message.replace(" (its message is in the manager log)", "")
+        + "; it said: "
+        + said[-1].removeprefix("tandem-worker ")
+    )
+
+
+def manager_death(pid: int, status: int, log_tail: str) -> str:
+    """What to tell the user when the manager itself ended without results: how it ended and its last words."""
+    if status < 0:
+        try:
+            name = signal.Signals(-status).name
+        except ValueError:
+            name = "an unknown signal"
+        how = (
+            f"the manager (tandem-manager, pid {pid}) was killed by signal {-status} ({name}) "
+            "before it wrote its results"
+        )
+    else:
+        how = f"the manager (tandem-manager, pid {pid}) exited with status {status} before it wrote its results"
+    if not log_tail.strip():
+        return how + "; it had written nothing to its log"
+    return how + "; its log ends with:\n" + "\n".join("  " + line for line in log_tail.splitlines())
+
+
+def require_success(outcome: LaunchOutcome) -> dict:
+    if outcome.exit_status != EXIT_OK or outcome.results is None:
+        raise RunFailed(outcome.error or "the run failed")
+    return outcome.results

@@ -1,0 +1,377 @@
+"""Changes Tandem makes to the machine (sysctls, hugepages, hugetlbfs, DPDK runtime files), journaled and undone.
+
+Every change is written to a journal before it is made, and undone in reverse order when the run ends,
+whatever the way it ends. A run killed with SIGKILL leaves its journal behind; the next run finds it
+(the lock is free but the journal is there), undoes those changes first and says what it cleared.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+from controlplane.errors import SetupError
+from controlplane.machine.mounts import TRACEFS, is_mounted, tracefs_mounted
+
+STATE_DIR = Path(os.environ.get("TANDEM_STATE_DIR", "/run/tandem"))
+HUGEPAGES = Path("/sys/kernel/mm/hugepages/hugepages-2048kB")
+RT_RUNTIME = Path("/proc/sys/kernel/sched_rt_runtime_us")
+RR_TIMESLICE = Path("/proc/sys/kernel/sched_rr_timeslice_ms")
+DPDK_RUNTIME = Path("/var/run/dpdk")
+
+
+def _read_int(path: Path) -> int:
+    return int(path.read_text().split()[0])
+
+
+def _undo(change: dict) -> str | None:
+    """Undoes one journaled change; returns a description of what was done, or None if nothing was left."""
+    kind = change["kind"]
+    if kind == "write":
+        path = Path(change["path"])
+        if path.read_text().strip() == str(change["original"]):
+            return None
+        path.write_text(str(change["original"]))
+        return f"restored {path} to {change['original']}"
+    if kind == "tracefs":  # a kernel directory: unmounted, never removed
+        if not tracefs_mounted():
+            return None
+        if subprocess.run(["umount", str(TRACEFS)], capture_output=True).returncode != 0:
+            subprocess.run(["umount", "-l", str(TRACEFS)], capture_output=True)
+        return f"unmounted tracefs from {TRACEFS}"
+    if kind == "mount":
+        path = Path(change["path"])
+        done = None
+        if is_mounted(path):
+            if subprocess.run(["umount", str(path)], capture_output=True).returncode != 0:
+                subprocess.run(["umount", "-l", str(path)], capture_output=True)
+            done = f"unmounted {path}"
+        if path.exists():
+            shutil.rmtree(path, ignore_errors=True)
+        return done
+    if kind == "cgroup":
+        return _remove_cgroup(Path(change["path"]), Path(change["root"]))
+    if kind == "netns":  # deleting the namespace removes the interfaces in it, and their veth peers
+        if not (Path("/run/netns") / change["name"]).exists():
+            return None
+        subprocess.run(["ip", "netns", "del", change["name"]], capture_output=True)
+        return f"removed network namespace {change['name']}"
+    if kind == "root_interface":
+        if not Path(f"/sys/class/net/{change['name']}").exists():
+            return None
+        subprocess.run(["ip", "link", "del", change["name"]], capture_output=True)
+        return f"removed interface {change['name']}"
+    if kind == "process":  # a helper daemon of the run (Open vSwitch), if it is still the same process
+        identity = _task_identity(change["pid"])
+        if identity is None or identity[0] != change["start"]:
+            return None
+        os.kill(change["pid"], signal.SIGKILL)
+        return f"stopped process {change['pid']}"
+    if kind == "affinities":
+        return _give_cores_back(change["tasks"])
+    if kind == "directory":
+        path = Path(change["path"])
+        if not path.exists():
+            return None
+        shutil.rmtree(path, ignore_errors=True)
+        return f"removed {path}"
+    raise ValueError(f"unknown journal entry {kind}")
+
+
+def _remove_cgroup(path: Path, root: Path) -> str | None:
+    """Thaws a cgroup tree, moves its processes back to the hierarchy's root and removes it, deepest first."""
+    if not path.exists():
+        return None
+    groups = sorted((p for p in path.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True) + [path]
+    for group in groups:
+        freeze = group / "cgroup.freeze"
+        if freeze.exists():
+            freeze.write_text("0")
+        procs = group / "cgroup.procs"
+        for pid in procs.read_text().split() if procs.exists() else []:
+            try:
+                (root / "cgroup.procs").write_text(pid)
+            except OSError:
+                pass  # exited meanwhile
+        group.rmdir()
+    return f"removed cgroup {path}"
+
+
+_KERNEL_THREAD = 0x00200000  # PF_KTHREAD in /proc/PID/stat's flags
+
+
+def _task_identity(tid: int) -> tuple[int, int] | None:
+    """A task's start time and flags (/proc/TID/stat); None once it is gone. The start time tells a task from a
+    later one that got its id."""
+    try:
+        fields = Path(f"/proc/{tid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return int(fields[19]), int(fields[6])  # starttime (field 22), flags (field 9)
+
+
+def _thread_group(tid: int) -> int | None:
+    """The process a thread belongs to (Tgid in /proc/TID/status)."""
+    try:
+        for line in Path(f"/proc/{tid}/status").read_text().splitlines():
+            if line.startswith("Tgid:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def _every_task() -> list[int]:
+    tids = []
+    for process in Path("/proc").iterdir():
+        if process.name.isdigit():
+            try:
+                tids += [int(task.name) for task in (process / "task").iterdir()]
+            except OSError:
+                pass  # gone meanwhile
+    return tids
+
+
+def _give_cores_back(tasks: list[dict]) -> str | None:
+    """Gives every task that is still the same task its CPU affinity from before the reservation."""
+    restored = 0
+    for task in tasks:
+        identity = _task_identity(task["tid"])
+        if identity is None or identity[0] != task["start"]:
+            continue
+        try:
+            if os.sched_getaffinity(task["tid"]) != set(task["cpus"]):
+                os.sched_setaffinity(task["tid"], task["cpus"])
+                restored += 1
+        except OSError:
+            pass  # exited meanwhile
+    return f"gave the reserved cores back to {restored} tasks" if restored else None
+
+
+def _stray_processes() -> list[tuple[int, str]]:
+    """Tandem data-plane processes that no live run owns (their run's control plane died)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            name = (entry / "comm").read_text().strip()
+            arguments = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        # A manager only holds the machine with --run (a --check or --catalog may run beside a run).
+        if name == "tandem-worker" or (name == "tandem-manager" and b"--run" in arguments):
+            found.append((int(entry.name), name))
+    return found
+
+
+class MachineSession:
+    """Holds the machine for one run (one at a time) and undoes every change it makes when it ends."""
+
+    def __init__(self):
+        self.notes: list[str] = []  # what was cleared from an earlier run, for the user
+        self._lock_file = None
+        self._journal: list[dict] = []
+
+    # -- ownership ---------------------------------------------------------------------------------
+    def __enter__(self) -> MachineSession:
+        if os.geteuid() != 0:
+            raise SetupError(
+                "tandem runs need root: they reserve hugepages and set real-time scheduling policies (use sudo)"
+            )
+        STATE_DIR.mkdir(parents=True, exist_ok=True)
+        self._lock_file = open(STATE_DIR / "lock", "a+")
+        try:
+            fcntl.flock(self._lock_file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            owner = self._journal_owner()
+            self._lock_file.close()
+            raise SetupError(
+                f"another tandem run{f' (pid {owner})' if owner else ''} holds the machine; wait for it to end"
+            ) from None
+        self._clear_stale_state()
+        self._save()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.restore()
+        if self._lock_file:
+            self._lock_file.close()
+            self._lock_file = None
+
+    @property
+    def _journal_path(self) -> Path:
+        return STATE_DIR / "journal.json"
+
+    def _journal_owner(self) -> int | None:
+        try:
+            return json.loads(self._journal_path.read_text()).get("pid")
+        except (OSError, ValueError):
+            return None
+
+    def _save(self) -> None:
+        temporary = self._journal_path.with_suffix(".tmp")
+        temporary.write_text(json.dumps({"pid": os.getpid(), "changes": self._journal}))
+        os.replace(temporary, self._journal_path)
+
+    def _clear_stale_state(self) -> None:
+        for pid, name in _stray_processes():
+            try:
+                os.kill(pid, signal.SIGKILL)
+                self.notes.append(f"killed stray {name} (pid {pid}) left by an earlier run")
+            except ProcessLookupError:
+                pass
+        try:
+            stale = json.loads(self._journal_path.read_text())
+        except FileNotFoundError:
+            return
+        except ValueError:
+            self.notes.append(f"ignored an unreadable journal {self._journal_path}")
+            return
+        for change in reversed(stale.get("changes", [])):
+            try:
+                done = _undo(change)
+            except OSError as error:
+                done = f"could not undo {change}: {error}"
+            if done:
+                self.notes.append(f"{done} (left by run pid {stale.get('pid')}, which did not end cleanly)")
+
+    # -- changes -----------------------------------------------------------------------------------
+    def write(self, path: Path, value) -> None:
+        """Writes a sysctl-like file, journaling its original value first."""
+        original = path.read_text().strip()
+        if original == str(value):
+            return
+        self._journal.append({"kind": "write", "path": str(path), "original": original})
+        self._save()
+        try:
+            path.write_text(str(value))
+        except OSError as error:
+            raise SetupError(f"cannot write {value} to {path}: {error.strerror}") from None
+
+    def reserve_hugepages(self, pages: int) -> None:
+        """Makes sure `pages` free 2 MB hugepages exist, raising nr_hugepages for the run if needed."""
+        if not HUGEPAGES.exists():
+            raise SetupError("this kernel has no 2 MB hugepages (/sys/kernel/mm/hugepages/hugepages-2048kB is missing)")
+        free = _read_int(HUGEPAGES / "free_hugepages")
+        if free >= pages:
+            return
+        total = _read_int(HUGEPAGES / "nr_hugepages")
+        self.write(HUGEPAGES / "nr_hugepages", total + pages - free)
+        got = _read_int(HUGEPAGES / "free_hugepages")
+        if got < pages:
+            raise SetupError(
+                f"could reserve only {got} of the {pages} free 2 MB hugepages this run needs "
+                "(memory is fragmented or short: free some, or reserve them at boot with hugepages=N)"
+            )
+
+    def mount_hugetlbfs(self, path: Path) -> None:
+        self._journal.append({"kind": "mount", "path": str(path)})
+        self._save()
+        path.mkdir(parents=True, exist_ok=True)
+        result = subprocess.run(
+            ["mount", "-t", "hugetlbfs", "-o", "pagesize=2M", "nodev", str(path)], capture_output=True, text=True
+        )
+        if result.returncode != 0:
+            raise SetupError(f"cannot mount hugetlbfs on {path}: {result.stderr.strip()}")
+
+    def mount_tracefs(self) -> bool:
+        """Mounts tracefs at its usual place for the run unless it is there already; False if the kernel refuses."""
+        if tracefs_mounted():
+            return True
+        self._journal.append({"kind": "tracefs"})
+        self._save()
+        return subprocess.run(["mount", "-t", "tracefs", "nodev", str(TRACEFS)], capture_output=True).returncode == 0
+
+    def reserve_cores(self, cores: set[int]) -> int:
+        """Takes `cores` out of the CPU affinity of every task that may run elsewhere (SCC's core reservation), the
+        original affinities journaled first; kernel threads and tasks allowed only on those cores keep theirs. Returns
+        how many tasks it moved."""
+        changes = []
+        # The run's own helpers (a chain's switch) are the chain's: they keep the cores they were given.
+        helpers = {change["pid"] for change in self._journal if change["kind"] == "process"}
+        for tid in _every_task():
+            if _thread_group(tid) in helpers:
+                continue
+            identity = _task_identity(tid)
+            try:
+                allowed = os.sched_getaffinity(tid)
+            except OSError:
+                continue
+            if identity is None or identity[1] & _KERNEL_THREAD or not allowed & cores or not allowed - cores:
+                continue
+            changes.append({"tid": tid, "start": identity[0], "cpus": sorted(allowed)})
+        self._journal.append({"kind": "affinities", "tasks": changes})
+        self._save()
+        moved = 0
+        for task in changes:
+            try:
+                os.sched_setaffinity(task["tid"], set(task["cpus"]) - cores)
+                moved += 1
+            except OSError:
+                pass  # exited meanwhile, or a task whose affinity cannot change
+        return moved
+
+    def own_process(self, pid: int) -> None:
+        """Marks a helper process the run started (it is killed at the end, if it is still that process)."""
+        identity = _task_identity(pid)
+        if identity is not None:
+            self._journal.append({"kind": "process", "pid": pid, "start": identity[0]})
+            self._save()
+
+    def own_directory(self, path: Path) -> None:
+        """Marks a directory that the run creates (e.g. DPDK's runtime files) for removal at the end."""
+        self._journal.append({"kind": "directory", "path": str(path)})
+        self._save()
+
+    def own_cgroup(self, path: Path, root: Path) -> None:
+        """Creates a cgroup for the run; it is emptied (processes back to `root`) and removed at the end."""
+        self._journal.append({"kind": "cgroup", "path": str(path), "root": str(root)})
+        self._save()
+        try:
+            path.mkdir()
+        except OSError as error:
+            raise SetupError(f"cannot create the cgroup {path}: {error.strerror}") from None
+
+    def own_netns(self, name: str) -> None:
+        """Creates a network namespace for the run; it is deleted (with its interfaces) at the end."""
+        if (Path("/run/netns") / name).exists():
+            raise SetupError(
+                f"a network namespace {name} exists already and is not this run's (remove it: ip netns del {name})"
+            )
+        self._journal.append({"kind": "netns", "name": name})
+        self._save()
+        result = subprocess.run(["ip", "netns", "add", name], capture_output=True, text=True)
+        if result.returncode != 0:
+            raise SetupError(f"cannot create the network namespace {name}: {result.stderr.strip()}")
+
+    def own_root_interface(self, name: str) -> None:
+        """Marks an interface the run is about to create in the root namespace for removal at the end."""
+        if Path(f"/sys/class/net/{name}").exists():
+            raise SetupError(
+                f"an interface {name} exists already and is not this run's (remove it: ip link del {name})"
+            )
+        self._journal.append({"kind": "root_interface", "name": name})
+        self._save()
+
+    def restore(self) -> list[str]:
+        """Undoes every change in reverse order; safe to call more than once."""
+        undone = []
+        while self._journal:
+            change = self._journal[-1]
+            try:
+                done = _undo(change)
+                if done:
+                    undone.append(done)
+            except OSError as error:
+                undone.append(f"could not undo {change}: {error}")
+            self._journal.pop()
+            self._save()
+        if self._journal_path.exists():
+            self._journal_path.unlink()
+        return undone

@@ -1,0 +1,184 @@
+"""What a comparison of schedulers compares (each run's summary, the compute bound) and its text and CSV reports."""
+
+from __future__ import annotations
+
+import csv
+import io
+import statistics
+
+from controlplane.terminal.tables import count, number, table
+
+
+def run_summary(results: dict) -> dict:
+    """The numbers a comparison puts side by side, from one run's results."""
+    chains = results["chains"]
+    latencies = [c["latency_us"] for c in chains if c["latency_us"].get("samples")]
+    workers = results["workers"]
+
+    def switches(w):
+        os_counters = w["os"]
+        if "voluntary_switches_per_s" not in os_counters:
+            return None
+        return os_counters["voluntary_switches_per_s"] + os_counters.get("involuntary_switches_per_s", 0)
+
+    per_worker = [switches(w) for w in workers]
+    return {
+        "delivered_mpps": sum(c["window"]["delivered_mpps"] for c in chains),
+        "offered_mpps": sum(c["window"]["offered_mpps"] for c in chains),
+        # The worst chain's latency: a scheduler that starves one chain must not hide behind another.
+        "p50_us": max((latency["p50"] for latency in latencies), default=None),
+        "p99_us": max((latency["p99"] for latency in latencies), default=None),
+        "dropped": sum(c["dropped"]["total"] for c in chains),
+        "context_switches_per_s": None if None in per_worker else sum(per_worker),
+        "accounting_exact": all(c["accounting_exact"] for c in chains) and results["accounting"]["exact"],
+        "hop_errors": sum(c["hop_errors"] for c in chains),
+        # What the chains' first NFs pay a packet: they take every frame fresh from the control core, so this
+        # shows what the host's memory system costs in this run (the benchmarks tell the VM's modes apart by it).
+        "entry_nf_cycles_per_packet": _entry_nf_cost(results),
+        "compute_bound_mpps": compute_bound_mpps(results),
+    }
+
+
+def compute_bound_mpps(results: dict) -> float | None:
+    """The compute-only bound (issue 20): what the NF cores could deliver if they did nothing but the NFs' work,
+    at this run's measured cycles a packet. Per core, the cycles a delivered packet costs there (each NF's cycles
+    a packet times the packets it took in per delivered one); the busiest core bounds the total. None where a cost
+    or the clock is unknown, or nothing was delivered."""
+    delivered = sum(c["window"]["delivered_mpps"] for c in results["chains"])
+    hz = results.get("tsc_hz")
+    if not delivered or not hz:
+        return None
+    per_core: dict[int, float] = {}
+    for nf in results["nfs"]:
+        cost = nf["window"].get("cycles_per_packet")
+        if cost is None:
+            return None
+        per_core[nf["core"]] = per_core.get(nf["core"], 0.0) + cost * nf["window"]["in_mpps"] / delivered
+    busiest = max(per_core.values(), default=0.0)
+    return hz / busiest / 1e6 if busiest else None
+
+
+def _entry_nf_cost(results: dict) -> float | None:
+    names = {chain["nfs"][0] for chain in results["chains"] if chain.get("nfs")}
+    costs = [nf["window"].get("cycles_per_packet") for nf in results["nfs"] if nf["name"] in names]
+    costs = [c for c in costs if c]
+    return statistics.mean(costs) if costs else None
+
+
+def median_of(values):
+    present = [v for v in values if v is not None]
+    return statistics.median(present) if present else None
+
+
+def comparison_bound(comparison: dict) -> tuple[float | None, str]:
+    """The comparison's compute-only bound and whose runs it comes from: rtc's (the least disturbed NF costs) where
+    it ran, otherwise every scheduler's runs; the median of the runs' bounds."""
+    rtc_runs = comparison["schedulers"].get("rtc", {}).get("runs") or []
+    source, runs = (
+        ("rtc's runs", rtc_runs)
+        if rtc_runs
+        else ("every run", [r for e in comparison["schedulers"].values() for r in e["runs"]])
+    )
+    return median_of([r.get("compute_bound_mpps") for r in runs]), source
+
+
+def comparison_report(comparison: dict) -> str:
+    rows = []
+    ceiling = (comparison["schedulers"].get("rtc", {}).get("median") or {}).get("delivered_mpps")
+    bound, bound_source = comparison_bound(comparison)
+    best_rtc = (comparison.get("ceilings") or {}).get("best_rtc") or {}
+    for name, entry in comparison["schedulers"].items():
+        median = entry["median"]
+        if not median:
+            rows.append([name, "failed", "", "", "", "", "", "", "", entry.get("error", "")])
+            continue
+        ratio = f"{median['delivered_mpps'] / ceiling:.1%}" if ceiling else "n/a"
+        of_best_rtc = f"{median['delivered_mpps'] / best_rtc['mpps']:.1%}" if best_rtc.get("mpps") else "n/a"
+        of_bound = f"{median['delivered_mpps'] / bound:.1%}" if bound else "n/a"
+        runs = entry["runs"]
+        rows.append(
+            [
+                name,
+                number(median["delivered_mpps"], 3),
+                ratio,
+                of_best_rtc,
+                of_bound,
+                number(median["p50_us"], 1),
+                number(median["p99_us"], 1),
+                count(median["dropped"]),
+                "n/a" if median["context_switches_per_s"] is None else count(median["context_switches_per_s"]),
+                f"{sum(r['accounting_exact'] for r in runs)}/{len(runs)} exact",
+            ]
+        )
+    header = (
+        f"{comparison['spec_name']}: median of {comparison['repeat']} runs of {comparison['duration_s']} s each "
+        f"on {comparison['machine']}\n"
+        "vs rtc: against rtc's median (batches of the spec's burst); vs best rtc: "
+        "against the best of rtc over batches "
+        + (
+            f"{min(map(int, best_rtc['by_batch']))}...{max(map(int, best_rtc['by_batch']))}, "
+            f"{best_rtc['mpps']:.2f} Mpps at batch {best_rtc['batch']} (one run each)"
+            if best_rtc.get("mpps")
+            else f"32...1024 ({best_rtc.get('unavailable') or 'not run'})"
+        )
+        + "; vs bound: against the compute-only bound, "
+        + (
+            f"{bound:.2f} Mpps (core cycles / the NFs' cycles a packet on the busiest core, from {bound_source})"
+            if bound
+            else "unknown (no run measured every NF's cycles a packet)"
+        )
+    )
+    body = table(
+        ["scheduler", "Mpps", "vs rtc", "vs best rtc", "vs bound", "p50 us", "p99 us", "dropped", "cs/s", "accounting"],
+        rows,
+    )
+    return header + "\n\n" + body
+
+
+CSV_COLUMNS = [
+    "scheduler",
+    "run",
+    "delivered_mpps",
+    "vs_rtc",
+    "offered_mpps",
+    "p50_us",
+    "p99_us",
+    "dropped",
+    "context_switches_per_s",
+    "accounting_exact",
+    "hop_errors",
+    "error",
+]
+
+
+def comparison_csv(comparison: dict) -> str:
+    """One row per run and scheduler, the table's columns unrounded: what a spreadsheet or pandas loads. vs_rtc
+    divides by the rtc run of the same round (compare runs the schedulers round-robin, so the two ran back to
+    back); a cell the run could not measure is empty, and a scheduler whose runs failed gets a row with its error."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    rtc_runs = comparison["schedulers"].get("rtc", {}).get("runs", [])
+    for name, entry in comparison["schedulers"].items():
+        for index, run in enumerate(entry["runs"]):
+            ceiling = rtc_runs[index]["delivered_mpps"] if index < len(rtc_runs) else None
+            vs_rtc = run["delivered_mpps"] / ceiling if ceiling else None
+            writer.writerow(
+                [
+                    name,
+                    index + 1,
+                    run["delivered_mpps"],
+                    vs_rtc,
+                    run["offered_mpps"],
+                    run["p50_us"],
+                    run["p99_us"],
+                    run["dropped"],
+                    run["context_switches_per_s"],
+                    run["accounting_exact"],
+                    run.get("hop_errors"),
+                    "",
+                ]
+            )
+        if entry.get("error"):
+            writer.writerow([name, len(entry["runs"]) + 1] + [None] * (len(CSV_COLUMNS) - 3) + [entry["error"]])
+    return out.getvalue()

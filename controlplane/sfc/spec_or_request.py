@@ -1,0 +1,50 @@
+"""What `run`, `compare` and the other commands accept: a spec, or an SFC request, which is composed into one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from controlplane.sfc.compose import Composition, compose, composed_chain
+from controlplane.sfc.sfc_request import is_sfc_request, load_request
+from controlplane.spec import catalog
+from controlplane.spec.loading import load_spec, parse_yaml, read_text, spec_from_document
+from controlplane.spec.models import Spec
+
+
+def descriptors() -> dict[str, dict]:
+    return {nf["name"]: nf["descriptor"] for nf in catalog.catalog()["nfs"]}
+
+
+def compose_request(path: str | Path, document: Any = None) -> tuple[Spec, Composition]:
+    """An SFC request's composed μNF graph, and the spec that runs it (one chain, named after the request);
+    `document`, the file's parsed YAML where the caller has read it already."""
+    document, graph, unmerged = load_request(path, document=document)
+    composition = compose(graph, unmerged, descriptors())
+    name = str(document.get("name", Path(path).stem))
+    chain = composed_chain(name.replace(" ", "_")[:32] or "sfc", composition, graph.cores or [graph.core])
+    if graph.scale is not None:
+        scale_every_fed_node(chain, graph.scale.model_dump(exclude_defaults=True))
+    spec_document = dict(document, chains=[chain])
+    return spec_from_document(spec_document, path), composition
+
+
+def scale_every_fed_node(chain: dict, rule: dict) -> None:
+    """`sfc.scale`: the rule on every μNF that one other μNF alone feeds (the ones a scaled egress can spread flows
+    to); the first μNF takes the generator's ring and a join's μNF several edges, so neither is scaled."""
+    edges = chain["graph"]["edges"]
+    for node in chain["graph"]["nodes"]:
+        into = [e for e in edges if e["to"] == node["name"]]
+        if len(into) == 1:
+            node["scale"] = dict(rule)
+
+
+def load_spec_or_request(path: str | Path) -> Spec:
+    """The file read and parsed once, then checked as what it is."""
+    source = str(path)
+    document = parse_yaml(read_text(Path(path), source), source)
+    if is_sfc_request(document):
+        return compose_request(path, document)[0]
+    if isinstance(document, dict):
+        return spec_from_document(document, path)
+    return load_spec(path)  # not a mapping: its error says what a spec is

@@ -1,0 +1,53 @@
+// The arithmetic of a kernel link's end-of-run count.
+#include "kernel_link_count.h"
+
+#include <algorithm>
+
+namespace tandem {
+
+KernelLinkCount count_kernel_link(const RingCounters& link, bool socket_receiver) {
+  KernelLinkCount count;
+  uint64_t sent = counter_read(link.enqueued), taken = counter_read(link.dequeued);
+  if (taken > sent) {
+    count.exact = false;
+    count.inexact_reason = "its receiver took more frames than were sent into it";
+    return count;
+  }
+  if (!socket_receiver) {
+    count.lost_before_socket = sent - taken;
+    return count;
+  }
+  if (__atomic_load_n(&link.socket_counted, __ATOMIC_ACQUIRE) == 0) {
+    // The receiving NF ended without counting its socket (killed): the frames queued in it went with it.
+    count.lost_with_receiver = sent - taken;
+    return count;
+  }
+  // Foreign frames (not the run's packets) reached the socket too; the receiver took and freed them.
+  uint64_t arrived =
+      counter_read(link.socket_arrived) - std::min(counter_read(link.socket_arrived), counter_read(link.foreign));
+  uint64_t full = counter_read(link.socket_dropped);
+  // Every frame that arrived was taken, dropped or is still queued; none arrives that was not sent.
+  if (arrived > sent || full + taken > arrived) {
+    count.exact = false;
+    count.inexact_reason = "its socket's counts disagree with its ends' (arrived " + std::to_string(arrived) +
+                           ", sent " + std::to_string(sent) + ", taken " + std::to_string(taken) + ", dropped " +
+                           std::to_string(full) + ")";
+    count.lost_before_socket = sent - taken;
+    return count;
+  }
+  count.socket_full = full;
+  count.in_socket = arrived - full - taken;
+  count.lost_before_socket = sent - arrived;
+  return count;
+}
+
+json KernelLinkCount::to_json() const {
+  json out = {{"in_socket_at_stop", in_socket},
+              {"dropped_socket_full", socket_full},
+              {"lost_before_socket", lost_before_socket}};
+  if (lost_with_receiver) out["lost_with_receiver"] = lost_with_receiver;
+  if (!exact) out["inexact"] = inexact_reason;
+  return out;
+}
+
+}  // namespace tandem

@@ -1,0 +1,132 @@
+// One run of a deployment in the manager: the state it holds, and its parts, each in a file of its own:
+// lifecycle (run_lifecycle.cc: memory, workers started and stopped, the steps in order), supervision
+// (run_supervision.cc: crashed and hung workers), the control loop (run_control_loop.cc), and accounting and
+// results (run_results.cc).
+#pragma once
+
+#include <sys/types.h>
+
+#include <csignal>
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "autoscaler.h"
+#include "chain_ends.h"
+#include "contract/deployment.h"
+#include "contract/hop_trace.h"
+#include "contract/shm_layout.h"
+#include "dataplane/observation/os_counters.h"
+#include "dataplane/observation/probe.h"
+#include "dataplane/sink/sink.h"
+#include "dataplane/traffic/generator.h"
+#include "external_nf.h"
+#include "schedulers/scheduler.h"
+
+namespace tandem {
+
+// A worker that finishes no loop iteration for this long is hung (or starved, if its scheduler gives it no CPU).
+// The longest legitimate iteration is one burst of the costliest NF: 1024 packets x 1e6 cycles is < 0.5 s.
+inline constexpr double kHangSeconds = 0.75;
+
+// Set by SIGINT and SIGTERM: the control loop ends the run, cleanly, when it sees it.
+extern volatile std::sig_atomic_t g_interrupted;
+
+// Writes one event, a JSON line, to the control plane.
+void emit(FILE* events, const json& event);
+
+// Counters at one instant, to difference over the measurement window.
+struct Snapshot {
+  double tsc_seconds = 0;
+  std::vector<uint64_t> generated, delivered, delivered_bytes;
+  std::vector<uint64_t> wasted, entry_backpressure;  // per chain: drops after NF work, drops at the entry
+  std::vector<NfCounters> nfs;
+  std::vector<OsSample> os;  // per worker
+};
+
+struct WorkerState {
+  pid_t pid = 0;
+  bool exited = false;
+  std::string exit_description;
+  uint64_t last_heartbeat = 0;
+  double heartbeat_changed_s = 0;
+  OsSample at_heartbeat_change;
+  bool starvation_reported = false;
+  bool hung = false;  // declared hung: it will not stop by itself
+};
+
+class Run {
+ public:
+  Run(Deployment deployment, json original, FILE* events)
+      : d_(std::move(deployment)), original_(std::move(original)), events_(events) {}
+  int execute();
+
+ private:
+  void set_up_memory();
+  void start_workers();
+  void control_loop();
+  void check_workers(double now_s, bool check_hangs);
+  // Packets of a chain that an NF processed and a full ring further down then dropped: wasted work.
+  uint64_t wasted_work(int chain) const;
+  void fail(const std::string& message, const std::string& nf = "");
+  void stop_workers();
+  void stop_externals_one_by_one();
+  // Kernel links, while the workers stop: once every kernel-I/O worker sends no more, tells their receivers to
+  // count their sockets; the sink takes what reaches the exit links meanwhile. Called until the workers exited.
+  void settle_kernel_links();
+  void probe_after_traffic();
+  bool probe_finished() const;
+  void catch_up_ring_counters();
+  Snapshot snapshot(double now_s);
+  json results();
+  // Every counter now, cumulative, for the control plane's live metrics (live_metrics.cc).
+  json live_metrics();
+  json profile_results() const;
+  double seconds_since_go(uint64_t tsc) const { return static_cast<double>(tsc - go_tsc_) / hz_; }
+  std::string nf_names_of(int worker) const;
+  // Worker w has exited: neither it nor its task may be signalled or scheduled any more.
+  void forget(size_t w) { pids_[w] = task_ids_[w] = 0; }
+  // True once worker w has exited (reaped now or before); records how it ended and forgets it.
+  bool reap(size_t w);
+  void mirror_external_counters();
+  json external_report(int nf) const;
+
+  Deployment d_;
+  json original_;
+  FILE* events_;
+  double hz_ = 0;
+  uint64_t go_tsc_ = 0;
+  rte_mempool* pool_ = nullptr;
+  StatsZone* stats_ = nullptr;
+  std::vector<rte_ring*> rings_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::vector<pid_t> pids_;  // worker processes, or external NFs' applications
+  // What schedulers switch and /proc is read for: the worker process, or an external NF's forwarding thread.
+  std::vector<pid_t> task_ids_;
+  std::vector<std::unique_ptr<ExternalNf>> externals_;  // by worker; null for Tandem workers
+  std::vector<WorkerState> workers_;
+  std::unique_ptr<ChainEnds> chain_ends_;  // before the generator and sink, which send and take through its ports
+  std::unique_ptr<Generator> generator_;
+  std::unique_ptr<Sink> sink_;
+  std::map<std::string, std::unique_ptr<Probe>> probes_;  // by name, from the run's `profile`
+  bool probes_drive_traffic_ = false;  // a probe sends the packets (the cycle estimator): no paced traffic
+  std::unique_ptr<ProbeView> probe_view_;
+  std::unique_ptr<SchedulerView> view_;
+  std::unique_ptr<Autoscaler> autoscaler_;  // scaled NFs' instance counts (μNF's auto-scaling); empty without any
+  Snapshot window_begin_, window_end_;
+  bool window_begun_ = false, window_ended_ = false;
+  std::vector<OsSample> os_at_failure_;  // the workers' OS counters when a run failed, before they were stopped
+  uint64_t ring_counts_caught_up_ = 0;   // ring operations a killed worker did not live to count
+  std::string error_, failed_nf_;
+  bool interrupted_ = false;
+  bool attached_ = false;
+  bool killed_workers_ = false;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace tandem

@@ -1,0 +1,136 @@
+// The run's control loop, polled until the traffic and the drain are over or the run fails:
+//   1. the probes' steps, or the generator's packets that are due; 2. the chains' exits drained into the sink;
+//   3. the scheduler module's tick; 4. the measurement window opened and closed; 5. every 10 ms, the autoscaler's
+//   decisions, crashed workers reaped and, every 250 ms, hung ones looked for and progress reported.
+#include <rte_cycles.h>
+
+#include "run.h"
+
+namespace tandem {
+
+void Run::control_loop() {
+  // After the workers attached: a port made now is the manager's alone (no secondary attaches it).
+  chain_ends_ = std::make_unique<ChainEnds>(d_, pool_, rings_, *stats_);
+  generator_ = std::make_unique<Generator>(d_, pool_, chain_ends_->take_entries(), *stats_);
+  sink_ = std::make_unique<Sink>(d_, chain_ends_->take_exits());
+  for (const auto& [name, probe] : probes_) probes_drive_traffic_ |= probe->drives_traffic();
+  probe_view_ = std::make_unique<ProbeView>(ProbeView{d_, *generator_, *sink_, *stats_, pids_, hz_});
+  for (const auto& [name, probe] : probes_) probe->attach(*probe_view_);
+  scheduler_->attach(*view_);
+  attached_ = true;
+  autoscaler_ = std::make_unique<Autoscaler>(d_, *stats_, hz_);
+
+  const auto cycles = [&](double seconds) { return static_cast<uint64_t>(seconds * hz_); };
+  go_tsc_ = rte_get_tsc_cycles();
+  generator_->start(go_tsc_);
+  flag_store(stats_->go, 1u);
+
+  const uint64_t window_begin = go_tsc_ + cycles(d_.warmup_s);
+  const uint64_t window_end = window_begin + cycles(d_.duration_s);
+  const uint64_t drain_end = window_end + cycles(d_.drain_s);
+  const uint64_t tick_period =
+      scheduler_->tick_period_ns() ? cycles(static_cast<double>(scheduler_->tick_period_ns()) * 1e-9) : 0;
+  const uint64_t housekeeping_period = cycles(0.01), progress_period = cycles(0.25);
+  uint64_t next_tick = go_tsc_, next_housekeeping = go_tsc_, next_progress = go_tsc_ + progress_period;
+  uint64_t last_progress_delivered = 0, last_progress_tsc = go_tsc_;
+
+  for (;;) {
+    uint64_t now = rte_get_tsc_cycles();
+    // 1. Traffic: the probes' steps, or the packets the generator has due (until the window ends).
+    bool generating = now < window_end && !probe_finished();
+    if (generating) {
+      for (const auto& [name, probe] : probes_) probe->poll(*probe_view_, now);
+      if (!probes_drive_traffic_) generator_->poll(now);
+    }
+    // 2. The chains' exits drained into the sink.
+    sink_->poll(now);
+    // 3. The scheduler module's tick.
+    if (tick_period != 0 && now >= next_tick) {
+      scheduler_->tick(*view_, now);
+      next_tick += tick_period;
+    }
+    // 4. The measurement window opened after the warm-up, and closed when the traffic ends.
+    if (!window_begun_ && now >= window_begin) {
+      window_begin_ = snapshot(seconds_since_go(now));
+      window_begun_ = true;
+      sink_->set_measuring(true);
+    }
+    if (window_begun_ && !window_ended_ && !generating) {
+      window_end_ = snapshot(seconds_since_go(now));
+      window_ended_ = true;
+      sink_->set_measuring(false);
+    }
+    // 5. Every 10 ms: crashed workers reaped (hung ones looked for at each progress report), the run ended on
+    // failure, interruption or a drained chain, and every 250 ms progress reported.
+    if (now >= next_housekeeping) {
+      next_housekeeping = now + housekeeping_period;
+      bool progress_due = now >= next_progress;
+      for (json& event : autoscaler_->tick(now, seconds_since_go(now))) {
+        event["event"] = "scale";
+        emit(events_, event);
+      }
+      mirror_external_counters();
+      check_workers(seconds_since_go(now), progress_due);
+      if (g_interrupted && !interrupted_) {
+        interrupted_ = true;
+        fail("interrupted");
+      }
+      if (!error_.empty()) {
+        // OS counters come from /proc: read the window's end now, while the workers that are alive still are.
+        for (pid_t task : task_ids_) os_at_failure_.push_back(task > 0 ? sample_os_counters(task) : OsSample{});
+        break;
+      }
+      if (!generating) {
+        bool rings_empty = true;
+        for (rte_ring* ring : rings_) rings_empty = rings_empty && rte_ring_count(ring) == 0;
+        // A scaled egress may still hold moved flows' packets, waiting for their old instances.
+        if ((rings_empty && autoscaler_->settled()) || now >= drain_end) break;
+      }
+      if (progress_due) {
+        next_progress = now + progress_period;
+        uint64_t generated = 0, delivered = 0, dropped = 0;
+        for (size_t c = 0; c < d_.chains.size(); c++) {
+          generated += generator_->generated(static_cast<int>(c));
+          delivered += sink_->delivery(static_cast<int>(c)).delivered;
+        }
+        for (size_t r = 0; r < rings_.size(); r++) dropped += counter_read(stats_->rings[r].dropped_full);
+        for (size_t n = 0; n < d_.nfs.size(); n++) dropped += counter_read(stats_->nfs[n].packets_dropped);
+        for (size_t c = 0; c < d_.chains.size(); c++) dropped += counter_read(stats_->chains[c].entry_backpressure);
+        double interval = static_cast<double>(now - last_progress_tsc) / hz_;
+        json progress = {{"event", "progress"},
+                         {"t", seconds_since_go(now)},
+                         {"phase", now < window_begin ? "warmup"
+                                   : generating       ? "measure"
+                                                      : "drain"},
+                         {"generated", generated},
+                         {"delivered", delivered},
+                         {"dropped", dropped},
+                         {"mpps", static_cast<double>(delivered - last_progress_delivered) / interval / 1e6}};
+        if (d_.live_metrics) progress["metrics"] = live_metrics();
+        emit(events_, progress);
+        last_progress_delivered = delivered;
+        last_progress_tsc = now;
+      }
+    }
+  }
+  // The control plane's stall watchdog expects progress only until here (stopping and probes report none).
+  emit(events_, {{"event", "traffic_ended"}});
+}
+
+bool Run::probe_finished() const {
+  for (const auto& [name, probe] : probes_)
+    if (probe->finished()) return true;
+  return false;
+}
+
+void Run::probe_after_traffic() {
+  bool taken_over = false;
+  for (const auto& [name, probe] : probes_) taken_over |= probe->takes_workers_over();
+  if (!taken_over) return;
+  scheduler_->detach(*view_);  // the probes' own controllers take the workers over
+  attached_ = false;
+  for (const auto& [name, probe] : probes_)
+    if (probe->takes_workers_over()) probe->after_traffic(*probe_view_);
+}
+
+}  // namespace tandem

@@ -1,0 +1,298 @@
+// The manager's run, its lifecycle: check the deployment, set up hugepage memory and rings, start and attach
+// workers, run the control loop (and the probes that measure after the traffic), stop the workers, and write
+// the results.
+#include "run_lifecycle.h"
+
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <fstream>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_mbuf.h>
+#include <rte_memzone.h>
+
+#include "catalog/catalog.h"
+#include "contract/eal_args.h"
+#include "contract/idle_wait.h"
+#include "contract/packet_meta.h"
+#include "contract/run_timing.h"
+#include "run.h"
+#include "worker_launcher.h"
+
+namespace tandem {
+
+volatile std::sig_atomic_t g_interrupted = 0;
+
+void emit(FILE* events, const json& event) {
+  fprintf(events, "%s\n", event.dump().c_str());
+  fflush(events);
+}
+
+namespace {
+void on_signal(int) { g_interrupted = 1; }
+}  // namespace
+
+std::string Run::nf_names_of(int worker) const {
+  std::string names;
+  for (const Segment& s : d_.workers[worker].segments)
+    for (int nf : s.nfs) names += (names.empty() ? "" : ",") + d_.nfs[nf].name;
+  return names;
+}
+
+void Run::fail(const std::string& message, const std::string& nf) {
+  if (!error_.empty()) return;  // the first failure is the cause; later ones are consequences
+  error_ = message;
+  failed_nf_ = nf;
+  emit(events_, {{"event", "error"}, {"message", message}, {"nf", nf}});
+}
+
+void Run::set_up_memory() {
+  if (std::string error = confine_to_control_core(d_.control_core); !error.empty()) throw std::runtime_error(error);
+  std::vector<std::string> args = primary_eal_args(d_);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  if (rte_eal_init(static_cast<int>(argv.size()), argv.data()) < 0)
+    throw std::runtime_error(std::string("DPDK EAL init failed: ") + rte_strerror(rte_errno) +
+                             " (hugepages reserved and mounted? see the manager log)");
+  hz_ = static_cast<double>(rte_get_tsc_hz());
+
+  // The pool is shared by every process, and a process may be stopped or killed anywhere, also halfway through
+  // taking or returning mbufs. A ring-based pool blocks then: in MP/MC mode every later producer spins until the
+  // stopped one runs again (if the spinner is the manager, whose loop is what would let it run, nothing moves);
+  // in relaxed-tail-sync mode one killed producer's reservation is never published, every later free stays
+  // invisible behind it, and the pool runs dry (a clean-clone suite run hung that way on a killed testpmd).
+  // DPDK's lock-free stack never waits for another process: a process cut mid-operation only loses the mbufs
+  // it was moving, which the accounting reports as an interrupted free.
+  pool_ = rte_pktmbuf_pool_create_by_ops(kMbufPoolName, mbuf_pool_size(d_), kMbufCache, kMbufPrivSize,
+                                         RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY, "lf_stack");
+  if (pool_ == nullptr)
+    throw std::runtime_error(std::string("cannot create the mbuf pool (DPDK's lf_stack mempool driver): ") +
+                             rte_strerror(rte_errno));
+
+  const rte_memzone* zone = rte_memzone_reserve(kStatsZoneName, sizeof(StatsZone), SOCKET_ID_ANY, 0);
+  if (zone == nullptr)
+    throw std::runtime_error(std::string("cannot reserve the stats memzone: ") + rte_strerror(rte_errno));
+  stats_ = static_cast<StatsZone*>(zone->addr);
+  memset(stats_, 0, sizeof(StatsZone));
+  // The probes the run's `profile` names, made before the workers: some set up memory the workers attach to.
+  probes_ = create_probes(d_.profile, hz_);
+  for (const auto& [name, probe] : probes_) probe->before_workers(d_);
+
+  bool any_external = false;
+  for (const WorkerPlan& plan : d_.workers) any_external = any_external || plan.runtime == Runtime::External;
+  if (any_external)
+    for (unsigned i = 0; i < rte_socket_count(); i++)
+      create_pool_for_external_apps(static_cast<unsigned>(rte_socket_id_by_idx(i)));
+
+  for (const RingConfig& config : d_.rings) {
+    // One producer and one consumer per ring; EXACT_SZ makes the usable capacity the spec's number.
+    rte_ring* ring = rte_ring_create(ring_object_name(config.index).c_str(), config.capacity, SOCKET_ID_ANY,
+                                     RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+    if (ring == nullptr) throw std::runtime_error("cannot create ring " + config.name + ": " + rte_strerror(rte_errno));
+    rings_.push_back(ring);
+  }
+}
+
+void Run::start_workers() {
+  std::string deployment_path = d_.paths.run_dir + "/deployment.json";
+  std::ofstream(deployment_path) << deployment_to_json(d_, original_).dump(2);
+  // External applications' main lcores wait on stdin on the control core; their ids must be unique too.
+  int next_external_main_lcore = RTE_MAX_LCORE - 1;
+  for (const WorkerPlan& plan : d_.workers) {
+    externals_.emplace_back();
+    pid_t pid = 0;
+    if (plan.runtime == Runtime::External) {
+      const Segment& segment = plan.segments.front();
+      externals_.back() = std::make_unique<ExternalNf>(d_, plan, rings_[segment.in_rings.at(0)],
+                                                       rings_[segment.out_rings.at(0)]);  // one each: checked
+      pid = externals_.back()->launch(next_external_main_lcore--);
+    } else {
+      pid = launch_worker(d_, plan, deployment_path);
+    }
+    pids_.push_back(pid);
+    task_ids_.push_back(plan.runtime == Runtime::External ? 0
+                                                          : pid);  // an external NF's thread is known once it forwards
+    workers_.push_back({.pid = pid});
+  }
+  view_ = std::make_unique<SchedulerView>(SchedulerView{d_, *stats_, rings_, task_ids_, WorkerHints(*stats_)});
+  // Secondaries attach in ~40 ms each; allow generously for a loaded machine.
+  uint64_t deadline =
+      rte_get_tsc_cycles() +
+      static_cast<uint64_t>(hz_ * (kAttachSeconds + kAttachSecondsPerWorker * static_cast<double>(pids_.size())));
+  for (;;) {
+    bool all_ready = true;
+    for (size_t w = 0; w < pids_.size(); w++) {
+      if (reap(w)) {
+        std::string names = nf_names_of(static_cast<int>(w));
+        std::string where =
+            externals_[w] ? "it printed: " + externals_[w]->log_tail() : "its message is in the manager log";
+        fail("NF " + names + " failed to start: " + workers_[w].exit_description + " (" + where + ")", names);
+        throw std::runtime_error(error_);
+      }
+      if (externals_[w] && task_ids_[w] == 0 && (task_ids_[w] = externals_[w]->forwarding_thread()) != 0)
+        flag_store(stats_->workers[w].ready, 1u);
+      all_ready = all_ready && flag_load(stats_->workers[w].ready) != 0;
+    }
+    if (all_ready) break;
+    if (g_interrupted) throw std::runtime_error("interrupted while starting workers");
+    if (rte_get_tsc_cycles() > deadline) {
+      std::string late;
+      for (size_t w = 0; w < pids_.size(); w++)
+        if (flag_load(stats_->workers[w].ready) == 0)
+          late += (late.empty() ? "" : "; ") + nf_names_of(static_cast<int>(w)) +
+                  (externals_[w] ? " (not forwarding; it printed: " + externals_[w]->log_tail() + ")" : "");
+      throw std::runtime_error("NFs did not attach within the start-up timeout: " + late);
+    }
+    usleep(1000);
+  }
+  json list = json::array();
+  for (size_t w = 0; w < pids_.size(); w++)
+    list.push_back({{"name", d_.workers[w].name},
+                    {"pid", pids_[w]},
+                    {"core", d_.workers[w].core},
+                    {"nfs", nf_names_of(static_cast<int>(w))}});
+  emit(events_, {{"event", "started"}, {"workers", list}});
+}
+
+void Run::stop_externals_one_by_one() {
+  // testpmd frees hugepage memory as it exits, and a secondary's free is an IPC round through the primary to
+  // every other process; one that is exiting at the same moment never answers, and the request waits out
+  // EAL's 5 s timeout. So the applications go one at a time, while everyone else still answers.
+  for (size_t w = 0; w < externals_.size(); w++) {
+    if (!externals_[w] || workers_[w].exited) continue;
+    externals_[w]->request_stop();
+    uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(kStopSeconds * hz_);
+    while (rte_get_tsc_cycles() < deadline && !reap(w)) usleep(1000);
+  }
+}
+
+void Run::settle_kernel_links() {
+  if (!chain_ends_ ||
+      std::none_of(d_.rings.begin(), d_.rings.end(), [](const RingConfig& ring) { return ring.kernel; }))
+    return;
+  if (!flag_load(stats_->kernel_links_quiet)) {
+    auto sends_into_kernel_link = [this](const WorkerPlan& plan) {
+      return std::any_of(plan.segments.begin(), plan.segments.end(),
+                         [this](const Segment& s) { return any_kernel_link(d_, s.out_rings); });
+    };
+    for (size_t w = 0; w < d_.workers.size(); w++)
+      if (sends_into_kernel_link(d_.workers[w]) && !workers_[w].exited && !flag_load(stats_->workers[w].left_loop))
+        return;
+    // A veth hands a frame to its peer's socket within the sender's system call: by now every frame is there.
+    usleep(1000);
+    flag_store(stats_->kernel_links_quiet, 1u);
+  }
+  sink_->poll(rte_get_tsc_cycles());
+}
+
+void Run::stop_workers() {
+  if (attached_ && view_) {
+    try {
+      scheduler_->detach(*view_);  // before `stop`: a starved worker needs a fair share of CPU to see the flag
+    } catch (const std::exception& e) {
+      warnings_.push_back(std::string("scheduler detach: ") + e.what());
+    }
+  }
+  stop_externals_one_by_one();
+  if (stats_ != nullptr) {
+    flag_store(stats_->stop, 1u);
+    for (size_t w = 0; w < pids_.size(); w++) idle_wake(stats_->workers[w]);  // blocked workers see `stop` now
+  }
+  // Workers leave their loops, write their reports and exit (without EAL cleanup: see worker_main.cc).
+  uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(kStopSeconds * hz_);
+  for (;;) {
+    settle_kernel_links();
+    bool all_exited = true;
+    for (size_t w = 0; w < pids_.size(); w++)
+      if (!reap(w)) all_exited = false;
+    if (all_exited) break;
+    bool give_up = rte_get_tsc_cycles() > deadline;
+    if (!give_up) {
+      // A hung worker will not see the stop flag: kill it now rather than after the grace period.
+      for (size_t w = 0; w < pids_.size(); w++)
+        if (!workers_[w].exited && workers_[w].hung) {
+          kill(pids_[w], SIGKILL);
+          killed_workers_ = true;
+        }
+    } else {
+      for (size_t w = 0; w < pids_.size(); w++) {
+        if (workers_[w].exited) continue;
+        kill(pids_[w], SIGKILL);
+        int status = 0;
+        waitpid(pids_[w], &status, 0);
+        workers_[w].exited = true;
+        workers_[w].exit_description =
+            "killed: did not stop within " + std::to_string(static_cast<int>(kStopSeconds)) + " s";
+        warnings_.push_back("NF " + nf_names_of(static_cast<int>(w)) + " did not stop within " +
+                            std::to_string(static_cast<int>(kStopSeconds)) + " s and was killed");
+        killed_workers_ = true;
+        forget(w);
+      }
+      break;
+    }
+    usleep(1000);
+  }
+  if (chain_ends_ && chain_ends_->any_kernel_exit()) {
+    // The exit links' last frames: taken until none has come for 5 ms (the accounting counts what never came as lost).
+    uint64_t quiet_since = rte_get_tsc_cycles();
+    while (rte_get_tsc_cycles() - quiet_since < static_cast<uint64_t>(0.005 * hz_)) {
+      if (sink_->poll(rte_get_tsc_cycles()) > 0) quiet_since = rte_get_tsc_cycles();
+    }
+  }
+}
+
+int Run::execute() {
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+  SpecErrors errors = check_deployment(d_);
+  if (!errors.empty()) {
+    for (const SpecError& e : errors)
+      emit(events_, {{"event", "spec_error"}, {"path", e.path}, {"message", e.message}});
+    return kExitBadSpec;
+  }
+  const SchedulerType& type = scheduler_types().at(d_.scheduler.name);
+  scheduler_ = type.create(d_.scheduler.options);
+  d_.workers = scheduler_->plan_workers(d_);
+  bool ran = false;
+  try {
+    set_up_memory();
+    start_workers();
+    ran = true;
+    control_loop();
+    if (error_.empty()) probe_after_traffic();
+  } catch (const std::exception& e) {
+    fail(e.what());
+  }
+  stop_workers();
+  if (ran) {
+    json out = results();
+    std::string path = d_.paths.run_dir + "/results.json";
+    std::ofstream(path) << out.dump(2);
+    emit(events_, {{"event", "done"}, {"results", path}});
+  }
+  // A worker killed while detaching may hold DPDK's shared memory lock forever; cleaning up would then wait
+  // for it forever. The control plane removes the run's hugepage files and runtime directory either way.
+  // The chains' DPDK ports go before the EAL does (their kernel sockets and rings).
+  chain_ends_.reset();
+  if (!killed_workers_) rte_eal_cleanup();
+  if (interrupted_) return kExitInterrupted;
+  return error_.empty() ? kExitOk : kExitRunFailed;
+}
+
+int run_deployment(const json& doc, FILE* events) {
+  Deployment deployment;
+  try {
+    deployment = parse_deployment(doc);
+  } catch (const std::exception& e) {
+    emit(events,
+         {{"event", "spec_error"}, {"path", ""}, {"message", std::string("malformed run description: ") + e.what()}});
+    return kExitBadSpec;
+  }
+  Run run(std::move(deployment), doc, events);
+  return run.execute();
+}
+
+}  // namespace tandem

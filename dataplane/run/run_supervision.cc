@@ -1,0 +1,71 @@
+// Supervision of a run's workers: reaping the ones that exited, naming crashed and hung NFs, starvation warnings.
+#include "run.h"
+#include "worker_launcher.h"
+
+namespace tandem {
+
+bool Run::reap(size_t w) {
+  if (workers_[w].exited) return true;
+  auto status = reap_if_exited(pids_[w]);
+  if (!status) return false;
+  workers_[w].exited = true;
+  workers_[w].exit_description = describe_exit(*status);
+  forget(w);
+  return true;
+}
+
+void Run::mirror_external_counters() {
+  for (const auto& external : externals_)
+    if (external) external->mirror_counters(*stats_);
+}
+
+void Run::check_workers(double now_s, bool check_hangs) {
+  for (size_t w = 0; w < pids_.size(); w++) {
+    WorkerState& state = workers_[w];
+    if (state.exited) continue;
+    if (reap(w)) {
+      fail("NF " + nf_names_of(static_cast<int>(w)) + " (pid " + std::to_string(state.pid) + ") " +
+               state.exit_description + " at t=" + std::to_string(now_s).substr(0, 5) + " s",
+           nf_names_of(static_cast<int>(w)));
+      continue;
+    }
+    if (!check_hangs) continue;
+    if (externals_[w]) continue;  // an unmodified application keeps no heartbeat: only its exit is watched
+    if (attached_ && scheduler_->holds(w)) {
+      // Parked by its scheduler: no iterations is the point, not a hang; start counting when it is let run.
+      state.heartbeat_changed_s = now_s;
+      state.at_heartbeat_change = sample_os_counters(state.pid);
+      continue;
+    }
+    uint64_t heartbeat = counter_read(stats_->workers[w].heartbeat);
+    if (heartbeat != state.last_heartbeat || state.heartbeat_changed_s == 0) {
+      state.last_heartbeat = heartbeat;
+      state.heartbeat_changed_s = now_s;
+      state.at_heartbeat_change = sample_os_counters(state.pid);
+      continue;
+    }
+    // Checked every 250 ms, so a hang is named within a second of its start.
+    if (now_s - state.heartbeat_changed_s < kHangSeconds) continue;
+    // No loop iteration for kHangSeconds. Spinning on a CPU or sleeping means the NF itself is stuck;
+    // runnable but given no CPU means its scheduler starves it, which is a result, not a failure.
+    OsSample now = sample_os_counters(state.pid);
+    uint64_t cpu_used =
+        (now.cpu_ns && state.at_heartbeat_change.cpu_ns) ? *now.cpu_ns - *state.at_heartbeat_change.cpu_ns : 0;
+    std::string name = nf_names_of(static_cast<int>(w));
+    if (now.state != 'R' || cpu_used > static_cast<uint64_t>(kHangSeconds * 0.5e9)) {
+      state.hung = true;
+      fail("NF " + name + " (pid " + std::to_string(state.pid) + ") is hung: no loop iteration for " +
+               std::to_string(now_s - state.heartbeat_changed_s).substr(0, 4) + " s while " +
+               (now.state != 'R' ? std::string("in state ") + now.state : "spinning on its CPU"),
+           name);
+    } else if (!state.starvation_reported) {
+      state.starvation_reported = true;
+      std::string message = "NF " + name + " is starved: runnable but not scheduled for " +
+                            std::to_string(now_s - state.heartbeat_changed_s).substr(0, 4) + " s";
+      warnings_.push_back(message);
+      emit(events_, {{"event", "warning"}, {"message", message}});
+    }
+  }
+}
+
+}  // namespace tandem

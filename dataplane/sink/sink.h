@@ -1,0 +1,65 @@
+// The sink: drains each chain's exit ports, verifies every packet's hop record, counts it and samples latency.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include <rte_ring.h>
+
+#include "chain_paths.h"
+#include "contract/deployment.h"
+#include "contract/hop_trace.h"
+#include "contract/latency.h"
+#include "contract/latency_histogram.h"
+#include "contract/shm_layout.h"
+#include "dataplane/ports/port.h"
+#include "flow_order.h"
+#include "latency_breakdown.h"
+#include "pcap_capture.h"
+
+namespace tandem {
+
+struct ChainDelivery {
+  uint64_t delivered = 0;
+  uint64_t delivered_bytes = 0;
+  uint64_t hop_errors = 0;  // packets whose hop record is not a path of their chain's graph (chain_paths.h)
+  // A chain with a scaled NF: packets delivered after a later packet of their flow (flow_order.h); else unchecked.
+  std::optional<uint64_t> flow_reorders;
+};
+
+class Sink {
+ public:
+  // `exits[c]` is chain c's exit port (chain_ends.h).
+  Sink(const Deployment& deployment, std::vector<std::unique_ptr<IngressPort>> exits);
+  // Takes what the chains' exits hold now; returns how many packets it took.
+  uint64_t poll(uint64_t now_tsc);
+  // Latency is sampled only while measuring (warm-up and drain are excluded).
+  void set_measuring(bool measuring) { measuring_ = measuring; }
+  const ChainDelivery& delivery(int chain) const { return delivery_[chain]; }
+  LatencySamples& latency(int chain) { return latency_[chain]; }
+  // Every sampled packet's latency since the start, warm-up included: live metrics.
+  const LatencyHistogram& latency_histogram(int chain) const { return histograms_[chain]; }
+  // run --profile: traced packets' hops, added up per chain while measuring.
+  void trace_from(TraceSlot* zone) { traces_ = zone; }
+  bool tracing() const { return traces_ != nullptr; }
+  const LatencyBreakdown& breakdown(int chain) const { return breakdowns_[chain]; }
+  // Packets written to the capture file (run --capture); 0 without one.
+  uint64_t captured() const { return capture_ ? capture_->written() : 0; }
+
+ private:
+  const Deployment& deployment_;
+  std::vector<std::unique_ptr<IngressPort>> exits_;
+  std::vector<ChainPaths> paths_;  // per chain
+  std::vector<ChainDelivery> delivery_;
+  std::vector<std::optional<FlowOrder>> flow_order_;  // per chain with a scaled NF
+  std::vector<LatencySamples> latency_;
+  std::vector<LatencyHistogram> histograms_;
+  TraceSlot* traces_ = nullptr;
+  std::vector<LatencyBreakdown> breakdowns_;
+  bool measuring_ = false;
+  std::unique_ptr<PcapCapture> capture_;  // run --capture: delivered packets to a pcap file
+};
+
+}  // namespace tandem

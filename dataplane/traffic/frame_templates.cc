@@ -1,0 +1,25 @@
+// Ready-made frames for the generator: every flow at every frame size of a chain, built once.
+#include "frame_templates.h"
+
+#include <algorithm>
+#include <set>
+
+namespace tandem {
+
+FrameTemplates::FrameTemplates(const std::vector<uint16_t>& frame_sizes, uint32_t flows, uint8_t protocol,
+                               uint16_t chain, size_t budget_bytes) {
+  std::set<uint16_t> sizes(frame_sizes.begin(), frame_sizes.end());
+  size_t total = 0;
+  for (uint16_t size : sizes) total += stride(size) * flows;
+  if (sizes.empty() || total > budget_bytes) return;
+  offsets_.assign(*sizes.rbegin() + 1u, -1);
+  bytes_.assign(total, 0);  // the payload stays zero
+  size_t offset = 0;
+  for (uint16_t size : sizes) {
+    offsets_[size] = static_cast<int64_t>(offset);
+    for (uint32_t flow = 0; flow < flows; flow++, offset += stride(size))
+      build_frame(bytes_.data() + offset, size, protocol, flow_address(flow, chain));
+  }
+}
+
+}  // namespace tandem

@@ -1,0 +1,94 @@
+// The built-in traffic generator: paced per-chain packet streams sent out of each chain's entry port.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <rte_mempool.h>
+#include <rte_ring.h>
+
+#include "contract/deployment.h"
+#include "contract/hop_trace.h"
+#include "contract/shm_layout.h"
+#include "dataplane/packets/frame_list.h"
+#include "dataplane/ports/port.h"
+#include "frame_templates.h"
+
+namespace tandem {
+
+// Packets due `elapsed` cycles after the start at a rate of `steps_per_cycle[i]` packets per cycle during the
+// i-th `step_cycles` (cycling through the steps): the integral of a stepped rate.
+uint64_t stepped_packets_due(const std::vector<double>& steps_per_cycle, uint64_t step_cycles, uint64_t elapsed);
+
+class Generator {
+ public:
+  // `entries[c]` is chain c's entry port (chain_ends.h).
+  Generator(const Deployment& deployment, rte_mempool* pool, std::vector<std::unique_ptr<EgressPort>> entries,
+            StatsZone& stats);
+  void start(uint64_t now_tsc);
+  // Emits the packets due by now (at most one burst per chain), stamping sequence number and TSC.
+  void poll(uint64_t now_tsc);
+  // Emits `count` frames of one size into a chain's entry now, unpaced (the cycle estimator's probes).
+  void emit_probe(int chain, uint16_t count, uint16_t frame_size, uint64_t now_tsc) {
+    emit(streams_[chain], count, now_tsc, frame_size);
+  }
+  uint64_t generated(int chain) const { return streams_[chain].generated; }
+  // run --profile: the packets traced_packet() picks (one in `trace_every`, among one in `latency_every`) get one
+  // of the `slots` of `zone` each.
+  void trace_into(TraceSlot* zone, uint32_t slots, uint32_t latency_every, uint32_t trace_every) {
+    traces_ = zone;
+    trace_slots_ = slots;
+    latency_every_ = latency_every;
+    trace_every_ = trace_every;
+  }
+  // Packets that could not be allocated (pool exhausted): not generated, reported as a warning.
+  uint64_t allocation_failures() const { return allocation_failures_; }
+  // TSC cycles spent writing frames into mbufs, per frame, over the run. Those mbufs were last written on the
+  // NFs' core, so this rises in the VM's slow mode (README, Results); it also differs between schedulers, by
+  // how their NFs leave the mbufs (each run reports it: generator_build_cycles_per_packet).
+  double build_cycles_per_packet() const {
+    return built_ ? static_cast<double>(build_cycles_) / static_cast<double>(built_) : 0;
+  }
+
+ private:
+  struct Stream {
+    const ChainConfig* chain;
+    std::unique_ptr<EgressPort> entry;
+    ChainControl* control;
+    std::vector<uint16_t> sizes;
+    FrameTemplates templates;  // of every size in `sizes` and every flow, when they fit the budget
+    FrameList requests;        // HTTP traffic: frame f is flow f's request, sized by it (then `sizes` is not used)
+    FrameList replay;          // a capture replayed instead: its frames in turn (then neither is used)
+    size_t replay_cursor = 0;
+    bool replay_loop = true;
+    size_t size_cursor = 0;
+    uint32_t flow_cursor = 0;
+    uint64_t generated = 0;
+    uint64_t start_tsc = 0;
+    double packets_per_cycle = 0;                // 0 = as fast as possible
+    std::vector<double> step_packets_per_cycle;  // a stepped rate instead (may be empty)
+    uint64_t step_cycles = 0;
+
+    // Moves the capture's cursor past `frames` frames, back to its start at the end when it loops.
+    void advance_replay(size_t frames) {
+      replay_cursor += frames;
+      if (replay_loop && replay_cursor >= replay.count()) replay_cursor %= replay.count();  // divides only on a wrap
+    }
+  };
+
+  // `frame_size` 0 = the chain's size mix.
+  void emit(Stream& stream, uint16_t count, uint64_t now_tsc, uint16_t frame_size = 0);
+
+  rte_mempool* pool_;
+  uint16_t burst_;
+  std::vector<Stream> streams_;
+  uint64_t allocation_failures_ = 0;
+  TraceSlot* traces_ = nullptr;
+  uint32_t trace_slots_ = 1;
+  uint32_t latency_every_ = 16, trace_every_ = 256;
+  uint32_t next_trace_slot_ = 0;
+  uint64_t build_cycles_ = 0, built_ = 0;
+};
+
+}  // namespace tandem
