@@ -9,9 +9,16 @@ from pathlib import Path
 from controlplane.machine import changes, kernel_links, mounts
 
 
+def _v2_subtree_control() -> str | None:
+    """The controllers cgroup v2's root enables for its children (a run enables cpu there on a v2 host)."""
+    root = mounts.cgroup_v2_mount()
+    return None if root is None else (root / "cgroup.subtree_control").read_text().strip()
+
+
 def snapshot() -> dict:
     """The machine state that Tandem changes during a run and must restore afterwards."""
     return {
+        "cgroup_v2_subtree_control": _v2_subtree_control(),
         "sched_rt_runtime_us": changes.RT_RUNTIME.read_text().strip(),
         "sched_rr_timeslice_ms": changes.RR_TIMESLICE.read_text().strip(),
         "nr_hugepages": (changes.HUGEPAGES / "nr_hugepages").read_text().strip(),
@@ -39,8 +46,8 @@ def leftovers() -> list[str]:
         found += [f"hugepage file {p}" for p in hugepage_files.iterdir() if "tandem" in p.name]
     if changes.STATE_DIR.exists():
         found += [f"state {p}" for p in changes.STATE_DIR.iterdir() if p.name != "lock"]
-    with open("/proc/mounts") as mounts:
-        found += [f"mount {line.split()[1]}" for line in mounts if str(changes.STATE_DIR) in line]
+    with open("/proc/mounts") as mount_table:
+        found += [f"mount {line.split()[1]}" for line in mount_table if str(changes.STATE_DIR) in line]
     for cgroup_root in (mounts.cgroup_v2_mount(), mounts.cgroup_v1_mount("cpu")):
         if cgroup_root is not None:
             found += [f"cgroup {p}" for p in cgroup_root.iterdir() if p.is_dir() and p.name.startswith("tandem")]
