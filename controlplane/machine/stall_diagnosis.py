@@ -51,12 +51,16 @@ def _cpu_ticks(fields: list[str]) -> int:
     return int(fields[11]) + int(fields[12])  # utime + stime (fields 14 and 15)
 
 
+def _main_first(pid: int):
+    return lambda task: (int(task.name) != pid, int(task.name))
+
+
 def thread_table(pids: list[int]) -> list[str]:
     """One line per thread: state, policy and real-time priority, allowed and last CPUs, share of a CPU it used
     over a short sample, and where in the kernel it waits (wchan, and the top of its kernel stack as root)."""
-    tasks = [
-        (pid, task) for pid in pids for task in sorted((PROC / str(pid) / "task").glob("*"), key=lambda p: int(p.name))
-    ]
+    # The main thread (tid == pid) first, then the others by tid: tids wrap around, so a thread started late may
+    # have a smaller tid than the process's own.
+    tasks = [(pid, task) for pid in pids for task in sorted((PROC / str(pid) / "task").glob("*"), key=_main_first(pid))]
     before = {task: _stat_fields(task) for _, task in tasks}
     time.sleep(CPU_SAMPLE_SECONDS)
     ticks_per_second = 100  # USER_HZ: what /proc counts utime and stime in on Linux
