@@ -174,6 +174,22 @@ void check_kernel_chains(const Deployment& deployment, SpecErrors& errors) {
   }
 }
 
+// Every DPDK process of a run needs lcore ids no other process of the run uses (the mbuf pool keeps a cache per lcore
+// id, in memory they all share): the manager one, each worker one, and an external NF's application a second for its
+// main thread. DPDK has RTE_MAX_LCORE of them; a worker beyond that fails in its EAL start-up.
+void check_lcore_ids(const Deployment& deployment, const SchedulerType& scheduler, SpecErrors& errors) {
+  std::vector<WorkerPlan> workers = scheduler.create(deployment.scheduler.options)->plan_workers(deployment);
+  size_t needed = 1 + workers.size();
+  for (const WorkerPlan& plan : workers) needed += plan.runtime == Runtime::External ? 1 : 0;
+  if (needed <= RTE_MAX_LCORE) return;
+  errors.push_back(
+      {"chains", deployment.scheduler.name + " would start " + std::to_string(workers.size()) +
+                     " worker processes, which with the manager (and each external NF's main thread) need " +
+                     std::to_string(needed) + " DPDK lcore ids; this DPDK has " + std::to_string(RTE_MAX_LCORE) +
+                     " (RTE_MAX_LCORE): run fewer NFs, or rtc or bubble, which run a core's NFs in one "
+                     "process"});
+}
+
 }  // namespace
 
 SpecErrors check_deployment(Deployment& deployment) {
@@ -209,6 +225,7 @@ SpecErrors check_deployment(Deployment& deployment) {
     deployment.scheduler.options =
         resolve_args(scheduler->second.options, deployment.scheduler.options, "scheduler", errors);
     if (errors.size() == before && scheduler->second.check) scheduler->second.check(deployment, errors);
+    if (errors.empty()) check_lcore_ids(deployment, scheduler->second, errors);
   }
   return errors;
 }

@@ -172,7 +172,7 @@ struct RunPaths {
   std::string run_dir;      // where deployment.json and results.json are written
   std::string worker_binary;
   std::string cgroup_dir;      // a cgroup v2 directory the control plane made for the run, if the scheduler asked
-  std::string cpu_cgroup_dir;  // a cgroup v1 `cpu` directory made for the run, if the scheduler asked
+  std::string cpu_cgroup_dir;  // a cgroup directory with the cpu controller (v1 or v2) made for the run, if asked
 };
 
 // One packet in 512 traced: a cold cache line for the generator and one for the sink per traced packet cost

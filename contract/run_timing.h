@@ -5,7 +5,7 @@
 namespace tandem {
 
 inline constexpr double kAttachSeconds = 10.0;          // workers attaching to shared memory: this, plus
-inline constexpr double kAttachSecondsPerWorker = 0.5;  // this per worker (each takes ~40 ms; a loaded machine more)
+inline constexpr double kAttachSecondsPerWorker = 0.5;  // this per worker, started one at a time (~80 ms each here)
 inline constexpr double kStopSeconds = 5.0;  // workers leaving their loops and detaching before they are killed
 
 }  // namespace tandem

@@ -127,9 +127,11 @@ def compare(
     ceiling: bool = True,
     source: str | None = None,
 ) -> Comparison:
-    """Runs a spec under each scheduler (default: every one this build has) `repeat` times, round-robin, and returns
-    every run's results and each scheduler's medians. `quiet=False` shows each run's progress on standard error.
-    `ceiling`: also run rtc once per batch size 32...1024, the comparison's second ceiling (ceilings.best_rtc)."""
+    """Runs a spec under each scheduler (default: every one this build has) in `repeat` rounds, each scheduler once a
+    round, and returns every run's results, each scheduler's medians, its runs' ratios to rtc's run of the same round
+    (vs_rtc; median(name, "vs_rtc")) and whether its runs differ by more than 1.5x (noisy). `quiet=False` shows each
+    run's progress on standard error. `ceiling`: also run rtc at each batch size 32...1024 once a round, the
+    comparison's second ceiling (ceilings.best_rtc: the best of the batches' medians)."""
     loaded, source = _load(spec, source)
     named = schedulers is not None
     schedulers = schedulers or catalog.scheduler_names()

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from controlplane.machine import mounts
+
 REPO = Path(__file__).resolve().parent.parent
 
 
@@ -102,3 +104,19 @@ def write_spec(tmp_path):
 
 
 requires_root = pytest.mark.skipif(os.geteuid() != 0, reason="runs need root (hugepages, real-time policies)")
+
+# NFVnice's cpu groups go in the hierarchy that offers cpu (v1 where the host binds it there, else v2); the freezer's
+# in cgroup v2 (cgroup.freeze). Where the host lacks one, the runs that need it are skipped, saying what is missing.
+CPU_CGROUP = mounts.cgroup_hierarchy("cpu")
+requires_cpu_cgroup = pytest.mark.skipif(
+    CPU_CGROUP is None, reason=f"nfvnice needs the cgroup cpu controller: {mounts.cgroup_hierarchy_missing('cpu')}"
+)
+requires_cgroup_v2 = pytest.mark.skipif(
+    mounts.cgroup_v2_mount() is None, reason="the freezer needs cgroup v2 (cgroup.freeze), which is not mounted here"
+)
+
+
+def runnable(schedulers) -> list[str]:
+    """The schedulers of `schedulers` this host can run: nfvnice only where a cgroup hierarchy offers cpu (a test
+    that drops it has a case skipped with requires_cpu_cgroup, which says why)."""
+    return [s for s in schedulers if s != "nfvnice" or CPU_CGROUP is not None]

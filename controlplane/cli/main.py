@@ -85,7 +85,7 @@ def parser() -> argparse.ArgumentParser:
     comp.add_argument("--duration", type=_positive, help="seconds to measure each run (after warm-up)")
     comp.add_argument("--json", metavar="PATH", help="write every run's results and the medians as JSON")
     comp.add_argument("--csv", metavar="PATH", help="write one row per run and scheduler (the table's columns) as CSV")
-    comp.add_argument("--plot", metavar="PATH", help="draw throughput and latency per scheduler (PNG)")
+    comp.add_argument("--plot", metavar="PATH", help="draw throughput (every run) and latency per scheduler (PNG)")
     comp.add_argument("--quiet", action="store_true", help="no live progress")
     comp.add_argument(
         "--profile", action="store_true", help="trace packets hop by hop in every run (./tandem explain FILE)"
@@ -96,7 +96,7 @@ def parser() -> argparse.ArgumentParser:
     comp.add_argument(
         "--no-ceiling-runs",
         action="store_true",
-        help="skip the 6 rtc runs (batches 32...1024) that give the table its best-rtc ceiling",
+        help="skip the rtc runs at batches 32...1024 (6 a round) that give the table its best-rtc ceiling",
     )
     comp.set_defaults(handler=cmd_compare)
 

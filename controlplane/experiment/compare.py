@@ -1,4 +1,5 @@
-"""Runs one spec under several schedulers, several times each, and summarises the medians side by side."""
+"""Runs one spec under several schedulers, in rounds (each scheduler and each batch size of the best-rtc sweep once a
+round), and summarises the medians and the per-round ratios side by side."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from controlplane.errors import EXIT_INTERRUPTED, EXIT_OK, TandemError
 from controlplane.experiment import pipeline
 from controlplane.machine.description import machine_description
 from controlplane.results.comparison_report import median_of, run_summary
+from controlplane.results.comparison_rounds import summarise_rounds, sweep_summary
 from controlplane.results.live_metrics import RunCollector
 from controlplane.spec.deployment import run_config
 from controlplane.spec.models import Spec
@@ -41,8 +43,8 @@ def compare(
 ) -> tuple[dict, int]:
     """Returns the comparison and an exit status (0, 1 if any run failed, 130 if interrupted). With `metrics`, each
     run reports its counters live, and the collector serves the run in progress; with `profile`, each run traces
-    packets hop by hop (latency_breakdown in its chains' results); with `ceiling`, rtc runs once at each batch size
-    of CEILING_BATCHES after the comparison, and the best is its second ceiling (`ceilings.best_rtc`)."""
+    packets hop by hop (latency_breakdown in its chains' results); with `ceiling`, every round also runs rtc once at
+    each batch size of CEILING_BATCHES, and the best of their medians is its second ceiling (`ceilings.best_rtc`)."""
     run_duration = duration if duration is not None else spec.duration
     comparison = {
         "spec_name": spec.name,
@@ -53,9 +55,11 @@ def compare(
         "warmup_s": spec.warmup,
         "schedulers": {name: {"runs": [], "results": [], "median": None} for name in schedulers},
     }
+    sweep = Sweep(spec, source, duration, quiet) if ceiling else None
     status = EXIT_OK
-    # Round-robin over the schedulers rather than all repeats of one, then the next: this VM's speed drifts over
-    # minutes, and interleaving spreads the drift over every scheduler instead of loading it onto one.
+    # Rounds: every scheduler, then every batch size of the sweep, once each, before the next round. This VM's speed
+    # drifts over minutes; a round is short enough that its runs mostly share one speed, so a ratio inside a round
+    # (each run against rtc's of the same round) cancels the drift that the medians of rates keep.
     for attempt in range(repeat):
         if status == EXIT_INTERRUPTED:
             break
@@ -76,57 +80,70 @@ def compare(
                 print(f"{label}{note}", file=sys.stderr)
             if outcome.results is not None and outcome.exit_status == EXIT_OK:
                 entry["results"].append(outcome.results)
-                entry["runs"].append(run_summary(outcome.results))
+                entry["runs"].append(run_summary(outcome.results) | {"round": attempt + 1})
             else:
                 entry["error"] = outcome.error
                 status = outcome.exit_status
                 if outcome.exit_status == EXIT_INTERRUPTED:
                     break
-    if ceiling and status != EXIT_INTERRUPTED:
-        comparison["ceilings"] = {"best_rtc": best_rtc(spec, source, duration, quiet)}
+        if sweep is not None and status != EXIT_INTERRUPTED and not sweep.run_round(attempt + 1, repeat):
+            status = EXIT_INTERRUPTED
+    if sweep is not None:
+        comparison["ceilings"] = {"best_rtc": sweep.best()}
     summarise(comparison)
     return comparison, status
 
 
-def best_rtc(spec: Spec, source: str, duration: float | None, quiet: bool) -> dict:
-    """rtc, the chain run to completion with no switch at all, once at each batch size a chain's rings can hold:
-    the best delivered rate and its batch. A spec rtc cannot run (external NFs, kernel-I/O chains) has no such
-    ceiling, and says why."""
-    capacity = min(chain.ring_capacity or spec.ring_capacity for chain in spec.chains)
-    by_batch: dict[int, float | None] = {}
-    for batch in (b for b in CEILING_BATCHES if b <= capacity):
-        config = dict(run_config(spec, "rtc", duration), burst=batch)
-        progress = ProgressLine(f"[rtc, batch {batch}] ", config["warmup"] + config["duration"]) if not quiet else None
-        try:
-            outcome = pipeline.run(config, source, progress)
-        except TandemError as error:
-            return {"mpps": None, "batch": None, "by_batch": by_batch, "unavailable": str(error).splitlines()[-1]}
-        finally:
-            if progress:
-                progress.finish()
-        by_batch[batch] = (
-            run_summary(outcome.results)["delivered_mpps"]
-            if outcome.results and outcome.exit_status == EXIT_OK
-            else None
-        )
-        if outcome.exit_status == EXIT_INTERRUPTED:
-            break
-    measured = [(mpps, batch) for batch, mpps in by_batch.items() if mpps]
-    best_mpps, best_batch = max(measured) if measured else (None, None)
-    return {
-        "mpps": best_mpps,
-        "batch": best_batch,
-        "by_batch": by_batch,
-        "skipped": [b for b in CEILING_BATCHES if b > capacity],
-    }
+class Sweep:
+    """rtc, the chain run to completion with no switch at all, once a round at each batch size a chain's rings can
+    hold; the best-rtc ceiling is the best of the batches' medians over the rounds. A spec rtc cannot run (external
+    NFs, kernel-I/O chains) has no such ceiling, and says why."""
+
+    def __init__(self, spec: Spec, source: str, duration: float | None, quiet: bool):
+        self.spec, self.source, self.duration, self.quiet = spec, source, duration, quiet
+        capacity = min(chain.ring_capacity or spec.ring_capacity for chain in spec.chains)
+        self.batches = [b for b in CEILING_BATCHES if b <= capacity]
+        self.skipped = [b for b in CEILING_BATCHES if b > capacity]
+        # Per batch, its rate in each round so far (None: that run failed), so round r is index r - 1.
+        self.runs_by_batch: dict[int, list[float | None]] = {b: [] for b in self.batches}
+        self.unavailable: str | None = None
+
+    def run_round(self, round_: int, repeat: int) -> bool:
+        """Runs each batch size once; False if interrupted."""
+        for batch in self.batches if self.unavailable is None else []:
+            config = dict(run_config(self.spec, "rtc", self.duration), burst=batch)
+            label = f"[rtc batch {batch} {round_}/{repeat}] "
+            progress = ProgressLine(label, config["warmup"] + config["duration"]) if not self.quiet else None
+            try:
+                outcome = pipeline.run(config, self.source, progress)
+            except TandemError as error:
+                self.unavailable = str(error).splitlines()[-1]
+                return True
+            finally:
+                if progress:
+                    progress.finish()
+            ok = outcome.results and outcome.exit_status == EXIT_OK
+            self.runs_by_batch[batch].append(run_summary(outcome.results)["delivered_mpps"] if ok else None)
+            if outcome.exit_status == EXIT_INTERRUPTED:
+                return False
+        return True
+
+    def best(self) -> dict:
+        """{"mpps", "batch", "by_batch": {batch: median}, "runs_by_batch": {batch: [rate a round]}, "spread",
+        "noisy", "skipped", "unavailable"?}: batches that never ran are left out."""
+        ran = {batch: runs for batch, runs in self.runs_by_batch.items() if runs}
+        found = sweep_summary(ran) | {"runs_by_batch": ran, "skipped": self.skipped}
+        return found | ({"unavailable": self.unavailable} if self.unavailable else {})
 
 
 def summarise(comparison: dict) -> None:
-    """Fills each scheduler's median of its runs' summaries."""
+    """Fills each scheduler's median of its runs' summaries, how far its runs spread, and its runs' ratios to rtc's
+    runs of the same rounds (comparison_rounds)."""
     for entry in comparison["schedulers"].values():
         runs = entry["runs"]
         if runs:
             entry["median"] = {field: median_of([r[field] for r in runs]) for field in SUMMARY_FIELDS}
+    summarise_rounds(comparison)
 
 
 def with_profiling(config: dict, counters: bool = True) -> None:

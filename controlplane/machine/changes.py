@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 from controlplane.errors import SetupError
+from controlplane.machine import cgroups
 from controlplane.machine.mounts import TRACEFS, is_mounted, tracefs_mounted
 
 STATE_DIR = Path(os.environ.get("TANDEM_STATE_DIR", "/run/tandem"))
@@ -55,7 +56,9 @@ def _undo(change: dict) -> str | None:
             shutil.rmtree(path, ignore_errors=True)
         return done
     if kind == "cgroup":
-        return _remove_cgroup(Path(change["path"]), Path(change["root"]))
+        return cgroups.remove(Path(change["path"]), Path(change["root"]))
+    if kind == "subtree_control":  # a cgroup v2 controller enabled for a group's children
+        return cgroups.disable(Path(change["group"]), change["controller"])
     if kind == "netns":  # deleting the namespace removes the interfaces in it, and their veth peers
         if not (Path("/run/netns") / change["name"]).exists():
             return None
@@ -81,25 +84,6 @@ def _undo(change: dict) -> str | None:
         shutil.rmtree(path, ignore_errors=True)
         return f"removed {path}"
     raise ValueError(f"unknown journal entry {kind}")
-
-
-def _remove_cgroup(path: Path, root: Path) -> str | None:
-    """Thaws a cgroup tree, moves its processes back to the hierarchy's root and removes it, deepest first."""
-    if not path.exists():
-        return None
-    groups = sorted((p for p in path.rglob("*") if p.is_dir()), key=lambda p: len(p.parts), reverse=True) + [path]
-    for group in groups:
-        freeze = group / "cgroup.freeze"
-        if freeze.exists():
-            freeze.write_text("0")
-        procs = group / "cgroup.procs"
-        for pid in procs.read_text().split() if procs.exists() else []:
-            try:
-                (root / "cgroup.procs").write_text(pid)
-            except OSError:
-                pass  # exited meanwhile
-        group.rmdir()
-    return f"removed cgroup {path}"
 
 
 _KERNEL_THREAD = 0x00200000  # PF_KTHREAD in /proc/PID/stat's flags
@@ -334,9 +318,18 @@ class MachineSession:
         self._journal.append({"kind": "cgroup", "path": str(path), "root": str(root)})
         self._save()
         try:
-            path.mkdir()
+            cgroups.FILES.make_group(path)
         except OSError as error:
             raise SetupError(f"cannot create the cgroup {path}: {error.strerror}") from None
+
+    def enable_cgroup_controller(self, group: Path, controller: str) -> None:
+        """Enables a cgroup v2 controller for `group`'s children (+controller in its cgroup.subtree_control) unless it
+        is enabled already; journaled first, and taken back at the end (after the run's groups are gone)."""
+        if cgroups.enabled(group, controller):
+            return
+        self._journal.append({"kind": "subtree_control", "group": str(group), "controller": controller})
+        self._save()
+        cgroups.enable(group, controller)
 
     def own_netns(self, name: str) -> None:
         """Creates a network namespace for the run; it is deleted (with its interfaces) at the end."""

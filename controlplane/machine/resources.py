@@ -50,14 +50,20 @@ def _cgroup_v2_dir(session: changes.MachineSession, value: Any, run: RunPlace) -
     )
 
 
-def _cgroup_v1_cpu_dir(session: changes.MachineSession, value: Any, run: RunPlace) -> None:
-    run.paths["cpu_cgroup_dir"] = _own_run_cgroup(
-        session,
-        mounts.cgroup_v1_mount("cpu"),
-        run.run_id,
-        "this scheduler needs the cgroup v1 `cpu` controller, which is not mounted on this machine "
-        "(mount it with: mkdir -p /sys/fs/cgroup/cpu && mount -t cgroup -o cpu cgroup /sys/fs/cgroup/cpu)",
-    )
+def _cpu_cgroup_dir(session: changes.MachineSession, value: Any, run: RunPlace) -> None:
+    # The data plane names the hierarchy ({"hierarchy": "v1" or "v2", "root": ...}; cgroup_fs.h's rule, which is
+    # mounts.cgroup_hierarchy's): v1's cpu hierarchy where the host binds cpu there, else cgroup v2, where the run's
+    # group has cpu only once its parent, the root, enables it for its children.
+    hierarchy = value.get("hierarchy") if isinstance(value, dict) else None
+    if hierarchy not in ("v1", "v2"):
+        why = value.get("why") if isinstance(value, dict) else None
+        raise SetupError(
+            f"this scheduler needs the cgroup cpu controller: {why or mounts.cgroup_hierarchy_missing('cpu')}"
+        )
+    root = Path(value["root"])
+    if hierarchy == "v2":
+        session.enable_cgroup_controller(root, "cpu")
+    run.paths["cpu_cgroup_dir"] = _own_run_cgroup(session, root, run.run_id, "")
 
 
 def _cycle_costs(session: changes.MachineSession, value: Any, run: RunPlace) -> None:
@@ -84,7 +90,7 @@ PROVIDERS: dict[str, Callable[[changes.MachineSession, Any, RunPlace], None]] = 
     "rt_unthrottled": _rt_unthrottled,
     "rr_timeslice_ms": _rr_timeslice_ms,
     "cgroup_v2_dir": _cgroup_v2_dir,
-    "cgroup_v1_cpu_dir": _cgroup_v1_cpu_dir,
+    "cpu_cgroup_dir": _cpu_cgroup_dir,
     "cycle_costs": _cycle_costs,
     "tracefs": _tracefs,
     "kernel_links": _kernel_links,

@@ -6,7 +6,19 @@ import csv
 import io
 import statistics
 
+from controlplane.results.comparison_rounds import (
+    NOISY_SPREAD,
+    best_rtc_by_round,
+    noisy,
+    noisy_names,
+    rounds_of,
+    rtc_by_round,
+    scheduler_rounds,
+    spread,
+)
 from controlplane.terminal.tables import count, number, table
+
+NOISE_MARK = "!"  # beside a noisy scheduler's spread, and before the sentence that says what it means
 
 
 def run_summary(results: dict) -> dict:
@@ -84,24 +96,23 @@ def comparison_bound(comparison: dict) -> tuple[float | None, str]:
 
 def comparison_report(comparison: dict) -> str:
     rows = []
-    ceiling = (comparison["schedulers"].get("rtc", {}).get("median") or {}).get("delivered_mpps")
     bound, bound_source = comparison_bound(comparison)
     best_rtc = (comparison.get("ceilings") or {}).get("best_rtc") or {}
     for name, entry in comparison["schedulers"].items():
         median = entry["median"]
         if not median:
-            rows.append([name, "failed", "", "", "", "", "", "", "", entry.get("error", "")])
+            rows.append([name, "failed", "", "", "", "", "", "", "", "", entry.get("error", "")])
             continue
-        ratio = f"{median['delivered_mpps'] / ceiling:.1%}" if ceiling else "n/a"
-        of_best_rtc = f"{median['delivered_mpps'] / best_rtc['mpps']:.1%}" if best_rtc.get("mpps") else "n/a"
+        figures = scheduler_rounds(comparison, name)
         of_bound = f"{median['delivered_mpps'] / bound:.1%}" if bound else "n/a"
         runs = entry["runs"]
         rows.append(
             [
                 name,
                 number(median["delivered_mpps"], 3),
-                ratio,
-                of_best_rtc,
+                spread_cell(figures["spread"], figures["noisy"]),
+                share(figures["median_vs_rtc"]),
+                share(figures["median_vs_best_rtc"]),
                 of_bound,
                 number(median["p50_us"], 1),
                 number(median["p99_us"], 1),
@@ -110,18 +121,20 @@ def comparison_report(comparison: dict) -> str:
                 f"{sum(r['accounting_exact'] for r in runs)}/{len(runs)} exact",
             ]
         )
+    per_batch = len(next(iter((best_rtc.get("runs_by_batch") or {}).values()), []))
     header = (
         f"{comparison['spec_name']}: median of {comparison['repeat']} runs of {comparison['duration_s']} s each "
         f"on {comparison['machine']}\n"
-        "vs rtc: against rtc's median (batches of the spec's burst); vs best rtc: "
-        "against the best of rtc over batches "
+        "spread: fastest run over slowest; vs rtc: the median over rounds of each run against rtc's run in the same "
+        "round (batches of the spec's burst); vs best rtc: the same against the best of rtc over batches "
         + (
             f"{min(map(int, best_rtc['by_batch']))}...{max(map(int, best_rtc['by_batch']))}, "
-            f"{best_rtc['mpps']:.2f} Mpps at batch {best_rtc['batch']} (one run each)"
+            f"{best_rtc['mpps']:.2f} Mpps at batch {best_rtc['batch']} "
+            + (f"(median of {per_batch} runs each, in the same rounds)" if per_batch else "(one run each)")
             if best_rtc.get("mpps")
             else f"32...1024 ({best_rtc.get('unavailable') or 'not run'})"
         )
-        + "; vs bound: against the compute-only bound, "
+        + "; vs bound: the median rate against the compute-only bound, "
         + (
             f"{bound:.2f} Mpps (core cycles / the NFs' cycles a packet on the busiest core, from {bound_source})"
             if bound
@@ -129,17 +142,57 @@ def comparison_report(comparison: dict) -> str:
         )
     )
     body = table(
-        ["scheduler", "Mpps", "vs rtc", "vs best rtc", "vs bound", "p50 us", "p99 us", "dropped", "cs/s", "accounting"],
+        [
+            "scheduler",
+            "Mpps",
+            "spread",
+            "vs rtc",
+            "vs best rtc",
+            "vs bound",
+            "p50 us",
+            "p99 us",
+            "dropped",
+            "cs/s",
+            "accounting",
+        ],
         rows,
     )
-    return header + "\n\n" + body
+    return header + "\n\n" + body + noise_note(comparison)
+
+
+def share(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.1%}"
+
+
+def spread_cell(ratio: float | None, is_noisy: bool) -> str:
+    """A scheduler's spread, with the noise marker when its runs disagree by more than NOISY_SPREAD."""
+    text = "n/a" if ratio is None else f"{ratio:.2f}x"
+    return f"{text} {NOISE_MARK}" if is_noisy else text
+
+
+def noise_note(comparison: dict) -> str:
+    """The sentence under the table when a scheduler's runs (or the best rtc's) disagree by more than NOISY_SPREAD."""
+    found = noisy_names(comparison)
+    if not found:
+        return ""
+    which = ", ".join(f"{name} ({'n/a' if s is None else f'{s:.1f}x'})" for name, s in found)
+    return (
+        f"\n\n{NOISE_MARK} The runs of {which} differ by more than {NOISY_SPREAD}x: the machine changed speed between "
+        "runs, so the medians (Mpps, vs bound) are no ranking; trust vs rtc and vs best rtc (ratios inside one round), "
+        "or run again with a larger --repeat on a quiet machine."
+    )
 
 
 CSV_COLUMNS = [
     "scheduler",
     "run",
+    "round",
+    "batch",
     "delivered_mpps",
     "vs_rtc",
+    "vs_best_rtc",
+    "spread",
+    "noisy",
     "offered_mpps",
     "p50_us",
     "p99_us",
@@ -152,23 +205,28 @@ CSV_COLUMNS = [
 
 
 def comparison_csv(comparison: dict) -> str:
-    """One row per run and scheduler, the table's columns unrounded: what a spreadsheet or pandas loads. vs_rtc
-    divides by the rtc run of the same round (compare runs the schedulers round-robin, so the two ran back to
-    back); a cell the run could not measure is empty, and a scheduler whose runs failed gets a row with its error."""
+    """One row per run and scheduler, the table's columns unrounded: what a spreadsheet or pandas loads. vs_rtc and
+    vs_best_rtc divide by rtc's run of the same round (compare runs every scheduler and every batch size of the
+    best-rtc sweep once a round); spread and noisy are the scheduler's, on each of its rows. The sweep's runs follow
+    as `rtc batch N` (their batch in `batch`; only the rate is kept of them). A cell the run could not measure is
+    empty, and a scheduler whose runs failed gets a row with its error."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
-    rtc_runs = comparison["schedulers"].get("rtc", {}).get("runs", [])
     for name, entry in comparison["schedulers"].items():
+        figures = scheduler_rounds(comparison, name)
         for index, run in enumerate(entry["runs"]):
-            ceiling = rtc_runs[index]["delivered_mpps"] if index < len(rtc_runs) else None
-            vs_rtc = run["delivered_mpps"] / ceiling if ceiling else None
             writer.writerow(
                 [
                     name,
                     index + 1,
+                    rounds_of(entry["runs"])[index],
+                    None,
                     run["delivered_mpps"],
-                    vs_rtc,
+                    figures["vs_rtc"][index],
+                    figures["vs_best_rtc"][index],
+                    figures["spread"],
+                    figures["noisy"],
                     run["offered_mpps"],
                     run["p50_us"],
                     run["p99_us"],
@@ -181,4 +239,22 @@ def comparison_csv(comparison: dict) -> str:
             )
         if entry.get("error"):
             writer.writerow([name, len(entry["runs"]) + 1] + [None] * (len(CSV_COLUMNS) - 3) + [entry["error"]])
+    writer.writerows(sweep_rows(comparison))
     return out.getvalue()
+
+
+def sweep_rows(comparison: dict) -> list[list]:
+    """The best-rtc sweep's runs as CSV rows, a row per batch size and round."""
+    best = (comparison.get("ceilings") or {}).get("best_rtc") or {}
+    rtc, best_by_round = rtc_by_round(comparison), best_rtc_by_round(best)
+    rows = []
+    for batch, rates in (best.get("runs_by_batch") or {}).items():
+        for index, mpps in enumerate(rates):
+            base, top = rtc.get(index + 1), best_by_round.get(index + 1) if isinstance(best_by_round, dict) else None
+            rows.append(
+                [f"rtc batch {batch}", index + 1, index + 1, batch, mpps]
+                + [mpps / base if mpps is not None and base else None, mpps / top if mpps is not None and top else None]
+                + [spread(rates), noisy(rates)]
+                + [None] * (len(CSV_COLUMNS) - 9)
+            )
+    return rows

@@ -240,17 +240,27 @@ class RunSummary(_Results):
     hop_errors: int
     entry_nf_cycles_per_packet: float | None = None
     compute_bound_mpps: float | None = None  # report.compute_bound_mpps
+    # Which round of the comparison it ran in (1-based; every scheduler and batch size of the sweep runs once a round),
+    # and its delivered rate over rtc's run, and over the best rtc batch's run, of that round
+    round: int | None = None
+    vs_rtc: float | None = None
+    vs_best_rtc: float | None = None
 
 
 class SchedulerRuns(_Results):
     runs: list[RunSummary]
     results: list[RunResults]
+    # The medians of the runs' summary fields, and of their vs_rtc and vs_best_rtc (per-round ratios: the figures
+    # to rank by when the machine changed speed between rounds)
     median: dict[str, float | None] | None = None
     error: str | None = None  # why a run failed; the runs before it are kept
+    spread: float | None = None  # fastest run's delivered rate over the slowest's; None with fewer than two
+    noisy: bool = False  # spread above comparison_rounds.NOISY_SPREAD (1.5): the medians of rates are no ranking
 
 
 class Comparison(_Results):
-    """One spec under several schedulers, each run `repeat` times, round-robin; medians per scheduler."""
+    """One spec under several schedulers, each run `repeat` times in rounds; medians and per-round ratios per
+    scheduler."""
 
     spec_name: str
     spec: str
@@ -260,10 +270,16 @@ class Comparison(_Results):
     warmup_s: float
     schedulers: dict[str, SchedulerRuns]
     exit_status: int = 0
-    # {"best_rtc": {"mpps", "batch", "by_batch": {batch: mpps}, "skipped", "unavailable"?}}: the second ceiling
+    # {"best_rtc": {"mpps", "batch", "by_batch": {batch: median mpps}, "runs_by_batch": {batch: [mpps a round]},
+    # "spread", "noisy" (the best batch's), "skipped", "unavailable"?}}: the second ceiling, swept in every round
     ceilings: dict | None = None
 
     def median(self, scheduler: str, field: str) -> float | None:
         """A scheduler's median of one summary field (delivered_mpps, p99_us, ...); None if none of its runs ran."""
         entry = self.schedulers[scheduler]
         return entry.median.get(field) if entry.median else None
+
+    def noisy(self) -> list[str]:
+        """The schedulers whose runs differ by more than 1.5x: where the machine changed speed between runs, so rank
+        by median(name, "vs_rtc") (ratios inside one round) rather than by the medians of rates."""
+        return [name for name, entry in self.schedulers.items() if entry.noisy]

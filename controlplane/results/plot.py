@@ -8,28 +8,61 @@ import matplotlib
 matplotlib.use("Agg")  # files only, no display needed
 import matplotlib.pyplot as plt  # noqa: E402
 
+from controlplane.results.comparison_report import NOISE_MARK  # noqa: E402
+from controlplane.results.comparison_rounds import NOISY_SPREAD, best_rtc_by_round, rounds_of, scheduler_rounds  # noqa: E402
+
 
 def plot_comparison(comparison: dict, path: str) -> None:
+    """Throughput: a bar per scheduler at its median, a dot per run coloured by its round (a round whose dots all sit
+    low or high is the machine's speed, not the schedulers'), labelled with the median of its per-round ratios to
+    rtc; noisy schedulers are marked; the best rtc batch of the sweep, where it ran, is a bar of its own. Latency:
+    each scheduler's median p50 and p99."""
     names = [n for n, e in comparison["schedulers"].items() if e["median"]]
     medians = [comparison["schedulers"][n]["median"] for n in names]
-    ceiling = comparison["schedulers"].get("rtc", {}).get("median") or {}
     figure, (throughput, latency) = plt.subplots(1, 2, figsize=(12, 4.5))
 
-    bars = throughput.bar(names, [m["delivered_mpps"] for m in medians], color="#4C72B0")
-    for i, name in enumerate(names):
-        runs = [r["delivered_mpps"] for r in comparison["schedulers"][name]["runs"]]
-        throughput.scatter([i] * len(runs), runs, color="black", s=10, zorder=3)
-    if ceiling.get("delivered_mpps"):
-        for bar, median in zip(bars, medians, strict=True):
+    columns = [
+        (name, median["delivered_mpps"], comparison["schedulers"][name]["runs"], scheduler_rounds(comparison, name))
+        for name, median in zip(names, medians, strict=True)
+    ]
+    best = (comparison.get("ceilings") or {}).get("best_rtc") or {}
+    if best.get("mpps"):
+        by_round = best_rtc_by_round(best)
+        runs = [{"delivered_mpps": m, "round": r} for r, m in by_round.items()] if isinstance(by_round, dict) else []
+        columns.append((f"best rtc, batch {best['batch']}", best["mpps"], runs, {"noisy": best.get("noisy")}))
+    rounds = max((len(runs) for _, _, runs, _ in columns), default=1)
+    colours = plt.cm.viridis
+    bars = throughput.bar(range(len(columns)), [mpps for _, mpps, _, _ in columns], color="#9DB4D6")
+    for i, (_, _, runs, _) in enumerate(columns):
+        for round_, run in zip(rounds_of(runs), runs, strict=True):
+            if run["delivered_mpps"] is not None:
+                colour = colours((round_ - 1) / max(rounds - 1, 1))
+                throughput.scatter([i], [run["delivered_mpps"]], color=colour, s=14, zorder=3, edgecolor="black")
+    for bar, (_, _, _, figures) in zip(bars, columns, strict=True):
+        if figures.get("median_vs_rtc") is not None:
             throughput.annotate(
-                f"{median['delivered_mpps'] / ceiling['delivered_mpps']:.0%}",
+                f"{figures['median_vs_rtc']:.0%}",
                 (bar.get_x() + bar.get_width() / 2, bar.get_height()),
                 ha="center",
                 va="bottom",
                 fontsize=9,
             )
-    throughput.set_ylabel("delivered Mpps (median; dots: runs)")
-    throughput.set_title("Throughput (labels: share of rtc)")
+    throughput.set_xticks(
+        range(len(columns)),
+        [f"{name} {NOISE_MARK}" if figures.get("noisy") else name for name, _, _, figures in columns],
+        rotation=30 if len(columns) > 6 else 0,  # every scheduler's name side by side overlaps
+        ha="right" if len(columns) > 6 else "center",
+    )
+    for round_ in range(1, rounds + 1):  # a legend of the rounds' colours
+        throughput.scatter([], [], color=colours((round_ - 1) / max(rounds - 1, 1)), s=14, label=f"round {round_}")
+    # In a band of its own above the highest dot, so that it covers none.
+    throughput.set_ylim(0, 1.2 * max((r["delivered_mpps"] or 0 for *_, runs, _ in columns for r in runs), default=1))
+    throughput.legend(fontsize=7, loc="upper left", ncol=min(rounds, 6))
+    throughput.set_ylabel("delivered Mpps (bar: median; dots: each run)")
+    noisy_title = (
+        f"; {NOISE_MARK}: runs differ over {NOISY_SPREAD}x" if any(f.get("noisy") for *_, f in columns) else ""
+    )
+    throughput.set_title(f"Throughput (labels: median of per-round ratios to rtc{noisy_title})", fontsize=10)
 
     x = range(len(names))
     width = 0.4
@@ -37,14 +70,14 @@ def plot_comparison(comparison: dict, path: str) -> None:
     p99 = [m["p99_us"] or 0 for m in medians]
     latency.bar([i - width / 2 for i in x], p50, width, label="p50", color="#55A868")
     latency.bar([i + width / 2 for i in x], p99, width, label="p99", color="#C44E52")
-    latency.set_xticks(list(x), names)
+    latency.set_xticks(list(x), names, rotation=30 if len(names) > 6 else 0, ha="right" if len(names) > 6 else "center")
     latency.set_yscale("log")
     latency.set_ylabel("latency, us (log)")
     latency.set_title("Latency of the worst chain")
     latency.legend()
 
     figure.suptitle(
-        f"{comparison['spec_name']}: median of {comparison['repeat']} x {comparison['duration_s']} s\n"
+        f"{comparison['spec_name']}: {comparison['repeat']} rounds x {comparison['duration_s']} s\n"
         f"{comparison['machine']}",
         fontsize=10,
     )

@@ -69,6 +69,8 @@ class Run {
  private:
   void set_up_memory();
   void start_workers();
+  // Until worker `w` is attached and waiting for `go`; throws, naming it, if it exits first or `deadline` passes.
+  void wait_until_attached(size_t w, uint64_t deadline);
   void control_loop();
   void check_workers(double now_s, bool check_hangs);
   // Packets of a chain that an NF processed and a full ring further down then dropped: wasted work.

@@ -4,6 +4,7 @@
 //   decisions, crashed workers reaped and, every 250 ms, hung ones looked for and progress reported.
 #include <rte_cycles.h>
 
+#include "contract/start_gate.h"
 #include "run.h"
 
 namespace tandem {
@@ -24,6 +25,7 @@ void Run::control_loop() {
   go_tsc_ = rte_get_tsc_cycles();
   generator_->start(go_tsc_);
   flag_store(stats_->go, 1u);
+  wake_start_gate(*stats_);
 
   const uint64_t window_begin = go_tsc_ + cycles(d_.warmup_s);
   const uint64_t window_end = window_begin + cycles(d_.duration_s);

@@ -19,6 +19,7 @@
 #include "contract/idle_wait.h"
 #include "contract/packet_meta.h"
 #include "contract/run_timing.h"
+#include "contract/start_gate.h"
 #include "run.h"
 #include "worker_launcher.h"
 
@@ -99,6 +100,15 @@ void Run::set_up_memory() {
 void Run::start_workers() {
   std::string deployment_path = d_.paths.run_dir + "/deployment.json";
   std::ofstream(deployment_path) << deployment_to_json(d_, original_).dump(2);
+  // One worker at a time: each is launched once the one before it has attached. A secondary's EAL start-up takes
+  // DPDK's shared memory lock (rte_mcfg_mem_*_lock, a spinning rwlock) while it maps the primary's hugepages and
+  // whenever its heap must grow; started together, every starting worker spins on that lock beside the one that
+  // holds it, all on the control core their affinity comes from, and the holder waits out the spinners' time
+  // slices. 64 NFs started at once so burned ~0.4 s of CPU each and took ~20 s, sometimes past the timeout; one
+  // by one, each attaches in its ~40 ms alone.
+  uint64_t deadline =
+      rte_get_tsc_cycles() +
+      static_cast<uint64_t>(hz_ * (kAttachSeconds + kAttachSecondsPerWorker * static_cast<double>(d_.workers.size())));
   // External applications' main lcores wait on stdin on the control core; their ids must be unique too.
   int next_external_main_lcore = RTE_MAX_LCORE - 1;
   for (const WorkerPlan& plan : d_.workers) {
@@ -116,38 +126,9 @@ void Run::start_workers() {
     task_ids_.push_back(plan.runtime == Runtime::External ? 0
                                                           : pid);  // an external NF's thread is known once it forwards
     workers_.push_back({.pid = pid});
+    wait_until_attached(pids_.size() - 1, deadline);
   }
   view_ = std::make_unique<SchedulerView>(SchedulerView{d_, *stats_, rings_, task_ids_, WorkerHints(*stats_)});
-  // Secondaries attach in ~40 ms each; allow generously for a loaded machine.
-  uint64_t deadline =
-      rte_get_tsc_cycles() +
-      static_cast<uint64_t>(hz_ * (kAttachSeconds + kAttachSecondsPerWorker * static_cast<double>(pids_.size())));
-  for (;;) {
-    bool all_ready = true;
-    for (size_t w = 0; w < pids_.size(); w++) {
-      if (reap(w)) {
-        std::string names = nf_names_of(static_cast<int>(w));
-        std::string where =
-            externals_[w] ? "it printed: " + externals_[w]->log_tail() : "its message is in the manager log";
-        fail("NF " + names + " failed to start: " + workers_[w].exit_description + " (" + where + ")", names);
-        throw std::runtime_error(error_);
-      }
-      if (externals_[w] && task_ids_[w] == 0 && (task_ids_[w] = externals_[w]->forwarding_thread()) != 0)
-        flag_store(stats_->workers[w].ready, 1u);
-      all_ready = all_ready && flag_load(stats_->workers[w].ready) != 0;
-    }
-    if (all_ready) break;
-    if (g_interrupted) throw std::runtime_error("interrupted while starting workers");
-    if (rte_get_tsc_cycles() > deadline) {
-      std::string late;
-      for (size_t w = 0; w < pids_.size(); w++)
-        if (flag_load(stats_->workers[w].ready) == 0)
-          late += (late.empty() ? "" : "; ") + nf_names_of(static_cast<int>(w)) +
-                  (externals_[w] ? " (not forwarding; it printed: " + externals_[w]->log_tail() + ")" : "");
-      throw std::runtime_error("NFs did not attach within the start-up timeout: " + late);
-    }
-    usleep(1000);
-  }
   json list = json::array();
   for (size_t w = 0; w < pids_.size(); w++)
     list.push_back({{"name", d_.workers[w].name},
@@ -155,6 +136,30 @@ void Run::start_workers() {
                     {"core", d_.workers[w].core},
                     {"nfs", nf_names_of(static_cast<int>(w))}});
   emit(events_, {{"event", "started"}, {"workers", list}});
+}
+
+void Run::wait_until_attached(size_t w, uint64_t deadline) {
+  for (;;) {
+    if (reap(w)) {
+      std::string names = nf_names_of(static_cast<int>(w));
+      std::string where =
+          externals_[w] ? "it printed: " + externals_[w]->log_tail() : "its message is in the manager log";
+      fail("NF " + names + " failed to start: " + workers_[w].exit_description + " (" + where + ")", names);
+      throw std::runtime_error(error_);
+    }
+    if (externals_[w] && task_ids_[w] == 0 && (task_ids_[w] = externals_[w]->forwarding_thread()) != 0)
+      flag_store(stats_->workers[w].ready, 1u);
+    if (flag_load(stats_->workers[w].ready) != 0) return;
+    if (g_interrupted) throw std::runtime_error("interrupted while starting workers");
+    if (rte_get_tsc_cycles() > deadline) {
+      std::string late = nf_names_of(static_cast<int>(w)) +
+                         (externals_[w] ? " (not forwarding; it printed: " + externals_[w]->log_tail() + ")" : "");
+      for (size_t next = w + 1; next < d_.workers.size(); next++)
+        late += "; " + nf_names_of(static_cast<int>(next)) + " (not started)";
+      throw std::runtime_error("NFs did not attach within the start-up timeout: " + late);
+    }
+    usleep(1000);
+  }
 }
 
 void Run::stop_externals_one_by_one() {
@@ -199,6 +204,7 @@ void Run::stop_workers() {
   stop_externals_one_by_one();
   if (stats_ != nullptr) {
     flag_store(stats_->stop, 1u);
+    wake_start_gate(*stats_);                                                 // a run that failed before `go`
     for (size_t w = 0; w < pids_.size(); w++) idle_wake(stats_->workers[w]);  // blocked workers see `stop` now
   }
   // Workers leave their loops, write their reports and exit (without EAL cleanup: see worker_main.cc).

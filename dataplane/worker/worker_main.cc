@@ -15,6 +15,7 @@
 
 #include "contract/eal_args.h"
 #include "contract/shm_layout.h"
+#include "contract/start_gate.h"
 #include "dataplane/ports/graph_ports.h"
 #include "dataplane/ports/kernel_socket/kernel_ports.h"
 #include "dataplane/ports/spare_instance_ingress.h"
@@ -106,9 +107,10 @@ int main(int argc, char** argv) {
   const WorkerRuntime& runtime = worker_runtime(plan.runtime);  // the manager starts only workers that have one
   control.pid = getpid();
   flag_store(control.ready, 1u);
-  // Sleep, not spin, until every worker is attached: a spinning worker would starve its core's siblings
-  // through their EAL initialisation once the scheduler module gives it a real-time policy.
-  while (!flag_load(stats.go) && !flag_load(stats.stop)) usleep(200);
+  // Sleep until every worker is attached, not spin: a spinning worker would starve its core's siblings through
+  // their EAL initialisation once the scheduler module gives it a real-time policy. And sleep on the gate, not in
+  // short naps: 63 workers waking every 200 us kept a core busy while the 64th was still starting.
+  wait_at_start_gate(stats);
   try {
     runtime.run(segments, stats, worker_index, burst);
   } catch (const std::exception& e) {

@@ -14,7 +14,7 @@ enum class MachineResource {
   RtUnthrottled,
   RrTimesliceMs,
   CgroupV2Dir,
-  CgroupV1CpuDir,
+  CpuCgroupDir,
   CycleCosts,
   Tracefs,
   KernelLinks,
@@ -34,9 +34,12 @@ inline constexpr MachineResourceInfo kMachineResources[] = {
     {MachineResource::RrTimesliceMs, "rr_timeslice_ms",
      "/proc/sys/kernel/sched_rr_timeslice_ms set to the value for the run"},
     {MachineResource::CgroupV2Dir, "cgroup_v2_dir",
-     "a cgroup v2 directory for the run (paths.cgroup_dir), removed with everything in it"},
-    {MachineResource::CgroupV1CpuDir, "cgroup_v1_cpu_dir",
-     "a cgroup v1 `cpu` directory for the run (paths.cpu_cgroup_dir), removed likewise"},
+     "a cgroup v2 directory for the run (paths.cgroup_dir; cgroup.freeze is v2's alone), removed with everything in "
+     "it"},
+    {MachineResource::CpuCgroupDir, "cpu_cgroup_dir",
+     "a cgroup directory with the cpu controller for the run (paths.cpu_cgroup_dir), removed likewise; the value names "
+     "the hierarchy ({hierarchy: v1 or v2, root}): v1 where the host binds cpu to a v1 hierarchy, else v2 with +cpu "
+     "written to its root's cgroup.subtree_control for the run (taken back after); exit 2 where neither offers cpu"},
     {MachineResource::CycleCosts, "cycle_costs",
      "every NF's cost_cycles, from the cycle estimator or the spec, filled in before launch"},
     {MachineResource::Tracefs, "tracefs",

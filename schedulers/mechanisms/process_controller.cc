@@ -15,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "cgroup_files.h"
 #include "cgroup_fs.h"
 
 namespace tandem {
@@ -115,41 +116,39 @@ pid_t process_of(pid_t task) {
 }
 
 // Each adopted process gets its own child cgroup; cgroup.freeze is kept open so that a switch is one write.
+// cgroup.freeze is a core file of cgroup v2 (Linux 5.2), in every non-root group, with no controller to enable.
 class FreezerController final : public ProcessController {
  public:
-  explicit FreezerController(std::string parent) : parent_(std::move(parent)) {
+  FreezerController(std::string parent, std::string root, CgroupFiles& files)
+      : parent_(std::move(parent)), root_(std::move(root)), files_(files) {
     if (parent_.empty()) throw std::runtime_error("the freezer backend needs a cgroup v2 directory for the run");
-    root_ = cgroup_v2_mount().value_or("/sys/fs/cgroup");
   }
   ~FreezerController() override { release_all(); }
   std::string name() const override { return "freezer"; }
   void adopt(pid_t task) override {
     pid_t process = process_of(task);
     std::string dir = parent_ + "/task-" + std::to_string(task);
-    if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) throw system_error("mkdir " + dir, task);
-    Group group{.process = process, .dir = dir, .freeze_fd = -1};
-    if (!write_file(dir + "/cgroup.procs", std::to_string(process))) {
-      rmdir(dir.c_str());
-      throw system_error("moving into " + dir, task);
-    }
-    group.freeze_fd = open((dir + "/cgroup.freeze").c_str(), O_WRONLY);
-    if (group.freeze_fd < 0) {
-      write_file(root_ + "/cgroup.procs", std::to_string(process));
-      rmdir(dir.c_str());
-      throw system_error("opening " + dir + "/cgroup.freeze", task);
-    }
-    groups_[task] = group;
+    auto fail = [&](const std::string& file, const std::string& what, int error) {
+      files_.write(root_ + "/cgroup.procs", std::to_string(process));
+      files_.remove_group(dir);
+      return std::runtime_error("freezer, task " + std::to_string(task) + ": " + cgroup_failure(file, what, error));
+    };
+    if (int error = files_.make_group(dir); error != 0 && error != EEXIST) throw fail(dir, "mkdir", error);
+    if (int error = files_.write(dir + "/cgroup.procs", std::to_string(process)))
+      throw fail(dir + "/cgroup.procs", "moving pid " + std::to_string(process) + " in", error);
+    int fd = files_.open_for_writes(dir + "/cgroup.freeze");
+    if (fd < 0) throw fail(dir + "/cgroup.freeze", "opening", -fd);
+    groups_[task] = Group{.process = process, .dir = dir, .freeze_fd = fd};
     freeze(task, true);
   }
   void activate(pid_t task) override { freeze(task, false); }
   void deactivate(pid_t task) override { freeze(task, true); }
   void release_all() override {
     for (auto& [task, group] : groups_) {
-      if (pwrite(group.freeze_fd, "0", 1, 0) != 1) { /* the group is gone with its process */
-      }
-      close(group.freeze_fd);
-      write_file(root_ + "/cgroup.procs", std::to_string(group.process));
-      rmdir(group.dir.c_str());
+      files_.rewrite(group.freeze_fd, "0");  // fails only if the group is gone with its process
+      files_.close_file(group.freeze_fd);
+      files_.write(root_ + "/cgroup.procs", std::to_string(group.process));
+      files_.remove_group(group.dir);
     }
     groups_.clear();
   }
@@ -163,10 +162,13 @@ class FreezerController final : public ProcessController {
   void freeze(pid_t task, bool frozen) {
     auto it = groups_.find(task);
     if (it == groups_.end()) throw std::runtime_error("task " + std::to_string(task) + " was not adopted");
-    if (pwrite(it->second.freeze_fd, frozen ? "1" : "0", 1, 0) != 1 && !gone())
-      throw system_error(std::string("cgroup.freeze=") + (frozen ? "1" : "0"), task);
+    if (int error = files_.rewrite(it->second.freeze_fd, frozen ? "1" : "0"); error != 0 && error != ESRCH)
+      throw std::runtime_error(
+          "freezer, task " + std::to_string(task) + ": " +
+          cgroup_failure(it->second.dir + "/cgroup.freeze", frozen ? "writing 1" : "writing 0", error));
   }
   std::string parent_, root_;
+  CgroupFiles& files_;
   std::map<pid_t, Group> groups_;
 };
 
@@ -175,8 +177,13 @@ class FreezerController final : public ProcessController {
 std::unique_ptr<ProcessController> make_process_controller(const std::string& backend, const std::string& cgroup_dir) {
   if (backend == "fifo") return std::make_unique<FifoPriorityController>();
   if (backend == "signal") return std::make_unique<SignalController>();
-  if (backend == "freezer") return std::make_unique<FreezerController>(cgroup_dir);
+  if (backend == "freezer") return make_freezer_controller(cgroup_dir, cgroup_v2_mount().value_or("/sys/fs/cgroup"));
   throw std::runtime_error("unknown process-controller backend " + backend);
+}
+
+std::unique_ptr<ProcessController> make_freezer_controller(const std::string& cgroup_dir, const std::string& root,
+                                                           CgroupFiles& files) {
+  return std::make_unique<FreezerController>(cgroup_dir, root, files);
 }
 
 std::optional<std::string> backend_unavailable(const std::string& backend) {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "cgroup_files.h"
+
 namespace tandem {
 
 // A backend parks the tasks it adopts and lets exactly the activated ones run. Tasks are pids or thread ids
@@ -38,6 +40,11 @@ inline const std::vector<std::string> kProcessControllerBackends = {"fifo", "sig
 // `cgroup_dir` is a cgroup v2 directory the run owns (the control plane creates and journals it); only the
 // freezer backend uses it.
 std::unique_ptr<ProcessController> make_process_controller(const std::string& backend, const std::string& cgroup_dir);
+
+// The freezer backend on `cgroup_dir` in the cgroup v2 tree mounted at `root`, its system calls made through `files`
+// (tests give it a fake cgroup2 tree).
+std::unique_ptr<ProcessController> make_freezer_controller(const std::string& cgroup_dir, const std::string& root,
+                                                           CgroupFiles& files = kernel_cgroup_files());
 
 // Why `backend` cannot work on this machine, or nothing if it can.
 std::optional<std::string> backend_unavailable(const std::string& backend);

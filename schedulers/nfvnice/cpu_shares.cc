@@ -1,4 +1,4 @@
-// Normalising rate x cost x weight into cpu.shares per core.
+// Normalising rate x cost x weight into cpu.shares per core, and shares into cgroup v2's cpu.weight.
 #include "cpu_shares.h"
 
 #include <algorithm>
@@ -43,6 +43,10 @@ std::vector<uint64_t> cpu_shares(const std::vector<NfDemand>& nfs) {
 bool shares_worth_writing(uint64_t written, uint64_t wanted, double tolerance) {
   double difference = std::fabs(static_cast<double>(wanted) - static_cast<double>(written));
   return wanted != written && difference > tolerance * static_cast<double>(written);
+}
+
+uint64_t cpu_weight_of_shares(uint64_t shares) {
+  return std::clamp<uint64_t>((shares * kDefaultWeight + kDefaultShares / 2) / kDefaultShares, kMinWeight, kMaxWeight);
 }
 
 }  // namespace tandem::nfvnice

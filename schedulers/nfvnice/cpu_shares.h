@@ -31,4 +31,19 @@ std::vector<uint64_t> cpu_shares(const std::vector<NfDemand>& nfs);
 // when shares were written only every 100 ms); a real change of demand still lands within one period.
 bool shares_worth_writing(uint64_t written, uint64_t wanted, double tolerance);
 
+// cgroup v2's limits on cpu.weight, and its default.
+inline constexpr uint64_t kMinWeight = 1;
+inline constexpr uint64_t kMaxWeight = 10000;
+inline constexpr uint64_t kDefaultWeight = 100;
+
+// The cpu.weight that gives a v2 group the CFS weight `shares` give a v1 group: round(shares x 100 / 1024), in
+// [1, 10000] (systemd's conversion too). The kernel gives a v1 group its shares as its CFS weight and a v2 group
+// round(weight x 1024 / 100) (sched_weight_from_cgroup), so the ratios NFVnice computes stay the ratios CFS applies,
+// to half a weight unit (1024 -> 100, the defaults; 1920:960:192 -> 188:94:19). Not runc's and crun's old
+// 1 + ((shares - 2) x 9999) / 262142: it maps the ends of the two ranges onto each other, not equal CFS weights, so
+// 1024 shares became 39 and its offset bends ratios (1920:960:192, a 10:5:1 demand, become 74:37:8); runc replaced it
+// in 1.3.2 for the first reason (opencontainers/cgroups#20). What v2 cannot express: shares under 16 all become
+// weight 1 (v1's floor, 2 shares, is weight 0.2), and shares over 102400 become 10000.
+uint64_t cpu_weight_of_shares(uint64_t shares);
+
 }  // namespace tandem::nfvnice

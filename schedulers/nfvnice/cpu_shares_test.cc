@@ -78,5 +78,34 @@ TEST(CpuShares, UnknownCostIsChargedTheCoresMeanKnownCost) {
   EXPECT_EQ(shares[0], 512u);
 }
 
+// cgroup v2's cpu.weight keeps the CFS weight the shares give on v1 (the kernel weighs a v2 group
+// round(weight x 1024 / 100)), so the ratios NFVnice computes survive, where runc's old range-to-range formula bends
+// them.
+TEST(CpuWeight, GivesTheCfsWeightOfTheSharesWithinV2sRange) {
+  EXPECT_EQ(cpu_weight_of_shares(kDefaultShares), kDefaultWeight);
+  EXPECT_EQ(cpu_weight_of_shares(kMinShares), kMinWeight);
+  EXPECT_EQ(cpu_weight_of_shares(15), 1u);
+  EXPECT_EQ(cpu_weight_of_shares(16), 2u);
+  EXPECT_EQ(cpu_weight_of_shares(102400), kMaxWeight);
+  EXPECT_EQ(cpu_weight_of_shares(kMaxShares), kMaxWeight);
+  auto cfs_weight = [](uint64_t weight) { return (weight * 1024 + 50) / 100; };  // the kernel's, for a v2 group
+  for (uint64_t shares : {16u, 192u, 960u, 1024u, 1920u, 3000u, 50000u})
+    EXPECT_NEAR(static_cast<double>(cfs_weight(cpu_weight_of_shares(shares))), static_cast<double>(shares), 5.2)
+        << shares << " shares: within half a weight unit (5.12 of CFS weight)";
+  // A 10:5:1 demand on one core of three NFs: shares 1920:960:192.
+  std::vector<NfDemand> nfs = {{.core = 1, .rate_pps = 10, .cost_cycles = 1},
+                               {.core = 1, .rate_pps = 5, .cost_cycles = 1},
+                               {.core = 1, .rate_pps = 1, .cost_cycles = 1}};
+  std::vector<uint64_t> shares = cpu_shares(nfs);
+  ASSERT_EQ(shares, (std::vector<uint64_t>{1920, 960, 192}));
+  EXPECT_EQ(cpu_weight_of_shares(shares[0]), 188u);
+  EXPECT_EQ(cpu_weight_of_shares(shares[1]), 94u);
+  EXPECT_EQ(cpu_weight_of_shares(shares[2]), 19u);
+  auto runc_old = [](uint64_t s) { return 1 + ((s - 2) * 9999) / 262142; };
+  EXPECT_EQ(runc_old(kDefaultShares), 39u) << "why not runc's: the default is not the default";
+  EXPECT_EQ(runc_old(shares[0]) * 8, 74u * 8);
+  EXPECT_EQ(runc_old(shares[2]), 8u) << "10:1 would become 74:8";
+}
+
 }  // namespace
 }  // namespace tandem::nfvnice

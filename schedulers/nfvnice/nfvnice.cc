@@ -1,5 +1,5 @@
-// nfvnice: the NFVnice scheduler module (SIGCOMM '17): per-NF cgroup cpu.shares from priority x arrival
-// rate x cost, chain backpressure that sheds load at the entry, and idle NFs that block until woken.
+// nfvnice: the NFVnice scheduler module (SIGCOMM '17): per-NF cgroup cpu.shares (cgroup v2: cpu.weight) from
+// priority x arrival rate x cost, chain backpressure that sheds load at the entry, and idle NFs that block until woken.
 // Runs on the control core: the weight loop every `period_us`, watermarks and wake-ups every `wakeup_us`.
 #include <rte_cycles.h>
 
@@ -59,9 +59,11 @@ class NfvniceScheduler final : public Scheduler {
   void attach(SchedulerView& view) override {
     const Deployment& d = view.deployment;
     hz_ = static_cast<double>(rte_get_tsc_hz());
-    std::optional<std::string> root = cgroup_v1_mount("cpu");
-    if (!root) throw std::runtime_error("nfvnice needs the cgroup v1 cpu controller, which is not mounted");
-    cgroups_ = std::make_unique<CpuCgroups>(d.paths.cpu_cgroup_dir, *root);
+    // The hierarchy check() found and the control plane made the run's group in (the rule does not change when
+    // the control plane enables cpu in the v2 root's cgroup.subtree_control).
+    std::optional<CgroupHierarchy> hierarchy = cgroup_hierarchy("cpu");
+    if (!hierarchy) throw std::runtime_error("nfvnice: " + cgroup_hierarchy_missing("cpu"));
+    cgroups_ = std::make_unique<CpuCgroups>(d.paths.cpu_cgroup_dir, *hierarchy);
     if (options_.backpressure) backpressure_ = std::make_unique<Backpressure>(d, options_.high, options_.low);
     occupancy_.assign(d.rings.size(), 0);
     throttled_.assign(d.workers.size(), false);
@@ -142,6 +144,7 @@ class NfvniceScheduler final : public Scheduler {
                             {"shares_mean", elapsed > 0 ? json(nfs_[n].shares_seconds / elapsed) : json()}};
     return {{"cost_mode", options_.intrusive_cost ? "intrusive (TSC around each batch, in the NF runtime)"
                                                   : "blackbox (cycle estimator or spec)"},
+            {"cgroup", cgroup_used()},
             {"policy", options_.policy},
             {"weight_updates", updates_},
             {"shares_writes", writes_},
@@ -152,6 +155,13 @@ class NfvniceScheduler final : public Scheduler {
   }
 
  private:
+  // Which hierarchy and file the weights went to: shares are NFVnice's unit either way.
+  std::string cgroup_used() const {
+    if (!cgroups_) return "none";
+    if (cgroups_->hierarchy().version == CgroupVersion::V1) return "v1 (cpu.shares)";
+    return "v2 (cpu.weight = round(shares x 100 / 1024))";
+  }
+
   double cost_of(const Deployment& d, size_t n) const {
     if (!options_.intrusive_cost) return d.nfs[n].cost_cycles;
     return nfs_[n].cost.has_value() ? nfs_[n].cost.value() : 0.0;
@@ -220,6 +230,14 @@ class NfvniceScheduler final : public Scheduler {
   std::vector<uint64_t> final_shares_;
 };
 
+// Which hierarchy the run's cpu groups go in, for the control plane that makes the run's group there:
+// {"hierarchy": "v1" or "v2", "root": where it is mounted}; where neither offers cpu, check() has refused the spec.
+json cpu_cgroup_requirement() {
+  std::optional<CgroupHierarchy> hierarchy = cgroup_hierarchy("cpu");
+  if (!hierarchy) return {{"hierarchy", "none"}, {"why", cgroup_hierarchy_missing("cpu")}};
+  return {{"hierarchy", hierarchy->name()}, {"root", hierarchy->root}};
+}
+
 void check(const Deployment& d, SpecErrors& errors) {
   Options o = Options::from(d.scheduler.options);
   if (!(o.low < o.high))
@@ -228,10 +246,8 @@ void check(const Deployment& d, SpecErrors& errors) {
   for (const NfConfig& nf : d.nfs)
     if (!(nf.weight > 0))
       errors.push_back({spec_path(nf) + ".weight", "must be a positive number, got " + std::to_string(nf.weight)});
-  if (!cgroup_v1_mount("cpu"))
-    errors.push_back({"scheduler.name",
-                      "nfvnice needs the cgroup v1 cpu controller, which this machine has not mounted "
-                      "(no 'cgroup ... cpu' line in /proc/self/mounts)"});
+  if (!cgroup_hierarchy("cpu"))
+    errors.push_back({"scheduler.name", "nfvnice needs the cgroup cpu controller: " + cgroup_hierarchy_missing("cpu")});
   if (!o.intrusive_cost)
     for (const NfConfig& nf : d.nfs)
       if (nf.cost_cycles < 0) errors.push_back({spec_path(nf) + ".cost_cycles", "must not be negative"});
@@ -239,9 +255,9 @@ void check(const Deployment& d, SpecErrors& errors) {
 
 const SchedulerRegistration registration({
     .name = "nfvnice",
-    .help =
-        "NFVnice: per-NF cgroup cpu.shares from weight x arrival rate x cost, backpressure that drops at the chain's "
-        "entry, and NFs that block when their input is empty.",
+    .help = "NFVnice: per-NF cgroup cpu.shares (cgroup v2: cpu.weight) from weight x arrival rate x cost, backpressure "
+            "that "
+            "drops at the chain's entry, and NFs that block when their input is empty.",
     .options =
         {
             {.name = "cost",
@@ -303,7 +319,7 @@ const SchedulerRegistration registration({
         },
     .requirements =
         [](const json& options) {
-          return MachineRequirements(MachineResource::CgroupV1CpuDir)
+          return MachineRequirements(MachineResource::CpuCgroupDir, cpu_cgroup_requirement())
               .need_if(options["cost"].get<std::string>() == "blackbox", MachineResource::CycleCosts);
         },
     .check = check,

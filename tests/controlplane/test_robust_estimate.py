@@ -69,15 +69,20 @@ def test_a_size_dependent_nf_costs_the_mean_over_its_sizes():
     assert cost["size_dependent"] and cost["cycles_per_packet"] == pytest.approx(300) and cost["spread"] == 0
 
 
-def test_batch_model_from_interleaved_rounds_with_a_noisy_round():
-    rng = random.Random(7)
+@pytest.mark.parametrize("seed", range(20))
+def test_batch_model_from_interleaved_rounds_with_a_noisy_round(seed):
+    # Rounds within ±0.5 % of each other, one of nine 1.6x slow: the fixed cost c = 2000 is 14 % of a batch of 16 and
+    # 0.2 % of one of 1024, so the noise must be this small for any line to find it; at ±3 % it is lost in the large
+    # batches' scatter (a fit lands anywhere within ±30 %). Twenty draws: not one lucky seed. Measured: within 4 %.
+    rng = random.Random(seed)
     rows = []
     for r in range(9):
         slow = 1.6 if r == 4 else 1.0  # a whole round measured while the machine was slow
         for b in PROFILE_BATCHES:
-            rows.append({"batch": b, "round": r, "cycles_per_packet": noisy(slow * (800 * b + 2000), rng) / b})
+            rows.append({"batch": b, "round": r, "cycles_per_packet": noisy(slow * (800 * b + 2000), rng, 0.005) / b})
     model = fit_batch_time(rows)
-    assert model["k_cycles"] == pytest.approx(800, rel=0.05)
-    assert model["c_cycles"] >= 0 and model["rounds"] == 9
+    assert model["k_cycles"] == pytest.approx(800, rel=0.01)
+    assert model["c_cycles"] == pytest.approx(2000, rel=0.10) and not model["c_clamped"], model
+    assert model["rounds"] == 9
     assert model["spread"] < 0.15  # one slow round out of nine stays outside the middle 80 %
     assert [p[0] for p in model["points"]] == list(PROFILE_BATCHES)

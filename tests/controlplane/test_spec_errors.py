@@ -548,3 +548,20 @@ def problems_of(text: str) -> list[tuple[str, str]]:
     except SpecError as error:
         return error.problems
     return []
+
+
+def test_more_processes_than_dpdk_has_lcore_ids_is_refused(write_spec):
+    # 128 NFs in two chains of 64: as 128 worker processes and the manager they need 129 lcore ids, one more than
+    # DPDK's 128; rtc runs them as one process, and 127 NFs as processes fit.
+    def line(name: str, count: int) -> str:
+        nfs = "".join(f"      - {{name: {name}{i}, type: cost, core: 1}}\n" for i in range(count))
+        return f"  - name: {name}\n    nfs:\n{nfs}"
+
+    head = "name: wide\nduration: 1\ntraffic: {rate: max}\nscheduler: cfs\nchains:\n"
+    too_many = write_spec(head + line("a", 64) + line("b", 64), "wide.yaml")
+    result = tandem("validate", str(too_many))
+    assert result.returncode == 2, result.stderr
+    assert ": chains: cfs would start 128 worker processes" in result.stderr, result.stderr
+    assert "129 DPDK lcore ids" in result.stderr and "Traceback" not in result.stderr
+    assert tandem("validate", str(too_many), "--scheduler", "rtc").returncode == 0
+    assert tandem("validate", str(write_spec(head + line("a", 64) + line("b", 63), "fits.yaml"))).returncode == 0

@@ -92,7 +92,10 @@ def test_one_process_runs_the_chain_as_user_level_threads(write_spec, tmp_path, 
     assert len(results["workers"]) == 1
     report = results["scheduler"]["report"]
     assert report["order_tables"] == {"bubble@core1": ["a", "b", "c3"]}
-    assert results["chains"][0]["delivered"] > 100_000
+    # One process runs a, b and c3 in turn on each batch: nothing queues between them, so what entered comes out but
+    # for what the sink's full exit ring refused (0.01 % here, at 28 M packets).
+    chain = results["chains"][0]
+    assert chain["delivered"] >= 0.5 * chain["generated"] > 0, chain
     for nf in results["nfs"]:
         assert nf["os"]["involuntary_switches_per_s"] < 1000, nf  # no kernel switch between NFs: one thread per core
 

@@ -69,8 +69,9 @@ def test_unis_schedules_testpmd_between_tandem_nfs(write_spec, tmp_path, machine
     results = run_results(out)
     assert_accounted(results)  # also: the hops of fw and ttl in order around the unmodified NFs
     chain = results["chains"][0]
-    # 1 Mpps offered to a cheap chain: all of it arrives. A testpmd scheduled before it forwards lost ~0.65 here.
-    assert chain["window"]["delivered_mpps"] > 0.9, chain["window"]
+    # 1 Mpps offered to a chain of ~150 cycles a packet (a tenth of a core on a host twice as slow as this one): all of
+    # what the generator offered arrives. A testpmd scheduled before it forwards lost ~0.65 of it here.
+    assert chain["window"]["delivered_mpps"] > 0.9 * chain["window"]["offered_mpps"], chain["window"]
     report = results["scheduler"]["report"]
     assert report["wait_queues"] == {"1": ["fw", "pmd1", "pmd2", "ttl"]}
     assert report["nfs"]["pmd1"]["switched_in"] > 10 and report["nfs"]["pmd2"]["switched_in"] > 10
@@ -108,12 +109,25 @@ def test_packets_testpmd_drops_at_a_full_ring_are_accounted(write_spec, tmp_path
 
 
 def test_profiling_estimates_an_external_nf(write_spec, tmp_path, machine_before):
-    spec = mixed_spec().replace("cost_cycles: 30, args: {forward_mode: io}", "args: {forward_mode: io}")
+    # testpmd forwarding (io, macswap) and Tandem's pass NF all take packets from a ring and put them on the next, with
+    # next to no work between: profiled in the same run, one after the other, testpmd's estimates are 0.7-0.85 of
+    # pass's (29 and 35 against 41-42 cycles here, 4 runs). Within 3x either way: light NFs' costs are memory traffic,
+    # and another process's moved pass's estimate to 75 cycles in one run here, 0.5 of it; an estimate that timed
+    # testpmd's idle polls (hundreds of cycles) or counted a burst as a packet (32x) lands far outside.
+    spec = (
+        mixed_spec()
+        .replace("cost_cycles: 30, args: {forward_mode: io}", "args: {forward_mode: io}")
+        .replace("cost_cycles: 30, args: {forward_mode: macswap}", "args: {forward_mode: macswap}")
+        .replace("{name: ttl, type: ttl, core: 1, cost_cycles: 30}", "{name: fwd, type: pass, core: 1}")
+    )
     out = tmp_path / "r.json"
     result = tandem("run", str(write_spec(spec)), "--json", str(out), "--quiet", timeout=300)
     assert result.returncode == 0, result.stderr
     costs = run_results(out)["cycle_costs"]
-    assert costs["pmd1"]["source"] == "profiled" and 0 < costs["pmd1"]["cycles_per_packet"] < 5000, costs
+    assert {costs[name]["source"] for name in ("pmd1", "pmd2", "fwd")} == {"profiled"}, costs
+    native = costs["fwd"]["cycles_per_packet"]
+    for name in ("pmd1", "pmd2"):
+        assert native / 3 <= costs[name]["cycles_per_packet"] <= 3 * native, costs
 
 
 def test_killed_testpmd_is_reported_by_name(write_spec, tmp_path, machine_before):

@@ -13,9 +13,30 @@ import pytest
 
 from conftest import BASE_SPEC, KERNEL_SPEC, MIXED_SPEC, requires_root, tandem
 from controlplane.machine import kernel_links, ovs_switch
+from integration.system_calls import syscalls_of
 from integration.test_runs import assert_accounted, run_results, start_run
 
 pytestmark = requires_root
+
+
+def assert_carried_what_entered(results: dict) -> None:
+    """The chain delivered what its first NF took in, but for what the links inside it held at the stop or dropped,
+    and every drop was at a link, none at an NF (these NFs drop only invalid frames).
+
+    Not how much the generator sent: how much entered is what this host's CPU gave the first NF, and on a busy or
+    slow host the entry socket keeps or drops the rest (counted; one bridge run with mux 1 under scc delivered 30 k
+    of 65 k that way with other processes on the machine, its three NFs needing 0.87 of the core here). Once taken,
+    a packet's next NFs share its core under the same policy, so the chain itself loses little: 0.2-2.4 % of what
+    entered in runs here, stress-ng beside them on either core included. A chain that lost half inside fails."""
+    chain = results["chains"][0]
+    entered = next(ring["dequeued"] for ring in results["rings"] if ring["name"].endswith(":entry"))
+    assert entered > 0, results["rings"]
+    assert chain["delivered"] >= 0.75 * entered, (chain["delivered"], entered, chain["dropped"], chain["in_flight"])
+    assert not any(chain["dropped"]["nfs"].values()) and not chain["dropped"]["label_misses"], chain["dropped"]
+    assert chain["dropped"]["total"] == sum(chain["dropped"]["rings"].values()), chain["dropped"]
+    # The generator keeps a schedule, not a pace it can manage: it offered the 50 kpps asked for whatever the NFs
+    # took (5 % is a 50 ms stall of the control core just before the window closed).
+    assert chain["window"]["offered_mpps"] == pytest.approx(0.05, rel=0.05), chain["window"]
 
 
 @pytest.mark.parametrize(
@@ -41,8 +62,7 @@ def test_three_kernel_nfs_deliver_in_order_with_exact_accounts(
     assert result.returncode == 0, result.stderr
     results = run_results(out)
     assert_accounted(results)  # generated = delivered + dropped + in flight, and every packet took a -> b -> c
-    chain = results["chains"][0]
-    assert chain["delivered"] > 0.5 * chain["generated"], chain  # 50 kpps is far below what this path carries
+    assert_carried_what_entered(results)
     assert [w["name"] for w in results["workers"]] == ["a", "b", "c3"]
     links = {ring["name"]: ring for ring in results["rings"]}
     assert set(links) == {"c:entry", "c:a->b", "c:b->c3", "c:exit"}
@@ -93,8 +113,7 @@ def test_a_chain_that_mixes_dpdk_and_kernel_nfs_delivers_in_order_with_exact_acc
     assert result.returncode == 0, result.stderr
     results = run_results(out)
     assert_accounted(results)  # exact, and every packet took a -> b -> c3 across rings and veths alike
-    chain = results["chains"][0]
-    assert chain["delivered"] > 0.5 * chain["generated"], chain  # 50 kpps is far below what this path carries
+    assert_carried_what_entered(results)
     assert {nf["name"] for nf in results["nfs"] if nf["io"] == "kernel"} == kernel_nfs
     assert {ring["name"] for ring in results["rings"] if "kernel_link" in ring} == links
     assert set(results["kernel_interfaces"]["c"]) == interfaces
@@ -167,18 +186,22 @@ def test_run_after_a_sigkilled_kernel_run_removes_its_namespaces(link, write_spe
 
 
 def test_profiling_a_kernel_chain_counts_its_system_calls_and_kernel_time(write_spec, tmp_path, machine_before):
+    # One frame per system call (mux 1): what the loop must call is then fixed by the code, not by the host.
     out = tmp_path / "r.json"
-    result = tandem("run", str(write_spec(KERNEL_SPEC)), "--profile", "--json", str(out), "--quiet")
+    spec = KERNEL_SPEC.replace("mux: 8", "mux: 1")
+    result = tandem("run", str(write_spec(spec)), "--profile", "--json", str(out), "--quiet")
     assert result.returncode == 0, result.stderr
     results = run_results(out)
     assert_accounted(results)
     for worker in results["profile"]["perf_counters"]["workers"]:
-        counters, unsupported = worker["counters"], worker["unsupported"]
-        # The tracepoint through tracefs (mounted for the run where it is not); a kernel-I/O NF moves every packet with
-        # calls.
-        assert ("syscalls" in counters) != ("syscalls" in unsupported), worker
-        if "syscalls" in counters:
-            assert counters["syscalls"]["per_packet"] > 0.01, worker
+        # Each frame needs its own recvfrom and sendto: 2 a packet at least (counted over the same window as the
+        # packets). A wake-up for n frames adds the receive that finds the socket empty, and the loop's next turn one
+        # more and a poll: (2n + 3) / n, at most 5 a packet, plus idle polls (a millisecond apart; 0.04 a packet at
+        # 50 kpps). Measured 2.9-3.0 here. A counter that counted half or twice the calls fails.
+        per_packet = syscalls_of(worker)["per_packet"]
+        assert 1.9 <= per_packet <= 5.5, worker
     for nf in results["nfs"]:
-        assert nf["os"]["system_share"] > 0, nf["os"]  # a kernel-I/O NF's CPU time is mostly the kernel's
+        # A kernel-I/O NF's CPU time is mostly the kernel's: 0.27-0.33 of the core against 0-0.03 in user space here
+        # (/proc's ticks, 10 ms each).
+        assert nf["os"]["system_share"] > 2 * nf["os"]["user_share"], nf["os"]
     assert "kernel % of CPU" in result.stdout

@@ -9,11 +9,11 @@ import subprocess
 import time
 from pathlib import Path
 
-from conftest import BASE_SPEC, requires_root, tandem
-from controlplane.machine import mounts
+from conftest import BASE_SPEC, CPU_CGROUP, requires_cpu_cgroup, requires_root, tandem
 from integration.test_runs import assert_accounted, run_results, start_run
 
-pytestmark = requires_root
+# On whichever hierarchy offers cpu: v1 on our hybrid VMs, v2 on v2-only hosts (Debian 12, Ubuntu 22.04+, RHEL 9).
+pytestmark = [requires_root, requires_cpu_cgroup]
 
 # The paper's Tables 1-2 scenario, heterogeneous costs with uneven load (the third NF gets half), overloading core 1.
 # Costs in time keep the paper's 10:5:1 ratio and make the demand 1.55 cores of NF work on any host (in TSC cycles
@@ -93,10 +93,13 @@ def run_accounted(spec_path, tmp_path) -> tuple[subprocess.CompletedProcess, dic
 def test_backpressure_sheds_at_the_entry_with_exact_accounting(write_spec, tmp_path, machine_before):
     result, results = run_accounted(write_spec(BOTTLENECK), tmp_path)
     chain = results["chains"][0]
-    assert chain["dropped"]["entry_backpressure"] > 1_000_000, chain["dropped"]
+    # The chain is overloaded (z alone needs 2 cores), and backpressure moves its drops to the entry: all but a
+    # batch or two of them (8.28 M of 8.28 M here), whatever the host, and next to no wasted work.
+    assert chain["dropped"]["entry_backpressure"] >= 0.99 * chain["dropped"]["total"] > 0, chain["dropped"]
     assert chain["wasted_work"] < chain["dropped"]["entry_backpressure"] / 100, chain  # drops moved to the entry
     assert chain["delivered"] > 0
     assert results["scheduler"]["report"]["congestion_episodes"] > 0
+    assert results["scheduler"]["report"]["cgroup"].startswith(CPU_CGROUP.version)  # the hierarchy the run used
     assert "entry-backpressure" in result.stdout
 
 
@@ -107,7 +110,12 @@ def test_without_backpressure_the_same_chain_wastes_work(write_spec, tmp_path, m
     assert result.returncode == 0, result.stderr
     chain = run_results(out)["chains"][0]
     assert chain["dropped"]["entry_backpressure"] == 0
-    assert chain["wasted_work"] > 100_000, chain
+    # Wasted work is what was dropped after an NF had worked on it: at the rings past the entry, exactly. Without
+    # backpressure the entry ring takes what a drains, so a share of the overload gets past it and is dropped inside
+    # (0.36 of what was generated here, on any host the same race between a and z); a tenth at least.
+    inside = sum(dropped for ring, dropped in chain["dropped"]["rings"].items() if not ring.endswith(":entry"))
+    assert chain["wasted_work"] == inside, chain
+    assert chain["wasted_work"] > 0.1 * chain["generated"], chain
 
 
 def test_at_max_rate_a_closed_entry_offers_nothing_instead_of_shedding(write_spec, tmp_path, machine_before):
@@ -121,8 +129,7 @@ def test_at_max_rate_a_closed_entry_offers_nothing_instead_of_shedding(write_spe
 
 
 def _run_cgroup(process_pid: int) -> Path:
-    root = mounts.cgroup_v1_mount("cpu")
-    assert root is not None
+    root = CPU_CGROUP.root
     groups = [p for p in root.iterdir() if p.name.startswith("tandem")]
     assert len(groups) == 1, groups
     return groups[0]
@@ -133,9 +140,13 @@ def test_each_nf_runs_in_its_own_cpu_cgroup_and_ctrl_c_removes_them(write_spec, 
     process, pids = start_run(write_spec(NFVNICE_BASE), out)
     time.sleep(1.5)
     run_group = _run_cgroup(process.pid)
+    if CPU_CGROUP.version == "v2":  # cpu enabled for the run's group and, in it, for the NFs' (machine_before: undone)
+        assert "cpu" in (CPU_CGROUP.root / "cgroup.subtree_control").read_text().split()
+        assert "cpu" in (run_group / "cgroup.subtree_control").read_text().split()
+    weight_file, least = ("cpu.shares", 2) if CPU_CGROUP.version == "v1" else ("cpu.weight", 1)
     for name, pid in pids.items():
         assert str(pid) in (run_group / name / "cgroup.procs").read_text().split(), name
-        assert int((run_group / name / "cpu.shares").read_text()) >= 2
+        assert int((run_group / name / weight_file).read_text()) >= least
     process.send_signal(signal.SIGINT)
     process.communicate(timeout=30)
     assert process.returncode == 130

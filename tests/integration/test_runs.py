@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import signal
+import statistics
 import subprocess
 import time
 
@@ -80,13 +81,25 @@ def test_rr_timeslice_is_set_for_the_run_and_restored(write_spec, tmp_path, mach
 
 
 def test_coop_yields_and_keeps_up_with_rtc_on_light_nfs(write_spec, tmp_path, machine_before):
-    """Not a speed test (see bench/): coop must yield, and must be far from the kernel collapse."""
-    coop_out, cfs_out = tmp_path / "coop.json", tmp_path / "cfs.json"
+    """Not a speed test (see bench/): coop must yield, keep up with rtc (one process running the chain, the ceiling)
+    and be far from the kernel collapse. Ratios of runs made back to back on the same host, so its speed cancels: the
+    median of three coop / rtc pairs is 0.91-0.94 here, and 0.5 is the project's target (docs/results/platform.md);
+    coop at half its rate fails. CFS delivers ~1/110 of coop here."""
     spec = str(write_spec(BASE_SPEC))
-    assert tandem("run", spec, "--scheduler", "coop", "--json", str(coop_out), "--quiet").returncode == 0
-    assert tandem("run", spec, "--scheduler", "cfs", "--json", str(cfs_out), "--quiet").returncode == 0
-    coop, cfs = run_results(coop_out), run_results(cfs_out)
-    assert coop["scheduler"]["report"]["yields"] > 0
+
+    def run_under(scheduler: str, index: int) -> dict:
+        out = tmp_path / f"{scheduler}-{index}.json"
+        assert tandem("run", spec, "--scheduler", scheduler, "--json", str(out), "--quiet").returncode == 0
+        return run_results(out)
+
+    ratios = []
+    for index in range(3):
+        coop, rtc = run_under("coop", index), run_under("rtc", index)
+        assert coop["scheduler"]["report"]["yields"] > 0
+        ratios.append(coop["chains"][0]["window"]["delivered_mpps"] / rtc["chains"][0]["window"]["delivered_mpps"])
+    print(f"coop / rtc, three pairs: {', '.join(f'{ratio:.3f}' for ratio in ratios)}")
+    assert statistics.median(ratios) >= 0.5, ratios
+    cfs = run_under("cfs", 0)
     assert coop["chains"][0]["window"]["delivered_mpps"] > 5 * cfs["chains"][0]["window"]["delivered_mpps"]
 
 
@@ -99,6 +112,9 @@ def test_traffic_mix_and_rate_are_honoured(write_spec, tmp_path, machine_before)
     result = tandem("run", str(write_spec(spec)), "--scheduler", "rtc", "--json", str(out), "--quiet")
     assert result.returncode == 0, result.stderr
     chain = run_results(out)["chains"][0]
+    # The generator keeps a schedule (packets due by the TSC), not a pace the host sets: a late poll sends what fell
+    # due at once, so the window holds the rate asked but for what fell due in a stall just before it closed (5 %
+    # is a 50 ms stall of the control core); half the rate fails.
     assert chain["window"]["offered_mpps"] == pytest.approx(0.2, rel=0.05)
     assert chain["dropped"]["nfs"]["c3"] == 0  # checkip: every generated header is valid
     mean_frame = chain["delivered_bytes"] / chain["delivered"]

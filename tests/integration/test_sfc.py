@@ -63,7 +63,9 @@ def test_an_sfc_request_placed_on_the_fewest_cores_plans_each_mnf_for_the_packet
     assert results["accounting"]["exact"], results["accounting"]
     placement = results["placement"]
     assert placement["objective_kind"] == "fewest_cores" and placement["accepted"] == [results["chains"][0]["name"]]
-    assert len(placement["cores_used"]) == 1  # 200 kpps of this graph is a fraction of a core on any of our hosts
+    # Fewest cores by the solver's own measured costs: one core fewer could not hold the graph (here one core, at
+    # 0.10 of it; the count follows the host's speed, the rule does not).
+    assert sum(placement["core_utilisation"].values()) > len(placement["cores_used"]) - 1, placement
     chain = results["chains"][0]
     rate = placement["throughput_pps"][chain["name"]]
     # Shares of what entered the graph (its entry NF's input), within 1 %, widened by what rings dropped inside: none

@@ -3,9 +3,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <boost/context/fiber.hpp>
+#include <boost/context/protected_fixedsize_stack.hpp>
 #include <chrono>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 namespace tandem {
 namespace {
@@ -68,22 +73,62 @@ TEST(UserLevelThreads, LocalsSurviveASwitch) {
   EXPECT_EQ(sums[1], 4032);
 }
 
-// Not a speed test: it prints the cost of a switch (the brief's ~11 ns) and only fails on something absurd
-// (a system call per switch would be ~100x slower than the bound).
-TEST(UserLevelThreads, ASwitchStaysInUserSpace) {
+using Clock = std::chrono::steady_clock;
+
+// Nanoseconds per resume + yield of two UserLevelThreads taking turns `turns` times each.
+double ns_per_switch_of_threads(int turns) {
   UserLevelThreads threads;
-  constexpr int kTurns = 200000;
   for (int t = 0; t < 2; t++)
-    threads.spawn([](UserLevelThreads::Yield& yield) {
-      for (int i = 0; i < kTurns; i++) yield();
+    threads.spawn([turns](UserLevelThreads::Yield& yield) {
+      for (int i = 0; i < turns; i++) yield();
     });
-  auto start = std::chrono::steady_clock::now();
+  auto start = Clock::now();
   while (threads.run_round()) {
   }
-  double ns =
-      std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - start).count() / threads.switches();
-  std::printf("user-level switch (resume + yield): %.1f ns\n", ns);
-  EXPECT_LT(ns, 2000.0);
+  return std::chrono::duration<double, std::nano>(Clock::now() - start).count() /
+         static_cast<double>(threads.switches());
+}
+
+// The same turns on two bare Boost.Context fibers, on the same guarded stacks: the primitive UserLevelThreads wraps.
+double ns_per_switch_of_bare_fibers(int turns) {
+  namespace context = boost::context;
+  std::vector<context::fiber> fibers;
+  for (int t = 0; t < 2; t++)
+    fibers.emplace_back(std::allocator_arg, context::protected_fixedsize_stack(256 * 1024),
+                        [turns](context::fiber&& scheduler) {
+                          for (int i = 0; i < turns; i++) scheduler = std::move(scheduler).resume();
+                          return std::move(scheduler);
+                        });
+  uint64_t resumes = 0;
+  auto start = Clock::now();
+  for (bool any = true; any;) {
+    any = false;
+    for (context::fiber& fiber : fibers) {
+      if (!fiber) continue;
+      fiber = std::move(fiber).resume();
+      resumes++;
+      any = any || static_cast<bool>(fiber);
+    }
+  }
+  return std::chrono::duration<double, std::nano>(Clock::now() - start).count() / static_cast<double>(resumes);
+}
+
+// A switch costs what the Boost.Context switch under it costs, plus a little bookkeeping: it stays in user space.
+// Each side is the fastest of several interleaved repeats (preemption and a stolen vCPU only add time), so the ratio
+// holds still: 20.8 against 11.3 ns here (1.84x) in every one of 6 runs. 3x fails a switch that costs twice what it
+// does (3.7x), let alone a system call per switch. The fixed bound catches what the ratio cannot (both made slow
+// alike): 100 ns is 2.4x what a host twice as slow as this one takes.
+TEST(UserLevelThreads, ASwitchCostsABareFiberSwitchInUserSpace) {
+  constexpr int kTurns = 20000, kRepeats = 7;
+  double threads_ns = 1e9, bare_ns = 1e9;
+  for (int r = 0; r < kRepeats; r++) {
+    bare_ns = std::min(bare_ns, ns_per_switch_of_bare_fibers(kTurns));
+    threads_ns = std::min(threads_ns, ns_per_switch_of_threads(kTurns));
+  }
+  std::printf("user-level switch (resume + yield): %.1f ns; a bare Boost.Context fiber's: %.1f ns\n", threads_ns,
+              bare_ns);
+  EXPECT_LT(threads_ns, 3.0 * bare_ns);
+  EXPECT_LT(threads_ns, 100.0);
 }
 
 }  // namespace
