@@ -35,8 +35,9 @@ def assert_carried_what_entered(results: dict) -> None:
     assert not any(chain["dropped"]["nfs"].values()) and not chain["dropped"]["label_misses"], chain["dropped"]
     assert chain["dropped"]["total"] == sum(chain["dropped"]["rings"].values()), chain["dropped"]
     # The generator keeps a schedule, not a pace it can manage: it offered the 50 kpps asked for whatever the NFs
-    # took (5 % is a 50 ms stall of the control core just before the window closed).
-    assert chain["window"]["offered_mpps"] == pytest.approx(0.05, rel=0.05), chain["window"]
+    # took. A stall of the control core at an edge of the window moves what falls in it: 3.8 % with stress-ng beside
+    # it here (a 40 ms stall); 10 % is 100 ms, and half the rate still fails.
+    assert chain["window"]["offered_mpps"] == pytest.approx(0.05, rel=0.10), chain["window"]
 
 
 @pytest.mark.parametrize(

@@ -83,8 +83,9 @@ def test_rr_timeslice_is_set_for_the_run_and_restored(write_spec, tmp_path, mach
 def test_coop_yields_and_keeps_up_with_rtc_on_light_nfs(write_spec, tmp_path, machine_before):
     """Not a speed test (see bench/): coop must yield, keep up with rtc (one process running the chain, the ceiling)
     and be far from the kernel collapse. Ratios of runs made back to back on the same host, so its speed cancels: the
-    median of three coop / rtc pairs is 0.91-0.94 here, and 0.5 is the project's target (docs/results/platform.md);
-    coop at half its rate fails. CFS delivers ~1/110 of coop here."""
+    median of three coop / rtc pairs is 0.9-1.1 here (a single pair up to 2.7 when rtc's run was stalled), and 0.5 is
+    the project's target (docs/results/platform.md): coop at half its rate fails where it is as fast as rtc, as here.
+    CFS delivers 1/50-1/110 of coop here."""
     spec = str(write_spec(BASE_SPEC))
 
     def run_under(scheduler: str, index: int) -> dict:
@@ -113,9 +114,10 @@ def test_traffic_mix_and_rate_are_honoured(write_spec, tmp_path, machine_before)
     assert result.returncode == 0, result.stderr
     chain = run_results(out)["chains"][0]
     # The generator keeps a schedule (packets due by the TSC), not a pace the host sets: a late poll sends what fell
-    # due at once, so the window holds the rate asked but for what fell due in a stall just before it closed (5 %
-    # is a 50 ms stall of the control core); half the rate fails.
-    assert chain["window"]["offered_mpps"] == pytest.approx(0.2, rel=0.05)
+    # due at once, so the window holds the rate asked but for what a stall of the control core at one of its edges
+    # moves in or out (3.8 % in a kernel-I/O run with stress-ng beside it here; 10 % is a 100 ms stall); half the
+    # rate fails.
+    assert chain["window"]["offered_mpps"] == pytest.approx(0.2, rel=0.10)
     assert chain["dropped"]["nfs"]["c3"] == 0  # checkip: every generated header is valid
     mean_frame = chain["delivered_bytes"] / chain["delivered"]
     assert 600 < mean_frame < 900  # the datacenter mix averages ~746 B
