@@ -91,7 +91,7 @@ def one_run(scheduler: str, fault: str, rng: random.Random, workdir: Path, basel
         stderr=subprocess.PIPE,
         text=True,
     )
-    record = {"scheduler": scheduler, "fault": fault, "duration_s": round(duration, 2), "problems": []}
+    record = {"scheduler": scheduler, "fault": fault, "duration_s": round(duration, 2), "problems": [], "left": []}
     head, workers = [], {}
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline:
@@ -106,6 +106,7 @@ def one_run(scheduler: str, fault: str, rng: random.Random, workdir: Path, basel
         process.kill()
         _, rest = process.communicate(timeout=END_TIMEOUT_S)
         record["problems"].append("the run did not start: " + "".join(head + [rest])[-500:])
+        record["left"] = _wait_until_gone(10)
         return record
 
     time.sleep(rng.uniform(0.1, 0.3 + duration * 0.9))

@@ -150,6 +150,8 @@ def test_ctrl_c_stops_testpmd_and_restores_it(backend, write_spec, tmp_path, mac
     spec = mixed_spec().replace("scheduler: unis", f"scheduler: {{name: unis, options: {{backend: {backend}}}}}")
     process, pids = start_run(write_spec(spec), out)
     time.sleep(1.5)
+    if process.poll() is not None:  # what it said, rather than a missing /proc entry
+        raise AssertionError(f"the run ended before the Ctrl-C (exit {process.returncode}): {process.communicate()[1]}")
     assert dpdk_control_threads(pids) == {"0"}, "a DPDK control thread may run on an NF core"
     process.send_signal(signal.SIGINT)
     process.communicate(timeout=30)
