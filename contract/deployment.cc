@@ -7,6 +7,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "json_integers.h"
 #include "shm_layout.h"
 
 namespace tandem {
@@ -20,8 +21,8 @@ TrafficConfig parse_traffic(const json& t) {
   traffic.mean_rate_pps = t.value("mean_rate_pps", 0.0);
   traffic.step_seconds = t.value("step_seconds", 1.0);
   for (const auto& entry : t.at("sizes"))
-    traffic.sizes.emplace_back(entry.at(0).get<uint16_t>(), entry.at(1).get<double>());
-  traffic.flows = t.value("flows", 1u);
+    traffic.sizes.emplace_back(integer_at<uint16_t>(entry.at(0), "traffic.sizes"), entry.at(1).get<double>());
+  traffic.flows = integer_or<decltype(traffic.flows)>(t, "flows", 1u);
   traffic.protocol = t.value("protocol", std::string("udp")) == "tcp" ? IPPROTO_TCP : IPPROTO_UDP;
   traffic.http_urls = t.value("http_urls", std::vector<std::string>{});
   traffic.pcap = t.value("pcap", std::string());
@@ -40,11 +41,15 @@ json worker_to_json(const WorkerPlan& plan) {
 
 WorkerPlan worker_from_json(const json& j, const std::vector<NfConfig>& nfs) {
   WorkerPlan plan;
-  plan.index = j.at("index");
+  plan.index = integer_at<decltype(plan.index)>(j.at("index"), "workers[].index");
   plan.name = j.at("name");
-  plan.core = j.at("core");
-  plan.lcore_id = j.at("lcore_id");
-  for (const auto& s : j.at("segments")) plan.segments.push_back(segment_of(nfs, s.at("nfs").get<std::vector<int>>()));
+  plan.core = integer_at<decltype(plan.core)>(j.at("core"), "workers[].core");
+  plan.lcore_id = integer_at<decltype(plan.lcore_id)>(j.at("lcore_id"), "workers[].lcore_id");
+  for (const auto& s : j.at("segments")) {
+    std::vector<int> members;
+    for (const auto& member : s.at("nfs")) members.push_back(integer_at<int>(member, "workers[].segments[].nfs"));
+    plan.segments.push_back(segment_of(nfs, members));
+  }
   plan.runtime = runtime_from_name(j.at("runtime"));
   return plan;
 }
@@ -92,7 +97,7 @@ void parse_scale_groups(const json& nodes, const ChainConfig& chain, const std::
     NfConfig& nf = d.nfs[chain.nfs[i]];
     NfConfig& first = d.nfs[chain.nfs[static_cast<size_t>(head->second)]];
     nf.scale_group = first.index;
-    nf.instance = nodes[i].at("instance").get<int>();
+    nf.instance = integer_at<int>(nodes[i].at("instance"), "instance");
     if (!first.scale) {
       const json& rule = nodes[static_cast<size_t>(head->second)].at("scale");
       first.scale = ScaleConfig{{},
@@ -112,13 +117,13 @@ void parse_chain(const json& c, Deployment& d) {
   chain.index = static_cast<int>(d.chains.size());
   chain.name = c.at("name");
   chain.traffic = parse_traffic(c.at("traffic"));
-  uint32_t capacity = c.value("ring_capacity", 2048u);
+  uint32_t capacity = integer_or(c, "ring_capacity", 2048u);
   const json& nodes = c.at("nfs");
   json io_nfs = json::array();
   if (c.contains("io") && c["io"].value("kind", std::string("dpdk")) == "kernel") {
     const json& io = c.at("io");
     chain.io = {true,
-                io.value("mux", uint16_t{1}),
+                integer_or(io, "mux", uint16_t{1}),
                 io.value("link", std::string("b2b")),
                 io.value("generator_interface", std::string()),
                 io.value("sink_interface", std::string()),
@@ -136,7 +141,7 @@ void parse_chain(const json& c, Deployment& d) {
     nf.core = nodes[i].at("core");
     nf.cost_cycles = nodes[i].value("cost_cycles", 0.0);
     nf.weight = nodes[i].value("weight", 1.0);
-    nf.batch = nodes[i].value("batch", 0u);
+    nf.batch = integer_or<decltype(nf.batch)>(nodes[i], "batch", 0u);
     if (nodes[i].contains("planned_rate_pps")) nf.planned_rate_pps = nodes[i].at("planned_rate_pps").get<double>();
     nf.chain = chain.index;
     // Each NF's own `io` where the chain mixes them; the chain's otherwise.
@@ -231,20 +236,20 @@ Runtime runtime_from_name(const std::string& name) {
 Deployment parse_deployment(const json& doc) {
   Deployment d;
   d.name = doc.value("name", std::string("tandem"));
-  d.control_core = doc.value("control_core", 0);
-  d.burst = doc.value("burst", 32);
-  d.prefetch = doc.value("prefetch", 0);
+  d.control_core = integer_or<decltype(d.control_core)>(doc, "control_core", 0);
+  d.burst = integer_or<decltype(d.burst)>(doc, "burst", 32);
+  d.prefetch = integer_or<decltype(d.prefetch)>(doc, "prefetch", 0);
   d.duration_s = doc.value("duration", 5.0);
   d.warmup_s = doc.value("warmup", 0.5);
   d.drain_s = doc.value("drain", 0.2);
-  d.latency_sample_every = doc.value("latency_sample_every", 16u);
+  d.latency_sample_every = integer_or<decltype(d.latency_sample_every)>(doc, "latency_sample_every", 16u);
   d.live_metrics = doc.value("live_metrics", false);
-  d.trace_sample_every = doc.value("trace_sample_every", kTraceSampleEvery);
+  d.trace_sample_every = integer_or<decltype(d.trace_sample_every)>(doc, "trace_sample_every", kTraceSampleEvery);
   if (d.trace_sample_every < d.latency_sample_every || d.trace_sample_every % d.latency_sample_every != 0)
     throw std::runtime_error("trace_sample_every must be a multiple of latency_sample_every");
   if (doc.contains("capture")) {
     d.capture_path = doc["capture"].at("path").get<std::string>();
-    d.capture_limit = doc["capture"].at("limit").get<uint64_t>();
+    d.capture_limit = integer_at<uint64_t>(doc["capture"].at("limit"), "capture.limit");
   }
   d.profile = doc.value("profile", json());
   d.trace_hops = d.profile.is_object() && d.profile.contains("hops");  // the probe's workers stamp their hops

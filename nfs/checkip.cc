@@ -22,8 +22,8 @@ class CheckIp final : public NetworkFunction {
  public:
   void process(Batch& batch) override {
     batch.filter([](rte_mbuf* m) {
-      const rte_ipv4_hdr* ip = ipv4_header(m);
-      return ip != nullptr && ipv4_header_valid(ip, rte_pktmbuf_data_len(m) - sizeof(rte_ether_hdr));
+      Ipv4InFrame ip = ipv4_in_frame(m);
+      return ip.header != nullptr && ipv4_header_valid(ip.header, rte_pktmbuf_data_len(m) - ip.offset);
     });
   }
 };

@@ -7,6 +7,7 @@
 
 #include "http_request.h"
 #include "nf.h"
+#include "printable_bytes.h"
 
 namespace tandem {
 
@@ -47,7 +48,9 @@ class CountUrl final : public NetworkFunction {
       return a.second != b.second ? a.second > b.second : a.first < b.first;
     });
     json top_urls = json::array();
-    for (size_t i = 0; i < shown; i++) top_urls.push_back({{"url", top[i].first}, {"requests", top[i].second}});
+    // A URL holds whatever bytes a client sent: escaped, so one attacker's request cannot make the report unwritable.
+    for (size_t i = 0; i < shown; i++)
+      top_urls.push_back({{"url", printable_bytes(top[i].first)}, {"requests", top[i].second}});
     return {{"urls", counts_.size()}, {"top", top_urls}, {"untracked_requests", untracked_}, {"not_http", not_http_}};
   }
 

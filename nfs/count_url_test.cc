@@ -24,5 +24,18 @@ TEST(CountUrl, CountsRequestsPerUrlAndPassesEveryPacket) {
   testing::free_all(out.kept);
 }
 
+TEST(CountUrl, ReportsAUrlThatIsNotUtf8EscapedAndStillWritable) {
+  auto nf = testing::make_nf("count_url", {});
+  std::vector<rte_mbuf*> frames = {testing::make_tcp_frame_with(http_request("/\xff\xfe")),
+                                   testing::make_tcp_frame_with(http_request("/ok"))};
+  testing::BatchOutcome out = testing::run_batch(*nf, frames);
+  json report = nf->report();
+  EXPECT_EQ(report["urls"], 2);
+  // Ties go by the URL's bytes, so 0xff sorts after "/ok".
+  EXPECT_EQ(report["top"][1], (json{{"url", "/\\xff\\xfe"}, {"requests", 1}}));
+  EXPECT_NO_THROW(report.dump());
+  testing::free_all(out.kept);
+}
+
 }  // namespace
 }  // namespace tandem

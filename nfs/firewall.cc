@@ -22,11 +22,14 @@ class Firewall final : public NetworkFunction {
       // Unparseable packets are denied; a packet no rule matches gets the default.
       bool allowed = v == FlowAcl::kUnreadable ? false : v == FlowAcl::kNoMatch ? default_allow_ : v == kAllow;
       (allowed ? allowed_ : denied_)++;
+      if (v == FlowAcl::kUnreadable) unreadable_++;
       return allowed;
     });
   }
 
-  json report() const override { return {{"allowed", allowed_}, {"denied", denied_}}; }
+  json report() const override {
+    return {{"allowed", allowed_}, {"denied", denied_}, {"denied_unreadable", unreadable_}};
+  }
 
  private:
   static std::vector<uint32_t> verdicts_of(const std::vector<FirewallRule>& rules) {
@@ -38,6 +41,7 @@ class Firewall final : public NetworkFunction {
   FlowAcl acl_;
   bool default_allow_;
   uint64_t allowed_ = 0, denied_ = 0;
+  uint64_t unreadable_ = 0;  // of denied_: not IPv4 behind at most two VLAN tags, or cut short (see FlowAcl)
 };
 
 const NfRegistration registration({

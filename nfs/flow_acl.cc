@@ -47,6 +47,17 @@ const rte_acl_field_def kFieldDefs[kFieldCount] = {
 
 RTE_ACL_RULE_DEF(AclRule, kFieldCount);
 
+// The ACL's input from the protocol byte on, for a header with options: the ports sit after the options, not at the
+// fixed offset the fields name, so the fields are copied into this layout first.
+constexpr uint32_t kKeyBytes = sizeof(rte_ipv4_hdr) - kProtoOffset + 2 * sizeof(uint16_t);
+
+void copy_key(const rte_ipv4_hdr* ip, const uint8_t* ports, uint8_t* key) {
+  key[0] = ip->next_proto_id;
+  memcpy(key + offsetof(rte_ipv4_hdr, src_addr) - kProtoOffset, &ip->src_addr, sizeof ip->src_addr);
+  memcpy(key + offsetof(rte_ipv4_hdr, dst_addr) - kProtoOffset, &ip->dst_addr, sizeof ip->dst_addr);
+  memcpy(key + sizeof(rte_ipv4_hdr) - kProtoOffset, ports, 2 * sizeof(uint16_t));
+}
+
 }  // namespace
 
 FlowAcl::FlowAcl(const std::string& name, const std::vector<FirewallRule>& rules, const std::vector<uint32_t>& values) {
@@ -98,15 +109,22 @@ void FlowAcl::classify(const Batch& batch, uint32_t* out) const {
   const uint8_t* fields[kMaxBurst];
   uint32_t results[kMaxBurst];
   uint16_t order[kMaxBurst];  // the batch index of each packet handed to the ACL
+  uint8_t keys[kMaxBurst][kKeyBytes];
   uint16_t readable = 0;
   for (uint16_t i = 0; i < batch.count; i++) {
     out[i] = kUnreadable;
-    rte_ipv4_hdr* ip = ipv4_header(batch.pkts[i]);
-    // The ACL reads the ports at a fixed offset: only plain 20-byte headers of full frames qualify.
-    if (ip != nullptr && ip->ihl == 5 && rte_pktmbuf_data_len(batch.pkts[i]) >= sizeof(rte_ether_hdr) + 24) {
+    auto [ip, l3] = ipv4_in_frame(batch.pkts[i]);
+    if (ip == nullptr || ip->ihl < 5) continue;
+    uint32_t l4 = l3 + ip->ihl * 4u;
+    // The 4 bytes after the header (the ports of UDP and TCP) must be in the frame: a truncated one is unreadable.
+    if (rte_pktmbuf_data_len(batch.pkts[i]) < l4 + 2 * sizeof(uint16_t)) continue;
+    if (ip->ihl == 5) {  // the ports at the fixed offset: the ACL reads the packet itself
       fields[readable] = &ip->next_proto_id;
-      order[readable++] = i;
+    } else {  // options (Router Alert, timestamps, ...) between the addresses and the ports
+      copy_key(ip, rte_pktmbuf_mtod_offset(batch.pkts[i], const uint8_t*, l4), keys[i]);
+      fields[readable] = keys[i];
     }
+    order[readable++] = i;
   }
   if (readable > 0 && acl_ != nullptr) rte_acl_classify(acl_, fields, results, readable, 1);
   for (uint16_t j = 0; j < readable; j++)

@@ -15,8 +15,10 @@ namespace tandem {
 
 class FlowAcl {
  public:
-  static constexpr uint32_t kNoMatch = UINT32_MAX;         // no rule matched the packet
-  static constexpr uint32_t kUnreadable = UINT32_MAX - 1;  // not a plain IPv4 header with ports: no rule can see it
+  static constexpr uint32_t kNoMatch = UINT32_MAX;  // no rule matched the packet
+  // Not IPv4 (behind at most two VLAN tags), or too short to hold a header and the 4 bytes after it (UDP's and TCP's
+  // ports): no rule can see it. A header with options is readable: its ports are found after the options.
+  static constexpr uint32_t kUnreadable = UINT32_MAX - 1;
 
   // `values[i]` is what a packet matching `rules[i]` (and no earlier rule) classifies as: same size (no rules: every
   // readable packet is kNoMatch), values below kUnreadable. `name` must be unique in the process (rte_acl's context

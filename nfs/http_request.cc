@@ -42,10 +42,10 @@ std::optional<HttpRequestLine> parse_request_line(std::string_view payload) {
 }
 
 std::optional<HttpRequestLine> http_request_line(rte_mbuf* m) {
-  const rte_ipv4_hdr* ip = ipv4_header(m);
+  auto [ip, l3] = ipv4_in_frame(m);
   if (ip == nullptr || ip->next_proto_id != IPPROTO_TCP) return std::nullopt;
-  size_t l4 = sizeof(rte_ether_hdr) + rte_ipv4_hdr_len(ip);
-  size_t ip_end = sizeof(rte_ether_hdr) + rte_be_to_cpu_16(ip->total_length);
+  size_t l4 = l3 + rte_ipv4_hdr_len(ip);
+  size_t ip_end = l3 + rte_be_to_cpu_16(ip->total_length);
   size_t frame = rte_pktmbuf_data_len(m);
   if (ip_end > frame || l4 + sizeof(rte_tcp_hdr) > ip_end) return std::nullopt;
   const auto* tcp = rte_pktmbuf_mtod_offset(m, const rte_tcp_hdr*, l4);

@@ -34,9 +34,9 @@ void GcmSealer::iv_for(uint64_t sequence, uint8_t iv[kGcmIvBytes]) const {
 }
 
 bool GcmSealer::seal(rte_mbuf* m) {
-  rte_ipv4_hdr* ip = ipv4_header(m);
+  auto [ip, l3] = ipv4_in_frame(m);
   if (ip == nullptr || (ip->next_proto_id != IPPROTO_UDP && ip->next_proto_id != IPPROTO_TCP)) return false;
-  size_t l3 = sizeof(rte_ether_hdr), l4 = l3 + rte_ipv4_hdr_len(ip);
+  size_t l4 = l3 + rte_ipv4_hdr_len(ip);
   size_t l4_header = ip->next_proto_id == IPPROTO_UDP ? sizeof(rte_udp_hdr) : sizeof(rte_tcp_hdr);
   size_t frame = rte_pktmbuf_data_len(m), ip_end = l3 + rte_be_to_cpu_16(ip->total_length);
   if (ip_end > frame || l4 + l4_header > ip_end || rte_pktmbuf_tailroom(m) < kGcmTagBytes) return false;

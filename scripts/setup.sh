@@ -18,7 +18,11 @@ step_done() {
 # Servers the tests start themselves, on ports and directories of their own: prometheus (the metrics integration
 # test) and Open vSwitch (kernel-I/O chains with link: ovs or ovs-userspace, started privately for each run).
 servers=(prometheus openvswitch-switch)
-packages=(dpdk dpdk-dev libdpdk-dev meson ninja-build pkg-config g++ libgtest-dev nlohmann-json3-dev libboost-context-dev libssl-dev libhyperscan-dev libpcap-dev graphviz python3-venv clang-format "${servers[@]}")
+# The reference implementations tests hold Tandem's packets against: Wireshark's dissectors (tshark) and nftables.
+references=(tshark nftables)
+# The fuzz targets' compiler and its libFuzzer, AddressSanitizer and UndefinedBehaviorSanitizer (scripts/fuzz.sh).
+fuzzing=(clang libclang-rt-14-dev)
+packages=(dpdk dpdk-dev libdpdk-dev meson ninja-build pkg-config g++ libgtest-dev nlohmann-json3-dev libboost-context-dev libssl-dev libhyperscan-dev libpcap-dev graphviz python3-venv clang-format "${references[@]}" "${fuzzing[@]}" "${servers[@]}")
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -22,10 +22,10 @@ struct __attribute__((packed)) FiveTuple {
 
 // Ports are 0 for protocols other than UDP and TCP, and for frames too short to hold them.
 inline std::optional<FiveTuple> five_tuple_of(rte_mbuf* m) {
-  const rte_ipv4_hdr* ip = ipv4_header(m);
+  auto [ip, l3] = ipv4_in_frame(m);
   if (ip == nullptr) return std::nullopt;
   FiveTuple t{rte_be_to_cpu_32(ip->src_addr), rte_be_to_cpu_32(ip->dst_addr), 0, 0, ip->next_proto_id};
-  uint32_t l4_offset = sizeof(rte_ether_hdr) + rte_ipv4_hdr_len(ip);
+  uint32_t l4_offset = l3 + rte_ipv4_hdr_len(ip);
   bool has_ports = (t.proto == IPPROTO_UDP || t.proto == IPPROTO_TCP) && rte_pktmbuf_data_len(m) >= l4_offset + 4;
   if (has_ports) {
     auto* ports = rte_pktmbuf_mtod_offset(m, const uint16_t*, l4_offset);

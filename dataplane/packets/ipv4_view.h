@@ -1,5 +1,8 @@
-// Access to the IPv4 header of an Ethernet frame in an mbuf, shared by the NFs and ports that read L3/L4 fields.
+// Access to the IPv4 header of an Ethernet frame in an mbuf, behind up to two VLAN tags, shared by the NFs and
+// ports that read L3/L4 fields.
 #pragma once
+
+#include <cstdint>
 
 #include <rte_ether.h>
 #include <rte_ip.h>
@@ -7,12 +10,38 @@
 
 namespace tandem {
 
-// Returns the IPv4 header, or nullptr when the frame is too short or not IPv4.
-inline rte_ipv4_hdr* ipv4_header(rte_mbuf* m) {
-  if (rte_pktmbuf_data_len(m) < sizeof(rte_ether_hdr) + sizeof(rte_ipv4_hdr)) return nullptr;
-  auto* eth = rte_pktmbuf_mtod(m, rte_ether_hdr*);
-  if (eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)) return nullptr;
-  return reinterpret_cast<rte_ipv4_hdr*>(eth + 1);
+// Two tags cover 802.1Q and QinQ (an 802.1ad or older 0x9100 outer tag), as switches and hypervisors hand them over.
+inline constexpr int kMaxVlanTags = 2;
+
+inline bool is_vlan_tag(uint16_t ether_type_be) {
+  return ether_type_be == rte_cpu_to_be_16(RTE_ETHER_TYPE_VLAN) ||
+         ether_type_be == rte_cpu_to_be_16(RTE_ETHER_TYPE_QINQ) ||
+         ether_type_be == rte_cpu_to_be_16(RTE_ETHER_TYPE_QINQ1);
 }
+
+struct Ipv4InFrame {
+  rte_ipv4_hdr* header = nullptr;  // nullptr: not IPv4, more tags than kMaxVlanTags, or too short for the header
+  uint32_t offset = 0;             // of the header from the frame's first byte
+};
+
+// The IPv4 header and where it starts. Its own length fields are not checked: each reader bounds what it reads by
+// the header's offset and the frame's length.
+inline Ipv4InFrame ipv4_in_frame(rte_mbuf* m) {
+  uint32_t length = rte_pktmbuf_data_len(m);
+  if (length < sizeof(rte_ether_hdr)) return {};
+  auto* data = rte_pktmbuf_mtod(m, uint8_t*);
+  uint32_t offset = sizeof(rte_ether_hdr);
+  uint16_t type = reinterpret_cast<const rte_ether_hdr*>(data)->ether_type;
+  for (int tags = 0; is_vlan_tag(type); tags++) {
+    if (tags == kMaxVlanTags || length < offset + sizeof(rte_vlan_hdr)) return {};
+    type = reinterpret_cast<const rte_vlan_hdr*>(data + offset)->eth_proto;
+    offset += sizeof(rte_vlan_hdr);
+  }
+  if (type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) || length < offset + sizeof(rte_ipv4_hdr)) return {};
+  return {reinterpret_cast<rte_ipv4_hdr*>(data + offset), offset};
+}
+
+// The IPv4 header, or nullptr when the frame is too short or not IPv4.
+inline rte_ipv4_hdr* ipv4_header(rte_mbuf* m) { return ipv4_in_frame(m).header; }
 
 }  // namespace tandem

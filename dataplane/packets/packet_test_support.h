@@ -48,6 +48,32 @@ inline rte_mbuf* make_tcp_frame_with(const std::string& payload, uint32_t flow =
   return m;
 }
 
+// Inserts a VLAN tag (TPID `tpid`, VLAN id `id`) in front of the frame's EtherType; called twice, it makes QinQ
+// (the later call's tag outermost).
+inline rte_mbuf* with_vlan_tag(rte_mbuf* m, uint16_t id, uint16_t tpid = RTE_ETHER_TYPE_VLAN) {
+  auto* moved = reinterpret_cast<uint8_t*>(rte_pktmbuf_prepend(m, sizeof(rte_vlan_hdr)));
+  memmove(moved, moved + sizeof(rte_vlan_hdr), 2 * RTE_ETHER_ADDR_LEN);  // the MAC addresses move to the front
+  auto* tag = reinterpret_cast<uint16_t*>(moved + 2 * RTE_ETHER_ADDR_LEN);
+  tag[0] = rte_cpu_to_be_16(tpid);
+  tag[1] = rte_cpu_to_be_16(id);  // priority 0, DEI 0
+  return m;
+}
+
+// Inserts IPv4 options after the 20-byte header of an untagged frame (a multiple of 4 bytes; a Router Alert by
+// default, as IGMP and RSVP send), with the header's length, total length and checksum made right again.
+inline rte_mbuf* with_ipv4_options(rte_mbuf* m, const std::vector<uint8_t>& options = {0x94, 0x04, 0x00, 0x00}) {
+  constexpr size_t kHeaders = sizeof(rte_ether_hdr) + sizeof(rte_ipv4_hdr);
+  auto* moved = reinterpret_cast<uint8_t*>(rte_pktmbuf_prepend(m, static_cast<uint16_t>(options.size())));
+  memmove(moved, moved + options.size(), kHeaders);
+  memcpy(moved + kHeaders, options.data(), options.size());
+  auto* ip = reinterpret_cast<rte_ipv4_hdr*>(moved + sizeof(rte_ether_hdr));
+  ip->ihl = static_cast<uint8_t>((sizeof(rte_ipv4_hdr) + options.size()) / 4);
+  ip->total_length = rte_cpu_to_be_16(static_cast<uint16_t>(rte_be_to_cpu_16(ip->total_length) + options.size()));
+  ip->hdr_checksum = 0;
+  ip->hdr_checksum = rte_ipv4_cksum(ip);
+  return m;
+}
+
 inline void free_all(const std::vector<rte_mbuf*>& pkts) {
   for (rte_mbuf* m : pkts) rte_pktmbuf_free(m);
 }

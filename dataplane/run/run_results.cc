@@ -253,6 +253,9 @@ json Run::results() {
       json reports = json::parse(in, nullptr, false);  // named: a temporary would die before the loop runs
       if (reports.is_object())
         for (const auto& [name, report] : reports.items()) nf_reports[name] = report;
+      else
+        warnings_.push_back("worker " + d_.workers[w].name + " wrote NF reports that cannot be read (" + path +
+                            "): its NFs' reports are missing from the results");
       unlink(path.c_str());
     }
 

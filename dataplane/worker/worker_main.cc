@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
     // NF-specific reports go through a file the manager merges into the results.
     std::ofstream(deployment.paths.run_dir + "/nf-report-" + std::to_string(worker_index) + "-" + std::to_string(s) +
                   ".json")
-        << reports.dump();
+        << reports.dump(-1, ' ', false, json::error_handler_t::replace);  // an NF's stray bytes cannot lose them all
   }
   // No rte_eal_cleanup(): in a secondary it frees EAL's own hugepage memory (services, ...), and a free that
   // empties a hugepage is a synchronous IPC through the primary to every other process; processes that exit at

@@ -23,7 +23,7 @@ CPP_LAYERS = [
     ["dataplane/traffic", "dataplane/sink"],  # the manager's generator and sink
     ["dataplane/observation"],  # counters, and probes hooked into generator and sink
     ["dataplane/run", "dataplane/worker"],  # the two processes: the manager's run of a deployment, the worker
-    ["tools/primitives", "tools/graph_eval", "bench"],  # programs beside the data plane
+    ["tools/primitives", "tools/graph_eval", "bench", "tests/fuzz"],  # programs beside the data plane, fuzz targets
 ]
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 TEST_FILE = re.compile(r"(_test\.cc|_test_support\.h|_test_main\.cc)$")

@@ -61,3 +61,21 @@ def test_a_file_that_is_no_capture_is_refused_naming_the_field(write_spec, tmp_p
         "run", str(write_spec(SOURCE)), "--capture", str(tmp_path / "no" / "such" / "dir.pcap"), "--quiet"
     )
     assert unwritable.returncode == 2 and "cannot write" in unwritable.stderr
+
+
+def test_a_url_that_is_not_utf8_is_reported_escaped_with_the_others(write_spec, tmp_path, machine_before):
+    # One attacker's bytes in a URL once made count_url's whole report unwritable, and the run said nothing.
+    first, hostile = tmp_path / "first.pcap", tmp_path / "hostile.pcap"
+    run(write_spec(SOURCE), tmp_path, "--capture", str(first), "--capture-limit", "20")
+    data = bytearray(first.read_bytes())
+    at = data.find(b"GET /")
+    while at >= 0:  # every request's URL: same length, so the records and the IPv4 checksums stay valid
+        data[at + 5 : at + 7] = b"\xff\xfe"
+        at = data.find(b"GET /", at + 1)
+    hostile.write_bytes(bytes(data))
+    results = run(write_spec(REPLAY.replace("PCAP", str(hostile))), tmp_path)
+    assert results["chains"][0]["delivered"] == 20 and results["accounting"]["exact"]
+    assert not results["warnings"], results["warnings"]
+    urls = results["nfs"][1]["report"]
+    assert urls["urls"] >= 1 and urls["not_http"] == 0, urls
+    assert all(entry["url"].startswith("/\\xff\\xfe") for entry in urls["top"]), urls["top"]
