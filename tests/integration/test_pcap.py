@@ -70,7 +70,8 @@ def test_a_url_that_is_not_utf8_is_reported_escaped_with_the_others(write_spec, 
     data = bytearray(first.read_bytes())
     at = data.find(b"GET /")
     while at >= 0:  # every request's URL: same length, so the records and the IPv4 checksums stay valid
-        data[at + 5 : at + 7] = b"\xff\xfe"
+        if b" " not in data[at + 5 : at + 7]:  # "/" alone would lose the space that ends it
+            data[at + 5 : at + 7] = b"\xff\xfe"
         at = data.find(b"GET /", at + 1)
     hostile.write_bytes(bytes(data))
     results = run(write_spec(REPLAY.replace("PCAP", str(hostile))), tmp_path)
@@ -78,4 +79,4 @@ def test_a_url_that_is_not_utf8_is_reported_escaped_with_the_others(write_spec, 
     assert not results["warnings"], results["warnings"]
     urls = results["nfs"][1]["report"]
     assert urls["urls"] >= 1 and urls["not_http"] == 0, urls
-    assert all(entry["url"].startswith("/\\xff\\xfe") for entry in urls["top"]), urls["top"]
+    assert sum(entry["url"].startswith("/\\xff\\xfe") for entry in urls["top"]) >= len(urls["top"]) - 1, urls["top"]
