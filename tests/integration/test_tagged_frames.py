@@ -4,41 +4,28 @@ and what came out, agrees that each kept its tags and options, lost one TTL and 
 
 from __future__ import annotations
 
-import json
 import shutil
 import struct
 import subprocess
 
 import pytest
 
-from conftest import requires_root, tandem
+from conftest import requires_root
 from controlplane.spec.pcap_file import read_pcap
+from integration.test_pcap import REPLAY as PCAP_REPLAY
+from integration.test_pcap import SOURCE, run
 
 pytestmark = [requires_root, pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is missing")]
 
-SOURCE = """\
-name: source
-duration: 0.5
-warmup: 0.1
-traffic: {rate: 20 kpps, flows: 16, http: {malicious: 0}}
-scheduler: coop
-chains: [{name: c, nfs: [{name: check, type: checkip, core: 1}]}]
-"""
-# 20 kpps is far below what four light NFs take on any host: nothing queues, so nothing is lost.
-REPLAY = """\
-name: replay
-duration: 0.5
-warmup: 0.1
-traffic: {rate: 20 kpps, pcap: PCAP, loop: false}
-scheduler: coop
-chains:
-  - name: c
-    nfs:
-      - {name: check, type: checkip, core: 1}
-      - {name: fw, type: firewall, core: 1, args: {rules: [{src: 0.0.0.0/0, action: allow}], default: deny}}
-      - {name: ttl, type: ttl, core: 1}
-      - {name: urls, type: count_url, core: 1}
-"""
+# test_pcap's replay with a firewall and ttl between checkip and count_url. 20 kpps is far below what four light NFs
+# take on any host: nothing queues, so nothing is lost.
+REPLAY = PCAP_REPLAY.split("chains:")[0] + (
+    "chains:\n  - name: c\n    nfs:\n"
+    "      - {name: check, type: checkip, core: 1}\n"
+    "      - {name: fw, type: firewall, core: 1, args: {rules: [{src: 0.0.0.0/0, action: allow}], default: deny}}\n"
+    "      - {name: ttl, type: ttl, core: 1}\n"
+    "      - {name: urls, type: count_url, core: 1}\n"
+)
 FRAMES = 40
 ROUTER_ALERT = b"\x94\x04\x00\x00"  # the IPv4 option IGMP and RSVP send
 
@@ -87,13 +74,6 @@ def dissected(path) -> list[dict]:
     )
     assert result.returncode == 0, result.stderr
     return [dict(zip(fields, line.split("\t"), strict=True)) for line in result.stdout.splitlines()]
-
-
-def run(spec_path, tmp_path, *extra) -> dict:
-    out = tmp_path / "results.json"
-    result = tandem("run", str(spec_path), "--json", str(out), "--quiet", *extra)
-    assert result.returncode == 0, result.stderr
-    return json.loads(out.read_text())
 
 
 def test_tagged_frames_and_ip_options_pass_as_wireshark_reads_them(write_spec, tmp_path, machine_before):
