@@ -41,6 +41,15 @@ KernelLinkCount count_kernel_link(const RingCounters& link, bool socket_receiver
   return count;
 }
 
+uint64_t sends_not_counted(const RingCounters& link) {
+  uint64_t reached = counter_read(link.dequeued);
+  if (__atomic_load_n(&link.socket_counted, __ATOMIC_ACQUIRE) != 0)
+    reached = std::max(reached, counter_read(link.socket_arrived) -
+                                    std::min(counter_read(link.socket_arrived), counter_read(link.foreign)));
+  uint64_t sent = counter_read(link.enqueued);
+  return reached > sent ? reached - sent : 0;
+}
+
 json KernelLinkCount::to_json() const {
   json out = {{"in_socket_at_stop", in_socket},
               {"dropped_socket_full", socket_full},

@@ -23,6 +23,10 @@ struct KernelLinkCount {
   json to_json() const;
 };
 
+// Frames a killed sender put into the link and did not live to count: it died after the kernel took them and before
+// it counted them (and freed their mbufs). The receiver counted at least as many reaching its socket, or taking them.
+uint64_t sends_not_counted(const RingCounters& link);
+
 // From the link's counters once its ends stopped. `socket_receiver`: an NF's packet socket, which counted what
 // reached it (socket_arrived, socket_dropped); otherwise the sink's DPDK port, drained to the end, whose kernel
 // ring the manager cannot count: what it never delivered counts as lost before it.

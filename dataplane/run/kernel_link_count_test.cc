@@ -28,6 +28,16 @@ TEST(KernelLinkCount, SplitsWhatWasNotTaken) {
   EXPECT_EQ(count.dropped() + count.in_socket + 900, 1000u);
 }
 
+TEST(KernelLinkCount, AKilledSendersUncountedFramesAreWhatItsReceiverCountedBeyondThem) {
+  // Killed after the kernel took 8 frames and before it counted them: the receiver took them all.
+  EXPECT_EQ(sends_not_counted(link(45292, 45300, 45300, 0)), 8u);
+  EXPECT_EQ(sends_not_counted(link(45292, 45290, 45303, 0, 3)), 8u);     // foreign frames are not the run's
+  EXPECT_EQ(sends_not_counted(link(45292, 45300, 0, 0, 0, false)), 8u);  // a killed receiver: what it took
+  EXPECT_EQ(sends_not_counted(link(1000, 900, 990, 60)), 0u);            // a sender that counted: nothing
+  KernelLinkCount caught_up = count_kernel_link(link(45300, 45300, 45300, 0), true);
+  EXPECT_TRUE(caught_up.exact);
+}
+
 TEST(KernelLinkCount, ForeignFramesAreNotThePackets) {
   // Three frames not of the run reached the socket too, and were taken and freed by the receiver.
   KernelLinkCount count = count_kernel_link(link(100, 100, 103, 0, 3), true);

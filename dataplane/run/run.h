@@ -124,6 +124,7 @@ class Run {
   bool window_begun_ = false, window_ended_ = false;
   std::vector<OsSample> os_at_failure_;  // the workers' OS counters when a run failed, before they were stopped
   uint64_t ring_counts_caught_up_ = 0;   // ring operations a killed worker did not live to count
+  uint64_t kernel_sends_caught_up_ = 0;  // frames a killed worker sent into a kernel link and did not live to count
   std::string error_, failed_nf_;
   bool interrupted_ = false;
   bool attached_ = false;
