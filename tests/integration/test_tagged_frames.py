@@ -12,6 +12,7 @@ import pytest
 
 from conftest import requires_root
 from controlplane.spec.pcap_file import read_pcap
+from fuzz.write_seeds import checksum
 from integration.test_pcap import REPLAY as PCAP_REPLAY
 from integration.test_pcap import SOURCE, run
 
@@ -39,10 +40,7 @@ def with_router_alert(frame: bytes) -> bytes:
     header[0] = 0x46  # version 4, 24-byte header
     struct.pack_into("!H", header, 2, struct.unpack_from("!H", header, 2)[0] + len(ROUTER_ALERT))
     struct.pack_into("!H", header, 10, 0)
-    total = sum(struct.unpack(f"!{len(header) // 2}H", header))
-    while total > 0xFFFF:
-        total = (total & 0xFFFF) + (total >> 16)
-    struct.pack_into("!H", header, 10, ~total & 0xFFFF)
+    struct.pack_into("!H", header, 10, checksum(bytes(header)))
     return frame[:14] + bytes(header) + frame[34:]
 
 
