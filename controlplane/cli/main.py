@@ -8,6 +8,7 @@ import sys
 import traceback
 
 from controlplane.cli.authoring import cmd_compose, cmd_nfs, cmd_schema, cmd_validate
+from controlplane.cli.common import check_outputs
 from controlplane.cli.inspecting import cmd_explain, cmd_place, cmd_primitives, cmd_profile
 from controlplane.cli.running import cmd_compare, cmd_run
 from controlplane.errors import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, SpecError, TandemError
@@ -194,6 +195,7 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
+        check_outputs(args)
         status = args.handler(args)
         sys.stdout.flush()  # inside the try: a reader that went away shows up here, not at interpreter exit
         return status

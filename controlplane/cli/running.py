@@ -9,6 +9,7 @@ from controlplane import api
 from controlplane.cli.common import check_scheduler_options, write_json, write_text
 from controlplane.errors import EXIT_INTERRUPTED, EXIT_OK, SpecError
 from controlplane.results.comparison_report import comparison_csv, comparison_report
+from controlplane.results.live_metrics import parse_listen_address
 from controlplane.results.run_report import run_report
 from controlplane.sfc.spec_or_request import load_spec_or_request
 from controlplane.spec.topology import chain_nodes
@@ -26,6 +27,14 @@ def _capture(path: str, limit: int) -> dict:
     return {"path": str(target), "limit": limit}
 
 
+def metrics_place(listen: str) -> str:
+    """Where --metrics serves, checked before it is announced (bad input: exit 2); `:PORT` is every interface."""
+    host, port = parse_listen_address(listen)
+    if host == "0.0.0.0":
+        return f"every interface, port {port} (give 127.0.0.1:{port} for this machine alone)"
+    return f"{host}:{port}"
+
+
 def cmd_run(args) -> int:
     from controlplane.terminal.progress import ProgressLine
 
@@ -38,7 +47,8 @@ def cmd_run(args) -> int:
     duration = args.duration if args.duration is not None else spec.duration
     progress = None if args.quiet else ProgressLine("", spec.warmup + duration)
     if args.metrics and not args.quiet:
-        tell_user(f"serving live metrics on {args.metrics} (Prometheus' format, at /metrics) while the run lasts")
+        place = metrics_place(args.metrics)
+        tell_user(f"serving live metrics on {place} (Prometheus' format, at /metrics) while the run lasts")
     outcome = api.run(
         spec,
         args.scheduler,
@@ -78,7 +88,8 @@ def cmd_compare(args) -> int:
     spec = load_spec_or_request(args.spec)
     check_scheduler_options(spec, args.spec)
     if args.metrics and not args.quiet:
-        tell_user(f"serving live metrics on {args.metrics} (Prometheus' format, at /metrics) while the runs last")
+        place = metrics_place(args.metrics)
+        tell_user(f"serving live metrics on {place} (Prometheus' format, at /metrics) while the runs last")
     result = api.compare(
         spec,
         args.schedulers,

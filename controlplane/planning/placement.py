@@ -60,6 +60,15 @@ def _solver():
     return highspy
 
 
+def require_target_rates(rates: dict[str, float | None]) -> None:
+    """fewest_cores serves every chain at its target rate: one without a rate (by chain name) is refused."""
+    unserved = sorted(chain for chain, rate in rates.items() if not rate)
+    if unserved:
+        raise PlacementError(
+            f"fewest-cores placement needs every chain's target rate; chain {unserved[0]} has none (traffic.rate)"
+        )
+
+
 def solve(
     nfs: list[PlacedNf],
     cores: list[int],
@@ -79,11 +88,7 @@ def solve(
     if not cores:
         raise PlacementError("infeasible placement: no core to place NFs on (constraint: every NF on one core)")
     if objective == "fewest_cores":
-        unserved = sorted({nf.chain for nf in nfs if not nf.rate_pps})
-        if unserved:
-            raise PlacementError(
-                f"fewest-cores placement needs every chain's target rate; chain {unserved[0]} has none (traffic.rate)"
-            )
+        require_target_rates({nf.chain: nf.rate_pps for nf in nfs})
         require_all = serve_offered = True
     highspy = _solver()
     h = highspy.Highs()
@@ -205,6 +210,8 @@ def place_config(
     solves the placement for a run config's chains on its placement cores; returns the solution and the models.
     `options` are the run's scheduler options as the data plane resolved them: a scheduler that adapts batches
     (Bubble) declares their bounds there; under any other, an NF takes up to the run's burst a turn."""
+    if objective == "fewest_cores":  # before any measurement: a spec the model must refuse costs no profiling run
+        require_target_rates({chain["name"]: chain["traffic"]["mean_rate_pps"] for chain in config["chains"]})
     models = batch_models(config, source, say=say)
     shares = chain_shares(config, source, say=say)
     nfs = [

@@ -19,6 +19,17 @@ _SURROGATE = re.compile(r"[\ud800-\udfff]")
 # spec fields are lower-case words, so anything else in a location is such a name and is left out.
 _FIELD_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
 _TYPE_NAMES = {"str", "float", "int", "bool", "list", "dict"}
+# A key that is no field is quoted back only where it reads as a name someone could have meant as one: the rest of a
+# file's text (a password file given by mistake, or specs that arrive from others) is never echoed in an error.
+_QUOTABLE_KEY = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+def _key_location(parent: str, key) -> str:
+    if isinstance(key, str) and _FIELD_NAME.match(key):
+        return f"{parent}.{key}" if parent else key
+    if not isinstance(key, str) or _QUOTABLE_KEY.match(key):
+        return f"{parent}[{key!r}]"
+    return f"{parent}[a key of {len(key)} characters, not quoted]"
 
 
 def _location(loc: tuple) -> str:
@@ -40,12 +51,7 @@ def pydantic_problems(error: ValidationError) -> list[tuple[str, str]]:
         bad_key = loc[-1:] == ("[key]",)  # pydantic's mark for a key (not its value) of the wrong type
         if item["type"] in ("extra_forbidden", "invalid_key") or bad_key:
             # The key is the user's own text, not a union branch: named whatever it looks like.
-            key, parent = loc[-2 if bad_key else -1], _location(loc[: -2 if bad_key else -1])
-            path = (
-                (f"{parent}.{key}" if parent else key)
-                if isinstance(key, str) and _FIELD_NAME.match(key)
-                else f"{parent}[{key!r}]"
-            )
+            path = _key_location(_location(loc[: -2 if bad_key else -1]), loc[-2 if bad_key else -1])
             message = (
                 "unknown field"
                 if item["type"] == "extra_forbidden"
@@ -190,6 +196,17 @@ def load_spec(path: str | Path) -> Spec:
 def spec_from_document(document: dict, path: str | Path) -> Spec:
     """Checks a spec's document (read from `path`, against which relative files resolve); raises SpecError."""
     source = str(path)
+    if document and not any(key in Spec.model_fields for key in document if isinstance(key, str)):
+        raise SpecError(
+            source,
+            [
+                (
+                    "",
+                    f"not a Tandem spec: none of its {len(document)} top-level keys is a field of one (a spec "
+                    "has at least 'chains')",
+                )
+            ],
+        )
     try:
         spec = Spec.model_validate(document)
     except ValidationError as error:

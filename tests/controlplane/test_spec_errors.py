@@ -565,3 +565,50 @@ def test_more_processes_than_dpdk_has_lcore_ids_is_refused(write_spec):
     assert "129 DPDK lcore ids" in result.stderr and "Traceback" not in result.stderr
     assert tandem("validate", str(too_many), "--scheduler", "rtc").returncode == 0
     assert tandem("validate", str(write_spec(head + line("a", 64) + line("b", 63), "fits.yaml"))).returncode == 0
+
+
+@pytest.mark.parametrize(
+    "args, said",
+    [
+        (["run", "SPEC", "--json", "/nonexistent/folder/r.json"], "--json: cannot write /nonexistent/folder/r.json"),
+        (["compare", "SPEC", "--csv", "/nonexistent/folder/r.csv"], "--csv: cannot write /nonexistent/folder/r.csv"),
+        (["compare", "SPEC", "--plot", "/tmp"], "--plot: cannot write /tmp: is a folder"),
+    ],
+)
+def test_an_output_that_cannot_be_written_is_refused_before_the_run(write_spec, tmp_path, args, said):
+    spec = write_spec(BASE_SPEC)
+    result = tandem(*[str(spec) if arg == "SPEC" else arg for arg in args])
+    assert result.returncode == 2, result.stderr
+    assert said in result.stderr
+    assert "generated" not in result.stdout  # no run took place
+
+
+def test_a_metrics_address_is_checked_before_it_is_announced(write_spec):
+    result = tandem("run", str(write_spec(BASE_SPEC)), "--metrics", ":99999")
+    assert result.returncode == 2
+    assert "serving" not in result.stderr and "from 1 to 65535" in result.stderr, result.stderr
+
+
+def test_fewest_cores_without_a_target_rate_is_refused_before_profiling(write_spec):
+    result = tandem("place", str(write_spec(BASE_SPEC)), "--fewest-cores")
+    assert result.returncode == 2
+    assert "needs every chain's target rate" in result.stderr
+    assert "profil" not in result.stderr  # refused before any measurement
+
+
+def test_a_file_that_is_no_spec_is_not_quoted_back(tmp_path):
+    # A password file given by mistake (or, through an API, on purpose): its lines must not appear in the error.
+    secret = "alice:$y$j9T$salt$hashhashhash:19000:0:99999:7:::"
+    path = tmp_path / "shadow"
+    path.write_text(f"root:!:19000:0:99999:7:::\n{secret}\n")
+    result = tandem("validate", str(path))
+    assert result.returncode == 2
+    assert "not a Tandem spec" in result.stderr
+    assert "alice" not in result.stderr and "hash" not in result.stderr, result.stderr
+
+
+def test_an_unknown_key_is_quoted_only_when_it_reads_as_a_name(write_spec):
+    result = tandem("validate", str(write_spec(BASE_SPEC + "Traffic_rate: 3\n'pass: hunter2!': 1\n")))
+    assert result.returncode == 2
+    assert "['Traffic_rate']: unknown field" in result.stderr
+    assert "hunter2" not in result.stderr and "[a key of 14 characters, not quoted]" in result.stderr, result.stderr
