@@ -76,7 +76,7 @@ json NfDescriptor::to_json() const {
   json layers = json::object();
   for (Layer layer : {Layer::L2, Layer::L3, Layer::L4, Layer::Payload})
     layers[layer_name(layer)] = access_name(access(layer));
-  return {{"stateful", stateful},   {"may_drop", may_drop},     {"layers", layers},
+  return {{"stateful", stateful},   {"may_drop", may_drop},     {"random", random}, {"layers", layers},
           {"reads", reads.names()}, {"writes", writes.names()}, {"gates", gates}};
 }
 

@@ -67,6 +67,9 @@ enum class Access { Nop, ReadOnly, ReadWrite };
 struct NfDescriptor {
   bool stateful = false;  // keeps per-flow or per-stream state between packets
   bool may_drop = false;
+  // Decides by a random draw: what it does to a packet is no function of the packet, its arguments and its state,
+  // so two of them in a row are not one (the composer never merges it as redundant).
+  bool random = false;
   FieldSet reads;   // fields whose value the NF's decision or output depends on
   FieldSet writes;  // fields it may change (a written field is read too when the NF updates it in place)
   // The names of its output gates (contract/batch.h) when it has several, gate 0 first: the labels a labelled

@@ -55,25 +55,68 @@ TEST(Descriptor, ByteOffsetsMapToTheirFields) {
   EXPECT_EQ(field_at(54, 20, true), F::Payload);
 }
 
-// Every NF type (but the external application, which runs in a process of its own) processes UDP and TCP frames
-// of many flows, some with TTL 1, some with a broken checksum, two with HTTP requests (one an attack): every byte it
-// changes must lie in a field its descriptor says it writes, a frame whose length changes needs `payload` written, a
-// drop needs may_drop, and every gate it sends a packet to must be one it declares.
+// The frames both tests below send: UDP and TCP of many flows, some with TTL 1, some with a broken checksum, and two
+// HTTP requests (one an attack).
+std::vector<rte_mbuf*> mixed_frames() {
+  std::vector<rte_mbuf*> frames;
+  for (uint32_t flow = 0; flow < 32; flow++) {
+    rte_mbuf* m = testing::make_frame(flow, flow % 2 ? 128 : 96, flow % 4 < 2 ? IPPROTO_UDP : IPPROTO_TCP);
+    auto* ip = rte_pktmbuf_mtod_offset(m, rte_ipv4_hdr*, sizeof(rte_ether_hdr));
+    if (flow % 8 == 3) ip->time_to_live = 1;
+    if (flow % 8 == 5) ip->hdr_checksum ^= 0x0101;
+    frames.push_back(m);
+  }
+  for (const char* url : {"/index.html", "/item?id=1%27%20OR%20%271%27%3D%271"})  // for the NFs that read requests
+    frames.push_back(testing::make_tcp_frame_with(std::string("GET ") + url + " HTTP/1.1\r\nHost: h\r\n\r\n", 40));
+  return frames;
+}
+
+// What a batch became: each kept frame's bytes and gate, and how many were dropped.
+struct Fate {
+  std::vector<std::vector<uint8_t>> kept;
+  std::vector<uint8_t> gates;
+  uint16_t dropped;
+  bool operator==(const Fate&) const = default;
+};
+
+Fate fate_of(NetworkFunction& nf) {
+  testing::BatchOutcome out = testing::run_batch(nf, mixed_frames());
+  Fate fate{{}, out.gates, out.dropped};
+  for (rte_mbuf* m : out.kept) {
+    const uint8_t* data = rte_pktmbuf_mtod(m, const uint8_t*);
+    fate.kept.emplace_back(data, data + rte_pktmbuf_data_len(m));
+  }
+  testing::free_all(out.kept);
+  return fate;
+}
+
+// The composer merges two identical μNFs in a row only when neither is declared random: every other NF type, fresh,
+// must do the same to the same frames twice over. drop, which draws its verdict, is declared random (and shown to be).
+TEST(Descriptor, AnNfNotDeclaredRandomDoesTheSameToTheSameFrames) {
+  for (const auto& [name, type] : nf_types()) {
+    if (name == kExternalNfType) continue;
+    SCOPED_TRACE(name);
+    auto first = testing::make_nf(name), second = testing::make_nf(name);
+    if (type.descriptor.random) continue;
+    EXPECT_TRUE(fate_of(*first) == fate_of(*second)) << "two fresh instances differ: declare it random";
+  }
+  EXPECT_TRUE(of("drop").random);
+  auto half = testing::make_nf("drop", {{"fraction", 0.5}});
+  uint16_t dropped = 0;
+  for (int round = 0; round < 8; round++) dropped = static_cast<uint16_t>(dropped + fate_of(*half).dropped);
+  EXPECT_GT(dropped, 0);
+  EXPECT_LT(dropped, 8 * 34);
+}
+
+// Every NF type (but the external application, which runs in a process of its own) processes the mixed frames: every
+// byte it changes must lie in a field its descriptor says it writes, a frame whose length changes needs `payload`
+// written, a drop needs may_drop, and every gate it sends a packet to must be one it declares.
 TEST(Descriptor, EveryNfTypeChangesOnlyWhatItDeclares) {
   for (const auto& [name, type] : nf_types()) {
     if (name == kExternalNfType) continue;
     SCOPED_TRACE(name);
     auto nf = testing::make_nf(name);
-    std::vector<rte_mbuf*> frames;
-    for (uint32_t flow = 0; flow < 32; flow++) {
-      rte_mbuf* m = testing::make_frame(flow, flow % 2 ? 128 : 96, flow % 4 < 2 ? IPPROTO_UDP : IPPROTO_TCP);
-      auto* ip = rte_pktmbuf_mtod_offset(m, rte_ipv4_hdr*, sizeof(rte_ether_hdr));
-      if (flow % 8 == 3) ip->time_to_live = 1;
-      if (flow % 8 == 5) ip->hdr_checksum ^= 0x0101;
-      frames.push_back(m);
-    }
-    for (const char* url : {"/index.html", "/item?id=1%27%20OR%20%271%27%3D%271"})  // for the NFs that read requests
-      frames.push_back(testing::make_tcp_frame_with(std::string("GET ") + url + " HTTP/1.1\r\nHost: h\r\n\r\n", 40));
+    std::vector<rte_mbuf*> frames = mixed_frames();
     std::map<rte_mbuf*, std::vector<uint8_t>> before;
     for (rte_mbuf* m : frames) {
       const uint8_t* data = rte_pktmbuf_mtod(m, const uint8_t*);

@@ -29,7 +29,7 @@ const NfRegistration registration({
               .min = 0,
               .max = 1}},
     .create = [](const json& args, const NfContext&) { return std::make_unique<Drop>(args["fraction"].get<double>()); },
-    .descriptor = {.may_drop = true},
+    .descriptor = {.may_drop = true, .random = true},
 });
 
 }  // namespace

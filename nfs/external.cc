@@ -61,6 +61,7 @@ const NfRegistration registration({
     },
     .descriptor = {.stateful = true,
                    .may_drop = true,
+                   .random = true,
                    .reads = FieldSet::all(),
                    .writes = FieldSet::all()},  // unknown: assume all
 });

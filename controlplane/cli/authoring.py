@@ -88,7 +88,7 @@ def cmd_compose(args) -> int:
         dot_text(
             composition.unmerged,
             f"{spec.name}: as the VNFs chain it (removed μNFs dashed)",
-            removed=[m.removed for m in composition.merges],
+            removed=[m.removed for m in composition.merges] + composition.unreachable,
         ),
         drawing.with_name(drawing.name + "-chained"),
     )
@@ -151,5 +151,9 @@ def descriptor_line(descriptor: dict) -> str:
     gates = f"; gates {', '.join(descriptor['gates'])}" if descriptor["gates"] else ""
     return (
         f"{'stateful' if descriptor['stateful'] else 'stateless'}, "
-        f"{'may drop' if descriptor['may_drop'] else 'never drops'}; " + ", ".join(layers) + gates
+        f"{'may drop' if descriptor['may_drop'] else 'never drops'}"
+        + (" at random" if descriptor["random"] else "")
+        + "; "
+        + ", ".join(layers)
+        + gates
     )

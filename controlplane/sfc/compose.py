@@ -8,10 +8,13 @@ subexpressions). A μNF that is stateless and writes nothing is a pure function 
     lead straight to its successor;
   - a classifier (it labels; e.g. http_classifier) whose identical twin already labelled the packet on every path
     along one of its edges in, the same way: it goes, and that edge leads straight to where its label's edge led.
-Stateful μNFs (counters) are never merged: their state is what their reports show. A μNF whose descriptor is
-unknown territory (an external application) forgets everything known before it.
+Stateful μNFs (counters) are never merged: their state is what their reports show; nor are random ones (drop), whose
+verdict is no function of the packet. A μNF whose descriptor is unknown territory (an external application) forgets
+everything known before it. A μNF that a merge leaves with no edge in (a classifier's gate that can no longer fire:
+its twin upstream already sent the packet the other way) goes too, as unreachable, and so on down.
 Parallel groups: a line of two or more μNFs between a node and its successor, none of which drops or touches a
-field another writes (the catalog's rule), becomes branches of a group."""
+field another writes (the catalog's rule), becomes branches of a group; groups never share a μNF (a branch is never
+the fork of another group)."""
 
 from __future__ import annotations
 
@@ -35,6 +38,7 @@ class Composition:
     composed: MicroGraph
     merges: list[Merge] = field(default_factory=list)
     groups: list[list[str]] = field(default_factory=list)  # each parallel group's branches (one μNF each)
+    unreachable: list[str] = field(default_factory=list)  # μNFs no packet can reach once the merges were made
     candidates: list[list[str]] = field(default_factory=list)  # groups possible but not made (see notes)
     notes: list[str] = field(default_factory=list)
 
@@ -45,7 +49,7 @@ def _key(node) -> str:
 
 def _kind(descriptor: dict) -> str | None:
     """check, classifier, or None (a μNF that can never be redundant)."""
-    if descriptor["stateful"] or descriptor["writes"]:
+    if descriptor["stateful"] or descriptor["writes"] or descriptor["random"]:
         return None
     if descriptor["gates"]:
         return None if descriptor["may_drop"] else "classifier"
@@ -71,15 +75,24 @@ def _meet(states: list[dict]) -> dict:
     return common
 
 
-def eliminate_redundant(graph: MicroGraph, descriptors: dict[str, dict]) -> tuple[MicroGraph, list[Merge]]:
+def eliminate_redundant(graph: MicroGraph, descriptors: dict[str, dict]) -> tuple[MicroGraph, list[Merge], list[str]]:
+    """The graph without its redundant μNFs; the merges, and the μNFs they left unreachable (removed too). The nodes
+    come in topological order, the entry first, so every edge into a node is settled before the node is."""
     graph = copy.deepcopy(graph)
     merges: list[Merge] = []
+    unreachable: list[str] = []
     state: dict[int, dict] = {}  # per edge (by id of the MicroEdge): the facts it carries
+    entry = next(iter(graph.nodes), None)
 
     def carried(edge: MicroEdge) -> dict:
         return state.get(id(edge), {})
 
     for name in list(graph.nodes):
+        if name != entry and not graph.into(name):  # only gates of a merged classifier fed it: no packet comes
+            graph.edges = [e for e in graph.edges if e.source != name]
+            del graph.nodes[name]
+            unreachable.append(name)
+            continue
         node = graph.nodes[name]
         descriptor = descriptors[node.type]
         into, out = graph.into(name), graph.out_of(name)
@@ -126,7 +139,7 @@ def eliminate_redundant(graph: MicroGraph, descriptors: dict[str, dict]) -> tupl
             elif kind == "classifier" and e.label is not None:
                 facts[key] = _Fact(e.label, frozenset([name]), frozenset(descriptor["reads"]))
             state[id(e)] = facts
-    return graph, merges
+    return graph, merges, unreachable
 
 
 def _may_run_in_parallel(a: dict, b: dict) -> bool:
@@ -143,7 +156,7 @@ def parallel_runs(graph: MicroGraph, descriptors: dict[str, dict]) -> list[tuple
     runs, used = [], set()
     for before in graph.nodes:
         out = graph.out_of(before)
-        if len(out) != 1 or out[0].label is not None:
+        if before in used or len(out) != 1 or out[0].label is not None:  # a branch never forks another group
             continue
         run, at = [], out[0].target
         while True:
@@ -179,10 +192,10 @@ def parallelise(graph: MicroGraph, runs: list[tuple[str, list[str], str]]) -> Mi
 
 
 def compose(sfc: SfcGraph, unmerged: MicroGraph, descriptors: dict[str, dict]) -> Composition:
-    composed, merges = eliminate_redundant(unmerged, descriptors)
+    composed, merges, unreachable = eliminate_redundant(unmerged, descriptors)
     runs = parallel_runs(composed, descriptors)
     cores = sfc.cores or [sfc.core]
-    result = Composition(unmerged, composed, merges)
+    result = Composition(unmerged, composed, merges, unreachable=unreachable)
     if runs and (sfc.parallel == "on" or (sfc.parallel == "auto" and len(cores) > 1)):
         result.composed = parallelise(composed, runs)
         result.groups = [run for _, run, _ in runs]
@@ -245,6 +258,11 @@ def explain(composition: Composition, costs: dict[str, float] | None = None) -> 
             )
     else:
         lines.append("nothing merged: no μNF repeats work an identical one did on every path to it")
+    if composition.unreachable:
+        lines.append(
+            "removed as unreachable (only a merged classifier's other gates fed them, and its twin upstream already "
+            "sent every packet the other way): " + ", ".join(composition.unreachable)
+        )
     if composition.groups:
         lines.append("in parallel (read-only or disjoint fields, no drops, per descriptor):")
         lines += [f"  {' | '.join(run)}" for run in composition.groups]

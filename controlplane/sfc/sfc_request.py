@@ -12,7 +12,14 @@ from pydantic import Field, ValidationError
 from pydantic.json_schema import SkipJsonSchema
 
 from controlplane.errors import SpecError
-from controlplane.sfc.templates import EXIT, VnfTemplate, load_templates
+from controlplane.sfc.templates import (
+    EXIT,
+    TEMPLATE_DIR,
+    VnfTemplate,
+    load_templates,
+    template_names,
+    ways_out,
+)
 from controlplane.spec.chain_graph import Edge, topological_order
 from controlplane.spec.loading import parse_yaml, pydantic_problems, read_text
 from controlplane.spec.models import ScaleSpec, Spec, Strict
@@ -42,6 +49,9 @@ class SfcGraph(Strict):
     # μNF's auto-scaling (IV-E): every μNF of the composed graph fed by one other μNF gets spare instances and this
     # rule, so the autoscaler, watching the drops at every port pair, finds the bottleneck and scales it out.
     scale: ScaleSpec | None = None
+    # A folder of the request's own VNF templates (relative to the request), checked as the catalog's are; a template
+    # there shadows the catalog's of the same name.
+    templates: str | None = Field(default=None, min_length=1)
 
 
 class SfcRequest(Spec):
@@ -102,10 +112,6 @@ def read_request(path: str | Path, document: Any = None) -> tuple[dict, SfcGraph
     return document, graph
 
 
-def _exits_of(template: VnfTemplate) -> list[str]:
-    return sorted({e.to for e in template.edges if e.to == EXIT or e.to.startswith(EXIT + ":")})
-
-
 def request_problems(
     graph: SfcGraph, templates: dict[str, VnfTemplate], solver_places: bool = False
 ) -> list[tuple[str, str]]:
@@ -120,7 +126,8 @@ def request_problems(
             problems.append(
                 (
                     f"sfc.vnfs[{v}].template",
-                    f"unknown VNF template {vnf.template!r} (catalog: {', '.join(sorted(templates))})",
+                    f"unknown VNF template {vnf.template!r} "
+                    f"(known: {', '.join(sorted(set(templates) | set(template_names())))})",
                 )
             )
             continue
@@ -150,7 +157,7 @@ def request_problems(
         if link.source not in template_of or template_of[link.source] is None:
             continue
         exit_name = EXIT if link.label is None else f"{EXIT}:{link.label}"
-        exits = _exits_of(template_of[link.source])
+        exits = ways_out(template_of[link.source])
         if exit_name not in exits:
             problems.append(
                 (
@@ -173,7 +180,7 @@ def request_problems(
         template = template_of[vnf.name]
         if template is None or not any(link.source == vnf.name for link in graph.links):
             continue
-        for exit_name in _exits_of(template):
+        for exit_name in ways_out(template):
             if (vnf.name, exit_name) not in taken:
                 problems.append(
                     (f"sfc.vnfs[{v}]", f"VNF {vnf.name!r} has links, but none takes its way out {exit_name!r}")
@@ -266,13 +273,27 @@ def expand(graph: SfcGraph, templates: dict[str, VnfTemplate]) -> MicroGraph:
     return micro
 
 
+def request_templates(graph: SfcGraph, path: Path) -> dict[str, VnfTemplate]:
+    """The request's own templates (every one of its folder, sfc.templates, is checked) and those of the catalog it
+    names; only those are read from the catalog, so a broken one there stops no request that does not use it."""
+    wanted = {vnf.template for vnf in graph.vnfs}
+    own = {}
+    if graph.templates is not None:
+        folder = path.parent / graph.templates
+        if not folder.is_dir():
+            raise SpecError(str(path), [("sfc.templates", f"{graph.templates!r} is no folder (looked at {folder})")])
+        own = load_templates(folder)
+    return {**load_templates(TEMPLATE_DIR, wanted - set(own)), **own}
+
+
 def load_request(
     path: str | Path, templates: dict[str, VnfTemplate] | None = None, document: Any = None
-) -> tuple[dict, SfcGraph, MicroGraph]:
-    """Reads and checks an SFC request; returns its spec fields, its SFC graph and the expanded μNF graph."""
-    templates = templates if templates is not None else load_templates()
+) -> tuple[dict, SfcGraph, MicroGraph, dict[str, VnfTemplate]]:
+    """Reads and checks an SFC request; returns its spec fields, its SFC graph, the expanded μNF graph and the
+    templates it was expanded from."""
     document, graph = read_request(path, document)
+    templates = templates if templates is not None else request_templates(graph, Path(path))
     problems = request_problems(graph, templates, solver_places=document.get("placement") in ("auto", "fewest_cores"))
     if problems:
         raise SpecError(str(path), problems)
-    return document, graph, expand(graph, templates)
+    return document, graph, expand(graph, templates), templates

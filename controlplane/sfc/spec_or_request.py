@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
+from controlplane.errors import SpecError
 from controlplane.sfc.compose import Composition, compose, composed_chain
-from controlplane.sfc.sfc_request import is_sfc_request, load_request
+from controlplane.sfc.sfc_request import SfcGraph, is_sfc_request, load_request
+from controlplane.sfc.templates import VnfTemplate
 from controlplane.spec import catalog
+from controlplane.spec.deployment import run_config
 from controlplane.spec.loading import load_spec, parse_yaml, read_text, spec_from_document
 from controlplane.spec.models import Spec
 
@@ -19,14 +23,45 @@ def descriptors() -> dict[str, dict]:
 def compose_request(path: str | Path, document: Any = None) -> tuple[Spec, Composition]:
     """An SFC request's composed μNF graph, and the spec that runs it (one chain, named after the request);
     `document`, the file's parsed YAML where the caller has read it already."""
-    document, graph, unmerged = load_request(path, document=document)
+    document, graph, unmerged, templates = load_request(path, document=document)
     composition = compose(graph, unmerged, descriptors())
     name = str(document.get("name", Path(path).stem))
     chain = composed_chain(name.replace(" ", "_")[:32] or "sfc", composition, graph.cores or [graph.core])
     if graph.scale is not None:
         scale_every_fed_node(chain, graph.scale.model_dump(exclude_defaults=True))
     spec_document = dict(document, chains=[chain])
-    return spec_from_document(spec_document, path), composition
+    spec = spec_from_document(spec_document, path)
+    # The μNFs' arguments are the data plane's to check; what it finds wrong is named where the request says it.
+    try:
+        catalog.check(run_config(spec), str(path))
+    except SpecError as error:
+        raise SpecError(
+            str(path), [(request_path(where, chain, graph, templates), message) for where, message in error.problems]
+        ) from None
+    return spec, composition
+
+
+_NODE_ARGUMENT = re.compile(r"^chains\[0\]\.graph\.nodes\[(\d+)\]\.args\.(\w+)(.*)$")
+
+
+def request_path(where: str, chain: dict, graph: SfcGraph, templates: dict[str, VnfTemplate]) -> str:
+    """A composed μNF's argument (chains[0].graph.nodes[i].args.KEY...) as the request gives it: the VNF's parameter
+    that set it (sfc.vnfs[v].args.P), or the template's own value. Any other path is left as it is."""
+    found = _NODE_ARGUMENT.match(where)
+    if not found:
+        return where
+    vnf_name, micro_name = chain["graph"]["nodes"][int(found[1])]["name"].split(".", 1)
+    v, vnf = next((v, vnf) for v, vnf in enumerate(graph.vnfs) if vnf.name == vnf_name)
+    template = templates[vnf.template]
+    n, node = next((n, node) for n, node in enumerate(template.nodes) if node.name == micro_name)
+    key, rest = found[2], found[3]
+    given = node.args.get(key)
+    if isinstance(given, str) and given.startswith("$"):
+        parameter = given[1:]
+        if parameter in vnf.args:
+            return f"sfc.vnfs[{v}].args.{parameter}{rest}"
+        return f"sfc.vnfs[{v}].args.{parameter} (not given: template {template.name}'s default{rest})"
+    return f"sfc.vnfs[{v}] (template {template.name}: nodes[{n}].args.{key}{rest})"
 
 
 def scale_every_fed_node(chain: dict, rule: dict) -> None:

@@ -1,8 +1,10 @@
-"""VNF templates (μNF, Sec. IV-D): a VNF as a graph of μNFs with labelled links, its way out named `exit`, and the
-parameters its μNFs' arguments are generated from. The shipped catalog is catalog/vnf-templates/*.yaml."""
+"""VNF templates (μNF, Sec. IV-D): a VNF as a graph of μNFs with labelled links, its way out named `exit` (and
+further ways out `exit:NAME`, which a request's labelled links take), and the parameters its μNFs' arguments are
+generated from. The shipped catalog is catalog/vnf-templates/*.yaml; a request may name a folder of its own."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,7 @@ from controlplane.spec.models import EdgeSpec, Strict
 
 TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "catalog" / "vnf-templates"
 EXIT = "exit"  # the pseudo-node every template path ends at: where the next VNF (or the SFC's end) takes over
+NAMED_EXIT = re.compile(rf"^{EXIT}:[A-Za-z0-9_]+$")  # a second way out, taken by a request's link labelled NAME
 
 
 class Parameter(Strict):
@@ -47,6 +50,11 @@ class VnfTemplate(Strict):
             return v
 
         return {key: value(v) for key, v in node.args.items()}
+
+
+def ways_out(template: VnfTemplate) -> list[str]:
+    """The ways out its edges take: `exit`, `exit:NAME`, or both."""
+    return sorted({e.to for e in template.edges if e.to == EXIT or e.to.startswith(EXIT + ":")})
 
 
 def template_problems(template: VnfTemplate, nf_types: dict[str, dict]) -> list[tuple[str, str]]:
@@ -82,7 +90,13 @@ def template_problems(template: VnfTemplate, nf_types: dict[str, dict]) -> list[
                         f"({types[edge.source]}: {', '.join(gates) or 'no gates'})",
                     )
                 )
-    problems += graph_problems(names + [EXIT], edges, "")
+    for edge in edges:
+        if edge.target.startswith(EXIT + ":") and not NAMED_EXIT.match(edge.target):
+            problems.append(
+                (f"{edge.where}.to", f"{edge.target!r}: a named way out is {EXIT}:NAME, NAME of letters, digits and _")
+            )
+    exits = [EXIT] + [way for way in ways_out(template) if NAMED_EXIT.match(way)]
+    problems += graph_problems(names + exits, edges, "")
     leaving = {name: [e for e in edges if e.source == name] for name in names}
     for n, name in enumerate(names):
         if not leaving[name]:
@@ -132,6 +146,15 @@ def load_template(path: Path) -> VnfTemplate:
     return template
 
 
-def load_templates(directory: Path = TEMPLATE_DIR) -> dict[str, VnfTemplate]:
-    """Every template of a catalog directory, by name."""
-    return {path.stem: load_template(path) for path in sorted(directory.glob("*.yaml"))}
+def template_names(directory: Path = TEMPLATE_DIR) -> list[str]:
+    """The names of a folder's templates, without reading them."""
+    return sorted(path.stem for path in directory.glob("*.yaml"))
+
+
+def load_templates(directory: Path = TEMPLATE_DIR, names: set[str] | None = None) -> dict[str, VnfTemplate]:
+    """The templates of a folder by name: every one, or those of `names` that it has."""
+    return {
+        path.stem: load_template(path)
+        for path in sorted(directory.glob("*.yaml"))
+        if names is None or path.stem in names
+    }

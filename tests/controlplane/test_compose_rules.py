@@ -6,19 +6,21 @@ from __future__ import annotations
 import pytest
 
 from conftest import REPO, tandem
+from controlplane.errors import SpecError
 from controlplane.sfc.compose import compose, eliminate_redundant, parallel_runs
 from controlplane.sfc.sfc_request import MicroEdge, MicroGraph, MicroNode, SfcGraph, expand, request_problems
-from controlplane.sfc.templates import VnfTemplate, template_problems
+from controlplane.sfc.templates import VnfTemplate, load_templates, template_problems
 
 IP = ["ipv4_ttl", "ipv4_checksum", "ipv4_src"]
 
 
-def descriptor(reads=(), writes=(), may_drop=False, stateful=False, gates=()):
+def descriptor(reads=(), writes=(), may_drop=False, stateful=False, gates=(), random=False):
     return {
         "reads": list(reads),
         "writes": list(writes),
         "may_drop": may_drop,
         "stateful": stateful,
+        "random": random,
         "gates": list(gates),
     }
 
@@ -48,7 +50,7 @@ def edges_of(g: MicroGraph) -> set:
 
 def test_a_check_an_identical_one_passed_on_the_way_goes():
     g = graph([("a", "check"), ("b", "count"), ("c", "check"), ("d", "work")], [("a", "b"), ("b", "c"), ("c", "d")])
-    composed, merges = eliminate_redundant(g, DESCRIPTORS)
+    composed, merges, _ = eliminate_redundant(g, DESCRIPTORS)
     assert [(m.removed, m.kept) for m in merges] == [("c", ["a"])]
     assert edges_of(composed) == {("a", "b", None), ("b", "d", None)}
 
@@ -82,7 +84,7 @@ def test_a_classifier_twin_goes_and_each_way_in_follows_its_known_label():
         [("s", "classify"), ("u", "count"), ("n", "note"), ("t", "classify"), ("h", "work"), ("o", "work")],
         [("s", "u", "http"), ("s", "n", "other"), ("u", "t"), ("n", "t"), ("t", "h", "http"), ("t", "o", "other")],
     )
-    composed, merges = eliminate_redundant(g, DESCRIPTORS)
+    composed, merges, _ = eliminate_redundant(g, DESCRIPTORS)
     assert [m.removed for m in merges] == ["t"]
     assert edges_of(composed) == {("s", "u", "http"), ("s", "n", "other"), ("u", "h", None), ("n", "o", None)}
 
@@ -297,3 +299,93 @@ def test_a_bad_request_exits_2_naming_the_file_and_field(tmp_path):
     result = tandem("compose", str(request))
     assert result.returncode == 2
     assert f"{request}: sfc.vnfs[0].template: unknown VNF template 'nope'" in result.stderr
+
+
+def test_what_a_merged_classifier_alone_fed_goes_as_unreachable():
+    # c1 sends HTTP on to its twin c2, whose `other` gate can then never fire: c2 goes, and with it t, which only
+    # that gate fed (left behind, it was a second entry that rewrote packets the chain leaves alone).
+    g = graph(
+        [("c1", "classify"), ("c2", "classify"), ("urls", "count"), ("t", "ttl"), ("x", "work")],
+        [("c1", "c2", "http"), ("c1", "x", "other"), ("c2", "urls", "http"), ("c2", "t", "other"), ("urls", "x")],
+    )
+    g.edges.append(MicroEdge("t", "x"))
+    composed, merges, unreachable = eliminate_redundant(g, DESCRIPTORS)
+    assert [m.removed for m in merges] == ["c2"] and unreachable == ["t"]
+    assert edges_of(composed) == {("c1", "urls", "http"), ("c1", "x", "other"), ("urls", "x", None)}
+    assert [name for name in composed.nodes if not composed.into(name)] == ["c1"]  # one entry
+
+
+def test_parallel_groups_never_share_a_mnf():
+    # A run ends where the next μNF conflicts with it (a second MAC swap); its last branch must not fork the next run.
+    g = graph(
+        [("a", "check"), ("s1", "swap"), ("n1", "note"), ("s2", "swap"), ("n2", "note"), ("d", "check")],
+        [("a", "s1"), ("s1", "n1"), ("n1", "s2"), ("s2", "n2"), ("n2", "d")],
+    )
+    runs = parallel_runs(g, DESCRIPTORS)
+    members = [node for _, run, _ in runs for node in run]
+    assert len(members) == len(set(members)), runs
+    assert not {before for before, _, _ in runs} & set(members), runs
+    assert runs[0] == ("a", ["s1", "n1"], "s2")
+
+
+def test_a_random_mnf_is_never_merged():
+    DESCRIPTORS["loss"] = descriptor(may_drop=True, random=True)  # like drop: a random fraction, reads nothing
+    g = graph([("l1", "loss"), ("l2", "loss"), ("d", "work")], [("l1", "l2"), ("l2", "d")])
+    assert eliminate_redundant(g, DESCRIPTORS)[1] == []
+
+
+def test_a_template_with_a_second_way_out_loads_from_a_file(tmp_path):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "split.yaml").write_text(
+        "name: split\nnodes: [{name: c, type: http_classifier}]\n"
+        "edges: [{from: c, to: 'exit:web', label: http}, {from: c, to: exit, label: other}]\n"
+    )
+    assert list(load_templates(folder)) == ["split"]
+    (folder / "bad.yaml").write_text(
+        "name: bad\nnodes: [{name: c, type: http_classifier}]\n"
+        "edges: [{from: c, to: 'exit:we b', label: http}, {from: c, to: exit, label: other}]\n"
+    )
+    with pytest.raises(SpecError) as refused:
+        load_templates(folder)
+    assert any(path == "edges[0].to" and "exit:NAME" in message for path, message in refused.value.problems)
+
+
+REQUEST_WITH_OWN_TEMPLATES = """\
+name: own
+duration: 1
+traffic: {rate: 100 kpps}
+scheduler: coop
+sfc:
+  core: 1
+  templates: mine
+  vnfs:
+    - {name: s, template: split}
+    - {name: web, template: monitoring}
+    - {name: rest, template: edge_firewall, args: {rules: [{dst_port: 99999, action: deny}]}}
+  links:
+    - {from: s, to: web, label: web}
+    - {from: s, to: rest}
+"""
+
+
+def test_a_request_brings_its_own_templates_and_errors_name_its_own_fields(tmp_path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "split.yaml").write_text(
+        "name: split\nnodes: [{name: c, type: http_classifier}]\n"
+        "edges: [{from: c, to: 'exit:web', label: http}, {from: c, to: exit, label: other}]\n"
+    )
+    good = tmp_path / "good.yaml"
+    good.write_text(REQUEST_WITH_OWN_TEMPLATES.replace("dst_port: 99999", "dst_port: 22"))
+    result = tandem("compose", str(good))
+    assert result.returncode == 0, result.stderr
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(REQUEST_WITH_OWN_TEMPLATES)
+    result = tandem("validate", str(bad))
+    assert result.returncode == 2
+    assert f"{bad}: sfc.vnfs[2].args.rules[0].dst_port" in result.stderr, result.stderr
+    assert "graph.nodes" not in result.stderr
+    missing = tmp_path / "missing.yaml"
+    missing.write_text(REQUEST_WITH_OWN_TEMPLATES.replace("templates: mine", "templates: theirs"))
+    result = tandem("validate", str(missing))
+    assert result.returncode == 2 and "sfc.templates: 'theirs' is no folder" in result.stderr, result.stderr
