@@ -3,6 +3,7 @@
 #include "dataplane/packets/ip_view.h"
 #include "nf_test_support.h"
 #include "nfs/checkip.h"
+#include "nfs/firewall_rules.h"
 
 namespace tandem {
 namespace {
@@ -108,6 +109,69 @@ TEST(Ipv6, TheHttpMnfsReadRequestsOverIpv6) {
   auto validated = testing::run_batch(*validator, labelled.kept);
   EXPECT_EQ(validated.dropped, 1);  // the SQL injection, behind its hop-by-hop header
   testing::free_all(validated.kept);
+}
+
+TEST(Ipv6Rules, ParseByFamilyAndRefuseMixedOrLongPrefixes) {
+  SpecErrors errors;
+  auto rule =
+      parse_firewall_rule(json{{"src", "2001:db8::ff/32"}, {"proto", "icmpv6"}, {"action", "deny"}}, "r", errors);
+  ASSERT_TRUE(rule.has_value());
+  EXPECT_EQ(rule->family, IpFamily::V6);
+  EXPECT_EQ(rule->src_prefix, 32);
+  EXPECT_EQ(rule->src_ip6[3], 0xb8);
+  EXPECT_EQ(rule->src_ip6[15], 0);  // host bits cleared
+  EXPECT_EQ(rule->proto, IPPROTO_ICMPV6);
+  EXPECT_EQ(parse_firewall_rule(json{{"dst_port", 80}, {"action", "deny"}}, "r", errors)->family, IpFamily::Any);
+  EXPECT_TRUE(errors.empty());
+  EXPECT_FALSE(
+      parse_firewall_rule(json{{"src", "10.0.0.0/8"}, {"dst", "2001:db8::/32"}, {"action", "deny"}}, "m", errors));
+  EXPECT_FALSE(parse_firewall_rule(json{{"src", "2001:db8::/129"}, {"action", "deny"}}, "l", errors));
+  ASSERT_EQ(errors.size(), 2u);
+  EXPECT_EQ(errors[0].path.substr(0, 2), "m.");  // whichever address is read second
+  EXPECT_NE(errors[0].message.find("family"), std::string::npos);
+  EXPECT_EQ(errors[1].path, "l.src");
+}
+
+TEST(Ipv6Rules, TheFirewallMatchesIpv6RulesBehindExtensionHeadersAndLeavesIpv4ToIpv4Rules) {
+  // 2001:db8::1 port 40000 to port 80 (make_ipv6_frame); make_frame's flows come from 10.0.0.x to port 8080.
+  json rules = json::array({{{"src", "2001:db8::1/128"}, {"dst_port", 80}, {"proto", "tcp"}, {"action", "deny"}}});
+  auto firewall = testing::make_nf("firewall", {{"rules", rules}});
+  auto out =
+      testing::run_batch(*firewall, {make_ipv6_frame(IPPROTO_TCP), make_ipv6_frame(IPPROTO_TCP, "", {hop_by_hop()}),
+                                     make_ipv6_frame(IPPROTO_UDP), testing::make_frame(0, 64, IPPROTO_TCP)});
+  EXPECT_EQ(out.dropped, 2);  // both TCP frames to port 80; the UDP one and the IPv4 one pass
+  EXPECT_EQ(firewall->report()["denied_unreadable"], 0);
+  testing::free_all(out.kept);
+
+  // An allow-all IPv4 rule is IPv4's (as nftables' ip saddr): IPv6 meets the default; a port rule matches both.
+  auto v4_only = testing::make_nf(
+      "firewall", {{"rules", json::array({{{"src", "0.0.0.0/0"}, {"action", "allow"}}})}, {"default", "deny"}});
+  out = testing::run_batch(*v4_only, {make_ipv6_frame(IPPROTO_TCP), testing::make_frame(0)});
+  EXPECT_EQ(out.dropped, 1);
+  EXPECT_EQ(v4_only->report()["denied_unreadable"], 0);
+  testing::free_all(out.kept);
+  auto by_port = testing::make_nf("firewall", {{"rules", json::array({{{"dst_port", 80}, {"action", "deny"}}})}});
+  out = testing::run_batch(*by_port, {make_ipv6_frame(IPPROTO_TCP), make_ipv6_frame(IPPROTO_UDP)});
+  EXPECT_EQ(out.dropped, 2);
+  testing::free_all(out.kept);
+}
+
+TEST(Ipv6Rules, ALaterFragmentIsUnreadableToTheFirewall) {
+  auto firewall = testing::make_nf("firewall", {{"rules", json::array({{{"dst_port", 80}, {"action", "allow"}}})}});
+  auto out = testing::run_batch(*firewall, {make_ipv6_frame(IPPROTO_UDP, "x", {fragment_at(3)}),
+                                            make_ipv6_frame(IPPROTO_UDP, "x", {fragment_at(0)})});
+  EXPECT_EQ(out.dropped, 1);
+  EXPECT_EQ(firewall->report()["denied_unreadable"], 1);
+  testing::free_all(out.kept);
+}
+
+TEST(Ipv6Rules, TheFlowClassifierSendsIpv6ToItsSfc) {
+  json rules = json::array({{{"sfc", "v6"}, {"src", "2001:db8::/64"}}, {{"sfc", "v4"}, {"src", "10.0.0.0/8"}}});
+  auto classifier = testing::make_nf("flow_classifier", {{"rules", rules}});
+  auto out = testing::run_batch(*classifier, {make_ipv6_frame(IPPROTO_TCP), testing::make_frame(0)});
+  ASSERT_EQ(out.kept.size(), 2u);
+  EXPECT_NE(out.gates[0], out.gates[1]);
+  testing::free_all(out.kept);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 """IPv6 as real hosts send it (plain, behind a hop-by-hop header, in an 802.1Q tag; HTTP requests benign and SQL
-injections) replayed through checkip, ttl, validate_url and count_url: the benign requests pass, one hop limit lower,
+injections) replayed through checkip, a firewall allowing only IPv6 TCP from 2001:db8::/32, ttl, validate_url and
+count_url: the benign requests pass, one hop limit lower,
 the attacks are dropped by validate_url, and Wireshark's dissector (tshark), reading what went in and what came out,
 agrees on every field; the accounting is exact."""
 
@@ -20,6 +21,8 @@ pytestmark = [requires_root, pytest.mark.skipif(shutil.which("tshark") is None, 
 REPLAY = PCAP_REPLAY.split("chains:")[0] + (
     "chains:\n  - name: c\n    nfs:\n"
     "      - {name: check, type: checkip, core: 1}\n"
+    "      - {name: fw, type: firewall, core: 1, args: {rules: [{src: '2001:db8::/32', proto: tcp, action: allow}],"
+    " default: deny}}\n"
     "      - {name: ttl, type: ttl, core: 1}\n"
     "      - {name: waf, type: validate_url, core: 1}\n"
     "      - {name: urls, type: count_url, core: 1}\n"
@@ -59,6 +62,7 @@ def test_ipv6_requests_pass_one_hop_lower_and_attacks_are_dropped_as_wireshark_r
     assert chain["dropped"]["total"] == 3, chain["dropped"]
     reports = {nf["name"]: nf["report"] for nf in results["nfs"]}
     assert reports["urls"]["not_http"] == 0, reports["urls"]
+    assert reports["fw"]["allowed"] == len(frames) and reports["fw"]["denied"] == 0, reports["fw"]
 
     after = dissected(received)
     kept = [entry for entry in before if entry["http.request.uri"] != ATTACK]
