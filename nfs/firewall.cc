@@ -41,18 +41,19 @@ class Firewall final : public NetworkFunction {
   FlowAcl acl_;
   bool default_allow_;
   uint64_t allowed_ = 0, denied_ = 0;
-  uint64_t unreadable_ = 0;  // of denied_: not IPv4 behind at most two VLAN tags, or cut short (see FlowAcl)
+  uint64_t unreadable_ = 0;  // of denied_: no rule could read it (see FlowAcl::kUnreadable)
 };
 
 const NfRegistration registration({
     .name = "firewall",
-    .help = "L3/L4 allow/deny rules on the 5-tuple (rte_acl); the first matching rule wins.",
+    .help = "L3/L4 allow/deny rules on the IPv4 or IPv6 5-tuple (rte_acl); the first matching rule wins.",
     .args =
         {{.name = "rules",
           .type = ArgType::List,
           .default_value = json::array(),
           .help =
-              "list of {src, dst, src_port, dst_port, proto, action}; e.g. {dst_port: 22, proto: tcp, action: deny}"},
+              "list of {src, dst, src_port, dst_port, proto, action}; e.g. {dst_port: 22, proto: tcp, action: deny}; "
+              "an IPv4 address (10.0.0.0/8) makes a rule IPv4's, an IPv6 one (2001:db8::/32) IPv6's, none both"},
          {.name = "synthetic_rules",
           .type = ArgType::Integer,
           .default_value = 0,

@@ -1,5 +1,7 @@
-// An IPv4 5-tuple ACL on DPDK's rte_acl (the layout of DPDK's examples/l3fwd-acl): each rule a match and a value,
-// the first matching rule winning. The firewall's verdicts and the flow classifier's SFCs are its values.
+// A 5-tuple ACL on DPDK's rte_acl for IPv4 and IPv6 (the layouts of DPDK's examples/l3fwd-acl), one context each:
+// each rule a match and a value, the first matching rule winning. A rule with an IPv4 address goes to the IPv4
+// context, one with an IPv6 address to the IPv6 one, one with neither to both. The firewall's verdicts and the flow
+// classifier's SFCs are its values.
 #pragma once
 
 #include <cstdint>
@@ -16,8 +18,9 @@ namespace tandem {
 class FlowAcl {
  public:
   static constexpr uint32_t kNoMatch = UINT32_MAX;  // no rule matched the packet
-  // Not IPv4 (behind at most two VLAN tags), or too short to hold a header and the 4 bytes after it (UDP's and TCP's
-  // ports): no rule can see it. A header with options is readable: its ports are found after the options.
+  // Neither IPv4 nor IPv6 (behind at most two VLAN tags), too short to hold a header and the 4 bytes after it (UDP's
+  // and TCP's ports), or IPv6 without a transport header to read (a later fragment, more than 8 extension headers):
+  // no rule can see it. IPv4 options and IPv6 extension headers are readable: the ports are found after them.
   static constexpr uint32_t kUnreadable = UINT32_MAX - 1;
 
   // `values[i]` is what a packet matching `rules[i]` (and no earlier rule) classifies as: same size (no rules: every
@@ -32,7 +35,8 @@ class FlowAcl {
   void classify(const Batch& batch, uint32_t* out) const;
 
  private:
-  rte_acl_ctx* acl_ = nullptr;  // none without rules
+  rte_acl_ctx* acl_ = nullptr;   // IPv4; none without rules for it
+  rte_acl_ctx* acl6_ = nullptr;  // IPv6; likewise
 };
 
 }  // namespace tandem

@@ -6,7 +6,7 @@
 #include <rte_ip.h>
 #include <rte_tcp.h>
 
-#include "dataplane/packets/ipv4_view.h"
+#include "dataplane/packets/ip_view.h"
 
 namespace tandem {
 
@@ -42,12 +42,12 @@ std::optional<HttpRequestLine> parse_request_line(std::string_view payload) {
 }
 
 std::optional<HttpRequestLine> http_request_line(rte_mbuf* m) {
-  auto [ip, l3] = ipv4_in_frame(m);
-  if (ip == nullptr || ip->next_proto_id != IPPROTO_TCP) return std::nullopt;
-  size_t l4 = l3 + rte_ipv4_hdr_len(ip);
-  size_t ip_end = l3 + rte_be_to_cpu_16(ip->total_length);
-  size_t frame = rte_pktmbuf_data_len(m);
-  if (ip_end > frame || l4 + sizeof(rte_tcp_hdr) > ip_end) return std::nullopt;
+  // IPv4 or IPv6. A fragment after the first has no TCP header (l4_offset 0: only reassembly would give its bytes
+  // a place in the stream), and a packet the frame holds only part of is not read.
+  IpInFrame ip = ip_in_frame(m);
+  if (ip.version == 0 || ip.truncated || ip.l4_protocol != IPPROTO_TCP || ip.l4_offset == 0) return std::nullopt;
+  size_t l4 = ip.l4_offset, ip_end = ip.l3_end;
+  if (l4 + sizeof(rte_tcp_hdr) > ip_end) return std::nullopt;
   const auto* tcp = rte_pktmbuf_mtod_offset(m, const rte_tcp_hdr*, l4);
   size_t payload = l4 + (tcp->data_off >> 4) * 4u;
   if (payload >= ip_end) return std::nullopt;

@@ -1,7 +1,8 @@
-// ttl: decrements the IPv4 TTL with an incremental checksum update (RFC 1624) and drops at zero.
+// ttl: decrements the IPv4 TTL with an incremental checksum update (RFC 1624), or the IPv6 hop limit, and drops at
+// zero.
 #include "ttl.h"
 
-#include "dataplane/packets/ipv4_view.h"
+#include "dataplane/packets/ip_view.h"
 #include "nf.h"
 
 namespace tandem {
@@ -18,23 +19,32 @@ bool decrement_ttl(rte_ipv4_hdr* ip) {
   return true;
 }
 
+bool decrement_hop_limit(rte_ipv6_hdr* ip) {
+  if (ip->hop_limits <= 1) return false;
+  ip->hop_limits--;  // IPv6 has no header checksum to update
+  return true;
+}
+
 namespace {
 
 class Ttl final : public NetworkFunction {
  public:
   void process(Batch& batch) override {
     batch.filter([](rte_mbuf* m) {
-      rte_ipv4_hdr* ip = ipv4_header(m);
-      return ip != nullptr && decrement_ttl(ip);
+      IpInFrame ip = ip_in_frame(m);
+      if (ip.version == 6) return decrement_hop_limit(ip.ipv6);
+      return ip.version == 4 && decrement_ttl(ip.ipv4);
     });
   }
 };
 
 const NfRegistration registration({
     .name = "ttl",
-    .help = "Decrements the IPv4 TTL (incremental checksum update); drops packets whose TTL reaches 0.",
+    .help = "Decrements the IPv4 TTL (incremental checksum update) or the IPv6 hop limit; drops packets whose TTL or "
+            "hop limit reaches 0, and frames that are neither IPv4 nor IPv6.",
     .args = {},
     .create = [](const json&, const NfContext&) { return std::make_unique<Ttl>(); },
+    // ipv4_ttl stands for IPv6's hop limit too: the same field to the composer.
     .descriptor = {.may_drop = true,
                    .reads = {HeaderField::EthType, HeaderField::Ipv4Ttl, HeaderField::Ipv4Checksum},
                    .writes = {HeaderField::Ipv4Ttl, HeaderField::Ipv4Checksum}},

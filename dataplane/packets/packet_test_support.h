@@ -74,6 +74,52 @@ inline rte_mbuf* with_ipv4_options(rte_mbuf* m, const std::vector<uint8_t>& opti
   return m;
 }
 
+// An IPv6 extension header: its type (the next-header value that announces it) and its bytes, a multiple of 8
+// (the first, its own next header, is filled in when the frame is made).
+struct Ipv6Extension {
+  uint8_t type;
+  std::vector<uint8_t> bytes;
+};
+
+// A hop-by-hop options header of 8 bytes (a Router Alert, as MLD sends) and a fragment header at `offset` (in 8-byte
+// units; more fragments follow).
+inline Ipv6Extension hop_by_hop() { return {IPPROTO_HOPOPTS, {0, 0, 5, 2, 0, 0, 1, 0}}; }
+inline Ipv6Extension fragment_at(uint16_t offset) {
+  return {IPPROTO_FRAGMENT,
+          {0, 0, static_cast<uint8_t>(offset >> 5), static_cast<uint8_t>((offset << 3 & 0xf8) | 1), 0, 0, 0, 42}};
+}
+
+// An IPv6 frame from 2001:db8::1 port 40000 to 2001:db8::2 port 80: behind `extensions`, a TCP header (20 bytes) or
+// a UDP header, then `payload`. Transport checksums are left 0: no NF here reads them.
+inline rte_mbuf* make_ipv6_frame(uint8_t protocol, const std::string& payload = "",
+                                 const std::vector<Ipv6Extension>& extensions = {}, uint8_t hop_limit = 64) {
+  std::vector<uint8_t> frame = {2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2, 0x86, 0xdd};  // destination, source, IPv6
+  std::vector<uint8_t> after;  // the extension headers, the transport header and the payload
+  for (size_t i = 0; i < extensions.size(); i++) {
+    std::vector<uint8_t> bytes = extensions[i].bytes;
+    bytes[0] = i + 1 < extensions.size() ? extensions[i + 1].type : protocol;
+    after.insert(after.end(), bytes.begin(), bytes.end());
+  }
+  if (protocol == IPPROTO_TCP)
+    after.insert(after.end(), {0x9c, 0x40, 0, 80, 0, 0, 0, 1, 0, 0, 0, 0, 5 << 4, 0x18, 0xff, 0xff, 0, 0, 0, 0});
+  else
+    after.insert(after.end(), {0x9c, 0x40, 0, 80, 0, static_cast<uint8_t>(8 + payload.size()), 0, 0});
+  after.insert(after.end(), payload.begin(), payload.end());
+  uint8_t first = extensions.empty() ? protocol : extensions[0].type;
+  auto length = static_cast<uint16_t>(after.size());
+  frame.insert(frame.end(),
+               {6 << 4, 0, 0, 0, static_cast<uint8_t>(length >> 8), static_cast<uint8_t>(length), first, hop_limit});
+  for (uint8_t host : {1, 2})
+    frame.insert(frame.end(), {0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, host});
+  frame.insert(frame.end(), after.begin(), after.end());
+  frame.resize(std::max<size_t>(frame.size(), kMinFrame - kFcsBytes));
+  rte_mbuf* m = rte_pktmbuf_alloc(test_pool());
+  m->data_len = m->pkt_len = static_cast<uint16_t>(frame.size());
+  memcpy(rte_pktmbuf_mtod(m, uint8_t*), frame.data(), frame.size());
+  clear_hops(meta_of(m));
+  return m;
+}
+
 inline void free_all(const std::vector<rte_mbuf*>& pkts) {
   for (rte_mbuf* m : pkts) rte_pktmbuf_free(m);
 }

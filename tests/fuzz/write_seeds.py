@@ -47,6 +47,12 @@ def ethernet(l3: bytes, ether_type: int = 0x0800, tags: tuple[tuple[int, int], .
     return MACS + b"".join(struct.pack("!HH", tpid, vlan) for tpid, vlan in tags) + struct.pack("!H", ether_type) + l3
 
 
+def ipv6(next_header: int, after: bytes) -> bytes:
+    """An IPv6 header (2001:db8::1 to 2001:db8::2) and what follows it: extension headers, then the transport."""
+    hosts = [bytes.fromhex("20010db8" + "00" * 11 + f"{host:02x}") for host in (1, 2)]
+    return struct.pack("!IHBB16s16s", 6 << 28, len(after), next_header, 64, *hosts) + after
+
+
 def request(url: str) -> bytes:
     return f"GET {url} HTTP/1.1\r\nHost: example.test\r\n\r\n".encode()
 
@@ -61,6 +67,11 @@ SEEDS = {
     "ipv4-router-alert": ethernet(ipv4(6, tcp(request("/b")), options=b"\x94\x04\x00\x00")),
     "ipv6-udp": ethernet(
         struct.pack("!IHBB16s16s", 6 << 28, 26, 17, 64, bytes(16), bytes(16)) + udp(bytes(18)), 0x86DD
+    ),
+    "ipv6-http-get": ethernet(ipv6(6, tcp(request("/index.html"))), 0x86DD),
+    # Behind a hop-by-hop header (a Router Alert) and a first fragment's header (offset 0, more to come).
+    "ipv6-extensions-http": ethernet(
+        ipv6(0, bytes([44, 0, 5, 2, 0, 0, 1, 0]) + bytes([6, 0, 0, 1, 0, 0, 0, 42]) + tcp(request("/c"))), 0x86DD
     ),
     "arp": ethernet(bytes(28), 0x0806),
 }

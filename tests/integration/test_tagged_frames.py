@@ -58,13 +58,12 @@ def write_pcap(path, frames: list[bytes]) -> None:
     path.write_bytes(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1) + records)
 
 
-def dissected(path) -> list[dict]:
-    """What Wireshark's dissectors read in each frame, checksums checked. Sequence analysis is off: the capture repeats
-    a flow's segments, which it would take for retransmissions and leave out of HTTP."""
-    fields = ["ieee8021ad.id", "vlan.id", "ip.hdr_len", "ip.ttl", "ip.checksum.status", "http.request.uri"]
-    options = ["-o", "ip.check_checksum:TRUE", "-o", "tcp.analyze_sequence_numbers:FALSE"]
+def tshark_fields(path, fields: list[str], options: tuple[str, ...] = ()) -> list[dict]:
+    """What Wireshark's dissectors read in each frame of a capture, field by field. Sequence analysis is off: the
+    captures repeat a flow's segments, which it would take for retransmissions and leave out of HTTP."""
     result = subprocess.run(
-        ["tshark", "-r", str(path), *options, "-T", "fields", "-E", "separator=/t"]
+        ["tshark", "-r", str(path), *options, "-o", "tcp.analyze_sequence_numbers:FALSE"]
+        + ["-T", "fields", "-E", "separator=/t"]
         + [arg for field in fields for arg in ("-e", field)],
         capture_output=True,
         text=True,
@@ -72,6 +71,12 @@ def dissected(path) -> list[dict]:
     )
     assert result.returncode == 0, result.stderr
     return [dict(zip(fields, line.split("\t"), strict=True)) for line in result.stdout.splitlines()]
+
+
+def dissected(path) -> list[dict]:
+    """Tags, the IPv4 header's length, TTL and checksum (checked) and the HTTP URI of each frame."""
+    fields = ["ieee8021ad.id", "vlan.id", "ip.hdr_len", "ip.ttl", "ip.checksum.status", "http.request.uri"]
+    return tshark_fields(path, fields, ("-o", "ip.check_checksum:TRUE"))
 
 
 def test_tagged_frames_and_ip_options_pass_as_wireshark_reads_them(write_spec, tmp_path, machine_before):

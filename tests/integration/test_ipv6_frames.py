@@ -1,0 +1,73 @@
+"""IPv6 as real hosts send it (plain, behind a hop-by-hop header, in an 802.1Q tag; HTTP requests benign and SQL
+injections) replayed through checkip, a firewall allowing only IPv6 TCP from 2001:db8::/32, ttl, validate_url and
+count_url: the benign requests pass, one hop limit lower,
+the attacks are dropped by validate_url, and Wireshark's dissector (tshark), reading what went in and what came out,
+agrees on every field; the accounting is exact."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from conftest import requires_root
+from fuzz.write_seeds import ethernet, ipv6, request, tcp
+from integration.test_pcap import REPLAY as PCAP_REPLAY
+from integration.test_pcap import run
+from integration.test_tagged_frames import tagged, tshark_fields, write_pcap
+
+pytestmark = [requires_root, pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is missing")]
+
+REPLAY = PCAP_REPLAY.split("chains:")[0] + (
+    "chains:\n  - name: c\n    nfs:\n"
+    "      - {name: check, type: checkip, core: 1}\n"
+    "      - {name: fw, type: firewall, core: 1, args: {rules: [{src: '2001:db8::/32', proto: tcp, action: allow}],"
+    " default: deny}}\n"
+    "      - {name: ttl, type: ttl, core: 1}\n"
+    "      - {name: waf, type: validate_url, core: 1}\n"
+    "      - {name: urls, type: count_url, core: 1}\n"
+)
+BENIGN = ["/index.html", "/img/logo.png", "/search?q=cats"]
+ATTACK = "/item?id=1%27%20OR%20%271%27%3D%271"
+HOP_BY_HOP = bytes([6, 0, 5, 2, 0, 0, 1, 0])  # next header TCP; a Router Alert, as MLD sends
+
+
+def frame(url: str, kind: int) -> bytes:
+    if kind == 0:
+        return ethernet(ipv6(6, tcp(request(url))), 0x86DD)
+    if kind == 1:
+        return ethernet(ipv6(0, HOP_BY_HOP + tcp(request(url))), 0x86DD)
+    return tagged(ethernet(ipv6(6, tcp(request(url))), 0x86DD), 0x8100, 100)
+
+
+def dissected(path) -> list[dict]:
+    """The tag, the hop limit, the hop-by-hop header's next header and the HTTP URI of each frame."""
+    return tshark_fields(path, ["vlan.id", "ipv6.hlim", "ipv6.hopopts.nxt", "http.request.uri"])
+
+
+def test_ipv6_requests_pass_one_hop_lower_and_attacks_are_dropped_as_wireshark_reads_them(
+    write_spec, tmp_path, machine_before
+):
+    sent, received = tmp_path / "sent.pcap", tmp_path / "received.pcap"
+    frames = [frame(url, kind) for kind in range(3) for url in BENIGN + [ATTACK]]
+    write_pcap(sent, frames)
+    before = dissected(sent)
+    assert [entry["http.request.uri"] for entry in before] == (BENIGN + [ATTACK]) * 3, before
+    assert {entry["vlan.id"] for entry in before[8:]} == {"100"} and before[4]["ipv6.hopopts.nxt"] == "6", before
+
+    results = run(write_spec(REPLAY.replace("PCAP", str(sent))), tmp_path, "--capture", str(received))
+    chain = results["chains"][0]
+    assert chain["generated"] == len(frames) and results["accounting"]["exact"]
+    assert chain["delivered"] == 3 * len(BENIGN)
+    assert chain["dropped"]["total"] == 3, chain["dropped"]
+    reports = {nf["name"]: nf["report"] for nf in results["nfs"]}
+    assert reports["urls"]["not_http"] == 0, reports["urls"]
+    assert reports["fw"]["allowed"] == len(frames) and reports["fw"]["denied"] == 0, reports["fw"]
+
+    after = dissected(received)
+    kept = [entry for entry in before if entry["http.request.uri"] != ATTACK]
+    assert len(after) == len(kept)
+    for sent_frame, received_frame in zip(kept, after, strict=True):
+        assert int(received_frame["ipv6.hlim"]) == int(sent_frame["ipv6.hlim"]) - 1
+        for field in ("vlan.id", "ipv6.hopopts.nxt", "http.request.uri"):
+            assert received_frame[field] == sent_frame[field], (field, sent_frame, received_frame)
