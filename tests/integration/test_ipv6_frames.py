@@ -12,20 +12,17 @@ import pytest
 
 from conftest import requires_root
 from fuzz.write_seeds import ethernet, ipv6, request, tcp
-from integration.test_pcap import REPLAY as PCAP_REPLAY
-from integration.test_pcap import run
+from integration.test_pcap import replay_through, run
 from integration.test_tagged_frames import tagged, tshark_fields, write_pcap
 
 pytestmark = [requires_root, pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is missing")]
 
-REPLAY = PCAP_REPLAY.split("chains:")[0] + (
-    "chains:\n  - name: c\n    nfs:\n"
-    "      - {name: check, type: checkip, core: 1}\n"
-    "      - {name: fw, type: firewall, core: 1, args: {rules: [{src: '2001:db8::/32', proto: tcp, action: allow}],"
-    " default: deny}}\n"
-    "      - {name: ttl, type: ttl, core: 1}\n"
-    "      - {name: waf, type: validate_url, core: 1}\n"
-    "      - {name: urls, type: count_url, core: 1}\n"
+REPLAY = replay_through(
+    "name: check, type: checkip",
+    "name: fw, type: firewall, args: {rules: [{src: '2001:db8::/32', proto: tcp, action: allow}], default: deny}",
+    "name: ttl, type: ttl",
+    "name: waf, type: validate_url",
+    "name: urls, type: count_url",
 )
 BENIGN = ["/index.html", "/img/logo.png", "/search?q=cats"]
 ATTACK = "/item?id=1%27%20OR%20%271%27%3D%271"

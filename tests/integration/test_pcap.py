@@ -29,6 +29,12 @@ chains: [{name: c, nfs: [{name: check, type: checkip, core: 1}, {name: urls, typ
 """
 
 
+def replay_through(*nfs: str) -> str:
+    """REPLAY with the chain's NFs given, each a YAML mapping of name, type and args (put on core 1)."""
+    lines = "".join(f"      - {{{nf}, core: 1}}\n" for nf in nfs)
+    return REPLAY.split("chains:")[0] + "chains:\n  - name: c\n    nfs:\n" + lines
+
+
 def run(spec_path, tmp_path, *extra) -> dict:
     out = tmp_path / "results.json"
     result = tandem("run", str(spec_path), "--json", str(out), "--quiet", *extra)

@@ -13,19 +13,17 @@ import pytest
 from conftest import requires_root
 from controlplane.spec.pcap_file import read_pcap
 from fuzz.write_seeds import checksum
-from integration.test_pcap import REPLAY as PCAP_REPLAY
-from integration.test_pcap import SOURCE, run
+from integration.test_pcap import SOURCE, replay_through, run
 
 pytestmark = [requires_root, pytest.mark.skipif(shutil.which("tshark") is None, reason="tshark is missing")]
 
 # test_pcap's replay with a firewall and ttl between checkip and count_url. 20 kpps is far below what four light NFs
 # take on any host: nothing queues, so nothing is lost.
-REPLAY = PCAP_REPLAY.split("chains:")[0] + (
-    "chains:\n  - name: c\n    nfs:\n"
-    "      - {name: check, type: checkip, core: 1}\n"
-    "      - {name: fw, type: firewall, core: 1, args: {rules: [{src: 0.0.0.0/0, action: allow}], default: deny}}\n"
-    "      - {name: ttl, type: ttl, core: 1}\n"
-    "      - {name: urls, type: count_url, core: 1}\n"
+REPLAY = replay_through(
+    "name: check, type: checkip",
+    "name: fw, type: firewall, args: {rules: [{src: 0.0.0.0/0, action: allow}], default: deny}",
+    "name: ttl, type: ttl",
+    "name: urls, type: count_url",
 )
 FRAMES = 40
 ROUTER_ALERT = b"\x94\x04\x00\x00"  # the IPv4 option IGMP and RSVP send
