@@ -115,9 +115,11 @@ double ns_per_switch_of_bare_fibers(int turns) {
 
 // A switch costs what the Boost.Context switch under it costs, plus a little bookkeeping: it stays in user space.
 // Each side is the fastest of several interleaved repeats (preemption and a stolen vCPU only add time), so the ratio
-// holds still: 20.8 against 11.3 ns here (1.84x) in every one of 6 runs. 3x fails a switch that costs twice what it
-// does (3.7x), let alone a system call per switch. The fixed bound catches what the ratio cannot (both made slow
-// alike): 100 ns is 2.4x what a host twice as slow as this one takes.
+// holds still on a host, but not across hosts: 20.8 against 11.3 ns (1.84x) in 6 of 6 runs on an AMD EPYC guest,
+// 39.7-41.5 against 15.1-15.9 ns (2.6x) and once 30.8 against 10.1 (3.04x) on an Intel Xeon guest, where 3x failed.
+// 4x leaves a third above the highest seen and fails a switch that costs 1.5x what it does there, let alone a
+// system call per switch. The fixed bound catches what the ratio cannot (both made slow alike): 100 ns is 2.4x what
+// the AMD guest takes.
 TEST(UserLevelThreads, ASwitchCostsABareFiberSwitchInUserSpace) {
   constexpr int kTurns = 20000, kRepeats = 7;
   double threads_ns = 1e9, bare_ns = 1e9;
@@ -127,7 +129,7 @@ TEST(UserLevelThreads, ASwitchCostsABareFiberSwitchInUserSpace) {
   }
   std::printf("user-level switch (resume + yield): %.1f ns; a bare Boost.Context fiber's: %.1f ns\n", threads_ns,
               bare_ns);
-  EXPECT_LT(threads_ns, 3.0 * bare_ns);
+  EXPECT_LT(threads_ns, 4.0 * bare_ns);
   EXPECT_LT(threads_ns, 100.0);
 }
 
