@@ -44,7 +44,7 @@ CASES = [
             "type: firewall, core: 1, args: {rules: [{src: 10.0.0.0/40, action: deny}]}}",
         ),
         "chains[0].nfs[0].args.rules[0].src",
-        "IPv4 address or prefix",
+        "IPv4 or IPv6 address or prefix",
     ),
     (
         "core that does not exist",
