@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <map>
+#include <regex>
 #include <stdexcept>
 
 #include "json_integers.h"
@@ -117,6 +118,9 @@ void parse_chain(const json& c, Deployment& d) {
   chain.index = static_cast<int>(d.chains.size());
   chain.name = c.at("name");
   chain.traffic = parse_traffic(c.at("traffic"));
+  chain.from_port = integer_or(c, "from_port", -1);
+  chain.to_port = integer_or(c, "to_port", -1);
+  chain.from_sources = c.value("from_sources", std::vector<std::string>{});
   uint32_t capacity = integer_or(c, "ring_capacity", 2048u);
   const json& nodes = c.at("nfs");
   json io_nfs = json::array();
@@ -255,7 +259,21 @@ Deployment parse_deployment(const json& doc) {
   d.trace_hops = d.profile.is_object() && d.profile.contains("hops");  // the probe's workers stamp their hops
   d.scheduler.name = doc.at("scheduler").at("name");
   d.scheduler.options = doc.at("scheduler").value("options", json::object());
+  for (const auto& p : doc.value("ports", json::array())) {
+    PortConfig port;
+    port.index = static_cast<int>(d.ports.size());
+    port.name = p.at("name");
+    port.device = p.at("device");
+    port.pass_unhandled = p.value("unhandled", std::string("pass")) == "pass";
+    port.spec_path = p.value("spec_path", "ports[" + std::to_string(port.index) + "]");
+    d.ports.push_back(std::move(port));
+  }
   for (const auto& c : doc.at("chains")) parse_chain(c, d);
+  for (const ChainConfig& chain : d.chains)
+    for (int port : {chain.from_port, chain.to_port})
+      if (port >= static_cast<int>(d.ports.size()))
+        throw std::runtime_error("chain " + chain.name + " names port " + std::to_string(port) +
+                                 ", which is not there");
   if (doc.contains("workers"))
     for (const auto& w : doc.at("workers")) d.workers.push_back(worker_from_json(w, d.nfs));
   if (doc.contains("paths")) {
@@ -280,6 +298,12 @@ json deployment_to_json(const Deployment& deployment, const json& original) {
   return doc;
 }
 
+bool PortConfig::pci() const {
+  // Domain:bus:device.function, as DPDK's allow list and dpdk-devbind write it; the domain may be left out.
+  static const std::regex address(R"(^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$)");
+  return std::regex_match(device, address);
+}
+
 bool any_kernel_link(const Deployment& deployment, const std::vector<int>& rings) {
   return std::any_of(rings.begin(), rings.end(), [&](int ring) { return deployment.rings[ring].kernel; });
 }
@@ -288,6 +312,8 @@ unsigned mbuf_pool_size(const Deployment& deployment) {
   unsigned mbufs = 8192;
   for (const RingConfig& ring : deployment.rings) mbufs += ring.capacity;
   mbufs += static_cast<unsigned>(deployment.nfs.size()) * (kMbufCache * 3 / 2 + 2u * deployment.burst);
+  // A port's receive and send descriptors each hold an mbuf, and the Rx stage a burst.
+  mbufs += static_cast<unsigned>(deployment.ports.size()) * (2 * 1024u + deployment.burst);
   for (const NfConfig& nf : deployment.nfs) {
     for (int ring : nf.in_rings)  // a packet socket's receive buffers, one per I/O vector
       if (deployment.rings[ring].kernel) mbufs += deployment.chains[nf.chain].io.mux;

@@ -113,6 +113,21 @@ struct KernelIo {
   std::string entry_next_hop;  // the first NF's MAC where a switch forwards by destination; empty otherwise
 };
 
+// A DPDK device the spec names (`ports:`), or a lab host's link: the manager's Rx stage takes frames from it into
+// the chains it feeds, and its Tx stage sends the chains' output out of it (dataplane/ports/ethdev/).
+struct PortConfig {
+  int index = 0;
+  std::string name;  // the spec's name (a lab host's name for its link)
+  // A PCI address ("0000:3b:00.0", bound to a DPDK driver by the user) or a virtual device: its driver's name and
+  // arguments ("net_af_packet0,iface=veth1", "net_tap0,iface=tdm0", "net_ring0", "net_null0").
+  std::string device;
+  // Frames no chain of this port handles (not IP, IPv6 neighbour discovery, an address no chain's `source`
+  // matches): passed untouched to the port that chain sends to (a bump in the wire), or dropped and counted.
+  bool pass_unhandled = true;
+  std::string spec_path;  // "ports[0]", "lab.hosts[1]"
+  bool pci() const;       // the device is a PCI address
+};
+
 // A chain is a graph of NFs: one entry node fed by the generator, edges, and exit nodes feeding the sink. A
 // chain given as a list is the graph whose edges join consecutive NFs.
 struct ChainConfig {
@@ -124,6 +139,12 @@ struct ChainConfig {
   std::vector<int> exit_rings;
   TrafficConfig traffic;
   KernelIo io;
+  // Real traffic instead of the generator's: the port (PortConfig::index) whose Rx stage feeds the entry, and the
+  // source prefixes it takes for this chain where several chains share the port ("198.18.1.0/24"; none: every IP
+  // frame); -1: the generator. The port the exits' packets leave by; -1: the sink frees them.
+  int from_port = -1;
+  std::vector<std::string> from_sources;
+  int to_port = -1;
 };
 
 // NFs of one chain executed by one worker as consecutive function calls: each NF but the last has one edge,
@@ -184,7 +205,7 @@ struct Deployment {
   int control_core = 0;
   uint16_t burst = 32;
   uint16_t prefetch = 0;  // the pipelined prefetch distance k of every NF's batches (contract/batch.h)
-  double duration_s = 5;
+  double duration_s = 5;  // 0: until SIGINT or SIGTERM ends the traffic (chains fed by ports), then the drain
   double warmup_s = 0.5;
   double drain_s = 0.2;
   uint32_t latency_sample_every = 16;
@@ -201,6 +222,7 @@ struct Deployment {
   std::vector<NfConfig> nfs;
   std::vector<ChainConfig> chains;
   std::vector<RingConfig> rings;
+  std::vector<PortConfig> ports;
   SchedulerConfig scheduler;
   std::vector<WorkerPlan> workers;  // filled by the scheduler module's plan
   RunPaths paths;

@@ -10,25 +10,30 @@
 namespace tandem {
 
 namespace {
-std::vector<std::string> common_args(const Deployment& d, int lcore_id, int core) {
-  return {"--file-prefix=" + d.paths.file_prefix,
-          "--huge-dir=" + d.paths.huge_dir,
-          "--lcores=" + std::to_string(lcore_id) + "@" + std::to_string(core),
-          "--no-pci",
-          "--no-telemetry",
-          "--log-level=lib.eal:error"};
+// `pci`: the PCI devices this process probes (none: the PCI bus is not scanned at all).
+std::vector<std::string> common_args(const Deployment& d, int lcore_id, int core, const std::vector<std::string>& pci) {
+  std::vector<std::string> args = {"--file-prefix=" + d.paths.file_prefix, "--huge-dir=" + d.paths.huge_dir,
+                                   "--lcores=" + std::to_string(lcore_id) + "@" + std::to_string(core),
+                                   "--no-telemetry", "--log-level=lib.eal:error"};
+  if (pci.empty()) args.push_back("--no-pci");
+  for (const std::string& address : pci) args.push_back("--allow=" + address);
+  return args;
 }
 }  // namespace
 
 std::vector<std::string> primary_eal_args(const Deployment& d) {
+  // Only the manager opens ports (its Rx and Tx stages); the PCI devices the spec names, and no other.
+  std::vector<std::string> pci;
+  for (const PortConfig& port : d.ports)
+    if (port.pci()) pci.push_back(port.device);
   std::vector<std::string> args = {"tandem-manager", "--proc-type=primary"};
-  for (auto& a : common_args(d, 0, d.control_core)) args.push_back(a);
+  for (auto& a : common_args(d, 0, d.control_core, pci)) args.push_back(a);
   return args;
 }
 
 std::vector<std::string> secondary_eal_args(const Deployment& d, const WorkerPlan& worker) {
   std::vector<std::string> args = {"tandem-worker", "--proc-type=secondary"};
-  for (auto& a : common_args(d, worker.lcore_id, worker.core)) args.push_back(a);
+  for (auto& a : common_args(d, worker.lcore_id, worker.core, {})) args.push_back(a);
   return args;
 }
 

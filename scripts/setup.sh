@@ -20,9 +20,12 @@ step_done() {
 servers=(prometheus openvswitch-switch)
 # The reference implementations tests hold Tandem's packets against: Wireshark's dissectors (tshark) and nftables.
 references=(tshark nftables)
+# The real clients and servers of lab specs and of their tests (iperf3, ping, curl in the hosts' namespaces), and
+# ethtool, with which a lab turns off its veths' offloads.
+lab_tools=(iperf3 iputils-ping curl ethtool)
 # The fuzz targets' compiler and its libFuzzer, AddressSanitizer and UndefinedBehaviorSanitizer (scripts/fuzz.sh).
 fuzzing=(clang libclang-rt-14-dev)
-packages=(dpdk dpdk-dev libdpdk-dev meson ninja-build pkg-config g++ libgtest-dev nlohmann-json3-dev libboost-context-dev libssl-dev libhyperscan-dev libpcap-dev graphviz python3-venv clang-format "${references[@]}" "${fuzzing[@]}" "${servers[@]}")
+packages=(dpdk dpdk-dev libdpdk-dev meson ninja-build pkg-config g++ libgtest-dev nlohmann-json3-dev libboost-context-dev libssl-dev libhyperscan-dev libpcap-dev graphviz python3-venv clang-format "${references[@]}" "${lab_tools[@]}" "${fuzzing[@]}" "${servers[@]}")
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

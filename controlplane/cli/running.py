@@ -45,7 +45,11 @@ def cmd_run(args) -> int:
         )
     capture = _capture(args.capture, args.capture_limit) if args.capture else None
     duration = args.duration if args.duration is not None else spec.duration
-    progress = None if args.quiet else ProgressLine("", spec.warmup + duration)
+    # Chains fed by ports run until Ctrl-C, or, in a lab, until its clients are done: no total to show.
+    total = None if duration is None or spec.lab is not None else spec.warmup + duration
+    progress = None if args.quiet else ProgressLine("", total)
+    if duration is None and spec.lab is None and not args.quiet:
+        tell_user("forwarding between the ports until Ctrl-C (or SIGTERM); then the chains drain, and the results")
     if args.metrics and not args.quiet:
         place = metrics_place(args.metrics)
         tell_user(f"serving live metrics on {place} (Prometheus' format, at /metrics) while the run lasts")

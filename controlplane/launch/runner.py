@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import selectors
 import signal
@@ -14,7 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from controlplane.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_RUN_FAILED, RunFailed, SpecError
-from controlplane.machine import changes, kernel_links, resources, stall_diagnosis
+from controlplane.launch.lab_traffic import LabTraffic, seconds_allowed, unmet
+from controlplane.machine import changes, kernel_links, lab_network, resources, stall_diagnosis
 from controlplane.spec import catalog
 
 # Signals that end a run early: the manager is told to stop, and the run ends cleanly with partial results.
@@ -59,7 +61,13 @@ def _expected_seconds(config: dict) -> float:
     limits = catalog.catalog()["limits"]
     workers = sum(len(chain["nfs"]) for chain in config["chains"])
     attach = limits["attach_seconds"] + limits["attach_seconds_per_worker"] * workers
-    return attach + config["warmup"] + config["duration"] + 0.2 + 5 + limits["stop_seconds"]
+    if config["duration"] == 0:  # until stopped: by Ctrl-C, or when the lab's clients are done
+        if "lab" not in config:
+            return math.inf
+        traffic = seconds_allowed(config["lab"])
+    else:
+        traffic = config["warmup"] + config["duration"]
+    return attach + traffic + 0.2 + 5 + limits["stop_seconds"]
 
 
 def run_once(config: dict, source: str, on_event: Callable[[dict], None] | None = None) -> LaunchOutcome:
@@ -93,8 +101,13 @@ def launch(config: dict, verdict: dict, on_event: Callable[[dict], None] | None 
         resources.provide(
             session, verdict["requirements"], resources.RunPlace(run_id, config["paths"], config["chains"])
         )
+        lab = None
+        if "lab" in config:  # its namespaces and veths before the data plane opens their ends as ports
+            config["lab"] = dict(config["lab"], hosts=[dict(host) for host in config["lab"]["hosts"]])
+            lab_network.build(session, run_id, config["lab"])
+            lab = LabTraffic(session, config["lab"])
         (run_dir / "config.json").write_text(json.dumps(config, indent=2))
-        outcome = _drive_manager(config, run_dir, stop, on_event)
+        outcome = _drive_manager(config, run_dir, stop, on_event, lab)
         if outcome.results is not None and any("io" in chain for chain in config["chains"]):
             outcome.results["kernel_interfaces"] = kernel_links.interface_counters(config["chains"])
         outcome.notes = session.notes + outcome.notes
@@ -122,7 +135,9 @@ def _ahead_of_the_manager():
             os.sched_setscheduler(0, policy, os.sched_param(priority))
 
 
-def _drive_manager(config: dict, run_dir: Path, stop: _StopRequests, on_event) -> LaunchOutcome:
+def _drive_manager(
+    config: dict, run_dir: Path, stop: _StopRequests, on_event, lab: LabTraffic | None = None
+) -> LaunchOutcome:
     log_path = run_dir / "manager.log"
     # We stay on the control core while the run lasts, as the manager does: on an NF core, a real-time poller
     # would starve us, and with us the watchdogs below.
@@ -130,12 +145,14 @@ def _drive_manager(config: dict, run_dir: Path, stop: _StopRequests, on_event) -
     os.sched_setaffinity(0, {config["control_core"]})
     try:
         with _ahead_of_the_manager():
-            return _watch_manager(config, run_dir, log_path, stop, on_event)
+            return _watch_manager(config, run_dir, log_path, stop, on_event, lab)
     finally:
         os.sched_setaffinity(0, our_cpus)
 
 
-def _watch_manager(config: dict, run_dir: Path, log_path: Path, stop: _StopRequests, on_event) -> LaunchOutcome:
+def _watch_manager(
+    config: dict, run_dir: Path, log_path: Path, stop: _StopRequests, on_event, lab: LabTraffic | None = None
+) -> LaunchOutcome:
     read_end, write_end = os.pipe()
     with open(log_path, "w") as log:
         process = subprocess.Popen(
@@ -168,6 +185,9 @@ def _watch_manager(config: dict, run_dir: Path, log_path: Path, stop: _StopReque
             if stop.requested and stop_sent_at is None:
                 process.send_signal(signal.SIGTERM)
                 stop_sent_at = time.monotonic()
+            if lab is not None and lab.done() and stop_sent_at is None:
+                process.send_signal(signal.SIGTERM)  # the clients are done: the traffic ends, the chains drain
+                stop_sent_at = time.monotonic()
             if time.monotonic() > deadline and stop_sent_at is None:
                 errors.append(f"the data plane did not finish within {_expected_seconds(config):.0f} s")
                 process.send_signal(signal.SIGTERM)
@@ -189,6 +209,8 @@ def _watch_manager(config: dict, run_dir: Path, log_path: Path, stop: _StopReque
                 last_event_at = time.monotonic()
                 if kind == "progress":
                     in_traffic, last_t = True, event["t"]
+                    if lab is not None:
+                        lab.start(lambda: stop.requested)
                 elif kind in ("traffic_ended", "error", "done"):
                     in_traffic = False
                 if kind == "spec_error":
@@ -205,11 +227,19 @@ def _watch_manager(config: dict, run_dir: Path, log_path: Path, stop: _StopReque
         selector.close()
         os.close(read_end)
         status = process.wait()
+        lab_records = lab.finish() if lab is not None else None
     log_tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-15:])
     if spec_errors:
         raise SpecError(config["name"], spec_errors)
     results = json.loads(Path(results_path).read_text()) if results_path else None
-    if stop.requested:
+    if lab is not None:
+        if results is not None:
+            results["lab"] = lab_records
+        if lab.error is not None:
+            errors.insert(0, f"the lab: {lab.error}")
+        elif not stop.requested and (problem := unmet(lab_records)):
+            errors.insert(0, f"a lab command did not do what the spec expects: {problem}")
+    if stop.requested and not (config.get("duration") == 0 and lab is None):
         return LaunchOutcome(results, EXIT_INTERRUPTED, "interrupted", warnings, log_tail)
     if status != 0 or errors or results is None:
         message = with_worker_words(errors[0], log_tail) if errors else manager_death(process.pid, status, log_tail)

@@ -17,7 +17,7 @@ from controlplane.machine.ovs_switch import OvsSwitch
 
 # Interfaces in the root namespace: short (15 characters at most) and Tandem's own. One run holds the machine at a
 # time, and a killed run's are removed by the next (its journal).
-ROOT_INTERFACE_PREFIXES = ("tdg", "tds")
+ROOT_INTERFACE_PREFIXES = ("tdg", "tds", "tdl")  # generators, sinks, lab hosts (lab_network)
 
 
 def ip(*args: str) -> None:

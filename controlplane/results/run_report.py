@@ -6,6 +6,7 @@ import json
 import statistics
 
 from controlplane.results.planning_report import placement_report
+from controlplane.results.port_report import lab_report, ports_report
 from controlplane.terminal.tables import count, number, table
 
 
@@ -240,6 +241,10 @@ def run_report(results: dict) -> str:
         lines.append(scaling_report(group, results["chains"]))
     if results.get("placement"):
         lines.append(placement_report(results["placement"]))
+    if results.get("ports"):
+        lines += ["", ports_report(results["ports"])]
+    if results.get("lab"):
+        lines += ["", lab_report(results["lab"])]
     pool = results["accounting"]
     if pool["pool_matches_in_flight"] is None:
         cut = ", ".join(

@@ -8,6 +8,7 @@ from controlplane.spec.http_traffic import MAX_HTTP_FLOWS
 from controlplane.spec.limits import data_plane_limit
 from controlplane.spec.models import ChainSpec, Spec
 from controlplane.spec.pcap_file import replay_problem
+from controlplane.spec.ports import port_problems
 from controlplane.spec.topology import chain_edges, chain_nodes, instance_names, kernel_io_nodes, mixes_io, node_where
 
 
@@ -207,4 +208,4 @@ def semantic_problems(spec: Spec) -> list[tuple[str, str]]:
         problems.append(("placement_cores", "is empty: the solver needs at least one core"))
     if total_nfs > (max_nfs := data_plane_limit("max_nfs")):
         problems.append(("chains", f"at most {max_nfs} NFs in all, got {total_nfs}"))
-    return problems
+    return problems + port_problems(spec)

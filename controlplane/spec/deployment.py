@@ -6,6 +6,7 @@ from controlplane.machine.cores import usable_cores
 from controlplane.spec.chain_graph import Edge, topological_order
 from controlplane.spec.http_traffic import DEFAULT_URLS, flow_urls
 from controlplane.spec.models import ChainSpec, NfSpec, Spec
+from controlplane.spec.ports import lab_addresses, lab_device, source_of
 from controlplane.spec.topology import chain_edges, chain_nodes, instance_names, kernel_io_nodes, nf_io, node_where
 
 # The papers' data-centre traffic: a bimodal mix around 200 B and 1400 B (UNiS Fig. 8, after Benson et al.).
@@ -85,18 +86,64 @@ def run_config(spec: Spec, scheduler: str | None = None, duration: float | None 
         chosen = {"name": scheduler, "options": dict(spec.scheduler_options.get(scheduler, {}))}
     cores = placement_cores(spec)
     placeholder = cores[0] if cores else spec.control_core
-    return {
+    ports = _ports(spec)
+    index = {port["name"]: p for p, port in enumerate(ports)}
+    chains = [_chain_config(spec, chain, f"chains[{c}]", placeholder) for c, chain in enumerate(spec.chains)]
+    for chain, config in zip(spec.chains, chains, strict=True):
+        if (source := source_of(chain.source)) is not None:
+            config |= {"from_port": index[source.port], "from_sources": source.source or []}
+        if chain.to is not None:
+            config["to_port"] = index[chain.to]
+    seconds = duration if duration is not None else spec.duration
+    config = {
         "name": spec.name,
         "placement": spec.placement,
         "placement_cores": cores,
         "control_core": spec.control_core,
         "burst": spec.burst,
         "prefetch": spec.prefetch,
-        "duration": duration if duration is not None else spec.duration,
-        "warmup": spec.warmup,
+        # 0: until stopped (chains fed by ports; a lab's run stops when its clients are done, or after `seconds`);
+        # their packets count from the first, with no warm-up to leave out.
+        "duration": 0 if spec.lab else seconds or 0,
+        "warmup": spec.warmup if seconds and not spec.lab else 0,
         "scheduler": chosen,
-        "chains": [_chain_config(spec, chain, f"chains[{c}]", placeholder) for c, chain in enumerate(spec.chains)],
+        "chains": chains,
+        "ports": ports,
     }
+    if spec.lab is not None:
+        config["lab"] = _lab(spec) | ({"seconds": seconds} if seconds else {})
+    return config
+
+
+def _ports(spec: Spec) -> list[dict]:
+    """The spec's ports, then one per lab host: its veth's root end, which the data plane opens with net_af_packet."""
+    ports = [
+        {"name": port.name, "device": port.device, "unhandled": port.unhandled, "spec_path": f"ports[{p}]"}
+        for p, port in enumerate(spec.ports)
+    ]
+    for h, host in enumerate(spec.lab.hosts if spec.lab else []):
+        ports.append({"name": host.name, "device": lab_device(h), "unhandled": "pass", "spec_path": f"lab.hosts[{h}]"})
+    return ports
+
+
+def _lab(spec: Spec) -> dict:
+    """The lab as controlplane/machine/lab_network.py and lab_commands.py take it."""
+    hosts = []
+    for h, (host, address) in enumerate(zip(spec.lab.hosts, lab_addresses(spec.lab), strict=True)):
+        commands = {
+            role: [
+                {
+                    "command": command.command,
+                    "time_limit": command.time_limit,
+                    "expect": command.expect,
+                    "spec_path": f"lab.hosts[{h}].{role}[{k}]",
+                }
+                for k, command in enumerate(getattr(host, role))
+            ]
+            for role in ("serve", "run")
+        }
+        hosts.append({"name": host.name, "address": address, **commands})
+    return {"hosts": hosts, "directory": spec.lab.directory}
 
 
 def _chain_config(spec: Spec, chain: ChainSpec, where: str, placeholder_core: int) -> dict:

@@ -216,6 +216,8 @@ def spec_from_document(document: dict, path: str | Path) -> Spec:
     for block in [spec.traffic] + [chain.traffic for chain in spec.chains]:
         if block.pcap is not None:
             block.pcap = str((Path(path).parent / block.pcap).resolve())
+    if spec.lab is not None:  # the lab's commands run in the spec's folder, where its files are
+        spec.lab.directory = str((Path(path).parent / (spec.lab.directory or ".")).resolve())
     problems = semantic_problems(spec)
     if problems:
         raise SpecError(source, problems)

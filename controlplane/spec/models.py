@@ -213,8 +213,74 @@ class GraphSpec(Strict):
     edges: list[EdgeSpec] = Field(default_factory=list)
 
 
+class PortSpec(Strict):
+    """A DPDK device the chains take traffic from or send it to (controlplane/spec/ports.py checks it)."""
+
+    name: str = Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_.-]+$")
+    # A PCI address bound to a DPDK driver ("0000:3b:00.0"), or a virtual device: a DPDK driver's name, a number,
+    # and its arguments ("net_af_packet0,iface=veth1", "net_tap0,iface=tdm0", "net_pcap0,rx_pcap=in.pcap").
+    device: str = Field(min_length=1, max_length=512, pattern=r"^[A-Za-z0-9_.,:=/+@-]+$")
+    # Frames no chain of the port handles (not IP, IPv6 neighbour discovery, a source no chain takes): passed
+    # untouched to the port its chain sends to (a bump in the wire: the hosts on either side still find each
+    # other), or dropped and counted.
+    unhandled: Literal["pass", "drop"] = "pass"
+
+
+class ChainSource(Strict):
+    """Where a chain's traffic comes from: a port (or lab host), and the source prefixes it takes there when several
+    chains share the port."""
+
+    port: str = Field(min_length=1)
+    source: list[str] | None = Field(default=None, min_length=1)
+
+
+class LabCommand(Strict):
+    """A command a lab host runs; `{host}` in it is that host's address."""
+
+    command: str = Field(min_length=1, max_length=4096)
+    time_limit: float = Field(default=30.0, gt=0, le=3600)  # seconds; then it is stopped and counted as timed out
+    # What the command's exit status should be: success (0), or failure (e.g. a request a firewall drops).
+    expect: Literal["success", "failure"] = "success"
+
+
+def _commands(value):
+    """`run: [ping -c 3 {server}]` is short for `run: [{command: ping -c 3 {server}}]`."""
+    if isinstance(value, list):
+        return [{"command": item} if isinstance(item, str) else item for item in value]
+    return value
+
+
+class LabHost(Strict):
+    """A host of the lab: a network namespace with one interface, joined to Tandem by a veth, and its commands."""
+
+    name: str = Field(min_length=1, max_length=15, pattern=r"^[a-z][a-z0-9-]*$")
+    address: str | None = None  # with its prefix length; by default the next free address of the lab's subnet
+    serve: list[LabCommand] = Field(default_factory=list)  # started first, stopped when the clients are done
+    run: list[LabCommand] = Field(default_factory=list)  # the clients, one after another
+
+    @field_validator("serve", "run", mode="before", json_schema_input_type=list[str | LabCommand])
+    @classmethod
+    def _short_commands(cls, value):
+        return _commands(value)
+
+
+class LabSpec(Strict):
+    """Real applications as traffic: hosts in network namespaces that Tandem makes and removes; each host is also a
+    port the chains name (`from: client`, `to: server`)."""
+
+    # The benchmarking range (RFC 2544), never the machine's own network.
+    subnet: str = "198.18.0.0/24"
+    hosts: list[LabHost] = Field(min_length=1, max_length=16)
+    # The folder the commands run in (relative paths in them start there); by default the spec's own.
+    directory: str | None = Field(default=None, min_length=1)
+
+
 class ChainSpec(Strict):
     name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    # Real traffic: the port (or lab host) the chain takes its packets from, and the one its output leaves by;
+    # without them, the generator and the sink.
+    source: str | ChainSource | None = Field(default=None, alias="from")
+    to: str | None = Field(default=None, min_length=1)
     nfs: list[NfSpec] | None = None  # a line: each NF feeds the next
     graph: GraphSpec | None = None  # or a graph: nodes, and edges between them
     ring_capacity: int | None = Field(default=None, le=MAX_RING)
@@ -243,13 +309,17 @@ class Spec(Strict):
     # data cache line is fetched; 0 turns it off (bench/micronf_experiments.py fig7 measures what it is worth).
     prefetch: bounded_by("max_burst", 0) = 0
     ring_capacity: int = Field(default=2048, le=MAX_RING)
-    duration: float = Field(default=5.0, gt=0, le=3600)
+    # Seconds of traffic. Left out: 5, or, where chains take traffic from ports, until Ctrl-C (a lab: until its
+    # clients are done).
+    duration: float | None = Field(default=None, gt=0, le=3600)
     warmup: float = Field(default=0.5, ge=0, le=600)
     traffic: Traffic = Field(default_factory=Traffic)
     scheduler: SchedulerSpec = Field(default_factory=lambda: SchedulerSpec(name="coop"))
     # Options for the other schedulers a comparison runs (`compare --schedulers`), by scheduler name.
     scheduler_options: dict[str, dict[str, DataPlaneValue]] = Field(default_factory=dict)
     chains: list[ChainSpec]
+    ports: list[PortSpec] = Field(default_factory=list)
+    lab: LabSpec | None = None
     # spec: every NF's core is given; auto: Bubble's placement solver chooses cores and initial batch sizes, for the
     # most weighted throughput; fewest_cores: μNF-MC, every chain at its rate on as few cores as carry it, consecutive
     # μNFs that pass the most traffic together (controlplane/planning/placement.py).
@@ -260,3 +330,13 @@ class Spec(Strict):
     @classmethod
     def _scheduler(cls, value):
         return {"name": value} if isinstance(value, str) else value  # `scheduler: cfs` is short for {name: cfs}
+
+    @model_validator(mode="after")
+    def _default_duration(self):
+        if self.duration is None and not self.fed_by_ports():
+            self.duration = 5.0
+        return self
+
+    def fed_by_ports(self) -> bool:
+        """Whether some chain takes its traffic from a port or lab host instead of the generator."""
+        return any(chain.source is not None for chain in self.chains)

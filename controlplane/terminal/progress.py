@@ -14,7 +14,8 @@ def say(text: str) -> None:
 class ProgressLine:
     """Rewrites one line on a terminal; elsewhere (CI, pipes) prints a line about once a second."""
 
-    def __init__(self, label: str, total_seconds: float, stream=sys.stderr):
+    # `total_seconds` None: a run until stopped (chains fed by ports), whose progress shows the time so far.
+    def __init__(self, label: str, total_seconds: float | None, stream=sys.stderr):
         self.label = label
         self.total = total_seconds
         self.stream = stream
@@ -26,7 +27,8 @@ class ProgressLine:
         kind = event.get("event")
         if kind == "progress":
             text = (
-                f"{self.label}{event['t']:5.1f}/{self.total:.1f} s  {event['phase']:<7}  {event['mpps']:7.3f} Mpps  "
+                f"{self.label}{event['t']:5.1f}{'' if self.total is None else f'/{self.total:.1f}'} s  "
+                f"{event['phase']:<7}  {event['mpps']:7.3f} Mpps  "
                 f"delivered {event['delivered']:>12,}  dropped {event['dropped']:>10,}"
             )
             if self.interactive:

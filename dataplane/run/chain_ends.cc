@@ -8,7 +8,10 @@ namespace tandem {
 
 ChainEnds::ChainEnds(const Deployment& deployment, rte_mempool* pool, const std::vector<rte_ring*>& rings,
                      StatsZone& stats) {
+  for (const PortConfig& port : deployment.ports) ports_.push_back(std::make_unique<EthdevPort>(port, pool));
+  open_receivers(deployment);
   for (const ChainConfig& chain : deployment.chains) {
+    to_port_.push_back(chain.to_port);
     // A kernel link's end in the root namespace: a veth into the first (out of the last) NF, which is kernel-I/O.
     // Only a chain of one line has such an end (a chain with kernel-I/O NFs is a line).
     std::string name = "net_af_packet_" + std::to_string(chain.index);
@@ -31,6 +34,39 @@ ChainEnds::ChainEnds(const Deployment& deployment, rte_mempool* pool, const std:
       exits_.push_back(open_ingress(chain.exit_rings, rings, stats));
     }
   }
+}
+
+void ChainEnds::open_receivers(const Deployment& deployment) {
+  for (const PortConfig& port : deployment.ports) {
+    std::vector<PortReceiver::Route> routes;
+    EthdevPort* pass_to = nullptr;
+    for (const ChainConfig& chain : deployment.chains) {
+      if (chain.from_port != port.index) continue;
+      PortReceiver::Route route{chain.index, {}};
+      for (const std::string& source : chain.from_sources) route.sources.emplace_back(source);
+      routes.push_back(std::move(route));
+      // Unhandled frames cross the wire the way its first chain does.
+      if (port.pass_unhandled && pass_to == nullptr && chain.to_port >= 0) pass_to = ports_[chain.to_port].get();
+    }
+    if (!routes.empty())
+      receivers_.push_back(std::make_unique<PortReceiver>(*ports_[port.index], std::move(routes), pass_to));
+  }
+}
+
+std::vector<EthdevPort*> ChainEnds::exit_ports() const {
+  std::vector<EthdevPort*> exits;
+  for (int port : to_port_) exits.push_back(port >= 0 ? ports_[port].get() : nullptr);
+  return exits;
+}
+
+void ChainEnds::close_ports() {
+  for (auto& port : ports_) port->close();
+}
+
+json ChainEnds::port_reports() const {
+  json reports = json::array();
+  for (const auto& port : ports_) reports.push_back(port->report());
+  return reports;
 }
 
 }  // namespace tandem

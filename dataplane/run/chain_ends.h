@@ -1,5 +1,7 @@
 // Where the generator sends each chain's packets and the sink takes them back: the chain's entry and exit rings,
 // or, where the chain's first or last NF is kernel-I/O, a DPDK net_af_packet port on its veth in the root namespace.
+// And the spec's ports: their Rx stages, which feed chains in the generator's place, and the ports the chains'
+// output leaves by in the sink's.
 #pragma once
 
 #include <memory>
@@ -10,6 +12,8 @@
 
 #include "contract/deployment.h"
 #include "contract/shm_layout.h"
+#include "dataplane/ports/ethdev/ethdev_port.h"
+#include "dataplane/ports/ethdev/port_receiver.h"
 #include "dataplane/ports/kernel_socket/af_packet_ethdev.h"
 #include "dataplane/ports/port.h"
 
@@ -23,11 +27,23 @@ class ChainEnds {
   std::vector<std::unique_ptr<EgressPort>> take_entries() { return std::move(entries_); }
   std::vector<std::unique_ptr<IngressPort>> take_exits() { return std::move(exits_); }
   bool any_kernel_exit() const { return any_kernel_exit_; }
+  // The Rx stage of every port some chain takes its traffic from; taken once, by the generator.
+  std::vector<std::unique_ptr<PortReceiver>> take_receivers() { return std::move(receivers_); }
+  // By chain index: the port its output leaves by, or null (the sink frees it).
+  std::vector<EthdevPort*> exit_ports() const;
+  // Once traffic is over: every port closed (their buffers back in the pool); their reports stay.
+  void close_ports();
+  json port_reports() const;
 
  private:
+  void open_receivers(const Deployment& deployment);
+
   std::vector<std::unique_ptr<EgressPort>> entries_;
   std::vector<std::unique_ptr<IngressPort>> exits_;
   std::vector<std::unique_ptr<AfPacketPort>> af_packet_ports_;  // outlive the generator's and sink's use of them
+  std::vector<std::unique_ptr<EthdevPort>> ports_;              // the spec's, by PortConfig::index; the same
+  std::vector<std::unique_ptr<PortReceiver>> receivers_;
+  std::vector<int> to_port_;  // by chain
   bool any_kernel_exit_ = false;
   uint64_t entry_drop_journal_ = 0;  // the entry ports' free journal (free_counted.h); the manager is the only writer
 };

@@ -12,8 +12,9 @@ namespace tandem {
 void Run::control_loop() {
   // After the workers attached: a port made now is the manager's alone (no secondary attaches it).
   chain_ends_ = std::make_unique<ChainEnds>(d_, pool_, rings_, *stats_);
-  generator_ = std::make_unique<Generator>(d_, pool_, chain_ends_->take_entries(), *stats_);
-  sink_ = std::make_unique<Sink>(d_, chain_ends_->take_exits());
+  generator_ =
+      std::make_unique<Generator>(d_, pool_, chain_ends_->take_entries(), *stats_, chain_ends_->take_receivers());
+  sink_ = std::make_unique<Sink>(d_, chain_ends_->take_exits(), chain_ends_->exit_ports());
   for (const auto& [name, probe] : probes_) probes_drive_traffic_ |= probe->drives_traffic();
   probe_view_ = std::make_unique<ProbeView>(ProbeView{d_, *generator_, *sink_, *stats_, pids_, hz_});
   for (const auto& [name, probe] : probes_) probe->attach(*probe_view_);
@@ -28,8 +29,10 @@ void Run::control_loop() {
   wake_start_gate(*stats_);
 
   const uint64_t window_begin = go_tsc_ + cycles(d_.warmup_s);
-  const uint64_t window_end = window_begin + cycles(d_.duration_s);
-  const uint64_t drain_end = window_end + cycles(d_.drain_s);
+  // A run without a duration (chains fed by ports) carries traffic until SIGINT or SIGTERM, then drains.
+  const bool until_stopped = d_.duration_s == 0;
+  uint64_t window_end = until_stopped ? UINT64_MAX : window_begin + cycles(d_.duration_s);
+  uint64_t drain_end = until_stopped ? UINT64_MAX : window_end + cycles(d_.drain_s);
   const uint64_t tick_period =
       scheduler_->tick_period_ns() ? cycles(static_cast<double>(scheduler_->tick_period_ns()) * 1e-9) : 0;
   const uint64_t housekeeping_period = cycles(0.01), progress_period = cycles(0.25);
@@ -73,7 +76,12 @@ void Run::control_loop() {
       }
       mirror_external_counters();
       check_workers(seconds_since_go(now), progress_due);
-      if (g_interrupted && !interrupted_) {
+      if (g_interrupted && until_stopped && window_end == UINT64_MAX) {
+        // The way such a run ends: the traffic stops now (the window closes at the next turn), what is in the
+        // chains drains, and the results are whole.
+        window_end = std::max(now, window_begin);
+        drain_end = window_end + cycles(d_.drain_s);
+      } else if (g_interrupted && !until_stopped && !interrupted_) {
         interrupted_ = true;
         fail("interrupted");
       }

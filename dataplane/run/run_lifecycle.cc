@@ -269,10 +269,15 @@ int Run::execute() {
     ran = true;
     control_loop();
     if (error_.empty()) probe_after_traffic();
+  } catch (const PortOpenError& e) {
+    // The spec named a device this machine cannot open: the user's to fix, as any spec error.
+    emit(events_, {{"event", "spec_error"}, {"path", e.field}, {"message", e.reason}});
+    fail(e.what());
   } catch (const std::exception& e) {
     fail(e.what());
   }
   stop_workers();
+  if (chain_ends_) chain_ends_->close_ports();  // the mbufs they held back in the pool before it is counted
   if (ran) {
     json out = results();
     std::string path = d_.paths.run_dir + "/results.json";

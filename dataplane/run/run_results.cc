@@ -230,6 +230,8 @@ json Run::results() {
         {"latency_breakdown", sink_->tracing() ? sink_->breakdown(static_cast<int>(c)).to_json(d_, hz_) : json()},
     };
     for (int n : chain.nfs) chain_json["nfs"].push_back(d_.nfs[n].name);
+    if (chain.from_port >= 0) chain_json["from_port"] = d_.ports[chain.from_port].name;
+    if (chain.to_port >= 0) chain_json["to_port"] = d_.ports[chain.to_port].name;
     chains.push_back(chain_json);
   }
 
@@ -254,6 +256,9 @@ json Run::results() {
       : copies_in_flight ? "copies of a parallel group's packets are in flight, and copies share one mbuf"
                          : "";
   all_exact = all_exact && pool_matches != false;
+  // The ports: what their Rx stages received went to a chain, across the wire, or was dropped (ethdev_port.h).
+  json ports = chain_ends_ ? chain_ends_->port_reports() : json::array();
+  for (const json& port : ports) all_exact = all_exact && port["exact"].get<bool>();
 
   std::map<std::string, json> nf_reports;
   for (size_t w = 0; w < d_.workers.size(); w++)
@@ -354,6 +359,7 @@ json Run::results() {
       {"chains", chains},
       {"nfs", nfs},
       {"rings", rings},
+      {"ports", ports},
       {"scaling", autoscaler_ && !autoscaler_->empty() ? autoscaler_->report() : json()},
       {"workers", worker_list},
       {"accounting",

@@ -12,8 +12,13 @@
 
 namespace tandem {
 
-Sink::Sink(const Deployment& deployment, std::vector<std::unique_ptr<IngressPort>> exits)
-    : deployment_(deployment), exits_(std::move(exits)), delivery_(deployment.chains.size()) {
+Sink::Sink(const Deployment& deployment, std::vector<std::unique_ptr<IngressPort>> exits,
+           std::vector<EthdevPort*> to_ports)
+    : deployment_(deployment),
+      exits_(std::move(exits)),
+      to_ports_(std::move(to_ports)),
+      delivery_(deployment.chains.size()) {
+  to_ports_.resize(deployment.chains.size(), nullptr);
   for (const ChainConfig& chain : deployment.chains) {
     paths_.emplace_back(deployment, chain,
                         [](const NfConfig& nf) { return nf_gates(nf_types().at(nf.type), nf.args); });
@@ -59,7 +64,10 @@ uint64_t Sink::poll(uint64_t now_tsc) {
     }
     delivery.delivered += n;
     taken += n;
-    rte_pktmbuf_free_bulk(pkts, n);
+    if (to_ports_[c])
+      to_ports_[c]->transmit(pkts, n);  // what the device refuses is its tx_refused
+    else
+      rte_pktmbuf_free_bulk(pkts, n);
   }
   return taken;
 }

@@ -1,4 +1,5 @@
-// The sink: drains each chain's exit ports, verifies every packet's hop record, counts it and samples latency.
+// The sink: drains each chain's exit ports, verifies every packet's hop record, counts it and samples latency; then
+// frees it, or, for a chain that sends its output to a port, hands it to that port (its Tx stage).
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include "contract/latency.h"
 #include "contract/latency_histogram.h"
 #include "contract/shm_layout.h"
+#include "dataplane/ports/ethdev/ethdev_port.h"
 #include "dataplane/ports/port.h"
 #include "flow_order.h"
 #include "latency_breakdown.h"
@@ -31,8 +33,10 @@ struct ChainDelivery {
 
 class Sink {
  public:
-  // `exits[c]` is chain c's exit port (chain_ends.h).
-  Sink(const Deployment& deployment, std::vector<std::unique_ptr<IngressPort>> exits);
+  // `exits[c]` is chain c's exit port (chain_ends.h); `to_ports[c]`, the port chain c's output leaves by (null, or
+  // none given: freed here).
+  Sink(const Deployment& deployment, std::vector<std::unique_ptr<IngressPort>> exits,
+       std::vector<EthdevPort*> to_ports = {});
   // Takes what the chains' exits hold now; returns how many packets it took.
   uint64_t poll(uint64_t now_tsc);
   // Latency is sampled only while measuring (warm-up and drain are excluded).
@@ -51,7 +55,8 @@ class Sink {
  private:
   const Deployment& deployment_;
   std::vector<std::unique_ptr<IngressPort>> exits_;
-  std::vector<ChainPaths> paths_;  // per chain
+  std::vector<EthdevPort*> to_ports_;  // by chain
+  std::vector<ChainPaths> paths_;      // per chain
   std::vector<ChainDelivery> delivery_;
   std::vector<std::optional<FlowOrder>> flow_order_;  // per chain with a scaled NF
   std::vector<LatencySamples> latency_;

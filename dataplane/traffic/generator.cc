@@ -16,8 +16,8 @@
 namespace tandem {
 
 Generator::Generator(const Deployment& deployment, rte_mempool* pool, std::vector<std::unique_ptr<EgressPort>> entries,
-                     StatsZone& stats)
-    : pool_(pool), burst_(deployment.burst) {
+                     StatsZone& stats, std::vector<std::unique_ptr<PortReceiver>> receivers)
+    : pool_(pool), burst_(deployment.burst), receivers_(std::move(receivers)) {
   for (const ChainConfig& chain : deployment.chains) {
     Stream stream;
     stream.chain = &chain;
@@ -33,6 +33,7 @@ Generator::Generator(const Deployment& deployment, rte_mempool* pool, std::vecto
     stream.packets_per_cycle = chain.traffic.rate_pps / hz;
     for (double pps : chain.traffic.rate_steps_pps) stream.step_packets_per_cycle.push_back(pps / hz);
     stream.step_cycles = static_cast<uint64_t>(chain.traffic.step_seconds * hz);
+    stream.from_port = chain.from_port >= 0;
     streams_.push_back(std::move(stream));
   }
 }
@@ -42,7 +43,11 @@ void Generator::start(uint64_t now_tsc) {
 }
 
 void Generator::poll(uint64_t now_tsc) {
+  for (auto& receiver : receivers_)
+    receiver->poll(burst_,
+                   [&](int chain, rte_mbuf** pkts, uint16_t count) { admit(streams_[chain], pkts, count, now_tsc); });
   for (Stream& stream : streams_) {
+    if (stream.from_port) continue;
     // As fast as possible means as fast as the entry takes: frames a full ring would refuse are not built.
     // Building and freeing them cost the control core a burst per loop, time the sink and a scheduler that
     // decides on this core (unis) then lacked.
@@ -125,7 +130,25 @@ void Generator::emit(Stream& stream, uint16_t count, uint64_t now_tsc, uint16_t 
       build_frame(data, size, traffic.protocol,
                   flow_address(stream.flow_cursor, static_cast<uint16_t>(stream.chain->index)));
     if (++stream.flow_cursor == traffic.flows) stream.flow_cursor = 0;
-    PacketMeta* meta = meta_of(m);
+  }
+  build_cycles_ += rte_rdtsc() - build_start;
+  built_ += count;
+  stamp_and_send(stream, pkts, count, now_tsc);
+}
+
+void Generator::admit(Stream& stream, rte_mbuf** pkts, uint16_t count, uint64_t now_tsc) {
+  if (flag_load(stream.control->entry_closed) != 0) {  // shed at the entry, as the generator's own would be
+    stream.generated += count;
+    counter_add(stream.control->entry_backpressure, static_cast<uint64_t>(count));
+    rte_pktmbuf_free_bulk(pkts, count);
+    return;
+  }
+  stamp_and_send(stream, pkts, count, now_tsc);
+}
+
+void Generator::stamp_and_send(Stream& stream, rte_mbuf** pkts, uint16_t count, uint64_t now_tsc) {
+  for (uint16_t i = 0; i < count; i++) {
+    PacketMeta* meta = meta_of(pkts[i]);
     meta->seq = stream.generated + i;
     meta->tx_tsc = now_tsc;
     meta->chain = static_cast<uint16_t>(stream.chain->index);
@@ -145,8 +168,6 @@ void Generator::emit(Stream& stream, uint16_t count, uint64_t now_tsc, uint16_t 
       meta_of(pkts[seq - first])->trace_slot = slot + 1;
     }
   }
-  build_cycles_ += rte_rdtsc() - build_start;
-  built_ += count;
   stream.generated += count;
   stream.entry->tx_burst(pkts, count, nullptr);  // a full entry drops what it cannot take, counted as its ring's
 }

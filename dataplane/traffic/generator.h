@@ -1,4 +1,5 @@
-// The built-in traffic generator: paced per-chain packet streams sent out of each chain's entry port.
+// The built-in traffic generator: paced per-chain packet streams sent out of each chain's entry port; for a chain
+// fed by a port, the frames its Rx stage received, stamped as the generator stamps its own.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include "contract/hop_trace.h"
 #include "contract/shm_layout.h"
 #include "dataplane/packets/frame_list.h"
+#include "dataplane/ports/ethdev/port_receiver.h"
 #include "dataplane/ports/port.h"
 #include "frame_templates.h"
 
@@ -23,16 +25,18 @@ uint64_t stepped_packets_due(const std::vector<double>& steps_per_cycle, uint64_
 
 class Generator {
  public:
-  // `entries[c]` is chain c's entry port (chain_ends.h).
+  // `entries[c]` is chain c's entry port (chain_ends.h); `receivers`, the Rx stages of the ports that feed chains.
   Generator(const Deployment& deployment, rte_mempool* pool, std::vector<std::unique_ptr<EgressPort>> entries,
-            StatsZone& stats);
+            StatsZone& stats, std::vector<std::unique_ptr<PortReceiver>> receivers = {});
   void start(uint64_t now_tsc);
-  // Emits the packets due by now (at most one burst per chain), stamping sequence number and TSC.
+  // Emits the packets due by now (at most one burst per chain), stamping sequence number and TSC; and one burst from
+  // each port's Rx stage, stamped the same way.
   void poll(uint64_t now_tsc);
   // Emits `count` frames of one size into a chain's entry now, unpaced (the cycle estimator's probes).
   void emit_probe(int chain, uint16_t count, uint16_t frame_size, uint64_t now_tsc) {
     emit(streams_[chain], count, now_tsc, frame_size);
   }
+  // Packets that entered the chain: generated, or received on its port.
   uint64_t generated(int chain) const { return streams_[chain].generated; }
   // run --profile: the packets traced_packet() picks (one in `trace_every`, among one in `latency_every`) get one
   // of the `slots` of `zone` each.
@@ -69,6 +73,7 @@ class Generator {
     double packets_per_cycle = 0;                // 0 = as fast as possible
     std::vector<double> step_packets_per_cycle;  // a stepped rate instead (may be empty)
     uint64_t step_cycles = 0;
+    bool from_port = false;  // its traffic comes from a port's Rx stage: nothing to generate
 
     // Moves the capture's cursor past `frames` frames, back to its start at the end when it loops.
     void advance_replay(size_t frames) {
@@ -79,10 +84,15 @@ class Generator {
 
   // `frame_size` 0 = the chain's size mix.
   void emit(Stream& stream, uint16_t count, uint64_t now_tsc, uint16_t frame_size = 0);
+  // Stamps `count` frames as the chain's next ones (sequence numbers, TSC, traces) and sends them into its entry.
+  void stamp_and_send(Stream& stream, rte_mbuf** pkts, uint16_t count, uint64_t now_tsc);
+  // A port's frames for `stream`'s chain, shed at once where its entry is closed (NFVnice's backpressure).
+  void admit(Stream& stream, rte_mbuf** pkts, uint16_t count, uint64_t now_tsc);
 
   rte_mempool* pool_;
   uint16_t burst_;
   std::vector<Stream> streams_;
+  std::vector<std::unique_ptr<PortReceiver>> receivers_;
   uint64_t allocation_failures_ = 0;
   TraceSlot* traces_ = nullptr;
   uint32_t trace_slots_ = 1;

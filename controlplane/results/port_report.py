@@ -1,0 +1,77 @@
+"""The text report of a run's ports and lab: what each port received, passed and sent, and what each lab command
+did with its own figures (goodput, round trips, requests), as `./tandem run` prints them."""
+
+from __future__ import annotations
+
+from controlplane.terminal.tables import count, number, table
+
+
+def _device_lost(port: dict) -> str:
+    device = port.get("device_counters") or {}
+    if device.get("unsupported"):
+        return "unsupported"
+    lost = {name: device.get(name, 0) for name in ("imissed", "ierrors", "rx_nombuf", "oerrors")}
+    return ", ".join(f"{name} {count(value)}" for name, value in lost.items() if value) or "0"
+
+
+def ports_report(ports: list[dict]) -> str:
+    rows = [
+        [
+            port["name"],
+            count(port["received"]),
+            count(port["to_chains"]),
+            count(port["passed"]),
+            count(port["unhandled_dropped"]),
+            count(port["transmitted"]),
+            count(port["tx_refused"]),
+            _device_lost(port),
+            "yes" if port["exact"] else "NO",
+        ]
+        for port in ports
+    ]
+    headers = ["port", "received", "to chains", "passed", "dropped", "sent", "send refused", "device lost", "exact"]
+    return table(headers, rows)
+
+
+def _figures(figures: dict) -> str:
+    """A command's own figures in a few words: iperf3's goodput, ping's replies and round trip, curl's keys."""
+    said = []
+    if "goodput_bps" in figures:
+        said.append(f"{figures['goodput_bps'] / 1e9:.2f} Gbps")
+    if "retransmits" in figures:
+        said.append(f"{figures['retransmits']} retransmits")
+    if "mean_rtt_us" in figures:
+        said.append(f"rtt {figures['mean_rtt_us']:.0f} us")
+    if "received" in figures and "transmitted" in figures:
+        said.append(f"{figures['received']}/{figures['transmitted']} replies")
+    if "rtt_avg_ms" in figures:
+        said.append(f"rtt avg {figures['rtt_avg_ms'] * 1e3:.0f} us, max {figures['rtt_max_ms'] * 1e3:.0f} us")
+    known = {"goodput_bps", "sent_bps", "retransmits", "mean_rtt_us", "received", "transmitted", "loss_percent"}
+    known |= {"rtt_min_ms", "rtt_avg_ms", "rtt_max_ms", "rtt_mdev_ms"}
+    said += [f"{key} {value}" for key, value in figures.items() if key not in known]
+    return ", ".join(said)
+
+
+def _ending(record: dict) -> str:
+    if record["timed_out"]:
+        return "time limit"
+    if record["interrupted"]:
+        return "stopped"
+    if record["role"] == "serve" and record["exit_status"] is None:
+        return "stopped"
+    return "exit " + str(record["exit_status"])
+
+
+def lab_report(records: list[dict]) -> str:
+    rows = [
+        [
+            record["host"],
+            record["command"] if len(record["command"]) <= 48 else record["command"][:45] + "...",
+            _ending(record),
+            "yes" if record["met"] else f"NO (expected {record['expected']})",
+            number(record["seconds"], 1),
+            _figures(record["figures"]),
+        ]
+        for record in records
+    ]
+    return table(["host", "command", "ended", "as expected", "s", "its figures"], rows)

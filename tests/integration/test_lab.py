@@ -1,0 +1,136 @@
+"""Real applications as traffic (`lab`): ping, iperf3 and curl in network namespaces that Tandem makes, their packets
+through chains between the namespaces' veths. The clients' own figures are the judge: every ping answered, TCP
+goodput, a web page byte for byte, attacks refused and counted. Ctrl-C, a killed NF and a SIGKILLed control plane
+leave no namespace, veth or process behind."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import REPO, requires_root, tandem
+
+pytestmark = [
+    requires_root,
+    pytest.mark.skipif(
+        any(shutil.which(tool) is None for tool in ("iperf3", "ping", "curl", "ethtool")),
+        reason="the lab's tools are missing (scripts/setup.sh installs iperf3, iputils-ping, curl, ethtool)",
+    ),
+]
+EXAMPLES = REPO / "examples"
+
+
+def run_lab(spec, tmp_path) -> tuple[subprocess.CompletedProcess, dict]:
+    out = tmp_path / "results.json"
+    result = tandem("run", str(spec), "--json", str(out), "--quiet")
+    return result, json.loads(out.read_text()) if out.exists() else {}
+
+
+def records(results: dict) -> dict[str, dict]:
+    """The lab's command records by their place in the spec."""
+    return {record["spec_path"]: record for record in results["lab"]}
+
+
+def test_ping_and_iperf3_cross_three_firewalls_with_every_packet_accounted(tmp_path, machine_before):
+    result, results = run_lab(EXAMPLES / "lab-firewalls.yaml", tmp_path)
+    assert result.returncode == 0, result.stderr
+    commands = records(results)
+    assert all(record["met"] for record in results["lab"]), results["lab"]
+    ping = commands["lab.hosts[0].run[0]"]["figures"]
+    assert ping["transmitted"] == 20 and ping["received"] == 20  # at 20 a second, nothing queues: none lost
+    iperf3 = commands["lab.hosts[0].run[1]"]["figures"]
+    assert iperf3["goodput_bps"] > 0
+    assert results["accounting"]["exact"] and all(port["exact"] for port in results["ports"])
+    chains = {chain["name"]: chain for chain in results["chains"]}
+    # Both ways through the chains: ping's requests and iperf3's data one way, replies and ACKs the other.
+    assert chains["to-server"]["delivered"] >= 20 and chains["to-client"]["delivered"] >= 20
+    ports = {port["name"]: port for port in results["ports"]}
+    assert ports["client"]["passed"] >= 1  # ARP: the hosts found each other across the chain
+    # What the chain delivered left by the other host's port, and nothing was refused there.
+    assert ports["server"]["transmitted"] == chains["to-server"]["delivered"] + ports["client"]["passed"]
+    assert ports["server"]["tx_refused"] == 0
+
+
+def test_curl_gets_its_page_byte_for_byte_and_attacks_are_refused_and_counted(tmp_path, machine_before):
+    result, results = run_lab(EXAMPLES / "lab-waf.yaml", tmp_path)
+    assert result.returncode == 0, result.stderr
+    commands = records(results)
+    assert all(record["met"] for record in results["lab"]), results["lab"]
+    assert commands["lab.hosts[0].run[0]"]["exit_status"] == 0  # curl | cmp: the page as the server has it
+    assert commands["lab.hosts[0].run[1]"]["figures"]["code"] == 200
+    for attack in ("lab.hosts[0].run[2]", "lab.hosts[0].run[3]"):
+        assert commands[attack]["exit_status"] == 28, commands[attack]  # curl's "timed out": no answer came
+    nfs = {nf["name"]: nf for nf in results["nfs"]}
+    report = nfs["waf"]["report"]
+    # The tautology and the UNION SELECT, each at least once (TCP retransmits a dropped request).
+    assert report["dropped_by_pattern"][0] >= 1 and report["dropped_by_pattern"][1] >= 1, report
+    assert nfs["waf"]["packets_dropped"] == sum(report["dropped_by_pattern"])
+    urls = {entry["url"] for entry in nfs["urls"]["report"]["top"]}
+    assert urls == {"/index.html", "/index.html?page=2"}  # only the benign requests got past the WAF
+    assert results["accounting"]["exact"]
+
+
+LONG_LAB = """\
+name: long-lab
+scheduler: coop
+lab:
+  hosts:
+    - {name: client, run: [{command: "iperf3 --client {server} --time 60", time_limit: 70}]}
+    - {name: server, serve: ["iperf3 --server"]}
+chains:
+  - {name: there, from: client, to: server, nfs: [{name: fw, type: firewall, core: 1}]}
+  - {name: back, from: server, to: client, nfs: [{name: fw-back, type: firewall, core: 1}]}
+"""
+
+
+def start_lab(spec, out) -> subprocess.Popen:
+    """A lab run in the background, returned once its client has started (iperf3 prints its first interval)."""
+    process = subprocess.Popen(
+        [str(REPO / "tandem"), "run", str(spec), "--json", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and subprocess.run(["pgrep", "-f", "iperf3 --client"]).returncode != 0:
+        time.sleep(0.2)
+    time.sleep(1)
+    return process
+
+
+def test_ctrl_c_in_a_lab_run_stops_the_clients_and_leaves_nothing_behind(write_spec, tmp_path, machine_before):
+    out = tmp_path / "results.json"
+    process = start_lab(write_spec(LONG_LAB), out)
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    results = json.loads(out.read_text())
+    client = records(results)["lab.hosts[0].run[0]"]
+    assert client["interrupted"] and client["seconds"] < 30
+    assert results["accounting"]["exact"]
+
+
+def test_a_killed_nf_in_a_lab_run_is_named_and_leaves_nothing_behind(write_spec, tmp_path, machine_before):
+    process = start_lab(write_spec(LONG_LAB), tmp_path / "results.json")
+    workers = subprocess.run(["pgrep", "-x", "tandem-worker"], capture_output=True, text=True).stdout.split()
+    assert workers, "no worker runs"
+    subprocess.run(["kill", "-KILL", workers[0]])
+    stdout, stderr = process.communicate(timeout=90)
+    assert process.returncode == 1, stderr
+    assert "fw" in stderr and ("killed" in stderr or "signal" in stderr), stderr
+
+
+def test_a_sigkilled_control_plane_leaves_a_lab_the_next_run_removes(write_spec, tmp_path, machine_before):
+    process = start_lab(write_spec(LONG_LAB), tmp_path / "killed.json")
+    process.kill()  # no cleanup runs in the control plane: its servers and clients die with it, its journal stays
+    process.wait()
+    result = tandem("validate", str(EXAMPLES / "lab-waf.yaml"))  # takes no lock: nothing is cleared yet
+    assert result.returncode == 0
+    result, results = run_lab(EXAMPLES / "lab-waf.yaml", tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "removed network namespace" in result.stderr and "did not end cleanly" in result.stderr
