@@ -7,9 +7,11 @@ import sys
 
 from controlplane.errors import EXIT_INTERRUPTED, EXIT_OK, TandemError
 from controlplane.experiment import pipeline
+from controlplane.experiment.kernel_anchor import run_kernel
 from controlplane.machine.description import machine_description
 from controlplane.results.comparison_report import median_of, run_summary
 from controlplane.results.comparison_rounds import summarise_rounds, sweep_summary
+from controlplane.results.lab_summary import LAB_FIELDS, lab_summary
 from controlplane.results.live_metrics import RunCollector
 from controlplane.spec.deployment import run_config
 from controlplane.spec.models import Spec
@@ -46,6 +48,10 @@ def compare(
     packets hop by hop (latency_breakdown in its chains' results); with `ceiling`, every round also runs rtc once at
     each batch size of CEILING_BATCHES, and the best of their medians is its second ceiling (`ceilings.best_rtc`)."""
     run_duration = duration if duration is not None else spec.duration
+    # A lab's clients set the load themselves (TCP's own control, ping's pace): no rate ceiling to sweep. The kernel
+    # doing the same work is its anchor instead, once a round.
+    lab = spec.lab is not None
+    ceiling = ceiling and not lab
     comparison = {
         "spec_name": spec.name,
         "spec": source,
@@ -56,6 +62,7 @@ def compare(
         "schedulers": {name: {"runs": [], "results": [], "median": None} for name in schedulers},
     }
     sweep = Sweep(spec, source, duration, quiet) if ceiling else None
+    kernel = {"runs": []} if lab else None
     status = EXIT_OK
     # Rounds: every scheduler, then every batch size of the sweep, once each, before the next round. This VM's speed
     # drifts over minutes; a round is short enough that its runs mostly share one speed, so a ratio inside a round
@@ -69,7 +76,8 @@ def compare(
             if profile:
                 with_profiling(config)
             label = f"[{name} {attempt + 1}/{repeat}] "
-            progress = ProgressLine(label, config["warmup"] + config["duration"]) if not quiet else None
+            total = config["warmup"] + config["duration"] if config["duration"] else None
+            progress = ProgressLine(label, total) if not quiet else None
             observers = [progress] if progress else []
             if metrics is not None:
                 observers.append(metrics.follow(config, f"{name}#{attempt + 1}", spec.name))
@@ -88,10 +96,29 @@ def compare(
                     break
         if sweep is not None and status != EXIT_INTERRUPTED and not sweep.run_round(attempt + 1, repeat):
             status = EXIT_INTERRUPTED
+        if kernel is not None and status != EXIT_INTERRUPTED and "unavailable" not in kernel:
+            _kernel_round(spec, duration, kernel, attempt + 1, quiet)
     if sweep is not None:
         comparison["ceilings"] = {"best_rtc": sweep.best()}
-    summarise(comparison)
+    elif lab:
+        comparison["ceilings"] = {"best_rtc": {"unavailable": "a lab's clients set the load: no rate to sweep"}}
+    if kernel is not None:
+        runs = kernel["runs"]
+        kernel["median"] = {field: median_of([r[field] for r in runs]) for field in LAB_FIELDS} if runs else None
+        comparison["kernel"] = kernel
+    summarise(comparison, LAB_FIELDS if lab else ())
     return comparison, status
+
+
+def _kernel_round(spec: Spec, duration: float | None, kernel: dict, round_: int, quiet: bool) -> None:
+    """The kernel's run of the lab for one round (experiment/kernel_anchor.py), its summary added to `kernel`."""
+    if not quiet:
+        print(f"[kernel {round_}] the lab through a Linux bridge with the chains' rules in nftables", file=sys.stderr)
+    found = run_kernel(run_config(spec, None, duration))
+    if "unavailable" in found:
+        kernel["unavailable"] = found["unavailable"]
+        return
+    kernel["runs"].append(lab_summary(found["lab"], found["busy_cores"]) | {"round": round_, "rules": found["rules"]})
 
 
 class Sweep:
@@ -136,13 +163,14 @@ class Sweep:
         return found | ({"unavailable": self.unavailable} if self.unavailable else {})
 
 
-def summarise(comparison: dict) -> None:
-    """Fills each scheduler's median of its runs' summaries, how far its runs spread, and its runs' ratios to rtc's
-    runs of the same rounds (comparison_rounds)."""
+def summarise(comparison: dict, extra_fields: tuple[str, ...] = ()) -> None:
+    """Fills each scheduler's median of its runs' summaries (SUMMARY_FIELDS and `extra_fields`), how far its runs
+    spread, and its runs' ratios to rtc's runs of the same rounds (comparison_rounds)."""
     for entry in comparison["schedulers"].values():
         runs = entry["runs"]
         if runs:
-            entry["median"] = {field: median_of([r[field] for r in runs]) for field in SUMMARY_FIELDS}
+            fields = SUMMARY_FIELDS + extra_fields
+            entry["median"] = {field: median_of([r.get(field) for r in runs]) for field in fields}
     summarise_rounds(comparison)
 
 

@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from controlplane.machine.busy_cores import BusyCores
 from controlplane.machine.lab_commands import LabCommands
 
 # A server's wait to listen, and the grace a stopped command gets before it is killed (lab_commands.py).
@@ -34,6 +35,10 @@ class LabTraffic:
         self._stop = threading.Event()
         self._started_at = 0.0
         self.error: Exception | None = None  # a server that would not start, say
+        # The whole machine's busy cores while the clients ran (Tandem's pollers, the applications, the kernel):
+        # measured as the kernel's own forwarding is (experiment/kernel_anchor.py), to set them side by side.
+        self.busy_cores: float | None = None
+        self.client_seconds: float | None = None
 
     def start(self, stop_requested: Callable[[], bool]) -> None:
         """Starts the servers, then the clients; called once traffic flows through the chains."""
@@ -46,7 +51,9 @@ class LabTraffic:
     def _serve_and_run(self, stop_requested: Callable[[], bool]) -> None:
         try:
             self._commands.start_servers()
+            busy = BusyCores()
             self._commands.run_clients(lambda: stop_requested() or self._stop.is_set() or self._past_duration())
+            self.busy_cores, self.client_seconds = busy.cores(), busy.seconds()
         except Exception as error:  # reported as the run's error; the records say which command
             self.error = error
         finally:

@@ -235,6 +235,7 @@ def _watch_manager(
     if lab is not None:
         if results is not None:
             results["lab"] = lab_records
+            results["lab_cpu"] = {"busy_cores": lab.busy_cores, "client_seconds": lab.client_seconds}
         if lab.error is not None:
             errors.insert(0, f"the lab: {lab.error}")
         elif not stop.requested and (problem := unmet(lab_records)):

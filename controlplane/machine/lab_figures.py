@@ -4,6 +4,7 @@ the key=value lines of curl's --write-out; nothing for any other program."""
 from __future__ import annotations
 
 import json
+import math
 import re
 import shlex
 from pathlib import PurePath
@@ -12,6 +13,7 @@ from pathlib import PurePath
 # "rtt min/avg/max/mdev = 0.030/0.045/0.061/0.010 ms".
 _PING_COUNTS = re.compile(r"(\d+) packets transmitted, (\d+) (?:packets )?received.*?([\d.]+)% packet loss")
 _PING_RTT = re.compile(r"= ([\d.]+)/([\d.]+)/([\d.]+)(?:/([\d.]+))? ms")
+_PING_REPLY = re.compile(r"time=([\d.]+) ms")
 _KEY_VALUE = re.compile(r"^([A-Za-z_][\w.-]*)=(.*)$")
 _INTEGER = re.compile(r"[-+]?\d+")
 _DECIMAL = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?")
@@ -75,6 +77,11 @@ def _ping(text: str) -> dict:
         found.update(rtt_min_ms=float(rtt[1]), rtt_avg_ms=float(rtt[2]), rtt_max_ms=float(rtt[3]))
         if rtt[4] is not None:
             found["rtt_mdev_ms"] = float(rtt[4])
+    # Each reply's own time (the summary has no percentiles): the median and the 99th, nearest rank.
+    replies = sorted(float(time) for time in _PING_REPLY.findall(text))
+    if replies:
+        found["rtt_p50_ms"] = replies[(len(replies) - 1) // 2]
+        found["rtt_p99_ms"] = replies[min(len(replies) - 1, math.ceil(0.99 * len(replies)) - 1)]
     return found
 
 

@@ -16,6 +16,8 @@ from controlplane.results.comparison_rounds import (
     scheduler_rounds,
     spread,
 )
+from controlplane.results.lab_comparison import lab_comparison_report
+from controlplane.results.lab_summary import lab_summary
 from controlplane.terminal.tables import count, number, table
 
 NOISE_MARK = "!"  # beside a noisy scheduler's spread, and before the sentence that says what it means
@@ -34,7 +36,8 @@ def run_summary(results: dict) -> dict:
         return os_counters["voluntary_switches_per_s"] + os_counters.get("involuntary_switches_per_s", 0)
 
     per_worker = [switches(w) for w in workers]
-    return {
+    lab = lab_summary(results["lab"], (results.get("lab_cpu") or {}).get("busy_cores")) if "lab" in results else {}
+    return lab | {
         "delivered_mpps": sum(c["window"]["delivered_mpps"] for c in chains),
         "offered_mpps": sum(c["window"]["offered_mpps"] for c in chains),
         # The worst chain's latency: a scheduler that starves one chain must not hide behind another.
@@ -123,8 +126,9 @@ def comparison_report(comparison: dict) -> str:
         )
     per_batch = len(next(iter((best_rtc.get("runs_by_batch") or {}).values()), []))
     header = (
-        f"{comparison['spec_name']}: median of {comparison['repeat']} runs of {comparison['duration_s']} s each "
-        f"on {comparison['machine']}\n"
+        f"{comparison['spec_name']}: median of {comparison['repeat']} runs of "
+        + (f"{comparison['duration_s']} s each " if comparison["duration_s"] else "its lab's length each ")
+        + f"on {comparison['machine']}\n"
         "spread: fastest run over slowest; vs rtc: the median over rounds of each run against rtc's run in the same "
         "round (batches of the spec's burst); vs best rtc: the same against the best of rtc over batches "
         + (
@@ -157,7 +161,10 @@ def comparison_report(comparison: dict) -> str:
         ],
         rows,
     )
-    return header + "\n\n" + body + noise_note(comparison)
+    lab = comparison.get("kernel") is not None or any(
+        (entry.get("median") or {}).get("lab_commands_met") is not None for entry in comparison["schedulers"].values()
+    )
+    return header + "\n\n" + body + noise_note(comparison) + ("\n\n" + lab_comparison_report(comparison) if lab else "")
 
 
 def share(value: float | None) -> str:

@@ -245,6 +245,14 @@ class RunSummary(_Results):
     round: int | None = None
     vs_rtc: float | None = None
     vs_best_rtc: float | None = None
+    # A lab's runs: what its clients measured (results/lab_summary.py)
+    lab_goodput_gbps: float | None = None
+    lab_retransmits: float | None = None
+    lab_rtt_p50_us: float | None = None
+    lab_rtt_p99_us: float | None = None
+    lab_ping_loss_percent: float | None = None
+    lab_busy_cores: float | None = None
+    lab_commands_met: float | None = None
 
 
 class SchedulerRuns(_Results):
@@ -266,9 +274,12 @@ class Comparison(_Results):
     spec: str
     machine: str
     repeat: int
-    duration_s: float
+    duration_s: float | None  # None: a lab's runs, each until its clients are done
     warmup_s: float
     schedulers: dict[str, SchedulerRuns]
+    # A lab spec's: the kernel doing the same work each round (experiment/kernel_anchor.py): {"runs": [lab summary
+    # a round], "median": {...}} or {"unavailable": why}
+    kernel: dict | None = None
     exit_status: int = 0
     # {"best_rtc": {"mpps", "batch", "by_batch": {batch: median mpps}, "runs_by_batch": {batch: [mpps a round]},
     # "spread", "noisy" (the best batch's), "skipped", "unavailable"?}}: the second ceiling, swept in every round

@@ -10,7 +10,7 @@ def _device_lost(port: dict) -> str:
     device = port.get("device_counters") or {}
     if device.get("unsupported"):
         return "unsupported"
-    lost = {name: device.get(name, 0) for name in ("imissed", "ierrors", "rx_nombuf", "oerrors")}
+    lost = {name: device.get(name, 0) for name in ("imissed", "ierrors", "rx_nombuf", "oerrors", "kernel_ring_drops")}
     return ", ".join(f"{name} {count(value)}" for name, value in lost.items() if value) or "0"
 
 
@@ -30,7 +30,13 @@ def ports_report(ports: list[dict]) -> str:
         for port in ports
     ]
     headers = ["port", "received", "to chains", "passed", "dropped", "sent", "send refused", "device lost", "exact"]
-    return table(headers, rows)
+    notes = [
+        f"port {port['name']}: the kernel dropped {count(drops)} frames its packet ring had no room for, before "
+        "Tandem saw them (a larger framecnt in the device string gives the ring more room)"
+        for port in ports
+        if (drops := (port.get("device_counters") or {}).get("kernel_ring_drops"))
+    ]
+    return "\n".join([table(headers, rows), *notes])
 
 
 def _figures(figures: dict) -> str:
@@ -44,10 +50,10 @@ def _figures(figures: dict) -> str:
         said.append(f"rtt {figures['mean_rtt_us']:.0f} us")
     if "received" in figures and "transmitted" in figures:
         said.append(f"{figures['received']}/{figures['transmitted']} replies")
-    if "rtt_avg_ms" in figures:
-        said.append(f"rtt avg {figures['rtt_avg_ms'] * 1e3:.0f} us, max {figures['rtt_max_ms'] * 1e3:.0f} us")
+    if "rtt_p50_ms" in figures:
+        said.append(f"rtt p50 {figures['rtt_p50_ms'] * 1e3:.0f} us, p99 {figures['rtt_p99_ms'] * 1e3:.0f} us")
     known = {"goodput_bps", "sent_bps", "retransmits", "mean_rtt_us", "received", "transmitted", "loss_percent"}
-    known |= {"rtt_min_ms", "rtt_avg_ms", "rtt_max_ms", "rtt_mdev_ms"}
+    known |= {"rtt_min_ms", "rtt_avg_ms", "rtt_max_ms", "rtt_mdev_ms", "rtt_p50_ms", "rtt_p99_ms"}
     said += [f"{key} {value}" for key, value in figures.items() if key not in known]
     return ", ".join(said)
 

@@ -48,6 +48,8 @@ def test_ping_summary():
     found = figures(command, output(command))
     assert found["transmitted"] == 3 and found["received"] == 3 and found["loss_percent"] == 0
     assert 0 < found["rtt_min_ms"] <= found["rtt_avg_ms"] <= found["rtt_max_ms"] and found["rtt_mdev_ms"] >= 0
+    # The percentiles come from the replies' own times, which the summary's minimum and maximum bound.
+    assert found["rtt_min_ms"] <= found["rtt_p50_ms"] <= found["rtt_p99_ms"] <= found["rtt_max_ms"]
 
 
 @requires_root

@@ -54,6 +54,8 @@ def test_ping_and_iperf3_cross_three_firewalls_with_every_packet_accounted(tmp_p
     # What the chain delivered left by the other host's port, and nothing was refused there.
     assert ports["server"]["transmitted"] == chains["to-server"]["delivered"] + ports["client"]["passed"]
     assert ports["server"]["tx_refused"] == 0
+    # What the kernel dropped at a port's packet ring, before Tandem saw it, is read and reported (not left out).
+    assert all("kernel_ring_drops" in port["device_counters"] for port in results["ports"])
 
 
 def test_curl_gets_its_page_byte_for_byte_and_attacks_are_refused_and_counted(tmp_path, machine_before):

@@ -8,6 +8,8 @@
 #include <rte_errno.h>
 #include <rte_ethdev.h>
 
+#include "packet_socket_drops.h"
+
 namespace tandem {
 
 namespace {
@@ -78,6 +80,13 @@ void EthdevPort::read_device_counters() {
   }
   device_counters_ = {{"ipackets", stats.ipackets}, {"opackets", stats.opackets}, {"imissed", stats.imissed},
                       {"ierrors", stats.ierrors},   {"oerrors", stats.oerrors},   {"rx_nombuf", stats.rx_nombuf}};
+  if (vdev_name_.rfind("net_af_packet", 0) == 0) {
+    // Frames the kernel's packet ring had no room for: lost before the device saw them, and not in its imissed.
+    size_t at = config_.device.find("iface=");
+    std::string interface = at == std::string::npos ? "" : config_.device.substr(at + 6);
+    interface = interface.substr(0, interface.find(','));
+    if (std::optional<uint64_t> drops = packet_socket_drops(interface)) device_counters_["kernel_ring_drops"] = *drops;
+  }
 }
 
 void EthdevPort::close() {
