@@ -307,6 +307,8 @@ TABLES: dict[str, Callable[[Path], Rendered]] = {
     "micronf-scale-timeline": verbatim("micronf-scale-timeline"),
     # results measured before a change that moves them (STALE, below)
     "stale-results": lambda root: stale_results(root),
+    # real traffic
+    "lab-kernel": whole("lab-kernel", 1),
     # the profiler
     "profiler-three-firewalls": whole("profiler-three-firewalls", 0),
     "profiler-light-chain": whole("profiler-light-chain", 0),

@@ -89,6 +89,20 @@ std::optional<Switch> CoreQueue::decide(uint64_t now_tsc, const std::vector<uint
       candidate = queue_.front();
       queue_.pop_front();
     }
+    // Low load: nobody's ingress reaches theta_min, and the running NF has nothing at all. Keeping it would make
+    // every packet below theta_min wait for arrivals that may never come (a ping, a TCP handshake: real traffic
+    // stalled for seconds): the first NF in queue order with any packet and room takes the core instead. Under
+    // load some candidate passes theta_min first, and this never runs.
+    if (candidate == running_ && occupancy[current.ingress] == 0) {
+      auto waiting = std::find_if(queue_.begin(), queue_.end(), [&](size_t position) {
+        return occupancy[nfs_[position].ingress] > 0 && !egress_full(nfs_[position], occupancy);
+      });
+      if (waiting != queue_.end()) {
+        candidate = *waiting;
+        queue_.erase(waiting);
+        queue_.push_back(running_);
+      }
+    }
   }
   if (candidate == running_) return std::nullopt;  // keeps the core; the expired slice is re-examined next interval
   // Lines 13-18.

@@ -52,6 +52,26 @@ TEST(Algorithm1, Fig3cFrontDoesNotSatisfyTheCriteria) {
   EXPECT_EQ(q.waiting(), (std::vector<int>{10, 12}));
 }
 
+TEST(Algorithm1, AtLowLoadAnIdleNfGivesTheCoreToOneWithAnyPacket) {
+  CoreQueue q = paper_example();
+  q.start(0);
+  // A has nothing; C and D hold fewer than theta_min (a lone ping, a TCP handshake): D, with one, gets the core.
+  auto change = q.decide(10, rings({0, 0, 0, 1, 0}));
+  ASSERT_TRUE(change.has_value());
+  EXPECT_EQ(change->from, 10);
+  EXPECT_EQ(change->to, 13);
+  EXPECT_EQ(change->why, YieldReason::kInputStarved);
+  EXPECT_EQ(q.waiting(), (std::vector<int>{12, 10}));
+  // An NF that still has packets below theta_min keeps the core while its slice lasts, as the paper has it.
+  CoreQueue busy = paper_example();
+  busy.start(0);
+  EXPECT_FALSE(busy.decide(10, rings({5, 0, 3, 1, 0})).has_value());
+  // And nobody with a packet: nothing to switch to.
+  CoreQueue idle = paper_example();
+  idle.start(0);
+  EXPECT_FALSE(idle.decide(10, rings({0, 0, 0, 0, 0})).has_value());
+}
+
 TEST(Algorithm1, OnlyTheCandidatesLookedAtAreReadAndInQueueOrder) {
   CoreQueue q = paper_example();
   q.start(0);
