@@ -87,10 +87,15 @@ def ruleset(chains: list[dict], interfaces: list[str]) -> str:
 
 
 def rule_count(chains: list[dict]) -> int:
-    """Rules a frame of a chain walks at most: every firewall's, synthetic ones included."""
-    return sum(
-        len(nf.get("args", {}).get("rules", [])) + nf.get("args", {}).get("synthetic_rules", 0)
-        for chain in chains
-        for nf in chain["nfs"]
-        if nf["type"] == "firewall"
+    """The most rules a frame walks: its chain's firewalls' together, synthetic ones included, in the longest chain."""
+    return max(
+        (
+            sum(
+                len(nf.get("args", {}).get("rules", [])) + nf.get("args", {}).get("synthetic_rules", 0)
+                for nf in chain["nfs"]
+                if nf["type"] == "firewall"
+            )
+            for chain in chains
+        ),
+        default=0,
     )

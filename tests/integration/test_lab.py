@@ -136,3 +136,18 @@ def test_a_sigkilled_control_plane_leaves_a_lab_the_next_run_removes(write_spec,
     result, results = run_lab(EXAMPLES / "lab-waf.yaml", tmp_path)
     assert result.returncode == 0, result.stderr
     assert "removed network namespace" in result.stderr and "did not end cleanly" in result.stderr
+
+
+def test_compare_on_a_lab_reports_the_clients_figures_beside_the_kernels(tmp_path, machine_before):
+    out = tmp_path / "comparison.json"
+    spec = EXAMPLES / "lab-firewalls.yaml"
+    result = tandem("compare", str(spec), "--schedulers", "coop", "--repeat", "1", "--json", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    comparison = json.loads(out.read_text())
+    kernel = comparison["kernel"]["median"]
+    coop = comparison["schedulers"]["coop"]["median"]
+    for figures in (kernel, coop):
+        assert figures["lab_goodput_gbps"] > 0 and figures["lab_commands_met"] == 1
+        assert figures["lab_rtt_p50_us"] > 0 and figures["lab_ping_loss_percent"] == 0
+    assert comparison["kernel"]["runs"][0]["rules"] == 301  # to the server: fw1's one rule, and 100 synthetic x 3
+    assert "vs kernel" in result.stdout and "kernel " in result.stdout
