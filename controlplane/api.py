@@ -7,6 +7,7 @@ import contextlib
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from pydantic import ValidationError
 
@@ -14,6 +15,7 @@ from controlplane.errors import SpecError, TandemError
 from controlplane.experiment import pipeline
 from controlplane.experiment.compare import compare as compare_runs
 from controlplane.experiment.compare import fan_out, with_profiling
+from controlplane.launch.control_client import DEFAULT_SOCKET, Control
 from controlplane.results.live_metrics import MetricsServer
 from controlplane.results.model import Comparison, RunOutcome, RunResults
 from controlplane.sfc.sfc_request import is_sfc_request
@@ -113,6 +115,33 @@ def run(
         outcome = pipeline.run(config, source, fan_out(observers))
     results = _typed(RunResults, outcome.results) if outcome.results is not None else None
     return RunOutcome(results=results, exit_status=outcome.exit_status, error=outcome.error, notes=outcome.notes)
+
+
+def serve(
+    spec: SpecLike,
+    scheduler: str | None = None,
+    *,
+    socket: str | Path | None = None,
+    on_event: Callable[[dict], None] | None = None,
+    source: str | None = None,
+) -> RunOutcome:
+    """Runs a spec as a service: its traffic (ports, a lab, or the generator) flows until `stop` on its control API
+    (connect(socket)), SIGTERM or Ctrl-C; then the chains drain and the whole results come back. A lab's clients
+    ending do not end it. Bad input raises SpecError; every machine change is undone before returning."""
+    loaded, source = _load(spec, source)
+    if scheduler:
+        check_schedulers([scheduler], source)
+    config = run_config(loaded, scheduler, None)
+    config |= {"duration": 0, "warmup": 0, "serve": True, "live_metrics": True}
+    config["control_socket"] = str(socket or DEFAULT_SOCKET)
+    outcome = pipeline.run(config, source, on_event)
+    results = _typed(RunResults, outcome.results) if outcome.results is not None else None
+    return RunOutcome(results=results, exit_status=outcome.exit_status, error=outcome.error, notes=outcome.notes)
+
+
+def connect(socket: str | Path | None = None) -> Control:
+    """The control API of a running service (./tandem serve), by its socket: .status(), .stop()."""
+    return Control(socket or DEFAULT_SOCKET)
 
 
 def compare(

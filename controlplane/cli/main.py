@@ -11,7 +11,9 @@ from controlplane.cli.authoring import cmd_compose, cmd_nfs, cmd_schema, cmd_val
 from controlplane.cli.common import check_outputs
 from controlplane.cli.inspecting import cmd_explain, cmd_place, cmd_primitives, cmd_profile
 from controlplane.cli.running import cmd_compare, cmd_run
+from controlplane.cli.service import cmd_ctl, cmd_serve
 from controlplane.errors import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, SpecError, TandemError
+from controlplane.launch.control_client import DEFAULT_SOCKET
 
 
 def _scheduler_list(text: str) -> list[str]:
@@ -185,6 +187,22 @@ def parser() -> argparse.ArgumentParser:
     )
     schema.add_argument("--out", metavar="PATH", help="write it to PATH instead")
     schema.set_defaults(handler=cmd_schema)
+
+    serve = commands.add_parser(
+        "serve", help="run a spec as a service until `ctl stop`, SIGTERM or Ctrl-C, with a control API"
+    )
+    serve.add_argument("spec")
+    serve.add_argument("--scheduler", help="scheduler to use instead of the spec's")
+    serve.add_argument("--socket", default=str(DEFAULT_SOCKET), help=f"the control socket (default {DEFAULT_SOCKET})")
+    serve.add_argument("--json", metavar="PATH", help="write the full results as JSON when it stops")
+    serve.add_argument("--quiet", action="store_true", help="no live progress")
+    serve.set_defaults(handler=cmd_serve)
+
+    ctl = commands.add_parser("ctl", help="ask a running service (./tandem serve) for its status, or stop it")
+    ctl.add_argument("operation", choices=["status", "stop"])
+    ctl.add_argument("--socket", default=str(DEFAULT_SOCKET), help=f"the control socket (default {DEFAULT_SOCKET})")
+    ctl.add_argument("--json", action="store_true", help="status as JSON")
+    ctl.set_defaults(handler=cmd_ctl)
 
     nfs = commands.add_parser("nfs", help="list NF types and schedulers with their arguments")
     nfs.add_argument("--json", action="store_true")

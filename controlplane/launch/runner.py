@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from controlplane.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_RUN_FAILED, RunFailed, SpecError
+from controlplane.launch.control_server import ControlServer
 from controlplane.launch.lab_traffic import LabTraffic, seconds_allowed, unmet
+from controlplane.launch.service_status import ServiceStatus
 from controlplane.machine import changes, kernel_links, lab_network, resources, stall_diagnosis
 from controlplane.spec import catalog
 
@@ -48,6 +50,10 @@ class _StopRequests:
         return self
 
     def _handle(self, signum, frame):
+        self.requested = True
+
+    def request(self) -> None:
+        """A stop asked for otherwise than by a signal (a service's control API), from any thread."""
         self.requested = True
 
     def __exit__(self, *exc):
@@ -107,7 +113,18 @@ def launch(config: dict, verdict: dict, on_event: Callable[[dict], None] | None 
             lab_network.build(session, run_id, config["lab"])
             lab = LabTraffic(session, config["lab"])
         (run_dir / "config.json").write_text(json.dumps(config, indent=2))
-        outcome = _drive_manager(config, run_dir, stop, on_event, lab)
+        server = None
+        if config.get("control_socket"):  # a service (./tandem serve): its control API, for as long as the run lasts
+            socket_path = Path(config["control_socket"])
+            session.own_socket(socket_path)
+            status = ServiceStatus(config)
+            server = ControlServer(socket_path, status, stop.request)
+            on_event = _both(status.follow, on_event)
+        try:
+            outcome = _drive_manager(config, run_dir, stop, on_event, lab)
+        finally:
+            if server is not None:
+                server.close()
         if outcome.results is not None and any("io" in chain for chain in config["chains"]):
             outcome.results["kernel_interfaces"] = kernel_links.interface_counters(config["chains"])
         outcome.notes = session.notes + outcome.notes
@@ -185,7 +202,7 @@ def _watch_manager(
             if stop.requested and stop_sent_at is None:
                 process.send_signal(signal.SIGTERM)
                 stop_sent_at = time.monotonic()
-            if lab is not None and lab.done() and stop_sent_at is None:
+            if lab is not None and lab.done() and stop_sent_at is None and not config.get("serve"):
                 process.send_signal(signal.SIGTERM)  # the clients are done: the traffic ends, the chains drain
                 stop_sent_at = time.monotonic()
             if time.monotonic() > deadline and stop_sent_at is None:
@@ -240,12 +257,22 @@ def _watch_manager(
             errors.insert(0, f"the lab: {lab.error}")
         elif not stop.requested and (problem := unmet(lab_records)):
             errors.insert(0, f"a lab command did not do what the spec expects: {problem}")
-    if stop.requested and not (config.get("duration") == 0 and lab is None):
+    # A run until stopped ends whole when stopped (a service, or ports without a lab): that is how it ends.
+    if stop.requested and not (config.get("duration") == 0 and (lab is None or config.get("serve"))):
         return LaunchOutcome(results, EXIT_INTERRUPTED, "interrupted", warnings, log_tail)
     if status != 0 or errors or results is None:
         message = with_worker_words(errors[0], log_tail) if errors else manager_death(process.pid, status, log_tail)
         return LaunchOutcome(results, EXIT_RUN_FAILED, message, warnings, log_tail)
     return LaunchOutcome(results, EXIT_OK, None, warnings, log_tail)
+
+
+def _both(first: Callable[[dict], None], second: Callable[[dict], None] | None) -> Callable[[dict], None]:
+    def observe(event: dict) -> None:
+        first(event)
+        if second is not None:
+            second(event)
+
+    return observe
 
 
 def with_worker_words(message: str, log_tail: str) -> str:

@@ -77,6 +77,12 @@ def _undo(change: dict) -> str | None:
         return f"stopped process {change['pid']}"
     if kind == "affinities":
         return _give_cores_back(change["tasks"])
+    if kind == "socket":  # a service's control socket: removed if it is still a socket (never another file)
+        path = Path(change["path"])
+        if not path.is_socket():
+            return None
+        path.unlink()
+        return f"removed the control socket {path}"
     if kind == "directory":
         path = Path(change["path"])
         if not path.exists():
@@ -311,6 +317,17 @@ class MachineSession:
     def own_directory(self, path: Path) -> None:
         """Marks a directory that the run creates (e.g. DPDK's runtime files) for removal at the end."""
         self._journal.append({"kind": "directory", "path": str(path)})
+        self._save()
+
+    def own_socket(self, path: Path) -> None:
+        """Marks the Unix socket a service is about to listen on for removal at the end (only ever as a socket). Its
+        folder is made, and removed at the end, if it is not there; a file that is no socket there is refused."""
+        if path.exists() and not path.is_socket():
+            raise SetupError(f"{path} exists and is not a socket: give the control socket another path (--socket)")
+        if not path.parent.exists():
+            self.own_directory(path.parent)
+            path.parent.mkdir(parents=True)
+        self._journal.append({"kind": "socket", "path": str(path)})
         self._save()
 
     def own_cgroup(self, path: Path, root: Path) -> None:

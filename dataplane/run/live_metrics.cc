@@ -67,6 +67,7 @@ json Run::live_metrics() {
           {"rings", rings},
           {"nfs", nfs},
           {"workers", workers},
+          {"ports", chain_ends_ ? chain_ends_->port_reports() : json::array()},
           {"scheduler", attached_ ? scheduler_->live_metrics(*view_) : json::object()}};
 }
 

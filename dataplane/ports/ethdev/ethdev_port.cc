@@ -19,9 +19,9 @@ constexpr int kTransmitTries = 4;        // a full send queue drains in microsec
 
 EthdevPort::EthdevPort(const PortConfig& config, rte_mempool* pool) : config_(config) {
   auto fail = [&](const std::string& what, int error) {
-    throw PortOpenError(config_.spec_path + ".device",
-                        config_.device + ": " + what +
-                            (error ? std::string(": ") + rte_strerror(error < 0 ? -error : error) : ""));
+    throw PortOpenError(
+        config_.spec_path + ".device",
+        config_.device + ": " + what + (error ? std::string(": ") + rte_strerror(error < 0 ? -error : error) : ""));
   };
   std::string name = config_.device;
   if (config_.pci()) {

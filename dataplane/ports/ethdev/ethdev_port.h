@@ -17,12 +17,12 @@ namespace tandem {
 
 // What passed through the port, counted by the stages that use it (the device's own counters are in report()).
 struct PortCounters {
-  uint64_t received = 0;     // frames the Rx stage took from the device
-  uint64_t to_chains = 0;    // ... and handed to a chain's entry
-  uint64_t passed = 0;       // ... and passed untouched to another port (PortConfig::pass_unhandled)
+  uint64_t received = 0;           // frames the Rx stage took from the device
+  uint64_t to_chains = 0;          // ... and handed to a chain's entry
+  uint64_t passed = 0;             // ... and passed untouched to another port (PortConfig::pass_unhandled)
   uint64_t unhandled_dropped = 0;  // ... and dropped: no chain handles them and they are not passed (or refused)
-  uint64_t transmitted = 0;  // frames the device took for sending (a chain's output, or frames passed to it)
-  uint64_t tx_refused = 0;   // frames it refused (its send queue full): freed and counted here
+  uint64_t transmitted = 0;        // frames the device took for sending (a chain's output, or frames passed to it)
+  uint64_t tx_refused = 0;         // frames it refused (its send queue full): freed and counted here
 };
 
 // A device that cannot be opened: the spec's fault (a bad device string, an interface that is not there), reported

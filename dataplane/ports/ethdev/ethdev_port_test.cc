@@ -74,10 +74,9 @@ TEST(EthdevPort, IpFramesGoToTheChainAndTheRestIsDroppedAndCounted) {
 TEST(EthdevPort, SourcePrefixesTellChainsApartAndUnhandledFramesCrossTheWire) {
   EthdevPort left(ring_port("left"), testing::test_pool());
   EthdevPort right(ring_port("right"), testing::test_pool());
-  PortReceiver receiver(left,
-                        {{0, {SourcePrefix("198.18.1.0/24")}},
-                         {1, {SourcePrefix("198.18.2.0/24"), SourcePrefix("2001:db8::/32")}}},
-                        &right);
+  PortReceiver receiver(
+      left, {{0, {SourcePrefix("198.18.1.0/24")}}, {1, {SourcePrefix("198.18.2.0/24"), SourcePrefix("2001:db8::/32")}}},
+      &right);
   auto by_chain = loop_through(left, receiver,
                                {from_source("198.18.1.7"), from_source("198.18.2.9"), from_source("198.18.3.1"),
                                 testing::make_ipv6_frame(IPPROTO_TCP), arp_frame(), from_source("198.18.1.200")},

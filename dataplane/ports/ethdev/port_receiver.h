@@ -70,7 +70,8 @@ class PortReceiver {
   EthdevPort& port_;
   std::vector<Route> routes_;
   EthdevPort* pass_to_;
-  std::vector<std::array<rte_mbuf*, kMaxBurst>> by_route_ = std::vector<std::array<rte_mbuf*, kMaxBurst>>(routes_.size());
+  std::vector<std::array<rte_mbuf*, kMaxBurst>> by_route_ =
+      std::vector<std::array<rte_mbuf*, kMaxBurst>>(routes_.size());
   std::vector<uint16_t> by_route_count_ = std::vector<uint16_t>(routes_.size());
   std::array<rte_mbuf*, kMaxBurst> unhandled_{};
   uint16_t unhandled_count_ = 0;

@@ -1,0 +1,99 @@
+"""The control API of a running service (`./tandem serve`): HTTP/1.1 with JSON bodies on a Unix socket of mode 0600,
+so that only its owner (root, who started the run) can reach it. The standard library's HTTP server is enough for a
+local socket and two requests; the replies are the pydantic models of control_api.py, whose OpenAPI document the
+socket serves at /openapi.json. Every request is answered, a malformed one with a 4xx naming what is wrong; nothing a
+request carries is ever executed or read as a path."""
+
+from __future__ import annotations
+
+import json
+import os
+import socketserver
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+
+from controlplane.launch.control_api import ROUTES, ErrorReply, StopReply, openapi
+from controlplane.launch.service_status import ServiceStatus
+
+MAX_BODY = 4096  # no request of this API carries more; a larger one is refused unread
+
+
+class _UnixHttpServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    daemon_threads = True  # a client that hangs does not keep the service from ending
+
+
+class ControlServer:
+    """Serves `status` from the run's ServiceStatus and turns `stop` into `on_stop()`; closed with the run."""
+
+    def __init__(self, path: Path, status: ServiceStatus, on_stop: Callable[[], None]):
+        self.path = path
+        if path.is_socket():  # a killed service's (MachineSession.own_socket refuses any other file)
+            path.unlink()
+        handler = _handler(status, on_stop)
+        previous = os.umask(0o177)  # the socket is made 0600: no moment at which another user could connect
+        try:
+            self._server = _UnixHttpServer(str(path), handler)
+        finally:
+            os.umask(previous)
+        self._thread = threading.Thread(target=self._server.serve_forever, name="control-api", daemon=True)
+        self._thread.start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        if self.path.is_socket():
+            self.path.unlink()
+
+
+def _handler(status: ServiceStatus, on_stop: Callable[[], None]) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args) -> None:  # the service's terminal shows its progress, not every request
+            pass
+
+        def _reply(self, code: int, body: dict) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _refuse(self, code: int, field: str, message: str) -> None:
+            self._reply(code, ErrorReply(error=message, field=field).model_dump())
+
+        def _route(self, method: str) -> None:
+            path = self.path.split("?", 1)[0]
+            if path not in ROUTES:
+                return self._refuse(404, "path", f"no such operation {path[:64]!r} (there are: {', '.join(ROUTES)})")
+            if ROUTES[path] != method:
+                return self._refuse(405, "method", f"{path} takes {ROUTES[path]}, not {method}")
+            length = self.headers.get("Content-Length", "0")
+            if not length.isdigit() or int(length) > MAX_BODY:
+                return self._refuse(413, "body", f"a request body is at most {MAX_BODY} bytes")
+            body = self.rfile.read(int(length)) if int(length) else b""
+            if body.strip() not in (b"", b"{}"):
+                return self._refuse(400, "body", f"{path} takes no arguments")
+            if path == "/status":
+                return self._reply(200, status.status())
+            if path == "/openapi.json":
+                return self._reply(200, openapi())
+            self._reply(202, StopReply(stopping=True).model_dump())
+            on_stop()
+
+        def do_GET(self) -> None:  # noqa: N802 - the standard library's name
+            self._route("GET")
+
+        def do_POST(self) -> None:  # noqa: N802
+            self._route("POST")
+
+        def do_PUT(self) -> None:  # noqa: N802
+            self._route("PUT")
+
+        def do_DELETE(self) -> None:  # noqa: N802
+            self._route("DELETE")
+
+    return Handler

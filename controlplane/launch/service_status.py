@@ -1,0 +1,103 @@
+"""What a running service says about itself: the live figures its data plane reports every 250 ms, made into the
+`status` the control API answers (chains, NFs with their process and core, ports, the scheduler), with rates over the
+last report's interval."""
+
+from __future__ import annotations
+
+import threading
+
+
+def _bound_of_percentile(now: dict | None, before: dict | None, share: float) -> float | None:
+    """The latency histogram's bound (us) under which `share` of the packets sampled since the last report fell (all
+    since the start, without one): live metrics keep cumulative buckets, so the last interval is their difference."""
+    if not now or not now.get("count"):
+        return None
+    counts, total = now["counts"], now["count"]
+    if before and before.get("count") is not None and before["count"] < now["count"]:
+        counts = [a - b for a, b in zip(counts, before["counts"], strict=True)]
+        total = now["count"] - before["count"]
+    for bound, cumulative in zip(now["bounds_us"], counts, strict=True):
+        if cumulative >= share * total:
+            return bound
+    return None
+
+
+def _rate(now: dict, before: dict | None, key: str, seconds: float) -> float | None:
+    if before is None or seconds <= 0:
+        return None
+    return (now[key] - before[key]) / seconds / 1e6
+
+
+class ServiceStatus:
+    """Follows the manager's events (started, progress with live metrics) and answers `status` from any thread."""
+
+    def __init__(self, config: dict):
+        self._lock = threading.Lock()
+        self._config = config
+        self._workers: dict[str, dict] = {}  # by worker name: pid, core, NFs
+        self._now: dict | None = None
+        self._before: dict | None = None
+        self._t = 0.0
+        self._phase = "starting"
+
+    def follow(self, event: dict) -> None:
+        kind = event.get("event")
+        with self._lock:
+            if kind == "started":
+                self._workers = {worker["name"]: worker for worker in event["workers"]}
+            elif kind == "progress" and "metrics" in event:
+                self._before, self._now = self._now, event["metrics"]
+                self._t, self._phase = event["t"], event["phase"]
+            elif kind in ("traffic_ended", "done"):
+                self._phase = "stopping"
+
+    def status(self) -> dict:
+        with self._lock:
+            now, before, t, phase = self._now, self._before, self._t, self._phase
+            workers = dict(self._workers)
+        status = {"name": self._config["name"], "scheduler": self._config["scheduler"]["name"], "phase": phase}
+        if now is None:
+            return status | {"t_s": 0.0, "chains": [], "nfs": [], "ports": []}
+        seconds = now["unix_time"] - before["unix_time"] if before else 0.0
+        earlier = {kind: {item["name"]: item for item in before[kind]} for kind in ("chains", "nfs")} if before else {}
+        chains = []
+        for chain in now["chains"]:
+            previous = earlier.get("chains", {}).get(chain["name"])
+            latency, earlier_latency = chain.get("latency"), (previous or {}).get("latency")
+            chains.append(
+                {
+                    "name": chain["name"],
+                    "generated": chain["generated"],
+                    "delivered": chain["delivered"],
+                    "delivered_mpps": _rate(chain, previous, "delivered", seconds),
+                    "entry_backpressure": chain["entry_backpressure"],
+                    # Bucket bounds: the latency the median (99th) packet of the last interval stayed under.
+                    "latency_p50_us_under": _bound_of_percentile(latency, earlier_latency, 0.5),
+                    "latency_p99_us_under": _bound_of_percentile(latency, earlier_latency, 0.99),
+                }
+            )
+        drops_by_ring = {ring["name"]: ring["dropped_full"] for ring in now["rings"] if ring["dropped_full"]}
+        worker_of = {nf: worker for worker in workers.values() for nf in str(worker.get("nfs", "")).split(",") if nf}
+        nfs = []
+        for nf in now["nfs"]:
+            worker = worker_of.get(nf["name"], {})
+            previous = earlier.get("nfs", {}).get(nf["name"])
+            nfs.append(
+                {
+                    "name": nf["name"],
+                    "chain": nf["chain"],
+                    "pid": worker.get("pid"),
+                    "core": worker.get("core"),
+                    "packets_in": nf["packets_in"],
+                    "packets_dropped": nf["packets_dropped"],
+                    "in_mpps": _rate(nf, previous, "packets_in", seconds),
+                }
+            )
+        return status | {
+            "t_s": t,
+            "chains": chains,
+            "nfs": nfs,
+            "drops_by_ring": drops_by_ring,
+            "ports": now.get("ports", []),
+            "scheduler_live": now.get("scheduler", {}),
+        }

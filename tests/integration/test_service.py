@@ -1,0 +1,108 @@
+"""Tandem as a service: `./tandem serve` runs until `ctl stop`, with a control API on a Unix socket of mode 0600.
+Two clients read its status at once while traffic flows; a malformed request gets a 4xx naming what is wrong and
+changes nothing; `ctl stop` drains the chains, writes whole results with exact accounting, and leaves nothing
+behind; `ctl` without a service says so (exit 2)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from conftest import REPO, requires_root, tandem
+from controlplane.launch.control_client import _UnixConnection
+
+pytestmark = requires_root
+
+SPEC = """\
+name: service
+traffic: {rate: 200 kpps, size: 64, flows: 16}
+scheduler: coop
+chains:
+  - name: web
+    nfs:
+      - {name: fw, type: firewall, core: 1, args: {synthetic_rules: 10}}
+      - {name: check, type: checkip, core: 1}
+"""
+
+
+def start_service(spec, socket, out) -> subprocess.Popen:
+    process = subprocess.Popen(
+        [str(REPO / "tandem"), "serve", str(spec), "--socket", str(socket), "--json", str(out), "--quiet"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and process.poll() is None:
+        status = tandem("ctl", "status", "--socket", str(socket), "--json")
+        if status.returncode == 0 and json.loads(status.stdout)["chains"]:
+            return process
+        time.sleep(0.3)
+    process.kill()
+    raise AssertionError(f"the service did not come up: {process.communicate()}")
+
+
+def request(socket, method: str, path: str, body: bytes | None = None) -> tuple[int, dict]:
+    connection = _UnixConnection(socket, 5)
+    try:
+        connection.request(method, path, body=body)
+        response = connection.getresponse()
+        return response.status, json.loads(response.read())
+    finally:
+        connection.close()
+
+
+def test_a_service_answers_two_clients_refuses_bad_requests_and_stops_whole(write_spec, tmp_path, machine_before):
+    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    process = start_service(write_spec(SPEC), socket, out)
+    try:
+        assert stat.S_IMODE(os.stat(socket).st_mode) == 0o600  # its owner's alone
+        with ThreadPoolExecutor(2) as pool:  # two ctl clients at once
+            answers = list(pool.map(lambda _: tandem("ctl", "status", "--socket", str(socket), "--json"), range(2)))
+        for answer in answers:
+            assert answer.returncode == 0, answer.stderr
+            status = json.loads(answer.stdout)
+            assert status["scheduler"] == "coop" and status["chains"][0]["delivered"] > 0
+            assert {nf["name"] for nf in status["nfs"]} == {"fw", "check"}
+            assert all(nf["pid"] > 0 and nf["core"] == 1 for nf in status["nfs"])
+        table = tandem("ctl", "status", "--socket", str(socket))
+        assert table.returncode == 0 and "Mpps now" in table.stdout and "fw" in table.stdout
+        # Malformed requests: answered with the field that is wrong, the service unchanged.
+        assert request(socket, "GET", "/reboot") == (404, request(socket, "GET", "/reboot")[1])
+        code, body = request(socket, "GET", "/stop")
+        assert code == 405 and body["field"] == "method"
+        code, body = request(socket, "POST", "/stop", b'{"now": "please"}')
+        assert code == 400 and body["field"] == "body"
+        code, body = request(socket, "GET", "/status", b"x" * 5000)
+        assert code == 413 and body["field"] == "body"
+        code, document = request(socket, "GET", "/openapi.json")
+        assert code == 200 and set(document["paths"]) == {"/status", "/stop", "/openapi.json"}
+        assert process.poll() is None  # still serving
+        stopped = tandem("ctl", "stop", "--socket", str(socket))
+        assert stopped.returncode == 0, stopped.stderr
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 0, stderr
+    results = json.loads(out.read_text())
+    assert results["accounting"]["exact"] and results["accounting"]["in_flight"] == 0
+    assert results["chains"][0]["delivered"] > 0
+    assert not socket.exists()
+
+
+def test_ctl_without_a_service_says_so(tmp_path):
+    result = tandem("ctl", "status", "--socket", str(tmp_path / "none.sock"))
+    assert result.returncode == 2
+    assert "no Tandem service listens at" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_control_socket_path_that_holds_a_file_is_refused_and_the_file_kept(write_spec, tmp_path, machine_before):
+    precious = tmp_path / "notes.txt"
+    precious.write_text("mine")
+    result = tandem("serve", str(write_spec(SPEC)), "--socket", str(precious), "--quiet")
+    assert result.returncode == 2 and "is not a socket" in result.stderr, result.stderr
+    assert precious.read_text() == "mine"
