@@ -42,13 +42,15 @@ def plot_lab_kernel(comparison: dict) -> None:
     kernel = comparison.get("kernel") or {}
     if kernel.get("runs"):
         columns.append(("kernel", kernel["runs"]))
+    if (kernel.get("offloads_on") or {}).get("runs"):
+        columns.append(("kernel,\noffloads on", kernel["offloads_on"]["runs"]))
     figure, axes = plt.subplots(1, 2, figsize=(12, 4.5))
     for axis, field, label in (
         (axes[0], "lab_goodput_gbps", "iperf3 TCP goodput (Gbit/s)"),
         (axes[1], "lab_rtt_p50_us", "ping round trip, p50 (us)"),
     ):
         medians = [median_of([run.get(field) for run in runs]) for _, runs in columns]
-        colours = ["#D9A25F" if name == "kernel" else "#9DB4D6" for name, _ in columns]
+        colours = ["#D9A25F" if name.startswith("kernel") else "#9DB4D6" for name, _ in columns]
         axis.bar(range(len(columns)), [m or 0 for m in medians], color=colours)
         for i, (_, runs) in enumerate(columns):
             values = [run.get(field) for run in runs if run.get(field) is not None]

@@ -142,7 +142,7 @@ void parse_chain(const json& c, Deployment& d) {
     nf.name = nodes[i].at("name");
     nf.type = nodes[i].at("type");
     nf.args = nodes[i].value("args", json::object());
-    nf.core = nodes[i].at("core");
+    nf.core = integer_at<int>(nodes[i].at("core"), "core");
     nf.cost_cycles = nodes[i].value("cost_cycles", 0.0);
     nf.weight = nodes[i].value("weight", 1.0);
     nf.batch = integer_or<decltype(nf.batch)>(nodes[i], "batch", 0u);

@@ -35,6 +35,23 @@ def metrics_place(listen: str) -> str:
     return f"{host}:{port}"
 
 
+def report_outcome(args, outcome, progress) -> dict | None:
+    """A run's ending as the user sees it: the progress line closed, the notes, the results written (--json) and
+    printed; returns the results, if any."""
+    if progress:
+        progress.finish()
+    for note in outcome.notes:
+        print(f"note: {note}", file=sys.stderr)
+    if outcome.results is None:
+        return None
+    results = outcome.results.as_json()
+    # Files first: a reader of stdout that goes away (`| head`) must not cost the user the JSON.
+    if args.json:
+        write_json(args.json, dict(results, spec=args.spec, exit_status=outcome.exit_status))
+    print(run_report(results))
+    return results
+
+
 def cmd_run(args) -> int:
     from controlplane.terminal.progress import ProgressLine
 
@@ -63,16 +80,8 @@ def cmd_run(args) -> int:
         profile=args.profile,
         source=args.spec,
     )
-    if progress:
-        progress.finish()
-    for note in outcome.notes:
-        print(f"note: {note}", file=sys.stderr)
-    if outcome.results is not None:
-        results = outcome.results.as_json()
-        # Files first: a reader of stdout that goes away (`| head`) must not cost the user the JSON.
-        if args.json:
-            write_json(args.json, dict(results, spec=args.spec, exit_status=outcome.exit_status))
-        print(run_report(results))
+    results = report_outcome(args, outcome, progress)
+    if results is not None:
         if args.plot:
             from controlplane.results.plot import plot_scaling
 

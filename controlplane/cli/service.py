@@ -7,9 +7,9 @@ import json
 import sys
 
 from controlplane import api
+from controlplane.cli.running import report_outcome
 from controlplane.errors import EXIT_OK
 from controlplane.launch.control_client import Control
-from controlplane.results.run_report import run_report
 from controlplane.sfc.spec_or_request import load_spec_or_request
 from controlplane.terminal.progress import say as tell_user
 from controlplane.terminal.tables import count, number, table
@@ -25,16 +25,7 @@ def cmd_serve(args) -> int:
         "Ctrl-C or SIGTERM stop it too, after the chains drain"
     )
     outcome = api.serve(spec, args.scheduler, socket=args.socket, on_event=progress, source=args.spec)
-    if progress:
-        progress.finish()
-    for note in outcome.notes:
-        print(f"note: {note}", file=sys.stderr)
-    if outcome.results is not None:
-        results = outcome.results.as_json()
-        if args.json:
-            with open(args.json, "w") as out:
-                json.dump(dict(results, spec=args.spec, exit_status=outcome.exit_status), out, indent=2)
-        print(run_report(results))
+    report_outcome(args, outcome, progress)
     if outcome.exit_status != EXIT_OK:
         print(f"tandem: the service failed: {outcome.error}", file=sys.stderr)
     return outcome.exit_status

@@ -62,7 +62,9 @@ def compare(
         "schedulers": {name: {"runs": [], "results": [], "median": None} for name in schedulers},
     }
     sweep = Sweep(spec, source, duration, quiet) if ceiling else None
-    kernel = {"runs": []} if lab else None
+    # The kernel twice: on veths like Tandem's (offloads off: the anchor of the ratios), and with its default
+    # offloads, the fastest it goes (super-frames), which Tandem's chains cannot carry yet.
+    kernel = {"runs": [], "offloads_on": {"runs": []}} if lab else None
     status = EXIT_OK
     # Rounds: every scheduler, then every batch size of the sweep, once each, before the next round. This VM's speed
     # drifts over minutes; a round is short enough that its runs mostly share one speed, so a ratio inside a round
@@ -103,8 +105,9 @@ def compare(
     elif lab:
         comparison["ceilings"] = {"best_rtc": {"unavailable": "a lab's clients set the load: no rate to sweep"}}
     if kernel is not None:
-        runs = kernel["runs"]
-        kernel["median"] = {field: median_of([r[field] for r in runs]) for field in LAB_FIELDS} if runs else None
+        for entry in (kernel, kernel["offloads_on"]):
+            runs = entry["runs"]
+            entry["median"] = {field: median_of([r[field] for r in runs]) for field in LAB_FIELDS} if runs else None
         comparison["kernel"] = kernel
     summarise(comparison, LAB_FIELDS if lab else ())
     return comparison, status
@@ -114,11 +117,13 @@ def _kernel_round(spec: Spec, duration: float | None, kernel: dict, round_: int,
     """The kernel's run of the lab for one round (experiment/kernel_anchor.py), its summary added to `kernel`."""
     if not quiet:
         print(f"[kernel {round_}] the lab through a Linux bridge with the chains' rules in nftables", file=sys.stderr)
-    found = run_kernel(run_config(spec, None, duration))
-    if "unavailable" in found:
-        kernel["unavailable"] = found["unavailable"]
-        return
-    kernel["runs"].append(lab_summary(found["lab"], found["busy_cores"]) | {"round": round_, "rules": found["rules"]})
+    for offloads, entry in ((False, kernel), (True, kernel["offloads_on"])):
+        found = run_kernel(run_config(spec, None, duration), offloads=offloads)
+        if "unavailable" in found:
+            kernel["unavailable"] = found["unavailable"]
+            return
+        summary = lab_summary(found["lab"], found["busy_cores"])
+        entry["runs"].append(summary | {"round": round_, "rules": found["rules"]})
 
 
 class Sweep:

@@ -18,17 +18,19 @@ from controlplane.machine.nft_firewall import rule_count, ruleset, untranslatabl
 BRIDGE = "br0"
 
 
-def run_kernel(config: dict, stop_requested=None) -> dict:
+def run_kernel(config: dict, stop_requested=None, offloads: bool = False) -> dict:
     """Runs the lab of `config` (a lab spec's run config) through the kernel's bridge and nftables; returns
     {"lab": the commands' records, "busy_cores", "seconds", "rules"}, or {"unavailable": why} where the chains have no
-    kernel equivalent. Every namespace, veth, rule and process is gone when it returns."""
+    kernel equivalent. `offloads`: the veths keep the kernel's default offloads (TSO, GSO, GRO: 64 KB super-frames
+    cross the rules as one), which Tandem's lab turns off; without, the same veths as Tandem's. Every namespace,
+    veth, rule and process is gone when it returns."""
     reason = untranslatable(config["chains"])
     if reason is not None:
         return {"unavailable": reason}
     lab = copy.deepcopy(config["lab"])
     with changes.MachineSession() as session:
         run_id = f"tandemk{os.getpid()}"
-        lab_network.build(session, run_id, lab)
+        lab_network.build(session, run_id, lab, offloads=offloads)
         bridge_netns = f"{run_id}-bridge"
         session.own_netns(bridge_netns)  # its rules and bridge go with it; the veths' root ends move into it
         _without_ipv6(bridge_netns)

@@ -34,10 +34,11 @@ HOST_INTERFACE = "eth0"
 OFFLOADS_OFF = ("tx", "tso", "gso", "gro", "tx-sctp-segmentation")
 
 
-def build(session, run_id: str, lab: dict) -> None:
+def build(session, run_id: str, lab: dict, offloads: bool = False) -> None:
     """Makes each host's namespace (`<run_id>-<name>`) and veth (root end tdl<i>, eth0 in the namespace with the
     host's address), and sets the host's `interface` (the data plane's port) and `netns` in the lab (as in the run
-    config)."""
+    config). `offloads`: leave the veths' offloads as the kernel sets them (for the kernel's own forwarding only:
+    the data plane cannot carry what they make)."""
     if shutil.which("ethtool") is None:
         raise SetupError("a lab needs ethtool to turn off the offloads of its veths (Debian: apt install ethtool)")
     for i, host in enumerate(lab["hosts"]):
@@ -52,8 +53,9 @@ def build(session, run_id: str, lab: dict) -> None:
         # IPv6, and no ARP, or the root namespace would answer a host's ARP requests for its own addresses through
         # it. A packet socket sees the hosts' ARP frames before ARP does, so they still reach the data plane.
         ip("link", "set", interface, "arp", "off")
-        _offloads_off(None, interface)
-        _offloads_off(netns, HOST_INTERFACE)
+        if not offloads:
+            _offloads_off(None, interface)
+            _offloads_off(netns, HOST_INTERFACE)
         ip("-n", netns, "link", "set", "lo", "up")
         ip("-n", netns, "address", "add", host["address"], "dev", HOST_INTERFACE)
         host["interface"] = interface

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import shutil
+from pathlib import Path
 
 import pytest
 import yaml
@@ -13,6 +14,7 @@ from conftest import REPO
 from controlplane.errors import SpecError
 from controlplane.spec.deployment import run_config
 from controlplane.spec.loading import spec_from_document
+from controlplane.spec.ports import DPDK_PCI_DRIVERS
 
 LAB = yaml.safe_load((REPO / "examples" / "lab-firewalls.yaml").read_text())
 
@@ -128,3 +130,20 @@ def test_devices_are_checked_on_this_machine():
 def test_a_kernel_chain_cannot_take_traffic_from_a_port():
     found = problems(edited(lambda d: d["chains"][0].update({"io": "kernel"})))
     assert "a chain with kernel-I/O NFs is fed by the generator" in found["chains[0].from"]
+
+
+def _pci_device_on_a_kernel_driver() -> tuple[str, str] | None:
+    """A PCI device of this machine bound to a kernel driver (a VM's virtio devices, a host's NICs), and its driver."""
+    for device in sorted(Path("/sys/bus/pci/devices").glob("*")):
+        driver = device / "driver"
+        if driver.exists() and driver.resolve().name not in DPDK_PCI_DRIVERS:
+            return device.name, driver.resolve().name
+    return None
+
+
+@pytest.mark.skipif(_pci_device_on_a_kernel_driver() is None, reason="no PCI device on a kernel driver here")
+def test_a_pci_device_on_a_kernel_driver_is_refused_saying_how_to_bind_it():
+    address, driver = _pci_device_on_a_kernel_driver()
+    found = problems(edited(lambda d: d.update({"ports": [{"name": "nic", "device": address}]})))
+    assert f"PCI device {address} is bound to {driver}, not to a DPDK driver" in found["ports[0].device"]
+    assert f"dpdk-devbind.py --bind=vfio-pci {address}" in found["ports[0].device"]
