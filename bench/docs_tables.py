@@ -268,6 +268,7 @@ TABLES: dict[str, Callable[[Path], Rendered]] = {
     "unis-latency": whole("unis-latency", 0),
     "unis-switches": whole("unis-latency", 1),
     "unis-external": whole("unis-external"),
+    "unis-low-load": whole("unis-low-load"),
     # NFVnice
     "nfvnice-fairness": whole("nfvnice-fairness", 0),
     "nfvnice-fairness-per-nf": per_nf_fairness,
@@ -309,6 +310,8 @@ TABLES: dict[str, Callable[[Path], Rendered]] = {
     "stale-results": lambda root: stale_results(root),
     # real traffic
     "lab-kernel": whole("lab-kernel", 1),
+    # the papers' promises as properties
+    "property-suite": whole("property-suite"),
     # the profiler
     "profiler-three-firewalls": whole("profiler-three-firewalls", 0),
     "profiler-light-chain": whole("profiler-light-chain", 0),
