@@ -67,8 +67,8 @@ def _expected_seconds(config: dict) -> float:
     limits = catalog.catalog()["limits"]
     workers = sum(len(chain["nfs"]) for chain in config["chains"])
     attach = limits["attach_seconds"] + limits["attach_seconds_per_worker"] * workers
-    if config["duration"] == 0:  # until stopped: by Ctrl-C, or when the lab's clients are done
-        if "lab" not in config:
+    if config["duration"] == 0:  # until stopped: by Ctrl-C (a service: ctl stop), or when the lab's clients are done
+        if "lab" not in config or config.get("serve"):
             return math.inf
         traffic = seconds_allowed(config["lab"])
     else:

@@ -26,6 +26,7 @@ struct Options {
   std::string sampling;
   std::string slice_start;
   std::string backend;
+  double idle_handover_us;  // < 0: never
 
   static Options from(const json& o) {
     double gamma = o["gamma"].get<double>();
@@ -38,7 +39,8 @@ struct Options {
             o["occupancy"].get<bool>(),
             o["sampling"].get<std::string>(),
             o["slice_start"].get<std::string>(),
-            o["backend"].get<std::string>()};
+            o["backend"].get<std::string>(),
+            o["idle_handover_us"].get<double>()};
   }
   uint32_t theta_min_for(const Deployment& d) const {
     return theta_min >= 0 ? static_cast<uint32_t>(theta_min) : default_theta_min(d.burst);
@@ -96,8 +98,11 @@ class UnisScheduler final : public Scheduler {
                          .cost_cycles = d.nfs[nf].cost_cycles});
       }
       cores_.emplace_back(
-          core, CoreQueue(std::move(queue), options_.occupancy,
-                          options_.slice_start == "decision" ? SliceStart::kDecision : SliceStart::kFirstProgress));
+          core,
+          CoreQueue(std::move(queue), options_.occupancy,
+                    options_.slice_start == "decision" ? SliceStart::kDecision : SliceStart::kFirstProgress,
+                    options_.idle_handover_us < 0 ? CoreQueue::kNoIdleHandover
+                                                  : static_cast<uint64_t>(options_.idle_handover_us * 1e-6 * hz)));
     }
     interval_cycles_ = static_cast<uint64_t>(options_.interval_us * 1e-6 * hz);
     next_check_.assign(cores_.size(), 0);
@@ -209,6 +214,7 @@ class UnisScheduler final : public Scheduler {
             {"intervals", intervals_},
             {"sampling", options_.sampling},
             {"slice_start", options_.slice_start},
+            {"idle_handover_us", options_.idle_handover_us},
             {"monitor_samples", monitor_ ? monitor_->samples() : 0},
             {"ring_reads", monitor_ ? monitor_->ring_reads() : 0},
             {"switches", switches_},
@@ -314,6 +320,13 @@ const SchedulerRegistration registration({
                  "reaches its core 10-14 us after the decision on a KVM guest); decision = when UNiS decides (the "
                  "paper)",
              .choices = {"decision", "progress"}},
+            {.name = "idle_handover_us",
+             .type = ArgType::Number,
+             .default_value = 20.0,
+             .help = "low load: an NF whose input has stayed empty this long hands the core to an NF with any packet, "
+                     "below theta_min; -1 = never (the paper: a packet below theta_min waits for more to arrive)",
+             .min = -1,
+             .max = 100000},
             {.name = "occupancy",
              .type = ArgType::Boolean,
              .default_value = true,

@@ -17,13 +17,18 @@ uint32_t packets_moved(uint32_t ingress_before, uint32_t egress_before, uint32_t
 
 }  // namespace
 
-CoreQueue::CoreQueue(std::vector<ScheduledNf> nfs, bool occupancy_rules, SliceStart slice_start)
-    : nfs_(std::move(nfs)), occupancy_rules_(occupancy_rules), slice_start_(slice_start) {
+CoreQueue::CoreQueue(std::vector<ScheduledNf> nfs, bool occupancy_rules, SliceStart slice_start,
+                     uint64_t idle_handover_cycles)
+    : nfs_(std::move(nfs)),
+      occupancy_rules_(occupancy_rules),
+      idle_handover_cycles_(idle_handover_cycles),
+      slice_start_(slice_start) {
   for (size_t i = 1; i < nfs_.size(); i++) queue_.push_back(i);
 }
 
 const ScheduledNf& CoreQueue::start(uint64_t now_tsc) {
   running_ = 0;
+  idle_since_.reset();
   last_reading_.valid = false;
   slice_.reset(now_tsc, nfs_[0].slice_cycles);
   return nfs_[0];
@@ -89,11 +94,16 @@ std::optional<Switch> CoreQueue::decide(uint64_t now_tsc, const std::vector<uint
       candidate = queue_.front();
       queue_.pop_front();
     }
-    // Low load: nobody's ingress reaches theta_min, and the running NF has nothing at all. Keeping it would make
-    // every packet below theta_min wait for arrivals that may never come (a ping, a TCP handshake: real traffic
-    // stalled for seconds): the first NF in queue order with any packet and room takes the core instead. Under
-    // load some candidate passes theta_min first, and this never runs.
-    if (candidate == running_ && occupancy[current.ingress] == 0) {
+    // Low load: nobody's ingress reaches theta_min, and the running NF has had nothing at all for the handover
+    // time. Keeping it would make every packet below theta_min wait for arrivals that may never come (a ping, a TCP
+    // handshake: real traffic stalled for seconds): the first NF in queue order with any packet and room takes the
+    // core instead. Under load the running NF's input refills, or another's passes theta_min, within the handover
+    // time; handing over at once there cost light NFs a quarter of their rate in switches of a few packets each.
+    bool idle = occupancy[current.ingress] == 0;
+    if (!idle) idle_since_.reset();
+    if (idle && !idle_since_) idle_since_ = now_tsc;
+    if (candidate == running_ && idle && idle_handover_cycles_ != kNoIdleHandover &&
+        now_tsc - *idle_since_ >= idle_handover_cycles_) {
       auto waiting = std::find_if(queue_.begin(), queue_.end(), [&](size_t position) {
         return occupancy[nfs_[position].ingress] > 0 && !egress_full(nfs_[position], occupancy);
       });
@@ -108,6 +118,7 @@ std::optional<Switch> CoreQueue::decide(uint64_t now_tsc, const std::vector<uint
   // Lines 13-18.
   Switch change{current.nf, nfs_[candidate].nf, *why};
   running_ = candidate;
+  idle_since_.reset();
   last_reading_.valid = false;
   slice_.reset(now_tsc, nfs_[candidate].slice_cycles);
   turn_ = {.decided_tsc = now_tsc,

@@ -63,7 +63,11 @@ class CoreQueue {
  public:
   // `nfs` in wait-queue order; the first one runs first. `occupancy_rules` = false is the paper's ablation:
   // preempt only when the slice expires, and take the next NF in the queue whatever its rings hold.
-  CoreQueue(std::vector<ScheduledNf> nfs, bool occupancy_rules, SliceStart slice_start = SliceStart::kDecision);
+  // `idle_handover_cycles`: how long the running NF's input must have stayed empty before it hands the core to an NF
+  // with packets below theta_min (low load: decide()); kNoIdleHandover: never (the paper).
+  CoreQueue(std::vector<ScheduledNf> nfs, bool occupancy_rules, SliceStart slice_start = SliceStart::kDecision,
+            uint64_t idle_handover_cycles = 0);
+  static constexpr uint64_t kNoIdleHandover = UINT64_MAX;
 
   // Starts the first NF of the queue and its slice timer; returns it.
   const ScheduledNf& start(uint64_t now_tsc);
@@ -112,6 +116,8 @@ class CoreQueue {
   } last_reading_;
   TscTimer slice_;
   bool occupancy_rules_;
+  uint64_t idle_handover_cycles_;
+  std::optional<uint64_t> idle_since_;  // when the running NF's input was first seen empty, this turn
   SliceStart slice_start_;
   struct TurnStart {
     uint64_t decided_tsc = 0;

@@ -72,6 +72,21 @@ TEST(Algorithm1, AtLowLoadAnIdleNfGivesTheCoreToOneWithAnyPacket) {
   EXPECT_FALSE(idle.decide(10, rings({0, 0, 0, 0, 0})).has_value());
 }
 
+TEST(Algorithm1, TheIdleHandoverWaitsUntilTheInputHasStayedEmptyForItsTime) {
+  CoreQueue q({nf(10, 0, 1), nf(12, 2, 3), nf(13, 3, 4)}, true, SliceStart::kDecision, 100);
+  q.start(0);
+  EXPECT_FALSE(q.decide(10, rings({0, 0, 0, 1, 0})).has_value());  // A's input first seen empty at 10
+  EXPECT_FALSE(q.decide(50, rings({2, 0, 0, 1, 0})).has_value());  // it refilled: under load, A keeps the core
+  EXPECT_FALSE(q.decide(60, rings({0, 0, 0, 1, 0})).has_value());  // empty again from 60
+  EXPECT_FALSE(q.decide(159, rings({0, 0, 0, 1, 0})).has_value());
+  auto change = q.decide(160, rings({0, 0, 0, 1, 0}));  // 100 cycles empty: D, with its one packet, runs
+  ASSERT_TRUE(change.has_value());
+  EXPECT_EQ(change->to, 13);
+  CoreQueue paper({nf(10, 0, 1), nf(12, 2, 3), nf(13, 3, 4)}, true, SliceStart::kDecision, CoreQueue::kNoIdleHandover);
+  paper.start(0);
+  EXPECT_FALSE(paper.decide(1'000'000, rings({0, 0, 0, 1, 0})).has_value());  // the paper's rule: never
+}
+
 TEST(Algorithm1, OnlyTheCandidatesLookedAtAreReadAndInQueueOrder) {
   CoreQueue q = paper_example();
   q.start(0);

@@ -106,3 +106,30 @@ def test_a_control_socket_path_that_holds_a_file_is_refused_and_the_file_kept(wr
     result = tandem("serve", str(write_spec(SPEC)), "--socket", str(precious), "--quiet")
     assert result.returncode == 2 and "is not a socket" in result.stderr, result.stderr
     assert precious.read_text() == "mine"
+
+
+def test_a_lab_served_outlives_its_clients_until_stopped(tmp_path, machine_before):
+    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    process = start_service(REPO / "examples" / "lab-waf.yaml", socket, out)
+    try:
+        # The clients (two pages, then two refused attacks of 2 s each): seen to start, then seen to be done.
+        def clients_running() -> bool:
+            return subprocess.run(["pgrep", "-f", "curl --silent"], capture_output=True).returncode == 0
+
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not clients_running():
+            time.sleep(0.05)
+        seen = time.monotonic()  # done: no client for 1.5 s (one follows another within 50 ms)
+        while time.monotonic() < deadline and time.monotonic() - seen < 1.5:
+            seen = time.monotonic() if clients_running() else seen
+            time.sleep(0.05)
+        assert process.poll() is None  # its clients are done; the service is not
+        status = json.loads(tandem("ctl", "status", "--socket", str(socket), "--json").stdout)
+        assert {chain["name"] for chain in status["chains"]} == {"requests", "answers"}
+        assert tandem("ctl", "stop", "--socket", str(socket)).returncode == 0
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 0, stderr
+    results = json.loads(out.read_text())
+    assert results["accounting"]["exact"] and all(record["met"] for record in results["lab"]), results["lab"]
