@@ -48,7 +48,7 @@ class StopReply(_Message):
 
 class ErrorReply(_Message):
     error: str
-    field: str  # what of the request is wrong: path, method, body
+    field: str  # what of the request is wrong: path, query, method, body, request (not HTTP the server reads)
 
 
 # Path -> method.

@@ -63,18 +63,29 @@ def _handler(status: ServiceStatus, on_stop: Callable[[], None]) -> type[BaseHTT
             self.wfile.write(data)
 
         def _refuse(self, code: int, field: str, message: str) -> None:
+            self.close_connection = True  # whatever of the request is left unread is not taken for another one
             self._reply(code, ErrorReply(error=message, field=field).model_dump())
 
+        def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
+            # What the standard library refuses before a route is reached (a malformed request line or header, a
+            # method it has no handler for): answered in the API's own form, not as an HTML page.
+            if code == 501:
+                self._refuse(405, "method", f"no operation takes {self.command!r} (they take GET and POST)")
+            else:
+                self._refuse(code, "request", message or explain or "malformed request")
+
         def _route(self, method: str) -> None:
-            path = self.path.split("?", 1)[0]
-            if path not in ROUTES:
-                return self._refuse(404, "path", f"no such operation {path[:64]!r} (there are: {', '.join(ROUTES)})")
-            if ROUTES[path] != method:
-                return self._refuse(405, "method", f"{path} takes {ROUTES[path]}, not {method}")
             length = self.headers.get("Content-Length", "0")
             if not length.isdigit() or int(length) > MAX_BODY:
                 return self._refuse(413, "body", f"a request body is at most {MAX_BODY} bytes")
             body = self.rfile.read(int(length)) if int(length) else b""
+            path, query = self.path.split("?", 1) if "?" in self.path else (self.path, "")
+            if query:
+                return self._refuse(400, "query", f"{path} takes no arguments")
+            if path not in ROUTES:
+                return self._refuse(404, "path", f"no such operation {path[:64]!r} (there are: {', '.join(ROUTES)})")
+            if ROUTES[path] != method:
+                return self._refuse(405, "method", f"{path} takes {ROUTES[path]}, not {method}")
             if body.strip() not in (b"", b"{}"):
                 return self._refuse(400, "body", f"{path} takes no arguments")
             if path == "/status":
@@ -95,5 +106,8 @@ def _handler(status: ServiceStatus, on_stop: Callable[[], None]) -> type[BaseHTT
 
         def do_DELETE(self) -> None:  # noqa: N802
             self._route("DELETE")
+
+        def do_HEAD(self) -> None:  # noqa: N802 - refused with a body all the same: no operation takes HEAD
+            self._route("HEAD")
 
     return Handler

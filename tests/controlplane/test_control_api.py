@@ -1,0 +1,98 @@
+"""The control API under requests drawn at random from its schema and beyond it (Hypothesis): every request gets a
+JSON reply, a malformed one a 4xx naming what is wrong; `stop` is carried out only when asked for as the schema says;
+the server keeps answering after every request. A server on a socket of its own, fed by a status that needs no run."""
+
+from __future__ import annotations
+
+import json
+import socket
+import stat
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from controlplane.launch.control_api import ROUTES, Status
+from controlplane.launch.control_client import Control
+from controlplane.launch.control_server import ControlServer
+from controlplane.launch.service_status import ServiceStatus
+
+CONFIG = {"name": "fuzzed", "scheduler": {"name": "coop"}}
+METRICS = {
+    "unix_time": 1.0,
+    "chains": [
+        {"name": "c", "generated": 10, "delivered": 9, "entry_backpressure": 0, "latency": {"count": 0}},
+    ],
+    "rings": [{"name": "c:entry", "dropped_full": 1}],
+    "nfs": [{"name": "n", "chain": "c", "packets_in": 9, "packets_dropped": 0}],
+}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    path = tmp_path_factory.mktemp("control") / "tandem.sock"
+    status = ServiceStatus(CONFIG)
+    status.follow({"event": "started", "workers": [{"name": "w0", "pid": 42, "core": 1, "nfs": "n"}]})
+    status.follow({"event": "progress", "t": 1.0, "phase": "measure", "metrics": METRICS})
+    stops = []
+    control = ControlServer(path, status, lambda: stops.append(1))
+    yield path, stops
+    control.close()
+
+
+def exchange(path, raw: bytes) -> tuple[int, dict]:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as client:
+        client.settimeout(5)
+        client.connect(str(path))
+        client.sendall(raw)
+        client.shutdown(socket.SHUT_WR)
+        reply = b""
+        while chunk := client.recv(65536):
+            reply += chunk
+    if reply.startswith(b"{"):  # a request line of two words is HTTP/0.9's, whose replies have no status line
+        return 400, json.loads(reply)
+    head, _, body = reply.partition(b"\r\n\r\n")
+    return int(head.split()[1]), json.loads(body)
+
+
+def test_the_socket_is_its_owners_alone_and_status_reads_back(server):
+    path, _ = server
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    status = Control(path).status()
+    assert isinstance(status, Status) and status.chains[0].delivered == 9 and status.nfs[0].pid == 42
+    assert status.drops_by_ring == {"c:entry": 1}
+
+
+paths = st.one_of(st.sampled_from([*ROUTES, "/", "/status/", "/stop?now=1", "//stop"]), st.text(max_size=40))
+methods = st.sampled_from(["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "BREW", "get"])
+bodies = st.one_of(st.just(b""), st.just(b"{}"), st.binary(max_size=200), st.just(b"x" * 5000))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(method=methods, path=paths, body=bodies)
+def test_every_request_gets_a_json_reply_and_only_a_proper_stop_stops(server, method, path, body):
+    socket_path, stops = server
+    before = len(stops)
+    target = "/" + path.lstrip("/") if path.isprintable() and " " not in path else path
+    raw = f"{method} {target} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n".encode(errors="replace")
+    code, reply = exchange(socket_path, raw + body)
+    proper_stop = method == "POST" and target == "/stop" and body in (b"", b"{}")
+    assert (len(stops) == before + 1) == proper_stop
+    if code >= 400:
+        assert 400 <= code < 500 and reply["field"] in ("path", "query", "method", "body", "request")
+        assert reply["error"]
+    else:
+        assert (method, target) in {("GET", "/status"), ("GET", "/openapi.json"), ("POST", "/stop")}
+    assert Control(socket_path).status().name == "fuzzed"  # still answering
+
+
+def test_requests_that_are_not_http_are_answered_too(server):
+    path, stops = server
+    before = len(stops)
+    for raw in (b"\x00\xff garbage\r\n\r\n", b"GET\r\n\r\n", b"GET /status HTTP/9.9\r\n\r\n", b"G" * 70000 + b"\r\n"):
+        try:
+            code, reply = exchange(path, raw)
+        except (json.JSONDecodeError, IndexError, ValueError, ConnectionResetError, BrokenPipeError):
+            continue  # the connection was closed without a reply: nothing was done either
+        assert 400 <= code < 600 and "error" in reply
+    assert len(stops) == before and Control(path).status().name == "fuzzed"
