@@ -17,7 +17,10 @@ from pathlib import Path
 from controlplane.launch.control_api import ROUTES, ErrorReply, StopReply, openapi
 from controlplane.launch.service_status import ServiceStatus
 
-MAX_BODY = 4096  # no request of this API carries more; a larger one is refused unread
+MAX_BODY = 4096  # no request of this API carries more; a larger one is refused
+# A larger body up to this is read and thrown away before the refusal, so that a client still sending it gets the
+# reply instead of a reset connection; beyond it, the connection is closed unread.
+MAX_DRAINED = 1 << 20
 
 
 class _UnixHttpServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
@@ -77,6 +80,10 @@ def _handler(status: ServiceStatus, on_stop: Callable[[], None]) -> type[BaseHTT
         def _route(self, method: str) -> None:
             length = self.headers.get("Content-Length", "0")
             if not length.isdigit() or int(length) > MAX_BODY:
+                if length.isdigit() and int(length) <= MAX_DRAINED:  # read, not kept: the client then gets the reply
+                    left = int(length)
+                    while left > 0 and (chunk := self.rfile.read(min(65536, left))):
+                        left -= len(chunk)
                 return self._refuse(413, "body", f"a request body is at most {MAX_BODY} bytes")
             body = self.rfile.read(int(length)) if int(length) else b""
             path, query = self.path.split("?", 1) if "?" in self.path else (self.path, "")

@@ -30,9 +30,13 @@ def leftovers() -> list[str]:
     """Everything a run could leave behind that it must not: processes, real-time tasks, files, mounts."""
     found = []
     # Threads, not processes: an external NF's forwarding thread is what a scheduler makes real-time.
-    threads = subprocess.run(["ps", "-eLo", "pid,tid,cls,comm", "--no-headers"], capture_output=True, text=True).stdout
+    threads = subprocess.run(
+        ["ps", "-eLo", "pid,tid,cls,stat,comm", "--no-headers"], capture_output=True, text=True
+    ).stdout
     for line in threads.splitlines():
-        pid, tid, policy, name = line.split(None, 3)
+        pid, tid, policy, state, name = line.split(None, 4)
+        if state.startswith("Z"):  # a zombie runs nothing and holds nothing: its parent has yet to reap it
+            continue
         if pid == tid and (name.startswith("tandem-") or name.startswith("dpdk-testpmd")):
             found.append(f"process {name} ({pid})")
         elif policy in ("FF", "RR") and not any(

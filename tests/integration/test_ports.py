@@ -107,6 +107,7 @@ def test_a_port_run_without_a_duration_forwards_until_sigterm_then_drains(write_
         stdout, stderr = process.communicate(timeout=60)
     finally:
         process.kill()
+        process.wait()  # reaped: a killed CLI left a zombie, counted as a real-time thread by every later test
     assert process.returncode == 0, stderr
     results = json.loads(out.read_text())
     chains = {chain["name"]: chain for chain in results["chains"]}

@@ -43,6 +43,7 @@ def start_service(spec, socket, out) -> subprocess.Popen:
             return process
         time.sleep(0.3)
     process.kill()
+    process.wait()
     raise AssertionError(f"the service did not come up: {process.communicate()}")
 
 
@@ -87,6 +88,7 @@ def test_a_service_answers_two_clients_refuses_bad_requests_and_stops_whole(writ
         stdout, stderr = process.communicate(timeout=60)
     finally:
         process.kill()
+        process.wait()  # reaped: a killed CLI left a zombie, counted as a real-time thread by every later test
     assert process.returncode == 0, stderr
     results = json.loads(out.read_text())
     assert results["accounting"]["exact"] and results["accounting"]["in_flight"] == 0
@@ -130,6 +132,7 @@ def test_a_lab_served_outlives_its_clients_until_stopped(tmp_path, machine_befor
         stdout, stderr = process.communicate(timeout=60)
     finally:
         process.kill()
+        process.wait()  # reaped: a killed CLI left a zombie, counted as a real-time thread by every later test
     assert process.returncode == 0, stderr
     results = json.loads(out.read_text())
     assert results["accounting"]["exact"] and all(record["met"] for record in results["lab"]), results["lab"]
