@@ -124,15 +124,19 @@ def serve(
     socket: str | Path | None = None,
     on_event: Callable[[dict], None] | None = None,
     source: str | None = None,
+    ready_for: list[str] | None = None,
 ) -> RunOutcome:
     """Runs a spec as a service: its traffic (ports, a lab, or the generator) flows until `stop` on its control API
     (connect(socket)), SIGTERM or Ctrl-C; then the chains drain and the whole results come back. A lab's clients
-    ending do not end it. Bad input raises SpecError; every machine change is undone before returning."""
+    ending do not end it. `ready_for`: schedulers it may be switched to live (set_scheduler), whose needs (NF costs,
+    cgroups, RT settings) are prepared at start too. Bad input raises SpecError; every machine change is undone
+    before returning."""
     loaded, source = _load(spec, source)
     if scheduler:
         check_schedulers([scheduler], source)
+    check_schedulers(ready_for or [], source, "--ready-for")
     config = run_config(loaded, scheduler, None)
-    config |= {"duration": 0, "warmup": 0, "serve": True, "live_metrics": True}
+    config |= {"duration": 0, "warmup": 0, "serve": True, "live_metrics": True, "ready_for": list(ready_for or [])}
     config["control_socket"] = str(socket or DEFAULT_SOCKET)
     outcome = pipeline.run(config, source, on_event)
     results = _typed(RunResults, outcome.results) if outcome.results is not None else None

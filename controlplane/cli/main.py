@@ -193,15 +193,36 @@ def parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("spec")
     serve.add_argument("--scheduler", help="scheduler to use instead of the spec's")
+    serve.add_argument(
+        "--ready-for",
+        metavar="S1,S2",
+        default="",
+        help="schedulers to be able to switch to live (`ctl scheduler`): the machine is prepared for them too",
+    )
     serve.add_argument("--socket", default=str(DEFAULT_SOCKET), help=f"the control socket (default {DEFAULT_SOCKET})")
     serve.add_argument("--json", metavar="PATH", help="write the full results as JSON when it stops")
     serve.add_argument("--quiet", action="store_true", help="no live progress")
     serve.set_defaults(handler=cmd_serve)
 
-    ctl = commands.add_parser("ctl", help="ask a running service (./tandem serve) for its status, or stop it")
-    ctl.add_argument("operation", choices=["status", "stop"])
-    ctl.add_argument("--socket", default=str(DEFAULT_SOCKET), help=f"the control socket (default {DEFAULT_SOCKET})")
-    ctl.add_argument("--json", action="store_true", help="status as JSON")
+    ctl = commands.add_parser(
+        "ctl", help="ask a running service (./tandem serve) for its status, change it while traffic runs, or stop it"
+    )
+    reach = argparse.ArgumentParser(add_help=False)
+    reach.add_argument("--socket", default=str(DEFAULT_SOCKET), help=f"the control socket (default {DEFAULT_SOCKET})")
+    reach.add_argument("--json", action="store_true", help="the reply as JSON")
+    operations = ctl.add_subparsers(dest="operation", required=True, metavar="OPERATION")
+    operations.add_parser("status", parents=[reach], help="chains, NFs, rates, drops, latency, the changes made")
+    operations.add_parser("stop", parents=[reach], help="end the traffic, drain the chains, write the results")
+    args_change = operations.add_parser(
+        "args", parents=[reach], help="give an NF new arguments (e.g. firewall rules), swapped in between two batches"
+    )
+    args_change.add_argument("nf", help="the NF's name in the spec")
+    args_change.add_argument("file", help="its new arguments, whole: a YAML or JSON mapping (- for standard input)")
+    switch = operations.add_parser("scheduler", parents=[reach], help="switch the scheduler module while traffic runs")
+    switch.add_argument("name", help="the scheduler (./tandem nfs lists them)")
+    switch.add_argument(
+        "--option", action="append", default=[], metavar="KEY=VALUE", help="one of its options (a YAML value)"
+    )
     ctl.set_defaults(handler=cmd_ctl)
 
     nfs = commands.add_parser("nfs", help="list NF types and schedulers with their arguments")

@@ -1,16 +1,19 @@
 """The service commands: `serve` (a spec run until `ctl stop`, SIGTERM or Ctrl-C, with a control API) and `ctl` (its
-client: `status`, `stop`)."""
+client: `status`, `stop`, and the live changes `args` and `scheduler`)."""
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 from controlplane import api
 from controlplane.cli.running import report_outcome
-from controlplane.errors import EXIT_OK
+from controlplane.errors import EXIT_OK, SpecError
+from controlplane.launch.control_api import ChangeReply
 from controlplane.launch.control_client import Control
 from controlplane.sfc.spec_or_request import load_spec_or_request
+from controlplane.spec.loading import parse_yaml, read_text
 from controlplane.terminal.progress import say as tell_user
 from controlplane.terminal.tables import count, number, table
 
@@ -24,11 +27,51 @@ def cmd_serve(args) -> int:
         f"serving {spec.name}: ./tandem ctl status (or stop) on the control socket {args.socket}; "
         "Ctrl-C or SIGTERM stop it too, after the chains drain"
     )
-    outcome = api.serve(spec, args.scheduler, socket=args.socket, on_event=progress, source=args.spec)
+    ready_for = [name.strip() for name in args.ready_for.split(",") if name.strip()]
+    outcome = api.serve(
+        spec, args.scheduler, socket=args.socket, on_event=progress, source=args.spec, ready_for=ready_for
+    )
     report_outcome(args, outcome, progress)
     if outcome.exit_status != EXIT_OK:
         print(f"tandem: the service failed: {outcome.error}", file=sys.stderr)
     return outcome.exit_status
+
+
+def _mapping_from(path: str, what: str) -> dict:
+    """A YAML or JSON mapping from a file (- for standard input), or SpecError naming the file."""
+    source = "standard input" if path == "-" else path
+    text = sys.stdin.read() if path == "-" else read_text(Path(path), source)
+    document = parse_yaml(text, source)
+    if not isinstance(document, dict):
+        raise SpecError(source, [("", f"{what} are a mapping (name: value), not {type(document).__name__}")])
+    return document
+
+
+def _options(pairs: list[str]) -> dict:
+    options = {}
+    for pair in pairs:
+        key, equals, value = pair.partition("=")
+        if not equals or not key:
+            raise SpecError("--option", [("", f"{pair!r} is not KEY=VALUE")])
+        options[key] = parse_yaml(value, f"--option {key}")
+    return options
+
+
+def _report_change(args, reply: ChangeReply) -> int:
+    if args.json:
+        print(json.dumps(reply.model_dump(exclude_none=True), indent=2))
+        return EXIT_OK
+    if reply.state == "pending":
+        tell_user("sent: the NF takes it before its next batch (./tandem ctl status shows it once it has)")
+        return EXIT_OK
+    cost = f"{number(reply.build_us, 0)} us to build" if reply.build_us is not None else ""
+    if reply.switch_us is not None:
+        cost = f"{number(reply.switch_us, 0)} us to switch"
+    tell_user(
+        f"applied at t={number(reply.t_done, 2)} s: {cost}, {count(reply.ring_drops_during or 0)} packets dropped by "
+        "full rings meanwhile" + ("; the NF's state (flow tables) starts empty" if reply.state_reset else "")
+    )
+    return EXIT_OK
 
 
 def cmd_ctl(args) -> int:
@@ -37,6 +80,10 @@ def cmd_ctl(args) -> int:
         control.stop()
         tell_user("stopping: the traffic ends, the chains drain, and the service writes its results")
         return EXIT_OK
+    if args.operation == "args":
+        return _report_change(args, control.set_args(args.nf, _mapping_from(args.file, "an NF's arguments")))
+    if args.operation == "scheduler":
+        return _report_change(args, control.set_scheduler(args.name, _options(args.option)))
     status = control.status()
     if args.json:
         print(json.dumps(status.model_dump(), indent=2))
@@ -70,6 +117,16 @@ def cmd_ctl(args) -> int:
             ],
         )
     )
+    if status.changes:
+        print("\nlive changes:")
+        for change in status.changes:
+            what = change.get("nf") or change.get("scheduler") or ""
+            outcome = change.get("state", "?")
+            if outcome == "refused":
+                outcome += ": " + "; ".join(error.get("message", "") for error in change.get("errors", []))
+            else:
+                outcome += f", {count(change.get('ring_drops_during') or 0)} ring drops during"
+            print(f"  t={number(change.get('t_requested'), 2)} s {change.get('op')} {what}: {outcome}")
     if status.drops_by_ring:
         print("\nfull rings dropped: " + ", ".join(f"{ring} {count(n)}" for ring, n in status.drops_by_ring.items()))
     return EXIT_OK

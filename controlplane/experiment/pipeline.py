@@ -26,6 +26,9 @@ def run(config: dict, source: str, on_event: Callable[[dict], None] | None = Non
     config, spare_notes = place_spares(config, source, say=say)
     if spare_notes:
         verdict = catalog.check(config, source)  # spare instances may have moved
+    for name in config.get("ready_for", []):  # a service's schedulers to switch to: the machine prepared for them too
+        also = catalog.check(dict(config, scheduler={"name": name, "options": {}}), source)["requirements"]
+        verdict = dict(verdict, requirements=also | verdict["requirements"])
     costs = None
     if verdict["requirements"].get("cycle_costs"):
         config, costs = with_costs(config, source, say=say)

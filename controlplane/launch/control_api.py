@@ -3,7 +3,9 @@ them, and the OpenAPI document (/openapi.json, docs/service.md) is made from the
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+import re
+
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Message(BaseModel):
@@ -40,10 +42,44 @@ class Status(_Message):
     drops_by_ring: dict[str, int] = {}
     ports: list[dict] = []
     scheduler_live: dict = {}
+    changes: list[dict] = []  # every live change answered so far, in order
 
 
 class StopReply(_Message):
     stopping: bool
+
+
+class _Request(BaseModel):
+    model_config = ConfigDict(extra="forbid")  # a field the API does not know is refused by name, never ignored
+
+
+class ArgsChange(_Request):
+    """PUT /nfs/{name}/args: the NF's new arguments, whole (as its `args` in the spec), checked as the spec's are."""
+
+    args: dict
+
+
+class SchedulerChange(_Request):
+    """PUT /scheduler: the scheduler module to switch to, with its options (defaults for those left out)."""
+
+    name: str = Field(min_length=1, max_length=64)
+    options: dict = {}
+
+
+class ChangeReply(_Message):
+    """A live change's outcome: applied (with what it cost), refused (naming the field), or pending (not taken yet:
+    an NF takes new arguments before its next batch; `status` shows it once it has)."""
+
+    id: int | None = None
+    op: str
+    state: str  # applied, refused, pending
+    errors: list[dict] = []  # refused: [{path, message}]
+    t_requested: float | None = None  # seconds since the service started
+    t_done: float | None = None
+    ring_drops_during: int | None = None  # packets full rings dropped between the request and the change
+    build_us: float | None = None  # set_args: the NF's pause while its new instance was built
+    state_reset: bool | None = None  # set_args: a stateful NF's new instance starts with empty tables
+    switch_us: float | None = None  # set_scheduler: the old module detached, the new attached
 
 
 class ErrorReply(_Message):
@@ -51,15 +87,32 @@ class ErrorReply(_Message):
     field: str  # what of the request is wrong: path, query, method, body, request (not HTTP the server reads)
 
 
-# Path -> method.
-ROUTES = {"/status": "GET", "/stop": "POST", "/openapi.json": "GET"}
-_REPLIES = {"/status": Status, "/stop": StopReply}
+# Path (a template: {name} is an NF's name) -> method.
+ROUTES = {
+    "/status": "GET",
+    "/stop": "POST",
+    "/openapi.json": "GET",
+    "/nfs/{name}/args": "PUT",
+    "/scheduler": "PUT",
+}
+_REPLIES = {"/status": Status, "/stop": StopReply, "/nfs/{name}/args": ChangeReply, "/scheduler": ChangeReply}
+REQUESTS = {"/nfs/{name}/args": ArgsChange, "/scheduler": SchedulerChange}
+_NAME = r"[A-Za-z0-9_.-]{1,64}"  # an NF's name, as the spec allows it
+
+
+def match_route(path: str) -> tuple[str, dict[str, str]] | None:
+    """The route template `path` is an instance of, with its parameters; None for no route."""
+    for template in ROUTES:
+        pattern = "^" + re.escape(template).replace(re.escape("{name}"), f"(?P<name>{_NAME})") + "$"
+        if match := re.match(pattern, path):
+            return template, match.groupdict()
+    return None
 
 
 def openapi() -> dict:
     """The API's OpenAPI 3.1 document, its schemas the models above."""
     schemas = {model.__name__: model.model_json_schema(ref_template="#/components/schemas/{model}") for model in
-               (Status, StopReply, ErrorReply)}  # fmt: skip
+               (Status, StopReply, ErrorReply, ChangeReply, ArgsChange, SchedulerChange)}  # fmt: skip
     for schema in list(schemas.values()):
         schemas.update(schema.pop("$defs", {}))
     paths = {}
@@ -67,14 +120,21 @@ def openapi() -> dict:
         reply = _REPLIES.get(path)
         content = {"application/json": {"schema": {"$ref": f"#/components/schemas/{reply.__name__}"} if reply else {}}}
         error = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorReply"}}}
-        paths[path] = {
-            method.lower(): {
-                "responses": {
-                    "200" if method == "GET" else "202": {"description": "done", "content": content},
-                    "4XX": {"description": "a malformed request, naming what is wrong", "content": error},
-                }
+        operation = {
+            "responses": {
+                "200" if method in ("GET", "PUT") else "202": {"description": "done", "content": content},
+                "4XX": {"description": "a malformed request, naming what is wrong", "content": error},
             }
         }
+        if path in REQUESTS:
+            body = {"$ref": f"#/components/schemas/{REQUESTS[path].__name__}"}
+            operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": body}}}
+            operation["responses"]["202"] = {"description": "not taken yet (pending)", "content": content}
+        if "{name}" in path:
+            operation["parameters"] = [
+                {"name": "name", "in": "path", "required": True, "schema": {"type": "string", "pattern": _NAME}}
+            ]
+        paths[path] = {method.lower(): operation}
     return {
         "openapi": "3.1.0",
         "info": {"title": "Tandem control API", "version": "1"},

@@ -8,7 +8,7 @@ import socket
 from pathlib import Path
 
 from controlplane.errors import SetupError
-from controlplane.launch.control_api import Status, StopReply
+from controlplane.launch.control_api import ChangeReply, Status, StopReply
 
 # Where `./tandem serve` listens unless told otherwise; the service's directory, removed when it ends.
 DEFAULT_SOCKET = Path("/run/tandem/control/tandem.sock")
@@ -28,15 +28,16 @@ class _UnixConnection(http.client.HTTPConnection):
 class Control:
     """A running service, reached through its control socket."""
 
-    def __init__(self, path: Path | str = DEFAULT_SOCKET, timeout: float = 5.0):
+    def __init__(self, path: Path | str = DEFAULT_SOCKET, timeout: float = 15.0):  # a change waits up to 5 s
         self.path, self.timeout = Path(path), timeout
 
-    def _call(self, method: str, path: str) -> dict:
+    def _call(self, method: str, path: str, body: dict | None = None) -> dict:
         connection = _UnixConnection(self.path, self.timeout)
+        data = json.dumps(body).encode() if body is not None else (b"" if method in ("POST", "PUT") else None)
         try:
-            connection.request(method, path, body=b"" if method == "POST" else None)
+            connection.request(method, path, body=data, headers={"Content-Type": "application/json"})
             response = connection.getresponse()
-            body = json.loads(response.read() or b"{}")
+            reply = json.loads(response.read() or b"{}")
         except (FileNotFoundError, ConnectionRefusedError):
             raise SetupError(
                 f"no Tandem service listens at {self.path} (start one with ./tandem serve SPEC, or give --socket)"
@@ -48,8 +49,9 @@ class Control:
         finally:
             connection.close()
         if response.status >= 400:
-            raise SetupError(f"the service refused {method} {path}: {body.get('error', response.reason)}")
-        return body
+            field = f" ({reply['field']})" if reply.get("field") not in (None, "request") else ""
+            raise SetupError(f"the service refused {method} {path}{field}: {reply.get('error', response.reason)}")
+        return reply
 
     def status(self) -> Status:
         return Status.model_validate(self._call("GET", "/status"))
@@ -57,6 +59,16 @@ class Control:
     def stop(self) -> StopReply:
         """Asks the service to stop: its traffic ends, what is in flight drains, every machine change is undone."""
         return StopReply.model_validate(self._call("POST", "/stop"))
+
+    def set_args(self, nf: str, args: dict) -> ChangeReply:
+        """Gives NF `nf` (and its scaled instances) new arguments, whole, while traffic runs: checked as the spec's
+        are, built beside the running instance and swapped in between two batches. Refused (SetupError naming the
+        field) when they are wrong; `pending` while the NF has not run a batch since."""
+        return ChangeReply.model_validate(self._call("PUT", f"/nfs/{nf}/args", {"args": args}))
+
+    def set_scheduler(self, name: str, options: dict | None = None) -> ChangeReply:
+        """Switches the cores' scheduler module while traffic runs (to one that lays the NFs out as they are)."""
+        return ChangeReply.model_validate(self._call("PUT", "/scheduler", {"name": name, "options": options or {}}))
 
 
 def connect(path: Path | str = DEFAULT_SOCKET) -> Control:

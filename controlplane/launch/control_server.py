@@ -14,10 +14,13 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
-from controlplane.launch.control_api import ROUTES, ErrorReply, StopReply, openapi
+from pydantic import ValidationError
+
+from controlplane.launch.control_api import REQUESTS, ROUTES, ChangeReply, ErrorReply, StopReply, match_route, openapi
+from controlplane.launch.live_changes import LiveChanges
 from controlplane.launch.service_status import ServiceStatus
 
-MAX_BODY = 4096  # no request of this API carries more; a larger one is refused
+MAX_BODY = 64 << 10  # room for a rule set of a thousand rules; a larger body is refused
 # A larger body up to this is read and thrown away before the refusal, so that a client still sending it gets the
 # reply instead of a reset connection; beyond it, the connection is closed unread.
 MAX_DRAINED = 1 << 20
@@ -28,13 +31,14 @@ class _UnixHttpServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer
 
 
 class ControlServer:
-    """Serves `status` from the run's ServiceStatus and turns `stop` into `on_stop()`; closed with the run."""
+    """Serves `status` from the run's ServiceStatus, turns `stop` into `on_stop()` and hands live changes to
+    `changes`; closed with the run."""
 
-    def __init__(self, path: Path, status: ServiceStatus, on_stop: Callable[[], None]):
+    def __init__(self, path: Path, status: ServiceStatus, on_stop: Callable[[], None], changes: LiveChanges):
         self.path = path
         if path.is_socket():  # a killed service's (MachineSession.own_socket refuses any other file)
             path.unlink()
-        handler = _handler(status, on_stop)
+        handler = _handler(status, on_stop, changes)
         previous = os.umask(0o177)  # the socket is made 0600: no moment at which another user could connect
         try:
             self._server = _UnixHttpServer(str(path), handler)
@@ -50,7 +54,25 @@ class ControlServer:
             self.path.unlink()
 
 
-def _handler(status: ServiceStatus, on_stop: Callable[[], None]) -> type[BaseHTTPRequestHandler]:
+def _body_field(manager_path: str) -> str:
+    """Where in the request a field the data plane refused is: its paths are the command's (args.rules[0].action,
+    scheduler.options.k, nf), the request's are the body's or the URL's."""
+    if manager_path == "nf":
+        return "path"
+    if manager_path in ("", "request"):
+        return "request"
+    if manager_path == "scheduler":
+        return "body"
+    return "body." + manager_path.removeprefix("scheduler.")
+
+
+def _as_command(template: str, params: dict, request) -> dict:
+    if template == "/scheduler":
+        return {"op": "set_scheduler", "scheduler": {"name": request.name, "options": request.options}}
+    return {"op": "set_args", "nf": params["name"], "args": request.args}
+
+
+def _handler(status: ServiceStatus, on_stop: Callable[[], None], changes: LiveChanges) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -69,10 +91,19 @@ def _handler(status: ServiceStatus, on_stop: Callable[[], None]) -> type[BaseHTT
             self.close_connection = True  # whatever of the request is left unread is not taken for another one
             self._reply(code, ErrorReply(error=message, field=field).model_dump())
 
+        def _drain(self) -> None:
+            """Reads and throws away a body up to MAX_DRAINED, so that a client still sending it gets the refusal
+            instead of a reset connection."""
+            length = self.headers.get("Content-Length", "0") if getattr(self, "headers", None) else "0"
+            left = int(length) if length.isdigit() and int(length) <= MAX_DRAINED else 0
+            while left > 0 and (chunk := self.rfile.read(min(65536, left))):
+                left -= len(chunk)
+
         def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
             # What the standard library refuses before a route is reached (a malformed request line or header, a
             # method it has no handler for): answered in the API's own form, not as an HTML page.
             if code == 501:
+                self._drain()
                 self._refuse(405, "method", f"no operation takes {self.command!r} (they take GET and POST)")
             else:
                 self._refuse(code, "request", message or explain or "malformed request")
@@ -80,19 +111,20 @@ def _handler(status: ServiceStatus, on_stop: Callable[[], None]) -> type[BaseHTT
         def _route(self, method: str) -> None:
             length = self.headers.get("Content-Length", "0")
             if not length.isdigit() or int(length) > MAX_BODY:
-                if length.isdigit() and int(length) <= MAX_DRAINED:  # read, not kept: the client then gets the reply
-                    left = int(length)
-                    while left > 0 and (chunk := self.rfile.read(min(65536, left))):
-                        left -= len(chunk)
+                self._drain()
                 return self._refuse(413, "body", f"a request body is at most {MAX_BODY} bytes")
             body = self.rfile.read(int(length)) if int(length) else b""
             path, query = self.path.split("?", 1) if "?" in self.path else (self.path, "")
             if query:
                 return self._refuse(400, "query", f"{path} takes no arguments")
-            if path not in ROUTES:
+            route = match_route(path)
+            if route is None:
                 return self._refuse(404, "path", f"no such operation {path[:64]!r} (there are: {', '.join(ROUTES)})")
-            if ROUTES[path] != method:
-                return self._refuse(405, "method", f"{path} takes {ROUTES[path]}, not {method}")
+            template, params = route
+            if ROUTES[template] != method:
+                return self._refuse(405, "method", f"{template} takes {ROUTES[template]}, not {method}")
+            if template in REQUESTS:
+                return self._change(template, params, body)
             if body.strip() not in (b"", b"{}"):
                 return self._refuse(400, "body", f"{path} takes no arguments")
             if path == "/status":
@@ -101,6 +133,21 @@ def _handler(status: ServiceStatus, on_stop: Callable[[], None]) -> type[BaseHTT
                 return self._reply(200, openapi())
             self._reply(202, StopReply(stopping=True).model_dump())
             on_stop()
+
+        def _change(self, template: str, params: dict, body: bytes) -> None:
+            try:
+                request = REQUESTS[template].model_validate_json(body or b"null")
+            except ValidationError as error:
+                first = error.errors()[0]
+                where = ".".join(str(part) for part in first["loc"])
+                return self._refuse(400, f"body.{where}" if where else "body", f"{first['msg']} ({template})")
+            answer = ChangeReply.model_validate(changes.request(_as_command(template, params, request)))
+            if answer.state == "refused":
+                first = answer.errors[0] if answer.errors else {"path": "request", "message": "refused"}
+                self.close_connection = True
+                reply = ErrorReply(error=first["message"], field=_body_field(first["path"])).model_dump()
+                return self._reply(409 if first["path"] == "request" else 422, reply | {"errors": answer.errors})
+            self._reply(200 if answer.state == "applied" else 202, answer.model_dump(exclude_none=True))
 
         def do_GET(self) -> None:  # noqa: N802 - the standard library's name
             self._route("GET")

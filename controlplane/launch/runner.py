@@ -17,6 +17,7 @@ from pathlib import Path
 from controlplane.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_RUN_FAILED, RunFailed, SpecError
 from controlplane.launch.control_server import ControlServer
 from controlplane.launch.lab_traffic import LabTraffic, seconds_allowed, unmet
+from controlplane.launch.live_changes import LiveChanges
 from controlplane.launch.service_status import ServiceStatus
 from controlplane.machine import changes, kernel_links, lab_network, resources, stall_diagnosis
 from controlplane.spec import catalog
@@ -98,6 +99,7 @@ def launch(config: dict, verdict: dict, on_event: Callable[[dict], None] | None 
             scheduler=dict(config["scheduler"], options=verdict["options"]),
             chains=[dict(chain, io=dict(chain["io"])) if "io" in chain else chain for chain in config["chains"]],
         )
+        config["prepared"] = verdict["requirements"]  # what a service's scheduler switch may count on
         config["paths"] = {
             "file_prefix": run_id,
             "huge_dir": str(huge_dir),
@@ -113,15 +115,15 @@ def launch(config: dict, verdict: dict, on_event: Callable[[dict], None] | None 
             lab_network.build(session, run_id, config["lab"])
             lab = LabTraffic(session, config["lab"])
         (run_dir / "config.json").write_text(json.dumps(config, indent=2))
-        server = None
+        server = live = None
         if config.get("control_socket"):  # a service (./tandem serve): its control API, for as long as the run lasts
             socket_path = Path(config["control_socket"])
             session.own_socket(socket_path)
-            status = ServiceStatus(config)
-            server = ControlServer(socket_path, status, stop.request)
-            on_event = _both(status.follow, on_event)
+            status, live = ServiceStatus(config), LiveChanges()
+            server = ControlServer(socket_path, status, stop.request, live)
+            on_event = _both(live.follow, _both(status.follow, on_event))
         try:
-            outcome = _drive_manager(config, run_dir, stop, on_event, lab)
+            outcome = _drive_manager(config, run_dir, stop, on_event, lab, live)
         finally:
             if server is not None:
                 server.close()
@@ -153,7 +155,12 @@ def _ahead_of_the_manager():
 
 
 def _drive_manager(
-    config: dict, run_dir: Path, stop: _StopRequests, on_event, lab: LabTraffic | None = None
+    config: dict,
+    run_dir: Path,
+    stop: _StopRequests,
+    on_event,
+    lab: LabTraffic | None = None,
+    live: LiveChanges | None = None,
 ) -> LaunchOutcome:
     log_path = run_dir / "manager.log"
     # We stay on the control core while the run lasts, as the manager does: on an NF core, a real-time poller
@@ -162,25 +169,35 @@ def _drive_manager(
     os.sched_setaffinity(0, {config["control_core"]})
     try:
         with _ahead_of_the_manager():
-            return _watch_manager(config, run_dir, log_path, stop, on_event, lab)
+            return _watch_manager(config, run_dir, log_path, stop, on_event, lab, live)
     finally:
         os.sched_setaffinity(0, our_cpus)
 
 
 def _watch_manager(
-    config: dict, run_dir: Path, log_path: Path, stop: _StopRequests, on_event, lab: LabTraffic | None = None
+    config: dict,
+    run_dir: Path,
+    log_path: Path,
+    stop: _StopRequests,
+    on_event,
+    lab: LabTraffic | None = None,
+    live: LiveChanges | None = None,
 ) -> LaunchOutcome:
     read_end, write_end = os.pipe()
+    # A service's live changes go to the manager's standard input, a JSON line each.
+    commands = ["--commands-fd", "0"] if live is not None else []
     with open(log_path, "w") as log:
         process = subprocess.Popen(
-            [str(catalog.MANAGER), "--run", str(run_dir / "config.json"), "--events-fd", str(write_end)],
+            [str(catalog.MANAGER), "--run", str(run_dir / "config.json"), "--events-fd", str(write_end), *commands],
             pass_fds=(write_end,),
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE if live is not None else subprocess.DEVNULL,
             stdout=log,
             stderr=log,
             start_new_session=True,  # Ctrl-C reaches us, and we decide how the manager stops
         )
     os.close(write_end)
+    if live is not None:
+        live.connect(lambda line: (process.stdin.write(line), process.stdin.flush()))
     selector = selectors.DefaultSelector()
     selector.register(read_end, selectors.EVENT_READ)
     pending = b""  # what the manager wrote past its last complete line
@@ -243,6 +260,10 @@ def _watch_manager(
     finally:
         selector.close()
         os.close(read_end)
+        if live is not None:
+            live.connect(None)
+            with contextlib.suppress(OSError):
+                process.stdin.close()
         status = process.wait()
         lab_records = lab.finish() if lab is not None else None
     log_tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-15:])

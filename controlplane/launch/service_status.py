@@ -39,6 +39,8 @@ class ServiceStatus:
         self._before: dict | None = None
         self._t = 0.0
         self._phase = "starting"
+        self._scheduler = config["scheduler"]["name"]
+        self._changes: list[dict] = []
 
     def follow(self, event: dict) -> None:
         kind = event.get("event")
@@ -50,12 +52,16 @@ class ServiceStatus:
                 self._t, self._phase = event["t"], event["phase"]
             elif kind in ("traffic_ended", "done"):
                 self._phase = "stopping"
+            elif kind == "change":
+                self._changes.append({key: value for key, value in event.items() if key != "event"})
+                if event.get("op") == "set_scheduler" and event.get("state") == "applied":
+                    self._scheduler = event["scheduler"]
 
     def status(self) -> dict:
         with self._lock:
             now, before, t, phase = self._now, self._before, self._t, self._phase
-            workers = dict(self._workers)
-        status = {"name": self._config["name"], "scheduler": self._config["scheduler"]["name"], "phase": phase}
+            workers, scheduler, changes = dict(self._workers), self._scheduler, list(self._changes)
+        status = {"name": self._config["name"], "scheduler": scheduler, "phase": phase, "changes": changes}
         if now is None:
             return status | {"t_s": 0.0, "chains": [], "nfs": [], "ports": []}
         seconds = now["unix_time"] - before["unix_time"] if before else 0.0

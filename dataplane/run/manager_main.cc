@@ -1,7 +1,8 @@
 // tandem-manager: the data plane's entry point for the control plane.
 //   --catalog            print the NF types and scheduler modules with their arguments (JSON)
 //   --check CONFIG       check NF arguments and scheduler options; print errors, machine needs, memory (JSON)
-//   --run CONFIG [--events-fd N]   run the deployment; progress and events as JSON lines on fd N (default 1)
+//   --run CONFIG [--events-fd N] [--commands-fd M]   run the deployment; progress and events as JSON lines on fd N
+//                        (default 1); a service's live changes as JSON lines from fd M (run_live_changes.cc)
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -52,16 +53,19 @@ int main(int argc, char** argv) {
       prctl(PR_SET_PDEATHSIG, SIGTERM);
       // Our stdout is the run's log file: line-buffered, so a manager that is killed leaves the lines it wrote.
       setvbuf(stdout, nullptr, _IOLBF, 0);
-      int events_fd = STDOUT_FILENO;
-      if (argc >= 5 && strcmp(argv[3], "--events-fd") == 0) events_fd = atoi(argv[4]);
+      int events_fd = STDOUT_FILENO, commands_fd = -1;
+      for (int i = 3; i + 1 < argc; i += 2) {
+        if (strcmp(argv[i], "--events-fd") == 0) events_fd = atoi(argv[i + 1]);
+        if (strcmp(argv[i], "--commands-fd") == 0) commands_fd = atoi(argv[i + 1]);
+      }
       FILE* events = fdopen(events_fd, "w");
       if (events == nullptr) throw std::runtime_error("cannot open the events descriptor");
-      return run_deployment(read_json(argv[2]), events);
+      return run_deployment(read_json(argv[2]), events, commands_fd);
     }
   } catch (const std::exception& e) {
     fprintf(stderr, "tandem-manager: %s\n", e.what());
     return kExitBadSpec;
   }
-  fprintf(stderr, "usage: tandem-manager --catalog | --check CONFIG | --run CONFIG [--events-fd N]\n");
+  fprintf(stderr, "usage: tandem-manager --catalog | --check CONFIG | --run CONFIG [--events-fd N] [--commands-fd M]\n");
   return kExitBadSpec;
 }

@@ -62,8 +62,9 @@ struct WorkerState {
 
 class Run {
  public:
-  Run(Deployment deployment, json original, FILE* events)
-      : d_(std::move(deployment)), original_(std::move(original)), events_(events) {}
+  // `commands_fd`: a service's live changes, JSON lines (run_live_changes.cc); -1 for a run that takes none.
+  Run(Deployment deployment, json original, FILE* events, int commands_fd = -1)
+      : d_(std::move(deployment)), original_(std::move(original)), events_(events), commands_fd_(commands_fd) {}
   int execute();
 
  private:
@@ -96,6 +97,26 @@ class Run {
   // True once worker w has exited (reaped now or before); records how it ended and forgets it.
   bool reap(size_t w);
   void mirror_external_counters();
+  // Live changes (run_live_changes.cc): read between the control loop's turns, answered by `change` events.
+  struct PendingChange {
+    json id;
+    std::string op, nf;
+    std::vector<int> nfs;  // the NF and its scaled instances
+    uint32_t generation;
+    json args;
+    bool stateful;
+    double requested_s;
+    uint64_t requested_tsc, ring_drops_before;
+  };
+  void open_commands(int fd);
+  void take_commands(double now_s);
+  void follow_changes(double now_s);
+  void change_args(const json& command, double now_s);
+  void switch_scheduler(const json& command, double now_s);
+  void answer_change(json reply);
+  uint64_t ring_drops_now() const;
+  int worker_of_nf(int nf) const;
+  int segment_head_of_nf(int nf) const;
   json external_report(int nf) const;
 
   Deployment d_;
@@ -130,6 +151,13 @@ class Run {
   bool attached_ = false;
   bool killed_workers_ = false;
   std::vector<std::string> warnings_;
+  int commands_fd_ = -1;
+  std::string commands_pending_;  // what arrived past the last complete command line
+  std::vector<PendingChange> pending_changes_;
+  json changes_ = json::array();       // every change answered, for the results
+  std::vector<uint32_t> args_generation_;  // per NF: the last generation of arguments asked for
+  json provided_requirements_;         // what the run prepared the machine for: a switched-to module must fit in it
+  bool scheduler_switched_ = false;    // the control loop reads the new module's tick period
 };
 
 }  // namespace tandem

@@ -1,7 +1,8 @@
 // The run's control loop, polled until the traffic and the drain are over or the run fails:
 //   1. the probes' steps, or the generator's packets that are due; 2. the chains' exits drained into the sink;
 //   3. the scheduler module's tick; 4. the measurement window opened and closed; 5. every 10 ms, the autoscaler's
-//   decisions, crashed workers reaped and, every 250 ms, hung ones looked for and progress reported.
+//   decisions, a service's live changes, crashed workers reaped and, every 250 ms, hung ones looked for and progress
+//   reported.
 #include <rte_cycles.h>
 
 #include "contract/start_gate.h"
@@ -20,6 +21,7 @@ void Run::control_loop() {
   for (const auto& [name, probe] : probes_) probe->attach(*probe_view_);
   scheduler_->attach(*view_);
   attached_ = true;
+  open_commands(commands_fd_);
   autoscaler_ = std::make_unique<Autoscaler>(d_, *stats_, hz_);
 
   const auto cycles = [&](double seconds) { return static_cast<uint64_t>(seconds * hz_); };
@@ -33,8 +35,10 @@ void Run::control_loop() {
   const bool until_stopped = d_.duration_s == 0;
   uint64_t window_end = until_stopped ? UINT64_MAX : window_begin + cycles(d_.duration_s);
   uint64_t drain_end = until_stopped ? UINT64_MAX : window_end + cycles(d_.drain_s);
-  const uint64_t tick_period =
-      scheduler_->tick_period_ns() ? cycles(static_cast<double>(scheduler_->tick_period_ns()) * 1e-9) : 0;
+  const auto tick_period_of = [&](const Scheduler& scheduler) {
+    return scheduler.tick_period_ns() ? cycles(static_cast<double>(scheduler.tick_period_ns()) * 1e-9) : 0;
+  };
+  uint64_t tick_period = tick_period_of(*scheduler_);
   const uint64_t housekeeping_period = cycles(0.01), progress_period = cycles(0.25);
   uint64_t next_tick = go_tsc_, next_housekeeping = go_tsc_, next_progress = go_tsc_ + progress_period;
   uint64_t last_progress_delivered = 0, last_progress_tsc = go_tsc_;
@@ -75,6 +79,14 @@ void Run::control_loop() {
         emit(events_, event);
       }
       mirror_external_counters();
+      // A service's live changes: new ones taken, those the runtimes took answered.
+      take_commands(seconds_since_go(now));
+      follow_changes(seconds_since_go(now));
+      if (scheduler_switched_) {
+        scheduler_switched_ = false;
+        tick_period = tick_period_of(*scheduler_);
+        next_tick = now;
+      }
       check_workers(seconds_since_go(now), progress_due);
       if (g_interrupted && until_stopped && window_end == UINT64_MAX) {
         // The way such a run ends: the traffic stops now (the window closes at the next turn), what is in the

@@ -293,7 +293,7 @@ int Run::execute() {
   return error_.empty() ? kExitOk : kExitRunFailed;
 }
 
-int run_deployment(const json& doc, FILE* events) {
+int run_deployment(const json& doc, FILE* events, int commands_fd) {
   Deployment deployment;
   try {
     deployment = parse_deployment(doc);
@@ -302,7 +302,7 @@ int run_deployment(const json& doc, FILE* events) {
          {{"event", "spec_error"}, {"path", ""}, {"message", std::string("malformed run description: ") + e.what()}});
     return kExitBadSpec;
   }
-  Run run(std::move(deployment), doc, events);
+  Run run(std::move(deployment), doc, events, commands_fd);
   return run.execute();
 }
 

@@ -14,7 +14,8 @@ inline constexpr int kExitRunFailed = 1;  // an NF crashed or hung, or set-up fa
 inline constexpr int kExitBadSpec = 2;
 inline constexpr int kExitInterrupted = 130;
 
-// Runs the deployment described by `doc`; progress and events go to `events` as JSON lines.
-int run_deployment(const json& doc, FILE* events);
+// Runs the deployment described by `doc`; progress and events go to `events` as JSON lines, and a service's live
+// changes come from `commands_fd` (-1: none).
+int run_deployment(const json& doc, FILE* events, int commands_fd = -1);
 
 }  // namespace tandem

@@ -374,6 +374,7 @@ json Run::results() {
         {"allocation_failures", generator_->allocation_failures()},
         {"ring_counts_caught_up", ring_counts_caught_up_},
         {"kernel_sends_caught_up", kernel_sends_caught_up_}}},
+      {"changes", changes_},
       {"warnings", warnings_},
       {"error", error_.empty() ? json() : json(error_)},
       {"failed_nf", failed_nf_.empty() ? json() : json(failed_nf_)},

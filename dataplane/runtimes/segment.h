@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "busy_history.h"
+#include "live_args.h"
 #include "contract/shm_layout.h"
 #include "dataplane/ports/port.h"
 #include "nfs/nf.h"
@@ -21,6 +22,7 @@ struct SegmentRuntime {
   uint16_t prefetch_distance = 0;          // pipelined prefetching for every NF's batch (contract/batch.h)
   TraceSlot* traces = nullptr;             // run --profile: traced packets get per-hop timestamps (hop_tracing.h)
   BusyHistory input_history = {};          // with traces: the first NF's batches, what its input ring waited on
+  std::shared_ptr<LiveArgs> live = nullptr;  // in a worker: how its NFs take new arguments while they run
 };
 
 // NFs of a segment whose service time is accounted: a chain has at most kMaxHops (64) NFs.

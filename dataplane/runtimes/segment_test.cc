@@ -201,3 +201,61 @@ TEST(WorkerLoop, APreemptedBatchCountsItsUsualWorkNotItsWallTime) {
 
 }  // namespace
 }  // namespace tandem
+
+namespace tandem {
+namespace {
+
+// A live argument change lands between two batches: the batch before it meets the old arguments whole, the batch
+// after it the new ones whole; a generation that cannot be built is refused, its reason kept, and the running
+// instance goes on.
+TEST(WorkerLoop, NewArgumentsAreSwappedInBetweenTwoBatches) {
+  static StatsZone stats{};
+  rte_ring* in = make_ring("la_in", 64);
+  rte_ring* out = make_ring("la_out", 64);
+  SegmentRuntime segment{std::make_unique<RingIngress>(in, stats.rings[0]),
+                         std::make_unique<RingEgress>(out, stats.rings[1], stats.nfs[2].mbufs_being_freed),
+                         {2},
+                         {}};
+  segment.nfs.push_back(testing::make_nf("firewall", {{"default", "allow"}}));
+  segment.live = std::make_shared<LiveArgs>();
+  std::string refused_reason;
+  segment.live->build = [](size_t, uint32_t generation) {
+    if (generation == 2) throw std::runtime_error("no memory for its rules");
+    return testing::make_nf("firewall", {{"default", "deny"}});
+  };
+  segment.live->note_refusal = [&](size_t, uint32_t, const std::string& reason) { refused_reason = reason; };
+  auto burst = [&](int packets) {
+    std::vector<rte_mbuf*> frames;
+    for (int i = 0; i < packets; i++) frames.push_back(testing::make_frame(i));
+    ASSERT_EQ(rte_ring_enqueue_burst(in, reinterpret_cast<void**>(frames.data()), packets, nullptr),
+              static_cast<unsigned>(packets));
+  };
+  auto raise = [&](uint32_t generation) {
+    flag_store(stats.nf_control[2].args_wanted, generation);
+    stats.nf_control[2].segment_changes++;
+  };
+
+  burst(16);
+  raise(1);  // asked for while these 16 wait: they are taken after the swap, at the next batch
+  EXPECT_EQ(run_segment_once(segment, stats, 32), 16);
+  EXPECT_EQ(stats.nf_control[2].args_running, 1u);
+  EXPECT_EQ(stats.nfs[2].packets_dropped, 16u);  // all denied: not one met the old rules
+  EXPECT_GT(stats.nf_control[2].args_build_cycles, 0u);
+
+  raise(2);  // cannot be built: refused, the deny-all instance keeps running
+  burst(8);
+  EXPECT_EQ(run_segment_once(segment, stats, 32), 8);
+  EXPECT_EQ(stats.nf_control[2].args_refused, 2u);
+  EXPECT_EQ(stats.nf_control[2].args_running, 1u);
+  EXPECT_EQ(refused_reason, "no memory for its rules");
+  EXPECT_EQ(stats.nfs[2].packets_dropped, 24u);
+  EXPECT_EQ(segment.live->retired.size(), 1u);  // the allow-all instance, kept, never run again
+
+  EXPECT_EQ(rte_ring_count(out), 0u);
+  EXPECT_EQ(rte_mempool_in_use_count(testing::test_pool()), 0u);
+  rte_ring_free(in);
+  rte_ring_free(out);
+}
+
+}  // namespace
+}  // namespace tandem

@@ -14,6 +14,7 @@
 #include "contract/hop_trace.h"
 
 #include "contract/eal_args.h"
+#include "contract/live_args_files.h"
 #include "contract/shm_layout.h"
 #include "contract/start_gate.h"
 #include "dataplane/ports/graph_ports.h"
@@ -28,6 +29,25 @@ namespace {
 int fail(const std::string& worker, const std::string& message) {
   fprintf(stderr, "tandem-worker %s: %s\n", worker.c_str(), message.c_str());
   return 3;
+}
+
+// How the segment's NFs take new arguments while they run: from the files the manager writes into the run's
+// directory, each instance named after its generation (DPDK objects of one name cannot live twice).
+std::shared_ptr<LiveArgs> live_args_from_run_dir(const Deployment& deployment, const std::vector<int>& nf_indexes) {
+  auto live = std::make_shared<LiveArgs>();
+  const std::string& run_dir = deployment.paths.run_dir;
+  live->build = [&deployment, nf_indexes, run_dir](size_t k, uint32_t generation) {
+    const NfConfig& nf = deployment.nfs.at(nf_indexes.at(k));
+    std::ifstream file(live_args_path(run_dir, nf.index, generation));
+    if (!file) throw std::runtime_error("its new arguments (generation " + std::to_string(generation) + ") are gone");
+    NfContext context{nf.name, std::to_string(getpid()) + "_" + std::to_string(nf.index) + "g" +
+                                   std::to_string(generation), nf.index};
+    return nf_types().at(nf.type).create(json::parse(file), context);
+  };
+  live->note_refusal = [nf_indexes, run_dir](size_t k, uint32_t generation, const std::string& reason) {
+    std::ofstream(live_args_refusal_path(run_dir, nf_indexes.at(k), generation)) << reason;
+  };
+  return live;
 }
 
 }  // namespace
@@ -91,6 +111,7 @@ int main(int argc, char** argv) {
                              s.nfs,
                              {}};
       segment.prefetch_distance = deployment.prefetch;
+      segment.live = live_args_from_run_dir(deployment, s.nfs);
       segment.traces = traces;
       for (int index : s.nfs) {
         const NfConfig& nf = deployment.nfs[index];

@@ -5,7 +5,12 @@
 
 namespace tandem {
 
-void WorkerHints::set_yield_policy(size_t worker, YieldPolicy policy) { stats_.workers[worker].yield = policy; }
+void WorkerHints::set_yield_policy(size_t worker, YieldPolicy policy) {
+  YieldPolicy& to = stats_.workers[worker].yield;
+  flag_store(to.after_batches, policy.after_batches);
+  flag_store(to.on_empty, policy.on_empty);
+  flag_store(to.block_on_empty, policy.block_on_empty);
+}
 
 uint64_t WorkerHints::yields(size_t worker) const { return counter_read(stats_.workers[worker].yields); }
 

@@ -15,8 +15,8 @@ class WorkerHints {
  public:
   explicit WorkerHints(StatsZone& stats) : stats_(stats) {}
 
-  // How the worker gives its CPU away: after k batches, on an empty input, or by sleeping until woken (set before
-  // `go`; the poll loop reads it once).
+  // How the worker gives its CPU away: after k batches, on an empty input, or by sleeping until woken (the poll loop
+  // reads it every turn: a service may switch schedulers while it runs).
   void set_yield_policy(size_t worker, YieldPolicy policy);
   uint64_t yields(size_t worker) const;
 

@@ -1,12 +1,16 @@
 """The control API under requests drawn at random from its schema and beyond it (Hypothesis): every request gets a
-JSON reply, a malformed one a 4xx naming what is wrong; `stop` is carried out only when asked for as the schema says;
-the server keeps answering after every request. A server on a socket of its own, fed by a status that needs no run."""
+JSON reply, a malformed one a 4xx naming what is wrong; `stop` is carried out only when asked for as the schema says,
+and only a well-formed change reaches the data plane; the server keeps answering after every request. A server on a
+socket of its own, fed by a status that needs no run; the data plane's side of live changes (the manager, tested end to
+end in tests/integration/test_service.py) is a function here that answers as the manager does: NF `n` takes any
+arguments, other names are refused by name, and scheduler switches are refused."""
 
 from __future__ import annotations
 
 import json
 import socket
 import stat
+import threading
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -14,7 +18,8 @@ from hypothesis import strategies as st
 
 from controlplane.launch.control_api import ROUTES, Status
 from controlplane.launch.control_client import Control
-from controlplane.launch.control_server import ControlServer
+from controlplane.launch.control_server import MAX_BODY, ControlServer
+from controlplane.launch.live_changes import LiveChanges
 from controlplane.launch.service_status import ServiceStatus
 
 CONFIG = {"name": "fuzzed", "scheduler": {"name": "coop"}}
@@ -34,9 +39,19 @@ def server(tmp_path_factory):
     status = ServiceStatus(CONFIG)
     status.follow({"event": "started", "workers": [{"name": "w0", "pid": 42, "core": 1, "nfs": "n"}]})
     status.follow({"event": "progress", "t": 1.0, "phase": "measure", "metrics": METRICS})
-    stops = []
-    control = ControlServer(path, status, lambda: stops.append(1))
-    yield path, stops
+    stops, commands, live = [], [], LiveChanges()
+
+    def data_plane(line: bytes) -> None:  # answers from another thread, as the manager's events arrive
+        command = json.loads(line)
+        commands.append(command)
+        answer = {"event": "change", "id": command["id"], "op": command["op"], "state": "applied"}
+        if command["op"] != "set_args" or command["nf"] != "n":
+            answer |= {"state": "refused", "errors": [{"path": "nf", "message": "no such NF"}]}
+        threading.Thread(target=live.follow, args=(answer,)).start()
+
+    live.connect(data_plane)
+    control = ControlServer(path, status, lambda: stops.append(1), live)
+    yield path, stops, commands
     control.close()
 
 
@@ -47,8 +62,12 @@ def exchange(path, raw: bytes) -> tuple[int, dict]:
         client.sendall(raw)
         client.shutdown(socket.SHUT_WR)
         reply = b""
-        while chunk := client.recv(65536):
-            reply += chunk
+        try:
+            while chunk := client.recv(65536):
+                reply += chunk
+        except ConnectionResetError:  # refused before its headers were read: the body it did not read resets us
+            if not reply:  # after the reply, which is what counts
+                raise
     if reply.startswith(b"{"):  # a request line of two words is HTTP/0.9's, whose replies have no status line
         return 400, json.loads(reply)
     head, _, body = reply.partition(b"\r\n\r\n")
@@ -56,38 +75,59 @@ def exchange(path, raw: bytes) -> tuple[int, dict]:
 
 
 def test_the_socket_is_its_owners_alone_and_status_reads_back(server):
-    path, _ = server
+    path, _, _ = server
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     status = Control(path).status()
     assert isinstance(status, Status) and status.chains[0].delivered == 9 and status.nfs[0].pid == 42
     assert status.drops_by_ring == {"c:entry": 1}
 
 
-paths = st.one_of(st.sampled_from([*ROUTES, "/", "/status/", "/stop?now=1", "//stop"]), st.text(max_size=40))
+routes = [*ROUTES, "/nfs/n/args", "/nfs/other/args", "/nfs/a%20b/args", "/nfs//args", "/scheduler/"]
+paths = st.one_of(st.sampled_from([*routes, "/", "/status/", "/stop?now=1", "//stop"]), st.text(max_size=40))
 methods = st.sampled_from(["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "BREW", "get"])
-bodies = st.one_of(st.just(b""), st.just(b"{}"), st.binary(max_size=200), st.just(b"x" * 5000))
+change_bodies = [b'{"args": {}}', b'{"args": {"rules": []}}', b'{"args": 3}', b'{"args": {}, "more": 1}', b"[]"]
+scheduler_bodies = [b'{"name": "coop"}', b'{"name": ""}', b'{"name": "coop", "options": []}', b'{"options": {}}']
+bodies = st.one_of(
+    st.sampled_from([b"", b"{}", *change_bodies, *scheduler_bodies, b"x" * (MAX_BODY + 1)]),
+    st.binary(max_size=200),
+    st.dictionaries(
+        st.text(max_size=8),
+        st.recursive(st.none() | st.integers() | st.text(max_size=8), lambda inner: st.lists(inner, max_size=3)),
+        max_size=3,
+    ).map(lambda value: json.dumps({"args": value}).encode()),
+)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(method=methods, path=paths, body=bodies)
 def test_every_request_gets_a_json_reply_and_only_a_proper_stop_stops(server, method, path, body):
-    socket_path, stops = server
-    before = len(stops)
+    socket_path, stops, commands = server
+    before, commands_before = len(stops), len(commands)
     target = "/" + path.lstrip("/") if path.isprintable() and " " not in path else path
     raw = f"{method} {target} HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n\r\n".encode(errors="replace")
     code, reply = exchange(socket_path, raw + body)
     proper_stop = method == "POST" and target == "/stop" and body in (b"", b"{}")
     assert (len(stops) == before + 1) == proper_stop
+    # Only a well-formed change reaches the data plane, whole: the NF of the URL, arguments that are a mapping.
+    for command in commands[commands_before:]:
+        assert method == "PUT" and target in ("/scheduler", f"/nfs/{command.get('nf')}/args")
+        assert isinstance(command.get("args", {}), dict) and isinstance(command.get("scheduler", {}), dict)
     if code >= 400:
-        assert 400 <= code < 500 and reply["field"] in ("path", "query", "method", "body", "request")
-        assert reply["error"]
+        assert 400 <= code < 500 and reply["error"]
+        assert reply["field"] in ("path", "query", "method", "body", "request") or reply["field"].startswith("body.")
     else:
-        assert (method, target) in {("GET", "/status"), ("GET", "/openapi.json"), ("POST", "/stop")}
+        assert (method, target) in {
+            ("GET", "/status"),
+            ("GET", "/openapi.json"),
+            ("POST", "/stop"),
+            ("PUT", "/nfs/n/args"),
+        }
+        assert target != "/nfs/n/args" or reply["state"] == "applied"
     assert Control(socket_path).status().name == "fuzzed"  # still answering
 
 
 def test_requests_that_are_not_http_are_answered_too(server):
-    path, stops = server
+    path, stops, _ = server
     before = len(stops)
     for raw in (b"\x00\xff garbage\r\n\r\n", b"GET\r\n\r\n", b"GET /status HTTP/9.9\r\n\r\n", b"G" * 70000 + b"\r\n"):
         try:

@@ -1,7 +1,8 @@
 """Tandem as a service: `./tandem serve` runs until `ctl stop`, with a control API on a Unix socket of mode 0600.
 Two clients read its status at once while traffic flows; a malformed request gets a 4xx naming what is wrong and
-changes nothing; `ctl stop` drains the chains, writes whole results with exact accounting, and leaves nothing
-behind; `ctl` without a service says so (exit 2)."""
+changes nothing; live changes (an NF's arguments, the scheduler) take effect under traffic and lose no packet;
+`ctl stop` drains the chains, writes whole results with exact accounting, and leaves nothing behind; `ctl` without a
+service says so (exit 2)."""
 
 from __future__ import annotations
 
@@ -13,7 +14,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from conftest import REPO, requires_root, tandem
+from controlplane.launch.control_api import ROUTES
 from controlplane.launch.control_client import _UnixConnection
+from controlplane.launch.control_server import MAX_BODY
 
 pytestmark = requires_root
 
@@ -78,10 +81,10 @@ def test_a_service_answers_two_clients_refuses_bad_requests_and_stops_whole(writ
         assert code == 405 and body["field"] == "method"
         code, body = request(socket, "POST", "/stop", b'{"now": "please"}')
         assert code == 400 and body["field"] == "body"
-        code, body = request(socket, "GET", "/status", b"x" * 5000)
+        code, body = request(socket, "GET", "/status", b"x" * (MAX_BODY + 1))
         assert code == 413 and body["field"] == "body"
         code, document = request(socket, "GET", "/openapi.json")
-        assert code == 200 and set(document["paths"]) == {"/status", "/stop", "/openapi.json"}
+        assert code == 200 and set(document["paths"]) == set(ROUTES)
         assert process.poll() is None  # still serving
         stopped = tandem("ctl", "stop", "--socket", str(socket))
         assert stopped.returncode == 0, stopped.stderr
@@ -136,3 +139,81 @@ def test_a_lab_served_outlives_its_clients_until_stopped(tmp_path, machine_befor
     assert process.returncode == 0, stderr
     results = json.loads(out.read_text())
     assert results["accounting"]["exact"] and all(record["met"] for record in results["lab"]), results["lab"]
+
+
+def ctl(socket, *words: str, stdin: str | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(REPO / "tandem"), "ctl", *words, "--socket", str(socket), "--json"],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def nf_status(socket, name: str) -> dict:
+    status = json.loads(ctl(socket, "status").stdout)
+    return next(nf for nf in status["nfs"] if nf["name"] == name) | {"scheduler": status["scheduler"]}
+
+
+def test_live_changes_under_traffic_take_effect_whole_and_lose_nothing(write_spec, tmp_path, machine_before):
+    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    process = subprocess.Popen(
+        [str(REPO / "tandem"), "serve", str(write_spec(SPEC)), "--socket", str(socket), "--json", str(out)]
+        + ["--quiet", "--ready-for", "unis"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 90  # unis needs the NFs' costs: the service profiles them first
+        while time.monotonic() < deadline and process.poll() is None:
+            answer = ctl(socket, "status")
+            if answer.returncode == 0 and json.loads(answer.stdout)["chains"]:
+                break
+            time.sleep(0.3)
+        assert nf_status(socket, "fw")["packets_dropped"] == 0  # its rules allow everything the generator sends
+        # New rules (deny everything): applied between two batches, without a packet lost to a full ring.
+        denied = ctl(socket, "args", "fw", "-", stdin="{synthetic_rules: 10, default: deny}")
+        assert denied.returncode == 0, denied.stderr
+        change = json.loads(denied.stdout)
+        assert change["state"] == "applied" and change["ring_drops_during"] == 0 and change["build_us"] > 0
+        time.sleep(0.5)
+        first, later = nf_status(socket, "fw"), (time.sleep(0.3), nf_status(socket, "fw"))[1]
+        assert later["packets_dropped"] > first["packets_dropped"] > 0  # the new rules deny
+        check_in = nf_status(socket, "check")["packets_in"]
+        # Malformed arguments: refused naming the field, the running rules unchanged.
+        bad = ctl(socket, "args", "fw", "-", stdin="{rules: [{dst_port: 99999, action: deny}]}")
+        assert bad.returncode == 2 and "body.args.rules[0].dst_port" in bad.stderr, bad.stderr
+        assert ctl(socket, "args", "nobody", "-", stdin="{}").returncode == 2
+        time.sleep(0.3)
+        assert nf_status(socket, "check")["packets_in"] == check_in  # still everything denied
+        # Two clients at once: both changes applied, one after the other.
+        with ThreadPoolExecutor(2) as pool:
+            both = list(pool.map(lambda text: ctl(socket, "args", "fw", "-", stdin=text), ["{}", "{rules: []}"]))
+        assert all(answer.returncode == 0 for answer in both), [answer.stderr for answer in both]
+        assert sorted(json.loads(answer.stdout)["generation"] for answer in both) == [2, 3]
+        time.sleep(0.3)
+        assert nf_status(socket, "check")["packets_in"] > check_in  # allowed again
+        # The scheduler switched under traffic, to one the service was made ready for, and back.
+        for name in ("unis", "coop"):
+            switched = ctl(socket, "scheduler", name)
+            assert switched.returncode == 0 and json.loads(switched.stdout)["state"] == "applied", switched.stderr
+            before = nf_status(socket, "check")["packets_in"]
+            time.sleep(0.5)
+            now = nf_status(socket, "check")
+            assert now["scheduler"] == name and now["packets_in"] > before
+        refused = ctl(socket, "scheduler", "rtc")  # one process per core: another layout of the workers
+        assert refused.returncode == 2 and "serve with --scheduler rtc" in refused.stderr
+        assert ctl(socket, "stop").returncode == 0
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+        process.wait()
+    assert process.returncode == 0, stderr
+    results = json.loads(out.read_text())
+    assert results["accounting"]["exact"] and results["accounting"]["in_flight"] == 0
+    applied = [change for change in results["changes"] if change["state"] == "applied"]
+    assert [change["op"] for change in applied] == ["set_args"] * 3 + ["set_scheduler"] * 2
+    assert all(change["ring_drops_during"] == 0 for change in applied if change["op"] == "set_args")
+    assert results["scheduler"]["name"] == "coop"

@@ -10,7 +10,6 @@ namespace tandem {
 
 void run_poll_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats, int worker, uint16_t burst) {
   WorkerControl& control = stats.workers[worker];
-  const YieldPolicy policy = control.yield;  // set by the scheduler module before `go`
   auto inputs_empty = [&segments] {
     for (const SegmentRuntime& segment : segments)
       if (segment.in->waiting() != 0) return false;
@@ -18,6 +17,9 @@ void run_poll_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats, int 
   };
   uint32_t batches_since_yield = 0;
   while (!flag_load(stats.stop)) {
+    // Set by the scheduler module before `go`, and again by the one a service switches to while it runs.
+    const YieldPolicy policy{flag_load(control.yield.after_batches), flag_load(control.yield.on_empty),
+                             flag_load(control.yield.block_on_empty)};
     if (flag_load(control.throttled)) {
       // Backpressure downstream: block rather than spend CPU on packets the chain would drop later.
       idle_wait(

@@ -1,0 +1,282 @@
+// Live changes of a service (`./tandem serve`): commands from the control plane, one JSON line each on the commands
+// descriptor, read between the control loop's turns; each answered by a `change` event once it took effect, or at
+// once when refused (naming the field), so a change is either whole or not made at all.
+//   {"id": N, "op": "set_args", "nf": NAME, "args": {...}}: the NF's (and its scaled instances') new arguments,
+//     checked as the spec's are, then built by its runtime beside the running instance and swapped in between two
+//     batches (dataplane/runtimes/live_args.h);
+//   {"id": N, "op": "set_scheduler", "scheduler": {"name": NAME, "options": {...}}}: the old module detached (what it
+//     did to the machine undone), the workers' hints made neutral, the new one attached, all between two turns of
+//     the loop; only where the new module lays the workers out as they are and needs nothing the run did not prepare.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+
+#include <rte_cycles.h>
+
+#include "contract/live_args_files.h"
+#include "nfs/nf.h"
+#include "run.h"
+
+namespace tandem {
+
+namespace {
+
+json refusal(const json& command, const std::string& field, const std::string& message) {
+  return {{"event", "change"},
+          {"id", command.value("id", json())},
+          {"op", command.value("op", json())},
+          {"state", "refused"},
+          {"errors", json::array({{{"path", field}, {"message", message}}})}};
+}
+
+json refusal(const json& command, const SpecErrors& errors) {
+  json reply = refusal(command, "", "");
+  reply["errors"] = json::array();
+  for (const SpecError& e : errors) reply["errors"].push_back({{"path", e.path}, {"message", e.message}});
+  return reply;
+}
+
+bool same_layout(const std::vector<WorkerPlan>& a, const std::vector<WorkerPlan>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t w = 0; w < a.size(); w++) {
+    if (a[w].runtime != b[w].runtime || a[w].core != b[w].core || a[w].segments.size() != b[w].segments.size())
+      return false;
+    for (size_t s = 0; s < a[w].segments.size(); s++)
+      if (a[w].segments[s].nfs != b[w].segments[s].nfs) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void Run::open_commands(int fd) {
+  commands_fd_ = fd;
+  if (fd >= 0) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  // What the control plane prepared the machine for (the run's module's needs, and those of the modules a service
+  // was made ready for); without its word, the run's module's alone.
+  provided_requirements_ = original_.contains("prepared")
+                               ? original_["prepared"]
+                               : scheduler_types().at(d_.scheduler.name).requirements(d_.scheduler.options).to_json();
+  args_generation_.assign(d_.nfs.size(), 0);
+}
+
+uint64_t Run::ring_drops_now() const {
+  uint64_t dropped = 0;
+  for (size_t r = 0; r < rings_.size(); r++) dropped += counter_read(stats_->rings[r].dropped_full);
+  return dropped;
+}
+
+void Run::answer_change(json reply) {
+  emit(events_, reply);
+  changes_.push_back(std::move(reply));
+}
+
+void Run::take_commands(double now_s) {
+  if (commands_fd_ < 0) return;
+  char buffer[4096];
+  for (;;) {
+    ssize_t n = read(commands_fd_, buffer, sizeof buffer);
+    if (n > 0) {
+      commands_pending_.append(buffer, static_cast<size_t>(n));
+      continue;
+    }
+    if (n == 0 || (errno != EAGAIN && errno != EINTR)) commands_fd_ = -1;  // the control plane closed its end
+    break;
+  }
+  for (size_t end; (end = commands_pending_.find('\n')) != std::string::npos;) {
+    std::string line = commands_pending_.substr(0, end);
+    commands_pending_.erase(0, end + 1);
+    json command = json::parse(line, nullptr, false);
+    if (!command.is_object()) {
+      answer_change(refusal(json::object(), "request", "a command is a JSON object on one line"));
+      continue;
+    }
+    std::string op = command.value("op", std::string());
+    if (op == "set_args")
+      change_args(command, now_s);
+    else if (op == "set_scheduler")
+      switch_scheduler(command, now_s);
+    else
+      answer_change(refusal(command, "op", "no such change '" + op + "' (there are: set_args, set_scheduler)"));
+  }
+}
+
+void Run::change_args(const json& command, double now_s) {
+  std::string name = command.value("nf", std::string());
+  std::vector<int> targets;  // the NF and its scaled instances
+  for (const NfConfig& nf : d_.nfs)
+    if (nf.name == name) targets.push_back(nf.index);
+  if (targets.size() == 1)
+    for (const NfConfig& nf : d_.nfs)
+      if (nf.scale_group == targets[0] && nf.index != targets[0]) targets.push_back(nf.index);
+  if (targets.empty()) return answer_change(refusal(command, "nf", "no NF named '" + name + "' in this run"));
+  const NfConfig& nf = d_.nfs[targets[0]];
+  if (nf.external())
+    return answer_change(refusal(command, "nf",
+                                 "'" + name + "' is an external application: its arguments are its command line, "
+                                 "which a live change does not rewrite"));
+  if (!command.contains("args") || !command["args"].is_object())
+    return answer_change(refusal(command, "args", "the NF's new arguments, an object"));
+  const NfType& type = nf_types().at(nf.type);
+  SpecErrors errors;
+  json resolved = resolve_args(type.args, command["args"], "args", errors);
+  if (errors.empty() && type.check) type.check(resolved, "args", errors);
+  if (!errors.empty()) return answer_change(refusal(command, errors));
+  // The chain's graph is fixed at start: new arguments may not give the NF other output gates.
+  if (nf_gates(type, resolved) != nf_gates(type, nf.args))
+    return answer_change(refusal(command, "args",
+                                 "the new arguments give '" + name +
+                                     "' other output gates than the chain's graph joins; change the graph by "
+                                     "restarting the service"));
+  for (int target : targets) {
+    if (workers_[worker_of_nf(target)].exited)
+      return answer_change(refusal(command, "nf", "the worker of '" + d_.nfs[target].name + "' has exited"));
+  }
+  uint32_t generation = ++args_generation_[targets[0]];
+  for (int target : targets) {
+    args_generation_[target] = generation;
+    // Whole on disk before the runtime can see the generation.
+    std::string path = live_args_path(d_.paths.run_dir, target, generation), partial = path + ".partial";
+    std::ofstream(partial) << resolved.dump();
+    std::rename(partial.c_str(), path.c_str());
+  }
+  for (int target : targets) {
+    NfControl& control = stats_->nf_control[target];
+    flag_store(control.args_wanted, generation);
+    NfControl& head = stats_->nf_control[segment_head_of_nf(target)];
+    flag_store(head.segment_changes, flag_load(head.segment_changes) + 1);
+    view_->hints.wake(static_cast<size_t>(worker_of_nf(target)));  // a worker asleep on an empty input takes it now
+  }
+  pending_changes_.push_back({command.value("id", json()), "set_args", name, targets, generation, resolved,
+                              type.descriptor.stateful, now_s, rte_get_tsc_cycles(), ring_drops_now()});
+}
+
+void Run::follow_changes(double now_s) {
+  for (auto it = pending_changes_.begin(); it != pending_changes_.end();) {
+    const PendingChange& change = *it;
+    bool applied = true;
+    std::string refused;
+    uint64_t build_cycles = 0;
+    for (int target : change.nfs) {
+      const NfControl& control = stats_->nf_control[target];
+      if (flag_load(control.args_refused) == change.generation) {
+        std::ifstream file(live_args_refusal_path(d_.paths.run_dir, target, change.generation));
+        std::stringstream reason;
+        reason << file.rdbuf();
+        refused = "the runtime of '" + d_.nfs[target].name + "' could not build it: " + reason.str();
+      } else if (workers_[worker_of_nf(target)].exited) {
+        refused = "the worker of '" + d_.nfs[target].name + "' exited before it took the new arguments";
+      }
+      applied = applied && flag_load(control.args_running) == change.generation;
+      build_cycles = std::max(build_cycles, counter_read(control.args_build_cycles));
+    }
+    if (!applied && refused.empty()) {
+      ++it;
+      continue;
+    }
+    json reply = {{"event", "change"},
+                  {"id", change.id},
+                  {"op", change.op},
+                  {"nf", change.nf},
+                  {"generation", change.generation},
+                  {"t_requested", change.requested_s},
+                  {"t_done", now_s},
+                  {"ring_drops_during", ring_drops_now() - change.ring_drops_before}};
+    if (!refused.empty()) {
+      // Instances that took it before one refused it keep it (a scaled NF's builds fail alike, from the same
+      // arguments): said here rather than hidden.
+      reply["state"] = "refused";
+      reply["errors"] = json::array({{{"path", "args"}, {"message", refused}}});
+    } else {
+      reply["state"] = "applied";
+      reply["build_us"] = static_cast<double>(build_cycles) / hz_ * 1e6;
+      reply["state_reset"] = change.stateful;  // a stateful NF's new instance starts with empty tables
+      for (int target : change.nfs) d_.nfs[target].args = change.args;
+    }
+    answer_change(reply);
+    it = pending_changes_.erase(it);
+  }
+}
+
+void Run::switch_scheduler(const json& command, double now_s) {
+  const json scheduler = command.value("scheduler", json::object());
+  std::string name = scheduler.is_object() ? scheduler.value("name", std::string()) : std::string();
+  auto type = scheduler_types().find(name);
+  if (type == scheduler_types().end())
+    return answer_change(refusal(command, "scheduler.name", "unknown scheduler '" + name + "'"));
+  SpecErrors errors;
+  json options = resolve_args(type->second.options, scheduler.value("options", json::object()), "scheduler.options",
+                              errors);
+  if (!errors.empty()) return answer_change(refusal(command, errors));
+  for (const WorkerPlan& plan : d_.workers)
+    if (plan.runtime == Runtime::UserLevelThreads)
+      return answer_change(refusal(command, "scheduler.name",
+                                   "this run's NFs are user-level threads placed at its start (" + d_.scheduler.name +
+                                       "); switching away needs a restart"));
+  std::unique_ptr<Scheduler> next = type->second.create(options);
+  if (!same_layout(next->plan_workers(d_), d_.workers))
+    return answer_change(refusal(command, "scheduler.name",
+                                 name + " lays the NFs out in worker processes otherwise than " + d_.scheduler.name +
+                                     " (one process per NF, or a core's NFs in one): serve with --scheduler " + name));
+  for (const NfConfig& nf : d_.nfs) {
+    if ((nf.external() && !type->second.external_nfs) || (nf.kernel_io && !type->second.kernel_io_nfs))
+      return answer_change(refusal(command, "scheduler.name", name + " cannot schedule NF '" + nf.name + "'"));
+  }
+  json needs = type->second.requirements(options).to_json();
+  for (const auto& [resource, value] : needs.items())
+    if (!provided_requirements_.contains(resource) || provided_requirements_[resource] != value)
+      return answer_change(refusal(command, "scheduler",
+                                   name + " needs " + resource + " (" + value.dump() +
+                                       "), which this run did not prepare: serve with --ready-for " + name));
+  Deployment trial = d_;
+  trial.scheduler = {name, options};
+  if (type->second.check) type->second.check(trial, errors);
+  if (!errors.empty()) return answer_change(refusal(command, errors));
+
+  uint64_t begin = rte_get_tsc_cycles(), drops_before = ring_drops_now();
+  json before = {{"name", d_.scheduler.name}, {"options", d_.scheduler.options}, {"report", scheduler_->report(*view_)}};
+  scheduler_->detach(*view_);
+  // Neutral hints: what the old module asked of the workers and entries does not outlive it.
+  for (size_t w = 0; w < d_.workers.size(); w++) {
+    view_->hints.set_yield_policy(w, YieldPolicy{});
+    view_->hints.set_load_window(w, false);
+    view_->hints.release(w);
+  }
+  for (size_t c = 0; c < d_.chains.size(); c++) view_->hints.set_entry_open(c, true);
+  scheduler_ = std::move(next);
+  d_.scheduler = {name, options};
+  scheduler_->attach(*view_);
+  scheduler_switched_ = true;
+  answer_change({{"event", "change"},
+                 {"id", command.value("id", json())},
+                 {"op", "set_scheduler"},
+                 {"state", "applied"},
+                 {"scheduler", name},
+                 {"options", options},
+                 {"before", before},
+                 {"t_requested", now_s},
+                 {"t_done", now_s},
+                 {"switch_us", static_cast<double>(rte_get_tsc_cycles() - begin) / hz_ * 1e6},
+                 {"ring_drops_during", ring_drops_now() - drops_before}});
+}
+
+int Run::worker_of_nf(int nf) const {
+  for (const WorkerPlan& plan : d_.workers)
+    for (const Segment& segment : plan.segments)
+      for (int member : segment.nfs)
+        if (member == nf) return plan.index;
+  throw std::logic_error("NF " + d_.nfs[nf].name + " is in no worker's plan");
+}
+
+int Run::segment_head_of_nf(int nf) const {
+  for (const WorkerPlan& plan : d_.workers)
+    for (const Segment& segment : plan.segments)
+      for (int member : segment.nfs)
+        if (member == nf) return segment.nfs.front();
+  throw std::logic_error("NF " + d_.nfs[nf].name + " is in no worker's plan");
+}
+
+}  // namespace tandem
