@@ -69,14 +69,14 @@ struct alignas(64) NfControl {
   int32_t running_on;   // worker that holds the NF now, -1 = none (a handoff in progress)
   // Live argument changes (a service's `ctl args`): the manager writes the NF's new arguments to a file of the run
   // (contract/live_args_files.h) and raises args_wanted; each runtime that holds the NF builds an instance from them
-  // beside the running one and swaps it in between two batches (dataplane/runtimes/live_args.h).
+  // beside the running one, off its core, and swaps it in between two batches (dataplane/runtimes/live_args.h).
   uint32_t args_wanted;   // manager -> runtimes: the generation of arguments to run (0: the spec's)
   uint32_t args_running;  // runtime -> manager: the generation it runs now
   uint32_t args_refused;  // runtime -> manager: a generation it could not build (why: in a file beside the args)
   // On a segment's first NF: raised with any args_wanted of the segment's NFs, so that a runtime reads one word a
   // batch, not one per NF.
   uint32_t segment_changes;
-  uint64_t args_build_cycles;  // TSC cycles the last build took: the pause of its segment, packets queued meanwhile
+  uint64_t args_build_cycles;  // TSC cycles the last build took (on a thread of its own; the old instance ran on)
 };
 
 // How a worker gives the CPU away; written by the scheduler module before `go`.

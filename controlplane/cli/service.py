@@ -117,6 +117,10 @@ def cmd_ctl(args) -> int:
             ],
         )
     )
+    if status.lab:
+        print("\nlab hosts (run your own clients with: ip netns exec NETNS COMMAND):")
+        for host in status.lab:
+            print(f"  {host.get('name')}: netns {host.get('netns')}, address {host.get('address')}")
     if status.changes:
         print("\nlive changes:")
         for change in status.changes:

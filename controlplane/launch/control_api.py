@@ -43,6 +43,7 @@ class Status(_Message):
     ports: list[dict] = []
     scheduler_live: dict = {}
     changes: list[dict] = []  # every live change answered so far, in order
+    lab: list[dict] = []  # a lab's hosts: name, network namespace, address (with its prefix)
 
 
 class StopReply(_Message):
@@ -77,7 +78,7 @@ class ChangeReply(_Message):
     t_requested: float | None = None  # seconds since the service started
     t_done: float | None = None
     ring_drops_during: int | None = None  # packets full rings dropped between the request and the change
-    build_us: float | None = None  # set_args: the NF's pause while its new instance was built
+    build_us: float | None = None  # set_args: how long the new instance took to build (the old one ran on meanwhile)
     state_reset: bool | None = None  # set_args: a stateful NF's new instance starts with empty tables
     switch_us: float | None = None  # set_scheduler: the old module detached, the new attached
 

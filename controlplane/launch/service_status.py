@@ -62,6 +62,9 @@ class ServiceStatus:
             now, before, t, phase = self._now, self._before, self._t, self._phase
             workers, scheduler, changes = dict(self._workers), self._scheduler, list(self._changes)
         status = {"name": self._config["name"], "scheduler": scheduler, "phase": phase, "changes": changes}
+        if "lab" in self._config:  # where a user's own clients can run: ip netns exec NETNS iperf3 --client ADDRESS
+            hosts = self._config["lab"]["hosts"]
+            status["lab"] = [{key: host.get(key) for key in ("name", "netns", "address")} for host in hosts]
         if now is None:
             return status | {"t_s": 0.0, "chains": [], "nfs": [], "ports": []}
         seconds = now["unix_time"] - before["unix_time"] if before else 0.0

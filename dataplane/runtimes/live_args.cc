@@ -1,6 +1,9 @@
-// Live argument changes in a runtime: each wanted generation built and swapped in between two batches, or refused
-// with the running instance kept.
+// Live argument changes in a runtime: builds started on a thread off the NF's core, finished ones swapped in between
+// two batches, failed ones refused with the running instance kept.
 #include "live_args.h"
+
+#include <pthread.h>
+#include <sched.h>
 
 #include <rte_cycles.h>
 
@@ -8,28 +11,67 @@
 
 namespace tandem {
 
+namespace {
+
+void run_build(LiveArgs& live, LiveBuild& build) {
+  if (live.build_core >= 0) {
+    cpu_set_t cores;
+    CPU_ZERO(&cores);
+    CPU_SET(live.build_core, &cores);
+    pthread_setaffinity_np(pthread_self(), sizeof cores, &cores);
+  }
+  sched_param normal{};
+  pthread_setschedparam(pthread_self(), SCHED_OTHER, &normal);  // not the NF's real-time policy, if it has one
+  try {
+    build.result = live.build(build.nf, build.generation);
+  } catch (const std::exception& e) {
+    build.error = e.what();
+  }
+  build.done.store(true, std::memory_order_release);
+}
+
+void finish(SegmentRuntime& segment, StatsZone& stats) {
+  LiveArgs& live = *segment.live;
+  LiveBuild& build = *live.building;
+  build.thread.join();
+  NfControl& control = stats.nf_control[segment.nf_indexes[build.nf]];
+  if (build.result) {
+    live.retired.push_back(std::move(segment.nfs[build.nf]));
+    segment.nfs[build.nf] = std::move(build.result);
+    live.running[build.nf] = build.generation;
+    if (build.nf < segment.cost_estimate.size()) segment.cost_estimate[build.nf] = 0;  // new arguments, a new cost
+    counter_store(control.args_build_cycles, rte_rdtsc() - build.begin_tsc);
+    flag_store(control.args_running, build.generation);
+  } else {
+    live.note_refusal(build.nf, build.generation, build.error);
+    flag_store(control.args_refused, build.generation);
+  }
+  live.building.reset();
+  live.rescan = true;  // another NF of the segment may have a new generation waiting
+}
+
+}  // namespace
+
 void apply_live_args(SegmentRuntime& segment, StatsZone& stats) {
   LiveArgs& live = *segment.live;
-  // Read before the generations: a change raised while we build is seen at the next batch.
+  if (live.building) {
+    if (live.building->done.load(std::memory_order_acquire)) finish(segment, stats);
+    return;  // meanwhile the running instance carries the packets
+  }
+  live.rescan = false;
+  // Read before the generations: a change raised after this is seen at a later batch.
   live.changes_seen = flag_load(stats.nf_control[segment.nf_indexes.front()].segment_changes);
   live.running.resize(segment.nfs.size(), 0);
   for (size_t k = 0; k < segment.nfs.size(); k++) {
-    NfControl& control = stats.nf_control[segment.nf_indexes[k]];
+    const NfControl& control = stats.nf_control[segment.nf_indexes[k]];
     uint32_t wanted = flag_load(control.args_wanted);
     if (wanted == live.running[k] || wanted == flag_load(control.args_refused)) continue;
-    uint64_t begin = rte_rdtsc();
-    try {
-      std::unique_ptr<NetworkFunction> fresh = live.build(k, wanted);
-      live.retired.push_back(std::move(segment.nfs[k]));
-      segment.nfs[k] = std::move(fresh);
-      live.running[k] = wanted;
-      if (k < segment.cost_estimate.size()) segment.cost_estimate[k] = 0;  // new arguments, a new cost per packet
-      counter_store(control.args_build_cycles, rte_rdtsc() - begin);
-      flag_store(control.args_running, wanted);
-    } catch (const std::exception& e) {
-      live.note_refusal(k, wanted, e.what());
-      flag_store(control.args_refused, wanted);
-    }
+    live.building = std::make_unique<LiveBuild>();
+    live.building->nf = k;
+    live.building->generation = wanted;
+    live.building->begin_tsc = rte_rdtsc();
+    live.building->thread = std::thread(run_build, std::ref(live), std::ref(*live.building));
+    return;
   }
 }
 

@@ -43,7 +43,7 @@ uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t bu
   rte_mbuf* dropped[kMaxBurst];
   uint8_t gates[kMaxBurst];
   // Between two batches, the only place where no packet is inside an NF: new arguments are swapped in here.
-  if (live_args_pending(segment.live.get(), stats, segment.nf_indexes.front())) apply_live_args(segment, stats);
+  if (live_args_due(segment.live.get(), stats, segment.nf_indexes.front())) apply_live_args(segment, stats);
   uint64_t begin = rte_rdtsc();
   uint16_t n = segment.in->rx_burst(pkts, burst);
   if (n == 0) {

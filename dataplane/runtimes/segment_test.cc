@@ -1,6 +1,10 @@
 // Tests of one burst through a segment: counters, hop stamps, NF drops and drops at a full output ring all add up.
 #include "segment.h"
 
+#include <atomic>
+#include <chrono>
+#include <thread>
+
 #include <rte_cycles.h>
 #include <rte_ring.h>
 
@@ -205,10 +209,10 @@ TEST(WorkerLoop, APreemptedBatchCountsItsUsualWorkNotItsWallTime) {
 namespace tandem {
 namespace {
 
-// A live argument change lands between two batches: the batch before it meets the old arguments whole, the batch
-// after it the new ones whole; a generation that cannot be built is refused, its reason kept, and the running
-// instance goes on.
-TEST(WorkerLoop, NewArgumentsAreSwappedInBetweenTwoBatches) {
+// A live argument change is built beside the running instance, which carries every batch until the new one is ready
+// and swapped in between two batches: each batch meets the old arguments or the new, whole. A generation that cannot
+// be built is refused, its reason kept, and the running instance goes on.
+TEST(WorkerLoop, NewArgumentsAreBuiltBesideAndSwappedInBetweenTwoBatches) {
   static StatsZone stats{};
   rte_ring* in = make_ring("la_in", 64);
   rte_ring* out = make_ring("la_out", 64);
@@ -219,7 +223,9 @@ TEST(WorkerLoop, NewArgumentsAreSwappedInBetweenTwoBatches) {
   segment.nfs.push_back(testing::make_nf("firewall", {{"default", "allow"}}));
   segment.live = std::make_shared<LiveArgs>();
   std::string refused_reason;
-  segment.live->build = [](size_t, uint32_t generation) {
+  std::atomic<bool> may_finish{false};  // holds the build back, so that batches run while it is under way
+  segment.live->build = [&](size_t, uint32_t generation) {
+    while (!may_finish.load()) std::this_thread::yield();
     if (generation == 2) throw std::runtime_error("no memory for its rules");
     return testing::make_nf("firewall", {{"default", "deny"}});
   };
@@ -234,24 +240,41 @@ TEST(WorkerLoop, NewArgumentsAreSwappedInBetweenTwoBatches) {
     flag_store(stats.nf_control[2].args_wanted, generation);
     stats.nf_control[2].segment_changes++;
   };
+  auto drain_out = [&] {
+    rte_mbuf* taken[64];
+    unsigned n = rte_ring_dequeue_burst(out, reinterpret_cast<void**>(taken), 64, nullptr);
+    rte_pktmbuf_free_bulk(taken, n);
+    return n;
+  };
+  // Batches until `done` (the build's outcome is seen), each batch empty: bounded by time, not by this host's speed.
+  auto until = [&](auto done) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+    while (!done() && std::chrono::steady_clock::now() < deadline) run_segment_once(segment, stats, 32);
+    return done();
+  };
 
+  raise(1);
   burst(16);
-  raise(1);  // asked for while these 16 wait: they are taken after the swap, at the next batch
+  EXPECT_EQ(run_segment_once(segment, stats, 32), 16);  // the build is under way: the old rules carry these
+  EXPECT_EQ(drain_out(), 16u);
+  EXPECT_EQ(stats.nf_control[2].args_running, 0u);
+  may_finish = true;
+  ASSERT_TRUE(until([&] { return flag_load(stats.nf_control[2].args_running) == 1u; }));
+  burst(16);
   EXPECT_EQ(run_segment_once(segment, stats, 32), 16);
-  EXPECT_EQ(stats.nf_control[2].args_running, 1u);
-  EXPECT_EQ(stats.nfs[2].packets_dropped, 16u);  // all denied: not one met the old rules
+  EXPECT_EQ(stats.nfs[2].packets_dropped, 16u);  // all denied by the new rules, none by the old
   EXPECT_GT(stats.nf_control[2].args_build_cycles, 0u);
 
   raise(2);  // cannot be built: refused, the deny-all instance keeps running
-  burst(8);
-  EXPECT_EQ(run_segment_once(segment, stats, 32), 8);
-  EXPECT_EQ(stats.nf_control[2].args_refused, 2u);
+  ASSERT_TRUE(until([&] { return flag_load(stats.nf_control[2].args_refused) == 2u; }));
   EXPECT_EQ(stats.nf_control[2].args_running, 1u);
   EXPECT_EQ(refused_reason, "no memory for its rules");
+  burst(8);
+  EXPECT_EQ(run_segment_once(segment, stats, 32), 8);
   EXPECT_EQ(stats.nfs[2].packets_dropped, 24u);
   EXPECT_EQ(segment.live->retired.size(), 1u);  // the allow-all instance, kept, never run again
 
-  EXPECT_EQ(rte_ring_count(out), 0u);
+  EXPECT_EQ(drain_out(), 0u);
   EXPECT_EQ(rte_mempool_in_use_count(testing::test_pool()), 0u);
   rte_ring_free(in);
   rte_ring_free(out);

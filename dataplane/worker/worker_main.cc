@@ -35,6 +35,7 @@ int fail(const std::string& worker, const std::string& message) {
 // directory, each instance named after its generation (DPDK objects of one name cannot live twice).
 std::shared_ptr<LiveArgs> live_args_from_run_dir(const Deployment& deployment, const std::vector<int>& nf_indexes) {
   auto live = std::make_shared<LiveArgs>();
+  live->build_core = deployment.control_core;
   const std::string& run_dir = deployment.paths.run_dir;
   live->build = [&deployment, nf_indexes, run_dir](size_t k, uint32_t generation) {
     const NfConfig& nf = deployment.nfs.at(nf_indexes.at(k));
