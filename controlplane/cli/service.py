@@ -130,6 +130,12 @@ def cmd_ctl(args) -> int:
                 outcome += ": " + "; ".join(error.get("message", "") for error in change.get("errors", []))
             else:
                 outcome += f", {count(change.get('ring_drops_during') or 0)} ring drops during"
+                if cost := change.get("cost"):
+                    outcome += (
+                        f"; delivery short by {number(cost.get('deficit_ms'), 1)} ms of its rate, latency max "
+                        f"{number(cost.get('latency_max_during_us'), 0)} us (before: "
+                        f"{number(cost.get('latency_max_before_us'), 0)})"
+                    )
             print(f"  t={number(change.get('t_requested'), 2)} s {change.get('op')} {what}: {outcome}")
     if status.drops_by_ring:
         print("\nfull rings dropped: " + ", ".join(f"{ring} {count(n)}" for ring, n in status.drops_by_ring.items()))

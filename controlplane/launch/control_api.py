@@ -81,6 +81,11 @@ class ChangeReply(_Message):
     build_us: float | None = None  # set_args: how long the new instance took to build (the old one ran on meanwhile)
     state_reset: bool | None = None  # set_args: a stateful NF's new instance starts with empty tables
     switch_us: float | None = None  # set_scheduler: the old module detached, the new attached
+    # What it cost the traffic, measured by the sink 300 ms after (status and the results have it; a reply comes
+    # before): deficit_ms (delivery short of the rate before, in ms of that rate), ring_drops_in_window and
+    # latency_max_during_us (from the request to 300 ms after the change), ring_drops_before and
+    # latency_max_before_us (the 200 ms before the request).
+    cost: dict | None = None
 
 
 class ErrorReply(_Message):

@@ -52,6 +52,10 @@ class ServiceStatus:
                 self._t, self._phase = event["t"], event["phase"]
             elif kind in ("traffic_ended", "done"):
                 self._phase = "stopping"
+            elif kind == "change_cost":  # measured once the change's window passed: added to it
+                for change in self._changes:
+                    if change.get("id") == event.get("id") and change.get("state") == "applied":
+                        change["cost"] = {key: value for key, value in event.items() if key not in ("event", "id")}
             elif kind == "change":
                 self._changes.append({key: value for key, value in event.items() if key != "event"})
                 if event.get("op") == "set_scheduler" and event.get("state") == "applied":

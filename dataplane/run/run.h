@@ -18,6 +18,7 @@
 
 #include "autoscaler.h"
 #include "chain_ends.h"
+#include "change_watch.h"
 #include "contract/deployment.h"
 #include "contract/hop_trace.h"
 #include "contract/shm_layout.h"
@@ -114,6 +115,9 @@ class Run {
   void change_args(const json& command, double now_s);
   void switch_scheduler(const json& command, double now_s);
   void answer_change(json reply);
+  // A change that took effect: answered now, its cost to the traffic measured once its window has passed.
+  void answer_applied(json reply, uint64_t requested_tsc);
+  void watch_changes(uint64_t now_tsc);
   uint64_t ring_drops_now() const;
   int worker_of_nf(int nf) const;
   int segment_head_of_nf(int nf) const;
@@ -158,6 +162,7 @@ class Run {
   std::vector<uint32_t> args_generation_;  // per NF: the last generation of arguments asked for
   json provided_requirements_;         // what the run prepared the machine for: a switched-to module must fit in it
   bool scheduler_switched_ = false;    // the control loop reads the new module's tick period
+  std::unique_ptr<ChangeWatch> change_watch_;  // a service's: what each change cost the traffic
 };
 
 }  // namespace tandem

@@ -51,8 +51,9 @@ void Run::control_loop() {
       for (const auto& [name, probe] : probes_) probe->poll(*probe_view_, now);
       if (!probes_drive_traffic_) generator_->poll(now);
     }
-    // 2. The chains' exits drained into the sink.
+    // 2. The chains' exits drained into the sink (and, in a service, what its live changes cost them).
     sink_->poll(now);
+    watch_changes(now);
     // 3. The scheduler module's tick.
     if (tick_period != 0 && now >= next_tick) {
       scheduler_->tick(*view_, now);

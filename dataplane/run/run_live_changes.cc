@@ -61,6 +61,30 @@ void Run::open_commands(int fd) {
                                ? original_["prepared"]
                                : scheduler_types().at(d_.scheduler.name).requirements(d_.scheduler.options).to_json();
   args_generation_.assign(d_.nfs.size(), 0);
+  if (fd >= 0) change_watch_ = std::make_unique<ChangeWatch>(hz_);
+}
+
+void Run::watch_changes(uint64_t now_tsc) {
+  if (!change_watch_) return;
+  if (change_watch_->due(now_tsc)) {
+    uint64_t delivered = 0;
+    for (size_t c = 0; c < d_.chains.size(); c++) delivered += sink_->delivery(static_cast<int>(c)).delivered;
+    change_watch_->sample(now_tsc, delivered, ring_drops_now(), sink_->take_recent_max_latency());
+  }
+  for (json& cost : change_watch_->take_costs(now_tsc)) {
+    emit(events_, cost);
+    for (json& change : changes_)
+      if (change["id"] == cost["id"] && change["state"] == "applied") {
+        change["cost"] = cost;
+        change["cost"].erase("event");
+        change["cost"].erase("id");
+      }
+  }
+}
+
+void Run::answer_applied(json reply, uint64_t requested_tsc) {
+  if (change_watch_) change_watch_->watch(reply["id"], requested_tsc, rte_get_tsc_cycles());
+  answer_change(std::move(reply));
 }
 
 uint64_t Run::ring_drops_now() const {
@@ -196,7 +220,10 @@ void Run::follow_changes(double now_s) {
       reply["state_reset"] = change.stateful;  // a stateful NF's new instance starts with empty tables
       for (int target : change.nfs) d_.nfs[target].args = change.args;
     }
-    answer_change(reply);
+    if (reply["state"] == "applied")
+      answer_applied(reply, change.requested_tsc);
+    else
+      answer_change(reply);
     it = pending_changes_.erase(it);
   }
 }
@@ -250,7 +277,7 @@ void Run::switch_scheduler(const json& command, double now_s) {
   d_.scheduler = {name, options};
   scheduler_->attach(*view_);
   scheduler_switched_ = true;
-  answer_change({{"event", "change"},
+  answer_applied({{"event", "change"},
                  {"id", command.value("id", json())},
                  {"op", "set_scheduler"},
                  {"state", "applied"},
@@ -260,7 +287,8 @@ void Run::switch_scheduler(const json& command, double now_s) {
                  {"t_requested", now_s},
                  {"t_done", now_s},
                  {"switch_us", static_cast<double>(rte_get_tsc_cycles() - begin) / hz_ * 1e6},
-                 {"ring_drops_during", ring_drops_now() - drops_before}});
+                  {"ring_drops_during", ring_drops_now() - drops_before}},
+                 begin);
 }
 
 int Run::worker_of_nf(int nf) const {

@@ -34,8 +34,9 @@ struct LiveArgs {
   std::function<std::unique_ptr<NetworkFunction>(size_t k, uint32_t generation)> build;
   // Keeps the reason a generation was refused where the manager reads it.
   std::function<void(size_t k, uint32_t generation, const std::string& reason)> note_refusal;
-  // Where builds run: the control core under the kernel's default policy, so that a real-time NF that never yields
-  // cannot starve its own build, and the build takes nothing from the NF's core. -1: wherever the kernel puts it.
+  // Where builds run: the control core under the kernel's default policy at the lowest priority (nice 19), so that a
+  // real-time NF that never yields cannot starve its own build, the build takes nothing from the NF's core, and
+  // little from the generator and sink beside it. -1: wherever the kernel puts it.
   int build_core = -1;
   uint32_t changes_seen = 0;      // the segment head's segment_changes last acted on
   bool rescan = false;            // a build finished: look again for another NF of the segment with a new generation

@@ -50,6 +50,7 @@ uint64_t Sink::poll(uint64_t now_tsc) {
       if (meta->seq % deployment_.latency_sample_every == 0) {
         // The histogram is live (warm-up included); the percentiles are the measurement window's.
         histograms_[c].add(now_tsc - meta->tx_tsc);
+        recent_max_latency_ = std::max(recent_max_latency_, now_tsc - meta->tx_tsc);
         if (measuring_) latency_[c].add(now_tsc - meta->tx_tsc);
       }
       // Traced packets are added up over the span the latency percentiles cover (until their store is full), so

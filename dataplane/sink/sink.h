@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include <rte_ring.h>
@@ -49,6 +50,9 @@ class Sink {
   void trace_from(TraceSlot* zone) { traces_ = zone; }
   bool tracing() const { return traces_ != nullptr; }
   const LatencyBreakdown& breakdown(int chain) const { return breakdowns_[chain]; }
+  // The highest latency (TSC cycles) of a sampled packet since the last call, then 0 again: what a live change's
+  // watch reads every millisecond (dataplane/run/change_watch.h).
+  uint64_t take_recent_max_latency() { return std::exchange(recent_max_latency_, 0); }
   // Packets written to the capture file (run --capture); 0 without one.
   uint64_t captured() const { return capture_ ? capture_->written() : 0; }
 
@@ -64,6 +68,7 @@ class Sink {
   TraceSlot* traces_ = nullptr;
   std::vector<LatencyBreakdown> breakdowns_;
   bool measuring_ = false;
+  uint64_t recent_max_latency_ = 0;
   std::unique_ptr<PcapCapture> capture_;  // run --capture: delivered packets to a pcap file
 };
 

@@ -1,0 +1,277 @@
+"""Live changes against a restart: a service (`./tandem serve`) of three firewalls on one NF core under steady
+generator traffic, given new firewall arguments and switched to another scheduler and back while the traffic runs,
+under each scheduler; and, set against them, what a user does today: stop the run and start it again. Per change the
+sink's measure (dataplane/run/change_watch.h): packets full rings dropped from the request to 300 ms after the change
+(against the 200 ms before it), the delivery it fell short of the rate before it (in milliseconds of that rate), and
+the highest latency in that window. For the restart: the time from the stop to the first delivered packet of the new
+run, and the packets the generator would have offered meanwhile.
+
+Usage (as root, nothing else running): .venv/bin/python bench/live_changes.py [--repeat 3] [--rate "1 Mpps"]
+Writes bench/results/live-changes.json.gz, .md and .png.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from bench.experiment_support import RESULTS, read_result  # noqa: E402
+from bench.experiment_support import save_result as save  # noqa: E402
+from controlplane.errors import SetupError  # noqa: E402
+from controlplane.launch.control_client import Control  # noqa: E402
+from controlplane.machine.description import machine_description  # noqa: E402
+from controlplane.terminal.tables import table  # noqa: E402
+
+# Each scheduler switches to the next and back.
+SWITCH_TO = {"coop": "unis", "unis": "coop", "nfvnice": "coop"}
+SPEC = """\
+name: live-changes
+traffic: {{rate: {rate}, size: 64, flows: 64}}
+chains:
+  - name: fw3
+    nfs:
+      - {{name: fw1, type: firewall, core: 1, args: {{synthetic_rules: 200}}}}
+      - {{name: fw2, type: firewall, core: 1, args: {{synthetic_rules: 200}}}}
+      - {{name: fw3, type: firewall, core: 1, args: {{synthetic_rules: 200}}}}
+"""
+# New rules that pass what the old ones passed (the generator never sends to 172.16.0.0/12): the change's cost is the
+# swap's alone, not a change of what the firewall lets through.
+NEW_ARGS = {"synthetic_rules": 400}
+SETTLE_S = 1.5  # between changes: the 300 ms window of one and the 200 ms baseline of the next, with room
+
+
+def start(spec: Path, scheduler: str, socket: Path, out: Path) -> subprocess.Popen:
+    ready = ",".join(sorted({name for name in SWITCH_TO.values()} | {SWITCH_TO[scheduler]}))
+    command = [str(HERE.parent / "tandem"), "serve", str(spec), "--scheduler", scheduler, "--ready-for", ready]
+    return subprocess.Popen(
+        [*command, "--socket", str(socket), "--json", str(out), "--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def first_delivery(control: Control, process: subprocess.Popen, timeout_s: float = 120) -> float:
+    """Waits until the service delivers; returns when (time.monotonic())."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the service ended: {process.stderr.read()}")
+        try:
+            status = control.status()
+            if status.chains and status.chains[0].delivered > 0:
+                return time.monotonic()
+        except SetupError:
+            pass
+        time.sleep(0.02)
+    raise RuntimeError("the service did not deliver within its start-up time")
+
+
+def one_round(spec: Path, scheduler: str, work: Path, previous_stop: float | None) -> dict:
+    """A service under `scheduler`: its changes; the restart is the time from `previous_stop` to its first delivery."""
+    socket, out = work / "control.sock", work / f"{scheduler}.json"
+    process = start(spec, scheduler, socket, out)
+    control = Control(socket)
+    try:
+        delivering = first_delivery(control, process)
+        time.sleep(2.0)  # past the start's own disturbances
+        control.set_args("fw2", NEW_ARGS)
+        time.sleep(SETTLE_S)
+        control.set_scheduler(SWITCH_TO[scheduler])
+        time.sleep(SETTLE_S)
+        control.set_scheduler(scheduler)
+        time.sleep(SETTLE_S)
+        stopped_at = time.monotonic()
+        control.stop()
+        process.wait(timeout=120)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    results = json.loads(out.read_text())
+    return {
+        "scheduler": scheduler,
+        "changes": results["changes"],
+        "exact": results["accounting"]["exact"],
+        "restart_s": None if previous_stop is None else delivering - previous_stop,
+        "stopped_at": stopped_at,
+        "delivered_mpps": results["chains"][0].get("delivered_mpps"),
+    }
+
+
+def measure(repeat: int, rate: str, schedulers: list[str]) -> dict:
+    rounds = []
+    with tempfile.TemporaryDirectory() as folder:
+        work = Path(folder)
+        spec = work / "live-changes.yaml"
+        spec.write_text(SPEC.format(rate=rate))
+        previous_stop = None
+        for index in range(repeat):
+            for scheduler in schedulers:
+                print(f"[round {index + 1}/{repeat}] {scheduler}", file=sys.stderr, flush=True)
+                outcome = one_round(spec, scheduler, work, previous_stop)
+                previous_stop = outcome.pop("stopped_at")
+                rounds.append(outcome | {"round": index})
+    return {"machine": machine_description(), "rate": rate, "repeat": repeat, "rounds": rounds}
+
+
+def kind_of(change: dict, scheduler: str) -> str:
+    if change["op"] == "set_args":
+        return "new firewall rules"
+    return f"switch to {change['scheduler']}" if change["scheduler"] != scheduler else "switch back"
+
+
+def median(values: list) -> float | None:
+    values = [value for value in values if value is not None]
+    return statistics.median(values) if values else None
+
+
+def rows(document: dict) -> list[dict]:
+    """Per scheduler and kind of change, the medians over the rounds; and each scheduler's restart."""
+    out = []
+    for scheduler in dict.fromkeys(r["scheduler"] for r in document["rounds"]):
+        runs = [r for r in document["rounds"] if r["scheduler"] == scheduler]
+        kinds: dict[str, list[dict]] = {}
+        for run in runs:
+            for change in run["changes"]:
+                if change["state"] == "applied":
+                    kinds.setdefault(kind_of(change, scheduler), []).append(change)
+        for kind, changes in kinds.items():
+            costs = [change.get("cost") or {} for change in changes]
+            out.append(
+                {
+                    "scheduler": scheduler,
+                    "change": kind,
+                    "n": len(changes),
+                    "ring_drops": median([cost.get("ring_drops_in_window") for cost in costs]),
+                    "ring_drops_before": median([cost.get("ring_drops_before") for cost in costs]),
+                    "deficit_ms": median([cost.get("deficit_ms") for cost in costs]),
+                    "deficit_noise_ms": median([cost.get("deficit_noise_ms") for cost in costs]),
+                    "latency_max_us": median([cost.get("latency_max_during_us") for cost in costs]),
+                    "latency_before_us": median([cost.get("latency_max_before_us") for cost in costs]),
+                    "took_us": median([change.get("build_us") or change.get("switch_us") for change in changes]),
+                }
+            )
+        restarts = [run["restart_s"] for run in runs if run["restart_s"] is not None]
+        if restarts:
+            out.append(
+                {
+                    "scheduler": scheduler,
+                    "change": "stop and start again",
+                    "n": len(restarts),
+                    "ring_drops": None,
+                    "ring_drops_before": None,
+                    "deficit_ms": median(restarts) * 1e3,  # no delivery at all meanwhile
+                    "deficit_noise_ms": None,
+                    "latency_max_us": None,
+                    "latency_before_us": None,
+                    "took_us": median(restarts) * 1e6,
+                }
+            )
+    return out
+
+
+def report(document: dict) -> str:
+    def fmt(value, digits=1):
+        return "n/a" if value is None else f"{value:,.{digits}f}"
+
+    lines = [
+        f"Live changes under {document['rate']} of 64-byte packets through three firewalls (200 ACL rules each) on one "
+        f"NF core, {document['repeat']} rounds, medians; on {document['machine']}",
+        "window: from the request to 300 ms after the change; before: the 200 ms before the request. short: delivery "
+        "below the rate before, in ms of that rate (a restart delivers nothing from its stop to its first packet); "
+        "noise: the same measure over the 200 ms before, scaled to the window (the sink takes packets in bursts). "
+        "took: the build (on the control core, the old rules carrying the packets) or the switch; for a restart, "
+        "from the stop to the first delivered packet.",
+        "",
+        table(
+            [
+                "scheduler",
+                "change",
+                "n",
+                "ring drops",
+                "(before)",
+                "short ms",
+                "(noise)",
+                "latency max us",
+                "(before)",
+                "took",
+            ],
+            [
+                [
+                    row["scheduler"],
+                    row["change"],
+                    row["n"],
+                    fmt(row["ring_drops"], 0),
+                    fmt(row["ring_drops_before"], 0),
+                    fmt(row["deficit_ms"]),
+                    fmt(row["deficit_noise_ms"]),
+                    fmt(row["latency_max_us"], 0),
+                    fmt(row["latency_before_us"], 0),
+                    "n/a" if row["took_us"] is None else f"{row['took_us'] / 1e3:,.2f} ms",
+                ]
+                for row in rows(document)
+            ],
+        ),
+        "",
+        "exact accounting in every run: " + ("yes" if all(r["exact"] for r in document["rounds"]) else "NO"),
+    ]
+    return "\n".join(lines)
+
+
+def plot(document: dict) -> None:
+    """Per scheduler, the delivery each kind of change fell short by (ms of the rate before), restart included:
+    a log scale, since a restart costs seconds and a live change milliseconds or nothing."""
+    table_rows = rows(document)
+    schedulers = list(dict.fromkeys(row["scheduler"] for row in table_rows))
+    kinds = list(dict.fromkeys(row["change"] for row in table_rows))
+    figure, axis = plt.subplots(figsize=(10, 4.5))
+    width = 0.8 / max(1, len(kinds))
+    colours = ["#9DB4D6", "#7FB77E", "#C8A2C8", "#D9A25F"]
+    for k, kind in enumerate(kinds):
+        values = []
+        for scheduler in schedulers:
+            match = [row for row in table_rows if row["scheduler"] == scheduler and row["change"] == kind]
+            values.append(max(match[0]["deficit_ms"] or 0, 0.01) if match else 0)
+        axis.bar([i + k * width for i in range(len(schedulers))], values, width, label=kind, color=colours[k % 4])
+    axis.set_yscale("log")
+    axis.set_xticks([i + width * (len(kinds) - 1) / 2 for i in range(len(schedulers))], schedulers)
+    axis.set_ylabel("delivery short of the rate before (ms, log)")
+    axis.set_title(f"Live changes against a restart, {document['rate']} through three firewalls on one core")
+    axis.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(RESULTS / "live-changes.png", dpi=110)
+    plt.close(figure)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--rate", default="1 Mpps")
+    parser.add_argument("--schedulers", default="coop,unis,nfvnice")
+    parser.add_argument("--replot", action="store_true", help="draw the figure again from the saved result")
+    args = parser.parse_args()
+    if args.replot:
+        document = read_result("live-changes")
+    else:
+        document = measure(args.repeat, args.rate, args.schedulers.split(","))
+        save("live-changes", document, report(document))
+    plot(document)
+
+
+if __name__ == "__main__":
+    main()
