@@ -310,6 +310,8 @@ TABLES: dict[str, Callable[[Path], Rendered]] = {
     "stale-results": lambda root: stale_results(root),
     # real traffic
     "lab-kernel": whole("lab-kernel", 1),
+    # the service
+    "live-changes": whole("live-changes"),
     # the papers' promises as properties
     "property-suite": whole("property-suite"),
     # the profiler

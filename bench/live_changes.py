@@ -236,23 +236,30 @@ def report(document: dict) -> str:
 def plot(document: dict) -> None:
     """Per scheduler, the delivery each kind of change fell short by (ms of the rate before), restart included:
     a log scale, since a restart costs seconds and a live change milliseconds or nothing."""
-    table_rows = rows(document)
+    table_rows = [row | {"kind": "switch away" if row["change"].startswith("switch to") else row["change"]}
+                  for row in rows(document)]  # fmt: skip
     schedulers = list(dict.fromkeys(row["scheduler"] for row in table_rows))
-    kinds = list(dict.fromkeys(row["change"] for row in table_rows))
-    figure, axis = plt.subplots(figsize=(10, 4.5))
+    kinds = list(dict.fromkeys(row["kind"] for row in table_rows))
+    figure, axis = plt.subplots(figsize=(12, 4.5))
     width = 0.8 / max(1, len(kinds))
     colours = ["#9DB4D6", "#7FB77E", "#C8A2C8", "#D9A25F"]
     for k, kind in enumerate(kinds):
-        values = []
+        values, noise = [], []
         for scheduler in schedulers:
-            match = [row for row in table_rows if row["scheduler"] == scheduler and row["change"] == kind]
+            match = [row for row in table_rows if row["scheduler"] == scheduler and row["kind"] == kind]
             values.append(max(match[0]["deficit_ms"] or 0, 0.01) if match else 0)
-        axis.bar([i + k * width for i in range(len(schedulers))], values, width, label=kind, color=colours[k % 4])
+            noise.append(match[0]["deficit_noise_ms"] if match else None)
+        places = [i + k * width for i in range(len(schedulers))]
+        axis.bar(places, values, width, label=kind, color=colours[k % 4])
+        marked = [(x, n) for x, n in zip(places, noise, strict=True) if n]
+        if marked:  # the same measure with no change: the floor a live change is read against
+            axis.scatter(*zip(*marked, strict=True), marker="_", s=300, color="black", zorder=3)
+    axis.scatter([], [], marker="_", s=300, color="black", label="the same, 200 ms before (noise)")
     axis.set_yscale("log")
     axis.set_xticks([i + width * (len(kinds) - 1) / 2 for i in range(len(schedulers))], schedulers)
     axis.set_ylabel("delivery short of the rate before (ms, log)")
     axis.set_title(f"Live changes against a restart, {document['rate']} through three firewalls on one core")
-    axis.legend(fontsize=8)
+    axis.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     figure.tight_layout()
     figure.savefig(RESULTS / "live-changes.png", dpi=110)
     plt.close(figure)
