@@ -11,12 +11,13 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from controlplane.errors import SpecError, TandemError
+from controlplane.errors import SetupError, SpecError, TandemError
 from controlplane.experiment import pipeline
 from controlplane.experiment.compare import compare as compare_runs
 from controlplane.experiment.compare import fan_out, with_profiling
 from controlplane.launch.control_client import DEFAULT_SOCKET, Control
-from controlplane.results.live_metrics import MetricsServer
+from controlplane.launch.control_server import is_loopback, read_token
+from controlplane.results.live_metrics import MetricsServer, parse_listen_address
 from controlplane.results.model import Comparison, RunOutcome, RunResults
 from controlplane.sfc.sfc_request import is_sfc_request
 from controlplane.sfc.spec_or_request import compose_request, load_spec_or_request
@@ -125,12 +126,16 @@ def serve(
     on_event: Callable[[dict], None] | None = None,
     source: str | None = None,
     ready_for: list[str] | None = None,
+    listen: str | None = None,
+    token_file: str | Path | None = None,
 ) -> RunOutcome:
     """Runs a spec as a service: its traffic (ports, a lab, or the generator) flows until `stop` on its control API
     (connect(socket)), SIGTERM or Ctrl-C; then the chains drain and the whole results come back. A lab's clients
     ending do not end it. `ready_for`: schedulers it may be switched to live (set_scheduler), whose needs (NF costs,
-    cgroups, RT settings) are prepared at start too. Bad input raises SpecError; every machine change is undone
-    before returning."""
+    cgroups, RT settings) are prepared at start too. `listen` ("[HOST]:PORT"; host 127.0.0.1 unless given): the
+    control API on TCP as well, where every request must carry the token of `token_file` (a file of mode 0600) if one
+    is given, and must if the host is not a loopback address. Bad input raises SpecError or SetupError; every machine
+    change is undone before returning."""
     loaded, source = _load(spec, source)
     if scheduler:
         check_schedulers([scheduler], source)
@@ -138,6 +143,15 @@ def serve(
     config = run_config(loaded, scheduler, None)
     config |= {"duration": 0, "warmup": 0, "serve": True, "live_metrics": True, "ready_for": list(ready_for or [])}
     config["control_socket"] = str(socket or DEFAULT_SOCKET)
+    if token_file is not None:
+        read_token(token_file)  # its errors before anything runs
+        config["control_token_file"] = str(Path(token_file).resolve())
+    if listen is not None:
+        host, port = parse_listen_address(listen, "--listen")
+        host = "127.0.0.1" if listen.startswith(":") else host  # the service's own listener: this machine's alone
+        if token_file is None and not is_loopback(host):
+            raise SetupError(f"--listen {listen}: a control API beyond this machine needs a token (--token-file)")
+        config["control_listen"] = [host, port]
     outcome = pipeline.run(config, source, on_event)
     results = _typed(RunResults, outcome.results) if outcome.results is not None else None
     return RunOutcome(results=results, exit_status=outcome.exit_status, error=outcome.error, notes=outcome.notes)

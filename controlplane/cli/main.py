@@ -200,6 +200,12 @@ def parser() -> argparse.ArgumentParser:
         help="schedulers to be able to switch to live (`ctl scheduler`): the machine is prepared for them too",
     )
     serve.add_argument("--socket", default=str(DEFAULT_SOCKET), help=f"the control socket (default {DEFAULT_SOCKET})")
+    serve.add_argument(
+        "--listen",
+        metavar="[HOST]:PORT",
+        help="also serve the control API on TCP (default host 127.0.0.1; another host needs --token-file)",
+    )
+    serve.add_argument("--token-file", help="a file (mode 0600) whose token every TCP request must carry")
     serve.add_argument("--json", metavar="PATH", help="write the full results as JSON when it stops")
     serve.add_argument("--quiet", action="store_true", help="no live progress")
     serve.set_defaults(handler=cmd_serve)
@@ -209,6 +215,8 @@ def parser() -> argparse.ArgumentParser:
     )
     reach = argparse.ArgumentParser(add_help=False)
     reach.add_argument("--socket", default=str(DEFAULT_SOCKET), help=f"the control socket (default {DEFAULT_SOCKET})")
+    reach.add_argument("--connect", metavar="HOST:PORT", help="the service's TCP address instead of its socket")
+    reach.add_argument("--token-file", help="the service's token, for --connect")
     reach.add_argument("--json", action="store_true", help="the reply as JSON")
     operations = ctl.add_subparsers(dest="operation", required=True, metavar="OPERATION")
     operations.add_parser("status", parents=[reach], help="chains, NFs, rates, drops, latency, the changes made")

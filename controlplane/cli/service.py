@@ -12,6 +12,8 @@ from controlplane.cli.running import report_outcome
 from controlplane.errors import EXIT_OK, SpecError
 from controlplane.launch.control_api import ChangeReply
 from controlplane.launch.control_client import Control
+from controlplane.launch.control_server import read_token
+from controlplane.results.live_metrics import parse_listen_address
 from controlplane.sfc.spec_or_request import load_spec_or_request
 from controlplane.spec.loading import parse_yaml, read_text
 from controlplane.terminal.progress import say as tell_user
@@ -23,13 +25,21 @@ def cmd_serve(args) -> int:
 
     spec = load_spec_or_request(args.spec)
     progress = None if args.quiet else ProgressLine("", None)
+    tcp = f" and on TCP {args.listen} (ctl --connect)" if args.listen else ""
     tell_user(
-        f"serving {spec.name}: ./tandem ctl status (or stop) on the control socket {args.socket}; "
+        f"serving {spec.name}: ./tandem ctl status (or stop) on the control socket {args.socket}{tcp}; "
         "Ctrl-C or SIGTERM stop it too, after the chains drain"
     )
     ready_for = [name.strip() for name in args.ready_for.split(",") if name.strip()]
     outcome = api.serve(
-        spec, args.scheduler, socket=args.socket, on_event=progress, source=args.spec, ready_for=ready_for
+        spec,
+        args.scheduler,
+        socket=args.socket,
+        on_event=progress,
+        source=args.spec,
+        ready_for=ready_for,
+        listen=args.listen,
+        token_file=args.token_file,
     )
     report_outcome(args, outcome, progress)
     if outcome.exit_status != EXIT_OK:
@@ -74,8 +84,16 @@ def _report_change(args, reply: ChangeReply) -> int:
     return EXIT_OK
 
 
+def _control(args) -> Control:
+    if not args.connect:
+        return Control(args.socket)
+    host, port = parse_listen_address(args.connect, "--connect")
+    token = read_token(args.token_file) if args.token_file else None
+    return Control(tcp=("127.0.0.1" if host == "0.0.0.0" else host, port), token=token)
+
+
 def cmd_ctl(args) -> int:
-    control = Control(args.socket)
+    control = _control(args)
     if args.operation == "stop":
         control.stop()
         tell_user("stopping: the traffic ends, the chains drain, and the service writes its results")

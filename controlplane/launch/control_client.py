@@ -26,26 +26,43 @@ class _UnixConnection(http.client.HTTPConnection):
 
 
 class Control:
-    """A running service, reached through its control socket."""
+    """A running service, reached through its control socket, or through its TCP address (`tcp`: host, port) with
+    its token."""
 
-    def __init__(self, path: Path | str = DEFAULT_SOCKET, timeout: float = 15.0):  # a change waits up to 5 s
-        self.path, self.timeout = Path(path), timeout
+    def __init__(
+        self,
+        path: Path | str = DEFAULT_SOCKET,
+        timeout: float = 15.0,  # a change waits up to 5 s
+        *,
+        tcp: tuple[str, int] | None = None,
+        token: str | None = None,
+    ):
+        self.path, self.timeout, self.tcp, self.token = Path(path), timeout, tcp, token
+
+    def _where(self) -> str:
+        return f"{self.tcp[0]}:{self.tcp[1]}" if self.tcp else str(self.path)
 
     def _call(self, method: str, path: str, body: dict | None = None) -> dict:
-        connection = _UnixConnection(self.path, self.timeout)
+        if self.tcp:
+            connection = http.client.HTTPConnection(*self.tcp, timeout=self.timeout)
+        else:
+            connection = _UnixConnection(self.path, self.timeout)
         data = json.dumps(body).encode() if body is not None else (b"" if method in ("POST", "PUT") else None)
+        headers = {"Content-Type": "application/json"}
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
         try:
-            connection.request(method, path, body=data, headers={"Content-Type": "application/json"})
+            connection.request(method, path, body=data, headers=headers)
             response = connection.getresponse()
             reply = json.loads(response.read() or b"{}")
         except (FileNotFoundError, ConnectionRefusedError):
             raise SetupError(
-                f"no Tandem service listens at {self.path} (start one with ./tandem serve SPEC, or give --socket)"
+                f"no Tandem service listens at {self._where()} (start one with ./tandem serve SPEC, or give --socket)"
             ) from None
         except PermissionError:
             raise SetupError(f"the control socket {self.path} is its owner's alone (mode 0600): run as root") from None
         except (OSError, ValueError, http.client.HTTPException) as error:
-            raise SetupError(f"the service at {self.path} did not answer: {error}") from None
+            raise SetupError(f"the service at {self._where()} did not answer: {error}") from None
         finally:
             connection.close()
         if response.status >= 400:

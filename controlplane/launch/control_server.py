@@ -1,14 +1,19 @@
 """The control API of a running service (`./tandem serve`): HTTP/1.1 with JSON bodies on a Unix socket of mode 0600,
-so that only its owner (root, who started the run) can reach it. The standard library's HTTP server is enough for a
+so that only its owner (root, who started the run) can reach it, and on request on a TCP address too: loopback, or any
+address with a token every request must carry. The standard library's HTTP server is enough for a
 local socket and two requests; the replies are the pydantic models of control_api.py, whose OpenAPI document the
 socket serves at /openapi.json. Every request is answered, a malformed one with a 4xx naming what is wrong; nothing a
 request carries is ever executed or read as a path."""
 
 from __future__ import annotations
 
+import hmac
+import ipaddress
 import json
 import os
+import socket
 import socketserver
+import stat
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler
@@ -16,6 +21,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from controlplane.errors import SetupError
 from controlplane.launch.control_api import REQUESTS, ROUTES, ChangeReply, ErrorReply, StopReply, match_route, openapi
 from controlplane.launch.live_changes import LiveChanges
 from controlplane.launch.service_status import ServiceStatus
@@ -30,28 +36,90 @@ class _UnixHttpServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer
     daemon_threads = True  # a client that hangs does not keep the service from ending
 
 
+class _TcpHttpServer(socketserver.ThreadingMixIn, socketserver.TCPServer):
+    daemon_threads = True
+    allow_reuse_address = True  # a service started again at once gets its port back
+
+
+class _Tcp6HttpServer(_TcpHttpServer):
+    address_family = socket.AF_INET6
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class ControlServer:
     """Serves `status` from the run's ServiceStatus, turns `stop` into `on_stop()` and hands live changes to
-    `changes`; closed with the run."""
+    `changes`; closed with the run. On a Unix socket of mode 0600 (this constructor), or on a TCP address (`on_tcp`)
+    where every request must carry the token."""
 
-    def __init__(self, path: Path, status: ServiceStatus, on_stop: Callable[[], None], changes: LiveChanges):
+    def __init__(
+        self,
+        path: Path | None,
+        status: ServiceStatus,
+        on_stop: Callable[[], None],
+        changes: LiveChanges,
+        *,
+        tcp: tuple[str, int] | None = None,
+        token: str | None = None,
+    ):
         self.path = path
-        if path.is_socket():  # a killed service's (MachineSession.own_socket refuses any other file)
-            path.unlink()
-        handler = _handler(status, on_stop, changes)
-        previous = os.umask(0o177)  # the socket is made 0600: no moment at which another user could connect
-        try:
-            self._server = _UnixHttpServer(str(path), handler)
-        finally:
-            os.umask(previous)
+        handler = _handler(status, on_stop, changes, token)
+        if tcp is not None:
+            host, port = tcp
+            kind = _Tcp6HttpServer if ":" in host else _TcpHttpServer
+            try:
+                self._server = kind((host, port), handler)
+            except OSError as error:
+                raise SetupError(f"--listen: cannot listen on {host}:{port}: {error.strerror or error}") from None
+        else:
+            if path.is_socket():  # a killed service's (MachineSession.own_socket refuses any other file)
+                path.unlink()
+            previous = os.umask(0o177)  # the socket is made 0600: no moment at which another user could connect
+            try:
+                self._server = _UnixHttpServer(str(path), handler)
+            finally:
+                os.umask(previous)
         self._thread = threading.Thread(target=self._server.serve_forever, name="control-api", daemon=True)
         self._thread.start()
+
+    @classmethod
+    def on_tcp(cls, host: str, port: int, token: str | None, status, on_stop, changes) -> ControlServer:
+        """A TCP listener: on a loopback address with or without a token, on any other only with one."""
+        if token is None and not is_loopback(host):
+            raise SetupError(f"--listen {host}: a control API beyond this machine needs a token (--token-file)")
+        return cls(None, status, on_stop, changes, tcp=(host, port), token=token)
 
     def close(self) -> None:
         self._server.shutdown()
         self._server.server_close()
-        if self.path.is_socket():
+        if self.path is not None and self.path.is_socket():
             self.path.unlink()
+
+
+def read_token(path: str | Path) -> str:
+    """A token file's token: the file is its owner's alone (like an SSH key) and holds at least 16 characters."""
+    path = Path(path)
+    try:
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode):
+            raise SetupError(f"--token-file {path}: not a regular file")
+        if mode & 0o077:
+            raise SetupError(f"--token-file {path}: others may read it (mode {stat.S_IMODE(mode):04o}); chmod 600 it")
+        token = path.read_text().strip()
+    except OSError as error:
+        raise SetupError(f"--token-file {path}: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise SetupError(f"--token-file {path}: not text") from None
+    if len(token) < 16 or any(c.isspace() for c in token):
+        raise SetupError(f"--token-file {path}: a token is one word of 16 characters or more (openssl rand -hex 16)")
+    return token
 
 
 def _body_field(manager_path: str) -> str:
@@ -72,7 +140,9 @@ def _as_command(template: str, params: dict, request) -> dict:
     return {"op": "set_args", "nf": params["name"], "args": request.args}
 
 
-def _handler(status: ServiceStatus, on_stop: Callable[[], None], changes: LiveChanges) -> type[BaseHTTPRequestHandler]:
+def _handler(
+    status: ServiceStatus, on_stop: Callable[[], None], changes: LiveChanges, token: str | None
+) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -109,6 +179,11 @@ def _handler(status: ServiceStatus, on_stop: Callable[[], None], changes: LiveCh
                 self._refuse(code, "request", message or explain or "malformed request")
 
         def _route(self, method: str) -> None:
+            if token is not None:
+                given = self.headers.get("Authorization", "")
+                if not hmac.compare_digest(given.encode(errors="replace"), f"Bearer {token}".encode()):
+                    self._drain()
+                    return self._refuse(401, "authorization", "this API needs its token (Authorization: Bearer ...)")
             length = self.headers.get("Content-Length", "0")
             if not length.isdigit() or int(length) > MAX_BODY:
                 self._drain()

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from controlplane.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_RUN_FAILED, RunFailed, SpecError
-from controlplane.launch.control_server import ControlServer
+from controlplane.launch.control_server import ControlServer, read_token
 from controlplane.launch.lab_traffic import LabTraffic, seconds_allowed, unmet
 from controlplane.launch.live_changes import LiveChanges
 from controlplane.launch.service_status import ServiceStatus
@@ -115,17 +115,21 @@ def launch(config: dict, verdict: dict, on_event: Callable[[dict], None] | None 
             lab_network.build(session, run_id, config["lab"])
             lab = LabTraffic(session, config["lab"])
         (run_dir / "config.json").write_text(json.dumps(config, indent=2))
-        server = live = None
-        if config.get("control_socket"):  # a service (./tandem serve): its control API, for as long as the run lasts
-            socket_path = Path(config["control_socket"])
-            session.own_socket(socket_path)
-            status, live = ServiceStatus(config), LiveChanges()
-            server = ControlServer(socket_path, status, stop.request, live)
-            on_event = _both(live.follow, _both(status.follow, on_event))
+        servers, live = [], None
         try:
+            if config.get("control_socket"):  # a service (./tandem serve): its control API while the run lasts
+                socket_path = Path(config["control_socket"])
+                session.own_socket(socket_path)
+                status, live = ServiceStatus(config), LiveChanges()
+                servers.append(ControlServer(socket_path, status, stop.request, live))
+                if config.get("control_listen"):  # and on TCP: loopback, or with its token
+                    host, port = config["control_listen"]
+                    token = read_token(config["control_token_file"]) if config.get("control_token_file") else None
+                    servers.append(ControlServer.on_tcp(host, port, token, status, stop.request, live))
+                on_event = _both(live.follow, _both(status.follow, on_event))
             outcome = _drive_manager(config, run_dir, stop, on_event, lab, live)
         finally:
-            if server is not None:
+            for server in servers:
                 server.close()
         if outcome.results is not None and any("io" in chain for chain in config["chains"]):
             outcome.results["kernel_interfaces"] = kernel_links.interface_counters(config["chains"])

@@ -6,8 +6,10 @@ service says so (exit 2)."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import socket
 import stat
 import subprocess
 import time
@@ -221,3 +223,58 @@ def test_live_changes_under_traffic_take_effect_whole_and_lose_nothing(write_spe
     assert [change["op"] for change in applied] == ["set_args"] * 3 + ["set_scheduler"] * 2
     assert all(change["ring_drops_during"] == 0 for change in applied if change["op"] == "set_args")
     assert results["scheduler"]["name"] == "coop"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_a_tcp_listener_answers_only_with_its_token(write_spec, tmp_path, machine_before):
+    spec, sock, out = write_spec(SPEC), tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    token_file, loose = tmp_path / "token", tmp_path / "loose-token"
+    token_file.write_text("0123456789abcdef0123456789abcdef\n")
+    token_file.chmod(0o600)
+    loose.write_text("0123456789abcdef0123456789abcdef\n")
+    loose.chmod(0o644)
+    port = free_port()
+    # Refused before anything runs: a token file others may read, and a listener beyond this machine without one.
+    refused = tandem(
+        "serve", str(spec), "--socket", str(sock), "--listen", f"127.0.0.1:{port}", "--token-file", str(loose)
+    )
+    assert refused.returncode == 2 and "chmod 600" in refused.stderr, refused.stderr
+    refused = tandem("serve", str(spec), "--socket", str(sock), "--listen", f"0.0.0.0:{port}")
+    assert refused.returncode == 2 and "needs a token" in refused.stderr, refused.stderr
+    process = subprocess.Popen(
+        [str(REPO / "tandem"), "serve", str(spec), "--socket", str(sock), "--json", str(out), "--quiet"]
+        + ["--listen", f"127.0.0.1:{port}", "--token-file", str(token_file)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    reach = ["--connect", f"127.0.0.1:{port}", "--token-file", str(token_file)]
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and process.poll() is None:
+            answer = tandem("ctl", "status", *reach, "--json")
+            if answer.returncode == 0 and json.loads(answer.stdout)["chains"]:
+                break
+            time.sleep(0.3)
+        assert json.loads(tandem("ctl", "status", *reach, "--json").stdout)["chains"][0]["delivered"] > 0
+        for headers in ({}, {"Authorization": "Bearer 0123456789abcdef0123456789abcdeX"}, {"Authorization": "x"}):
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            connection.request("POST", "/stop", body=b"", headers=headers)
+            response = connection.getresponse()
+            assert response.status == 401 and json.loads(response.read())["field"] == "authorization"
+            connection.close()
+        without = tandem("ctl", "status", "--connect", f"127.0.0.1:{port}")
+        assert without.returncode == 2 and "token" in without.stderr
+        assert process.poll() is None  # no request without the token stopped it
+        assert tandem("ctl", "stop", *reach).returncode == 0
+        stdout, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+        process.wait()
+    assert process.returncode == 0, stderr
+    assert json.loads(out.read_text())["accounting"]["exact"]
