@@ -146,6 +146,12 @@ void parse_chain(const json& c, Deployment& d) {
     nf.cost_cycles = nodes[i].value("cost_cycles", 0.0);
     nf.weight = nodes[i].value("weight", 1.0);
     nf.batch = integer_or<decltype(nf.batch)>(nodes[i], "batch", 0u);
+    if (std::string restart = nodes[i].value("restart", std::string("never")); restart == "always")
+      nf.restart = NfConfig::Restart::kAlways;
+    else if (restart == "on-failure")
+      nf.restart = NfConfig::Restart::kOnFailure;
+    else if (restart != "never")
+      throw std::runtime_error("NF " + nf.name + ": restart must be never, on-failure or always, not " + restart);
     if (nodes[i].contains("planned_rate_pps")) nf.planned_rate_pps = nodes[i].at("planned_rate_pps").get<double>();
     nf.chain = chain.index;
     // Each NF's own `io` where the chain mixes them; the chain's otherwise.

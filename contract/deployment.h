@@ -81,6 +81,9 @@ struct NfConfig {
   int scale_group = -1;
   int instance = 0;
   std::optional<ScaleConfig> scale;  // on instance 1 only
+  // When its worker's process dies while traffic runs: kNever ends the run naming it; the others restart the worker
+  // under the same name, its rings and counters kept (dataplane/run/run_restarts.cc).
+  enum class Restart { kNever, kOnFailure, kAlways } restart = Restart::kNever;
 };
 
 // One edge of a chain's graph, and the single-producer, single-consumer ring that carries it.

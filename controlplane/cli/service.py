@@ -128,9 +128,18 @@ def cmd_ctl(args) -> int:
     print()
     print(
         table(
-            ["NF", "chain", "pid", "core", "in", "Mpps now", "dropped"],
+            ["NF", "chain", "pid", "core", "in", "Mpps now", "dropped", "restarts"],
             [
-                [n.name, n.chain, n.pid, n.core, count(n.packets_in), number(n.in_mpps, 3), count(n.packets_dropped)]
+                [
+                    n.name,
+                    n.chain,
+                    "down" if n.down else n.pid,
+                    n.core,
+                    count(n.packets_in),
+                    number(n.in_mpps, 3),
+                    count(n.packets_dropped),
+                    n.restarts,
+                ]
                 for n in status.nfs
             ],
         )

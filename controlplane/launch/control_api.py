@@ -30,6 +30,8 @@ class NfStatus(_Message):
     packets_in: int
     packets_dropped: int
     in_mpps: float | None = None
+    restarts: int = 0  # times its process was started again after it died (its spec's `restart`)
+    down: bool = False  # its process died and is not back yet
 
 
 class Status(_Message):

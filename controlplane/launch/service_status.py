@@ -41,6 +41,8 @@ class ServiceStatus:
         self._phase = "starting"
         self._scheduler = config["scheduler"]["name"]
         self._changes: list[dict] = []
+        self._restarts: dict[str, int] = {}  # by NF: times its process was started again after it died
+        self._down: set[str] = set()  # NFs whose process died and is not back yet
 
     def follow(self, event: dict) -> None:
         kind = event.get("event")
@@ -52,6 +54,15 @@ class ServiceStatus:
                 self._t, self._phase = event["t"], event["phase"]
             elif kind in ("traffic_ended", "done"):
                 self._phase = "stopping"
+            elif kind == "crash":
+                self._down.update(event["nfs"].split(","))
+            elif kind == "restart":
+                names = event["nfs"].split(",")
+                self._down.difference_update(names)
+                if event["worker"] in self._workers:
+                    self._workers[event["worker"]] = dict(self._workers[event["worker"]], pid=event["pid"])
+                for name in names:
+                    self._restarts[name] = self._restarts.get(name, 0) + 1
             elif kind == "change_cost":  # measured once the change's window passed: added to it
                 for change in self._changes:
                     if change.get("id") == event.get("id") and change.get("state") == "applied":
@@ -65,6 +76,7 @@ class ServiceStatus:
         with self._lock:
             now, before, t, phase = self._now, self._before, self._t, self._phase
             workers, scheduler, changes = dict(self._workers), self._scheduler, list(self._changes)
+            restarts, down = dict(self._restarts), set(self._down)
         status = {"name": self._config["name"], "scheduler": scheduler, "phase": phase, "changes": changes}
         if "lab" in self._config:  # where a user's own clients can run: ip netns exec NETNS iperf3 --client ADDRESS
             hosts = self._config["lab"]["hosts"]
@@ -104,6 +116,8 @@ class ServiceStatus:
                     "packets_in": nf["packets_in"],
                     "packets_dropped": nf["packets_dropped"],
                     "in_mpps": _rate(nf, previous, "packets_in", seconds),
+                    "restarts": restarts.get(nf["name"], 0),
+                    "down": nf["name"] in down,
                 }
             )
         return status | {

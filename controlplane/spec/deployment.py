@@ -72,6 +72,8 @@ def _nf_config(nf: NfSpec, chain: ChainSpec, placeholder_core: int, where: str) 
         config["io"] = nf_io(nf, chain)
     if nf.batch is not None:
         config["batch"] = nf.batch
+    if nf.restart != "never":
+        config["restart"] = nf.restart
     if nf.cost_cycles is not None:
         config["cost_cycles"] = nf.cost_cycles
         config["cost_source"] = "spec"

@@ -199,6 +199,9 @@ class NfSpec(Strict):
     # dpdk | kernel: how this NF moves packets, where a chain mixes them (SCC's kernel-I/O NFs beside DPDK NFs);
     # by default its chain's `io`. A link is a veth where an NF at either end is kernel-I/O, a ring otherwise.
     io: Literal["dpdk", "kernel"] | None = None
+    # What the runtime does when the NF's process dies while traffic runs: restart it under its name, its rings and
+    # counters kept (always; on-failure: unless it exited cleanly, with a back-off), or end the run naming it (never).
+    restart: Literal["never", "on-failure", "always"] = "never"
 
 
 class EdgeSpec(Strict):

@@ -48,6 +48,18 @@ class ProgressLine:
                 f"{self.label}{event['t_s']:5.2f} s  {event['nf']}: {verb}, {event['instances']} in use "
                 f"({event['instance']} on core {event['core']}): {event['reason']}\n"
             )
+        elif kind == "crash":  # an NF whose spec says restart: it comes back after its back-off
+            self.finish()
+            self.stream.write(
+                f"{self.label}{event['t']:5.2f} s  NF {event['nfs']} {event['how']}, holding {event['lost_so_far']} "
+                f"packets (lost): restarting in {event['restart_in_s']:.1f} s\n"
+            )
+        elif kind == "restart":
+            self.finish()
+            self.stream.write(
+                f"{self.label}{event['restarted_at_s']:5.2f} s  NF {event['nfs']} restarted (pid {event['pid']}, "
+                f"attached in {event['attach_ms']:.0f} ms)\n"
+            )
         elif kind == "started":
             names = ", ".join(f"{w['nfs']} (pid {w['pid']}, core {w['core']})" for w in event["workers"])
             self.stream.write(f"{self.label}started {names}\n")

@@ -120,6 +120,24 @@ class Run {
   void watch_changes(uint64_t now_tsc);
   uint64_t ring_drops_now() const;
   int worker_of_nf(int nf) const;
+  // Restarts (run_restarts.cc): a dead worker whose NFs' policy allows it is started again after a back-off.
+  struct RestartState {
+    std::vector<double> times;  // of its crashes within the window
+    double restart_at_s = -1;   // when to start it again; -1: not waiting
+    double crashed_at_s = 0;
+    std::string how;
+    uint64_t lost = 0;  // packets it held at its crash
+  };
+  std::string why_not_restartable(size_t w) const;
+  // True if the crash of worker w is handled by a restart (or by giving up, which fails the run).
+  bool schedule_restart(size_t w, double now_s);
+  void relaunch_due(double now_s);
+  bool restart_pending() const;
+  void neutral_hints();
+  // The counter of one ring end brought up to the ring's tail: operations a killed worker did not live to count.
+  void catch_up_ring(int ring, bool producer);
+  // Packets a segment's process holds between dequeue and hand-off, from the counters.
+  int64_t held_by_segment(const Segment& segment) const;
   int segment_head_of_nf(int nf) const;
   json external_report(int nf) const;
 
@@ -163,6 +181,9 @@ class Run {
   json provided_requirements_;         // what the run prepared the machine for: a switched-to module must fit in it
   bool scheduler_switched_ = false;    // the control loop reads the new module's tick period
   std::unique_ptr<ChangeWatch> change_watch_;  // a service's: what each change cost the traffic
+  std::map<size_t, RestartState> restart_state_;  // by worker
+  std::vector<uint64_t> lost_at_crash_;           // per segment-first NF: packets its dead processes held
+  json restarts_ = json::array();
 };
 
 }  // namespace tandem

@@ -262,6 +262,7 @@ int Run::execute() {
   const SchedulerType& type = scheduler_types().at(d_.scheduler.name);
   scheduler_ = type.create(d_.scheduler.options);
   d_.workers = scheduler_->plan_workers(d_);
+  lost_at_crash_.assign(d_.nfs.size(), 0);
   bool ran = false;
   try {
     set_up_memory();

@@ -263,16 +263,12 @@ void Run::switch_scheduler(const json& command, double now_s) {
   if (type->second.check) type->second.check(trial, errors);
   if (!errors.empty()) return answer_change(refusal(command, errors));
 
+  if (!attached_)
+    return answer_change(refusal(command, "scheduler", "an NF is restarting: switch once it is back"));
   uint64_t begin = rte_get_tsc_cycles(), drops_before = ring_drops_now();
   json before = {{"name", d_.scheduler.name}, {"options", d_.scheduler.options}, {"report", scheduler_->report(*view_)}};
   scheduler_->detach(*view_);
-  // Neutral hints: what the old module asked of the workers and entries does not outlive it.
-  for (size_t w = 0; w < d_.workers.size(); w++) {
-    view_->hints.set_yield_policy(w, YieldPolicy{});
-    view_->hints.set_load_window(w, false);
-    view_->hints.release(w);
-  }
-  for (size_t c = 0; c < d_.chains.size(); c++) view_->hints.set_entry_open(c, true);
+  neutral_hints();  // what the old module asked of the workers and entries does not outlive it
   scheduler_ = std::move(next);
   d_.scheduler = {name, options};
   scheduler_->attach(*view_);

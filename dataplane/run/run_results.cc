@@ -62,17 +62,36 @@ Snapshot Run::snapshot(double now_s) {
 // The ring counts every enqueue and dequeue itself, in the 32-bit tails of its producer and consumer, so after
 // an unclean end the counters catch up from them (the lag is a burst at most, far below 2^31). Only then: in a
 // clean run a lag would be a bug, and catching up would hide it.
+void Run::catch_up_ring(int ring, bool producer) {
+  if (d_.rings[ring].kernel) return;
+  uint64_t& counter = producer ? stats_->rings[ring].enqueued : stats_->rings[ring].dequeued;
+  uint32_t tail = producer ? rings_[ring]->prod.tail : rings_[ring]->cons.tail;
+  uint32_t behind = tail - static_cast<uint32_t>(counter_read(counter));
+  if (behind == 0 || behind >= (1u << 31)) return;
+  counter_add(counter, uint64_t{behind});
+  ring_counts_caught_up_ += behind;
+}
+
+int64_t Run::held_by_segment(const Segment& segment) const {
+  int64_t held = 0;
+  for (int ring : segment.in_rings) held += static_cast<int64_t>(counter_read(stats_->rings[ring].dequeued));
+  for (int ring : segment.out_rings)
+    held -= static_cast<int64_t>(counter_read(stats_->rings[ring].enqueued) +
+                                 counter_read(stats_->rings[ring].dropped_full));
+  for (int nf : segment.nfs) {
+    const NfCounters& counters = stats_->nfs[nf];
+    held -= static_cast<int64_t>(counter_read(counters.packets_dropped) + counter_read(counters.label_miss));
+    // In copies: a fork's branch port makes some, a marker drops some (a parallel group, parallel_ports.h).
+    held += static_cast<int64_t>(counter_read(counters.forked)) - static_cast<int64_t>(counter_read(counters.merged));
+  }
+  return held;
+}
+
 void Run::catch_up_ring_counters() {
   for (size_t r = 0; r < rings_.size(); r++) {
-    auto catch_up = [&](uint64_t& counter, uint32_t tail) {
-      uint32_t behind = tail - static_cast<uint32_t>(counter_read(counter));
-      if (behind == 0 || behind >= (1u << 31)) return;
-      counter_add(counter, uint64_t{behind});
-      ring_counts_caught_up_ += behind;
-    };
     if (!d_.rings[r].kernel) {
-      catch_up(stats_->rings[r].enqueued, rings_[r]->prod.tail);
-      catch_up(stats_->rings[r].dequeued, rings_[r]->cons.tail);
+      catch_up_ring(static_cast<int>(r), true);
+      catch_up_ring(static_cast<int>(r), false);
       continue;
     }
     // A kernel link has no ring tail: what its receiver counted is what a killed sender sent at least.
@@ -113,18 +132,8 @@ json Run::results() {
       int head = segment.nfs.front();
       if (seen[head]) continue;
       seen[head] = true;
-      int64_t held = 0;
-      for (int ring : segment.in_rings) held += static_cast<int64_t>(counter_read(stats_->rings[ring].dequeued));
-      for (int ring : segment.out_rings)
-        held -= static_cast<int64_t>(counter_read(stats_->rings[ring].enqueued) +
-                                     counter_read(stats_->rings[ring].dropped_full));
-      for (int nf : segment.nfs) {
-        const NfCounters& counters = stats_->nfs[nf];
-        held -= static_cast<int64_t>(counter_read(counters.packets_dropped) + counter_read(counters.label_miss));
-        // In copies: a fork's branch port makes some, a marker drops some (a parallel group, parallel_ports.h).
-        held +=
-            static_cast<int64_t>(counter_read(counters.forked)) - static_cast<int64_t>(counter_read(counters.merged));
-      }
+      // What a restarted NF's dead processes held is lost, not in flight (lost_at_crash_, run_restarts.cc).
+      int64_t held = held_by_segment(segment) - static_cast<int64_t>(lost_at_crash_[head]);
       held_by_nf[head] = held;
       int holder =
           plan.runtime == Runtime::UserLevelThreads ? flag_load(stats_->nf_control[head].running_on) : plan.index;
@@ -170,9 +179,13 @@ json Run::results() {
       dropped += drops;
       in_rings += occupancy;
     }
-    json label_misses = json::object();
+    json label_misses = json::object(), crash_losses = json::object();
     uint64_t forked = 0, merged = 0;
     for (int n : chain.nfs) {
+      if (uint64_t lost = lost_at_crash_[n]) {  // held by a process that died, its NF restarted
+        crash_losses[d_.nfs[n].name] = lost;
+        dropped += lost;
+      }
       forked += counter_read(stats_->nfs[n].forked);
       merged += counter_read(stats_->nfs[n].merged);
       uint64_t drops = counter_read(stats_->nfs[n].packets_dropped);
@@ -210,6 +223,7 @@ json Run::results() {
           {"rings", ring_drops},
           {"nfs", nf_drops},
           {"label_misses", label_misses},
+          {"lost_at_crash", crash_losses},
           {"entry_backpressure", entry_backpressure}}},
         {"wasted_work", wasted_work(c)},
         {"in_flight", {{"total", in_flight}, {"rings", in_rings}, {"nfs", in_nfs}}},
@@ -246,9 +260,12 @@ json Run::results() {
     receive_buffers += ring.kernel ? counter_read(stats_->rings[ring.index].receive_buffers) : 0;
   uint64_t mbufs_in_use = rte_mempool_in_use_count(pool_);
   // A killed sender's frames the kernel had taken kept their mbufs: it died before it freed them.
-  int64_t pool_difference =
-      static_cast<int64_t>(mbufs_in_use) -
-      static_cast<int64_t>(in_flight_total - kernel_in_sockets + receive_buffers + kernel_sends_caught_up_);
+  // A crashed process's packets kept their mbufs too: it died holding them.
+  uint64_t lost_mbufs = 0;
+  for (uint64_t lost : lost_at_crash_) lost_mbufs += lost;
+  int64_t pool_difference = static_cast<int64_t>(mbufs_in_use) -
+                            static_cast<int64_t>(in_flight_total - kernel_in_sockets + receive_buffers +
+                                                 kernel_sends_caught_up_ + lost_mbufs);
   json pool_matches = mbufs_being_freed || copies_in_flight ? json() : json(pool_difference == 0);
   std::string pool_unchecked =
       mbufs_being_freed
@@ -283,6 +300,8 @@ json Run::results() {
     // blame the machine for the empty columns.
     if (!os["unavailable"].empty() && !window_end_.os[w].cpu_ns && !workers_[w].exit_description.empty())
       os["unavailable_reason"] = "its process had ended (" + workers_[w].exit_description + ") when the window closed";
+    else if (!os["unavailable"].empty() && restart_state_.count(w))
+      os["unavailable_reason"] = "its process was started again during the window (another pid, other counters)";
     os_by_worker[d_.workers[w].name] = os;
     worker_list.push_back({{"name", d_.workers[w].name},
                            {"pid", workers_[w].pid},
@@ -317,6 +336,7 @@ json Run::results() {
          {"empty_polls", counter_read(total.empty_polls)},
          {"busy_cycles", counter_read(total.busy_cycles)},
          {"held_at_stop", held_by_nf[nf.index]},
+         {"lost_at_crash", lost_at_crash_[nf.index]},
          {"window",
           {{"in_mpps", static_cast<double>(window_in) / window_s / 1e6},
            {"out_mpps", static_cast<double>(b.packets_out - a.packets_out) / window_s / 1e6},
@@ -375,6 +395,7 @@ json Run::results() {
         {"ring_counts_caught_up", ring_counts_caught_up_},
         {"kernel_sends_caught_up", kernel_sends_caught_up_}}},
       {"changes", changes_},
+      {"restarts", restarts_},
       {"warnings", warnings_},
       {"error", error_.empty() ? json() : json(error_)},
       {"failed_nf", failed_nf_.empty() ? json() : json(failed_nf_)},

@@ -1,4 +1,5 @@
-// Supervision of a run's workers: reaping the ones that exited, naming crashed and hung NFs, starvation warnings.
+// Supervision of a run's workers: reaping the ones that exited, restarting or naming crashed NFs, naming hung ones,
+// starvation warnings.
 #include "run.h"
 #include "worker_launcher.h"
 
@@ -20,10 +21,12 @@ void Run::mirror_external_counters() {
 }
 
 void Run::check_workers(double now_s, bool check_hangs) {
+  relaunch_due(now_s);
   for (size_t w = 0; w < pids_.size(); w++) {
     WorkerState& state = workers_[w];
     if (state.exited) continue;
     if (reap(w)) {
+      if (schedule_restart(w, now_s)) continue;  // its policy restarts it (or gave up, failing the run)
       fail("NF " + nf_names_of(static_cast<int>(w)) + " (pid " + std::to_string(state.pid) + ") " +
                state.exit_description + " at t=" + std::to_string(now_s).substr(0, 5) + " s",
            nf_names_of(static_cast<int>(w)));

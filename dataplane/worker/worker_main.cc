@@ -114,9 +114,17 @@ int main(int argc, char** argv) {
       segment.prefetch_distance = deployment.prefetch;
       segment.live = live_args_from_run_dir(deployment, s.nfs);
       segment.traces = traces;
+      // A worker started again after a crash takes each NF's arguments as they were: a live change's, if any (one
+      // still wanted is built at its first batch, as ever).
       for (int index : s.nfs) {
         const NfConfig& nf = deployment.nfs[index];
         segment.in_branch.push_back(nf.in_branch);
+        uint32_t generation = flag_load(stats.nf_control[index].args_running);
+        segment.live->running.push_back(generation);
+        if (generation != 0) {
+          segment.nfs.push_back(segment.live->build(segment.nfs.size(), generation));
+          continue;
+        }
         NfContext context{nf.name, std::to_string(getpid()) + "_" + std::to_string(index), index};
         segment.nfs.push_back(nf_types().at(nf.type).create(nf.args, context));
       }

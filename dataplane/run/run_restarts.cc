@@ -1,0 +1,143 @@
+// Supervision with restarts: a worker whose NFs' policy allows it (`restart` in the spec) is started again under the
+// same name after its process died, its rings and counters kept. What it held at the crash is counted lost, by the
+// name of the segment's first NF; while it is down its input ring fills and drops, counted as any ring's. Restarts
+// back off (0.1 s, doubling, at most 5 s) and give up, ending the run, after kMaxRestarts within kRestartWindow.
+#include <fstream>
+
+#include <rte_cycles.h>
+
+#include "contract/run_timing.h"
+#include "run.h"
+#include "worker_launcher.h"
+
+namespace tandem {
+
+namespace {
+constexpr int kMaxRestarts = 5;
+constexpr double kRestartWindowSeconds = 60.0;
+constexpr double kFirstBackOffSeconds = 0.1, kMaxBackOffSeconds = 5.0;
+}  // namespace
+
+std::string Run::why_not_restartable(size_t w) const {
+  const WorkerPlan& plan = d_.workers[w];
+  if (plan.runtime != Runtime::PollLoop) return "only poll-loop workers restart";
+  for (const Segment& segment : plan.segments) {
+    if (any_kernel_link(d_, segment.in_rings) || any_kernel_link(d_, segment.out_rings)) return "kernel links";
+    for (int nf : segment.nfs) {
+      const NfConfig& config = d_.nfs[nf];
+      if (config.restart == NfConfig::Restart::kNever) return "restart: never";
+      if (config.restart == NfConfig::Restart::kOnFailure && workers_[w].exit_description == "exited with status 0")
+        return "it exited cleanly (restart: on-failure)";
+    }
+  }
+  return "";
+}
+
+void Run::neutral_hints() {
+  for (size_t w = 0; w < d_.workers.size(); w++) {
+    view_->hints.set_yield_policy(w, YieldPolicy{});
+    view_->hints.set_load_window(w, false);
+    view_->hints.release(w);
+  }
+  for (size_t c = 0; c < d_.chains.size(); c++) view_->hints.set_entry_open(c, true);
+}
+
+bool Run::schedule_restart(size_t w, double now_s) {
+  if (!why_not_restartable(w).empty()) return false;
+  std::string names = nf_names_of(static_cast<int>(w));
+  RestartState& state = restart_state_[w];
+  while (!state.times.empty() && state.times.front() < now_s - kRestartWindowSeconds)
+    state.times.erase(state.times.begin());
+  if (static_cast<int>(state.times.size()) >= kMaxRestarts) {
+    fail("NF " + names + " " + workers_[w].exit_description + " at t=" + std::to_string(now_s).substr(0, 5) +
+             " s, its " + std::to_string(kMaxRestarts + 1) + "th end within " +
+             std::to_string(static_cast<int>(kRestartWindowSeconds)) + " s: not restarted again",
+         names);
+    return true;
+  }
+  // What the dead process held: the ring operations it did not live to count first, then every packet of its
+  // segments taken from an input ring and not yet handed on, dropped or counted.
+  const WorkerPlan& plan = d_.workers[w];
+  for (const Segment& segment : plan.segments) {
+    auto cut = [&](int ring) {
+      const rte_ring* r = rings_[ring];
+      return r->prod.head != r->prod.tail || r->cons.head != r->cons.tail;
+    };
+    bool cut_mid_operation = counter_read(stats_->nfs[segment.nfs.front()].mbufs_being_freed) != 0;
+    for (int ring : segment.in_rings) cut_mid_operation |= cut(ring);
+    for (int ring : segment.out_rings) cut_mid_operation |= cut(ring);
+    if (cut_mid_operation) {
+      fail("NF " + names + " " + workers_[w].exit_description +
+               " in the middle of a ring or pool operation, whose shared state it cut: not restarted",
+           names);
+      return true;
+    }
+    for (int ring : segment.in_rings) catch_up_ring(ring, false);
+    for (int ring : segment.out_rings) catch_up_ring(ring, true);
+    int head = segment.nfs.front();
+    int64_t held = held_by_segment(segment) - static_cast<int64_t>(lost_at_crash_[head]);
+    lost_at_crash_[head] += static_cast<uint64_t>(std::max<int64_t>(held, 0));
+    state.lost += static_cast<uint64_t>(std::max<int64_t>(held, 0));
+  }
+  double back_off = kFirstBackOffSeconds * static_cast<double>(1u << std::min<size_t>(state.times.size(), 6));
+  state.times.push_back(now_s);
+  state.restart_at_s = now_s + std::min(back_off, kMaxBackOffSeconds);
+  state.crashed_at_s = now_s;
+  state.how = workers_[w].exit_description;
+  // The module lets every worker go until the NF is back (the others run under the kernel's default policy
+  // meanwhile): none of its signals, policies or cgroup moves may reach a pid that is no longer the NF's.
+  if (attached_) {
+    scheduler_->detach(*view_);
+    neutral_hints();
+    attached_ = false;
+  }
+  emit(events_, {{"event", "crash"},
+                 {"nfs", names},
+                 {"worker", plan.name},
+                 {"t", now_s},
+                 {"how", state.how},
+                 {"lost_so_far", state.lost},
+                 {"restart_in_s", state.restart_at_s - now_s}});
+  return true;
+}
+
+bool Run::restart_pending() const {
+  for (const auto& [w, state] : restart_state_)
+    if (state.restart_at_s >= 0) return true;
+  return false;
+}
+
+void Run::relaunch_due(double now_s) {
+  if (!error_.empty()) return;
+  for (auto& [w, state] : restart_state_) {
+    if (state.restart_at_s < 0 || now_s < state.restart_at_s) continue;
+    state.restart_at_s = -1;
+    uint64_t begin = rte_get_tsc_cycles();
+    flag_store(stats_->workers[w].ready, 0u);
+    flag_store(stats_->workers[w].left_loop, 0u);
+    pid_t pid = launch_worker(d_, d_.workers[w], d_.paths.run_dir + "/deployment.json");
+    pids_[w] = task_ids_[w] = pid;
+    workers_[w] = WorkerState{.pid = pid};
+    // /proc's counters of two processes do not subtract: the window's are unavailable for this worker.
+    if (window_begun_) window_begin_.os[w] = OsSample{};
+    wait_until_attached(w, rte_get_tsc_cycles() + static_cast<uint64_t>(hz_ * kAttachSeconds));
+    json restart = {{"nfs", nf_names_of(static_cast<int>(w))},
+                    {"worker", d_.workers[w].name},
+                    {"pid", pid},
+                    {"crashed_at_s", state.crashed_at_s},
+                    {"how", state.how},
+                    {"restarted_at_s", now_s},
+                    {"attach_ms", static_cast<double>(rte_get_tsc_cycles() - begin) / hz_ * 1e3},
+                    {"lost_at_crash", state.lost}};
+    restarts_.push_back(restart);
+    restart["event"] = "restart";
+    emit(events_, restart);
+    state.lost = 0;
+  }
+  if (!attached_ && !restart_pending()) {  // every NF is back: the module takes them all again
+    scheduler_->attach(*view_);
+    attached_ = true;
+  }
+}
+
+}  // namespace tandem
