@@ -55,7 +55,7 @@ void Run::control_loop() {
     sink_->poll(now);
     watch_changes(now);
     // 3. The scheduler module's tick.
-    if (tick_period != 0 && now >= next_tick) {
+    if (tick_period != 0 && now >= next_tick && attached_) {  // detached while a crashed NF is restarted
       scheduler_->tick(*view_, now);
       next_tick += tick_period;
     }

@@ -134,9 +134,14 @@ void Run::relaunch_due(double now_s) {
     emit(events_, restart);
     state.lost = 0;
   }
-  if (!attached_ && !restart_pending()) {  // every NF is back: the module takes them all again
+  if (!attached_ && !restart_pending()) {
+    // Every NF is back: a fresh module (its state was of the old processes) takes them all again; what the one
+    // before decided goes to the results' restarts.
+    if (!restarts_.empty()) restarts_.back()["scheduler_before"] = scheduler_->report(*view_);
+    scheduler_ = scheduler_types().at(d_.scheduler.name).create(d_.scheduler.options);
     scheduler_->attach(*view_);
     attached_ = true;
+    scheduler_switched_ = true;  // the control loop reads its tick period again
   }
 }
 
