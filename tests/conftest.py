@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import textwrap
@@ -87,6 +88,20 @@ chains:
         - {from: flows, to: forward}
         - {from: swap, to: forward}
 """
+
+
+@contextlib.contextmanager
+def background(*args: str):
+    """`./tandem ARGS` running in the background, its output captured as text; on every way out of the block it is
+    killed if still running, and reaped: a failed test leaves no run behind, and no zombie (which the machine's
+    leftovers check would count as a real-time thread in every later test)."""
+    process = subprocess.Popen([str(REPO / "tandem"), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        yield process
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
 
 
 def tandem(*args: str, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:

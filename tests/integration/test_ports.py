@@ -9,12 +9,11 @@ import json
 import shutil
 import signal
 import struct
-import subprocess
 import time
 
 import pytest
 
-from conftest import REPO, requires_root, tandem
+from conftest import background, requires_root, tandem
 from fuzz.write_seeds import checksum, ethernet, udp
 from integration.test_tagged_frames import tshark_fields, write_pcap
 
@@ -92,22 +91,13 @@ def test_a_port_run_without_a_duration_forwards_until_sigterm_then_drains(write_
     write_pcap(tmp_path / "in.pcap", [from_source(1, 10), from_source(2, 20)])
     out = tmp_path / "results.json"
     spec = write_spec(spec_text(tmp_path, duration="", infinite=True))
-    process = subprocess.Popen(
-        [str(REPO / "tandem"), "run", str(spec), "--json", str(out)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
+    with background("run", str(spec), "--json", str(out)) as process:
         for line in process.stderr:  # the first progress line: the traffic flows
             if " Mpps " in line:
                 break
         time.sleep(1)
         process.send_signal(signal.SIGTERM)
         stdout, stderr = process.communicate(timeout=60)
-    finally:
-        process.kill()
-        process.wait()  # reaped: a killed CLI left a zombie, counted as a real-time thread by every later test
     assert process.returncode == 0, stderr
     results = json.loads(out.read_text())
     chains = {chain["name"]: chain for chain in results["chains"]}

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import REPO, requires_root, runnable, tandem
+from conftest import background, requires_root, runnable, tandem
 
 pytestmark = requires_root
 
@@ -45,20 +45,11 @@ def test_a_killed_nf_is_restarted_and_the_traffic_flows_again(scheduler, write_s
     # rtc runs both NFs in one process: both say restart. Elsewhere fw would end the run if it died (never).
     spec = write_spec(SPEC.format(first="always" if scheduler == "rtc" else "never"))
     out = tmp_path / "results.json"
-    process = subprocess.Popen(
-        [str(REPO / "tandem"), "run", str(spec), "--scheduler", scheduler, "--json", str(out), "--quiet"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
+    with background("run", str(spec), "--scheduler", scheduler, "--json", str(out), "--quiet") as process:
         victim = worker_pid(0 if scheduler == "rtc" else 1)
         time.sleep(2.0)  # into the measurement window (warm-up 1 s)
         os.kill(victim, signal.SIGKILL)
         stdout, stderr = process.communicate(timeout=120)
-    finally:
-        process.kill()
-        process.wait()
     assert process.returncode == 0, stderr
     results = json.loads(out.read_text())
     assert results["accounting"]["exact"], results["accounting"]
@@ -78,12 +69,6 @@ def test_a_killed_nf_is_restarted_and_the_traffic_flows_again(scheduler, write_s
 
 def test_a_service_shows_the_restart_and_keeps_serving(write_spec, tmp_path, machine_before):
     spec, sock, out = write_spec(SPEC.format(first="never")), tmp_path / "control.sock", tmp_path / "results.json"
-    process = subprocess.Popen(
-        [str(REPO / "tandem"), "serve", str(spec), "--socket", str(sock), "--json", str(out), "--quiet"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
 
     def status() -> dict:
         answer = tandem("ctl", "status", "--socket", str(sock), "--json")
@@ -92,7 +77,7 @@ def test_a_service_shows_the_restart_and_keeps_serving(write_spec, tmp_path, mac
     def check() -> dict:
         return next((nf for nf in status().get("nfs", []) if nf["name"] == "check"), {})
 
-    try:
+    with background("serve", str(spec), "--socket", str(sock), "--json", str(out), "--quiet") as process:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not check().get("pid"):
             time.sleep(0.3)
@@ -108,9 +93,6 @@ def test_a_service_shows_the_restart_and_keeps_serving(write_spec, tmp_path, mac
         assert later["packets_in"] > now["packets_in"]  # the new process takes packets
         assert tandem("ctl", "stop", "--socket", str(sock)).returncode == 0
         stdout, stderr = process.communicate(timeout=60)
-    finally:
-        process.kill()
-        process.wait()
     assert process.returncode == 0, stderr
     results = json.loads(out.read_text())
     assert results["accounting"]["exact"] and len(results["restarts"]) == 1

@@ -6,6 +6,7 @@ service says so (exit 2)."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -15,7 +16,7 @@ import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from conftest import REPO, requires_root, tandem
+from conftest import REPO, background, requires_root, tandem
 from controlplane.launch.control_api import ROUTES
 from controlplane.launch.control_client import _UnixConnection
 from controlplane.launch.control_server import MAX_BODY
@@ -34,22 +35,21 @@ chains:
 """
 
 
-def start_service(spec, socket, out) -> subprocess.Popen:
-    process = subprocess.Popen(
-        [str(REPO / "tandem"), "serve", str(spec), "--socket", str(socket), "--json", str(out), "--quiet"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and process.poll() is None:
-        status = tandem("ctl", "status", "--socket", str(socket), "--json")
-        if status.returncode == 0 and json.loads(status.stdout)["chains"]:
-            return process
-        time.sleep(0.3)
-    process.kill()
-    process.wait()
-    raise AssertionError(f"the service did not come up: {process.communicate()}")
+@contextlib.contextmanager
+def serving(spec, socket, out, *extra: str, reach: tuple[str, ...] = ()):
+    """`./tandem serve SPEC` in the background, once its status shows the chains (asked through `reach`, the socket
+    by default); killed and reaped on every way out."""
+    with background("serve", str(spec), "--socket", str(socket), "--json", str(out), "--quiet", *extra) as process:
+        reach = reach or ("--socket", str(socket))
+        deadline = time.monotonic() + 90  # unis needs the NFs' costs: a service ready for it profiles them first
+        while time.monotonic() < deadline and process.poll() is None:
+            status = tandem("ctl", "status", *reach, "--json")
+            if status.returncode == 0 and json.loads(status.stdout)["chains"]:
+                break
+            time.sleep(0.3)
+        else:
+            raise AssertionError(f"the service did not come up: {process.communicate()}")
+        yield process
 
 
 def request(socket, method: str, path: str, body: bytes | None = None) -> tuple[int, dict]:
@@ -64,8 +64,7 @@ def request(socket, method: str, path: str, body: bytes | None = None) -> tuple[
 
 def test_a_service_answers_two_clients_refuses_bad_requests_and_stops_whole(write_spec, tmp_path, machine_before):
     socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
-    process = start_service(write_spec(SPEC), socket, out)
-    try:
+    with serving(write_spec(SPEC), socket, out) as process:
         assert stat.S_IMODE(os.stat(socket).st_mode) == 0o600  # its owner's alone
         with ThreadPoolExecutor(2) as pool:  # two ctl clients at once
             answers = list(pool.map(lambda _: tandem("ctl", "status", "--socket", str(socket), "--json"), range(2)))
@@ -91,9 +90,6 @@ def test_a_service_answers_two_clients_refuses_bad_requests_and_stops_whole(writ
         stopped = tandem("ctl", "stop", "--socket", str(socket))
         assert stopped.returncode == 0, stopped.stderr
         stdout, stderr = process.communicate(timeout=60)
-    finally:
-        process.kill()
-        process.wait()  # reaped: a killed CLI left a zombie, counted as a real-time thread by every later test
     assert process.returncode == 0, stderr
     results = json.loads(out.read_text())
     assert results["accounting"]["exact"] and results["accounting"]["in_flight"] == 0
@@ -117,8 +113,7 @@ def test_a_control_socket_path_that_holds_a_file_is_refused_and_the_file_kept(wr
 
 def test_a_lab_served_outlives_its_clients_until_stopped(tmp_path, machine_before):
     socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
-    process = start_service(REPO / "examples" / "lab-waf.yaml", socket, out)
-    try:
+    with serving(REPO / "examples" / "lab-waf.yaml", socket, out) as process:
         # The clients (two pages, then two refused attacks of 2 s each): seen to start, then seen to be done.
         def clients_running() -> bool:
             return subprocess.run(["pgrep", "-f", "curl --silent"], capture_output=True).returncode == 0
@@ -135,9 +130,6 @@ def test_a_lab_served_outlives_its_clients_until_stopped(tmp_path, machine_befor
         assert {chain["name"] for chain in status["chains"]} == {"requests", "answers"}
         assert tandem("ctl", "stop", "--socket", str(socket)).returncode == 0
         stdout, stderr = process.communicate(timeout=60)
-    finally:
-        process.kill()
-        process.wait()  # reaped: a killed CLI left a zombie, counted as a real-time thread by every later test
     assert process.returncode == 0, stderr
     results = json.loads(out.read_text())
     assert results["accounting"]["exact"] and all(record["met"] for record in results["lab"]), results["lab"]
@@ -164,20 +156,7 @@ def nf_status(socket, name: str) -> dict:
 
 def test_live_changes_under_traffic_take_effect_whole_and_lose_nothing(write_spec, tmp_path, machine_before):
     socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
-    process = subprocess.Popen(
-        [str(REPO / "tandem"), "serve", str(write_spec(SPEC)), "--socket", str(socket), "--json", str(out)]
-        + ["--quiet", "--ready-for", "unis"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    try:
-        deadline = time.monotonic() + 90  # unis needs the NFs' costs: the service profiles them first
-        while time.monotonic() < deadline and process.poll() is None:
-            answer = ctl(socket, "status")
-            if answer.returncode == 0 and json.loads(answer.stdout)["chains"]:
-                break
-            time.sleep(0.3)
+    with serving(write_spec(SPEC), socket, out, "--ready-for", "unis") as process:
         assert nf_status(socket, "fw")["packets_dropped"] == 0  # its rules allow everything the generator sends
         # New rules (deny everything): applied between two batches, without a packet lost to a full ring.
         denied = ctl(socket, "args", "fw", "-", stdin="{synthetic_rules: 10, default: deny}")
@@ -213,9 +192,6 @@ def test_live_changes_under_traffic_take_effect_whole_and_lose_nothing(write_spe
         assert refused.returncode == 2 and "serve with --scheduler rtc" in refused.stderr
         assert ctl(socket, "stop").returncode == 0
         stdout, stderr = process.communicate(timeout=60)
-    finally:
-        process.kill()
-        process.wait()
     assert process.returncode == 0, stderr
     results = json.loads(out.read_text())
     assert results["accounting"]["exact"] and results["accounting"]["in_flight"] == 0
@@ -246,21 +222,9 @@ def test_a_tcp_listener_answers_only_with_its_token(write_spec, tmp_path, machin
     assert refused.returncode == 2 and "chmod 600" in refused.stderr, refused.stderr
     refused = tandem("serve", str(spec), "--socket", str(sock), "--listen", f"0.0.0.0:{port}")
     assert refused.returncode == 2 and "needs a token" in refused.stderr, refused.stderr
-    process = subprocess.Popen(
-        [str(REPO / "tandem"), "serve", str(spec), "--socket", str(sock), "--json", str(out), "--quiet"]
-        + ["--listen", f"127.0.0.1:{port}", "--token-file", str(token_file)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    reach = ["--connect", f"127.0.0.1:{port}", "--token-file", str(token_file)]
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and process.poll() is None:
-            answer = tandem("ctl", "status", *reach, "--json")
-            if answer.returncode == 0 and json.loads(answer.stdout)["chains"]:
-                break
-            time.sleep(0.3)
+    reach = ("--connect", f"127.0.0.1:{port}", "--token-file", str(token_file))
+    listen = ("--listen", f"127.0.0.1:{port}", "--token-file", str(token_file))
+    with serving(spec, sock, out, *listen, reach=reach) as process:
         assert json.loads(tandem("ctl", "status", *reach, "--json").stdout)["chains"][0]["delivered"] > 0
         for headers in ({}, {"Authorization": "Bearer 0123456789abcdef0123456789abcdeX"}, {"Authorization": "x"}):
             connection = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
@@ -273,8 +237,5 @@ def test_a_tcp_listener_answers_only_with_its_token(write_spec, tmp_path, machin
         assert process.poll() is None  # no request without the token stopped it
         assert tandem("ctl", "stop", *reach).returncode == 0
         stdout, stderr = process.communicate(timeout=60)
-    finally:
-        process.kill()
-        process.wait()
     assert process.returncode == 0, stderr
     assert json.loads(out.read_text())["accounting"]["exact"]
