@@ -10,7 +10,7 @@ namespace {
 // 10 s of samples while no change is watched: a change's baseline lies before its request, and an NF that takes new
 // arguments only at its next batch may answer seconds later.
 constexpr size_t kKeptSamples = 10000;
-}
+}  // namespace
 
 void ChangeWatch::sample(uint64_t now_tsc, uint64_t delivered_total, uint64_t ring_drops_total,
                          uint64_t max_latency_cycles) {

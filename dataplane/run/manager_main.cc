@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "tandem-manager: %s\n", e.what());
     return kExitBadSpec;
   }
-  fprintf(stderr, "usage: tandem-manager --catalog | --check CONFIG | --run CONFIG [--events-fd N] [--commands-fd M]\n");
+  fprintf(stderr,
+          "usage: tandem-manager --catalog | --check CONFIG | --run CONFIG [--events-fd N] [--commands-fd M]\n");
   return kExitBadSpec;
 }

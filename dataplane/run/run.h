@@ -119,7 +119,11 @@ class Run {
   void answer_applied(json reply, uint64_t requested_tsc);
   void watch_changes(uint64_t now_tsc);
   uint64_t ring_drops_now() const;
-  int worker_of_nf(int nf) const;
+  // The worker whose plan runs an NF, and the first NF of its segment there.
+  struct NfPlace {
+    int worker, segment_head;
+  };
+  NfPlace place_of_nf(int nf) const;
   // Restarts (run_restarts.cc): a dead worker whose NFs' policy allows it is started again after a back-off.
   struct RestartState {
     std::vector<double> times;  // of its crashes within the window
@@ -138,7 +142,6 @@ class Run {
   void catch_up_ring(int ring, bool producer);
   // Packets a segment's process holds between dequeue and hand-off, from the counters.
   int64_t held_by_segment(const Segment& segment) const;
-  int segment_head_of_nf(int nf) const;
   json external_report(int nf) const;
 
   Deployment d_;
@@ -176,11 +179,11 @@ class Run {
   int commands_fd_ = -1;
   std::string commands_pending_;  // what arrived past the last complete command line
   std::vector<PendingChange> pending_changes_;
-  json changes_ = json::array();       // every change answered, for the results
+  json changes_ = json::array();           // every change answered, for the results
   std::vector<uint32_t> args_generation_;  // per NF: the last generation of arguments asked for
-  json provided_requirements_;         // what the run prepared the machine for: a switched-to module must fit in it
-  bool scheduler_switched_ = false;    // the control loop reads the new module's tick period
-  std::unique_ptr<ChangeWatch> change_watch_;  // a service's: what each change cost the traffic
+  json provided_requirements_;             // what the run prepared the machine for: a switched-to module must fit in it
+  bool scheduler_switched_ = false;        // the control loop reads the new module's tick period
+  std::unique_ptr<ChangeWatch> change_watch_;     // a service's: what each change cost the traffic
   std::map<size_t, RestartState> restart_state_;  // by worker
   std::vector<uint64_t> lost_at_crash_;           // per segment-first NF: packets its dead processes held
   json restarts_ = json::array();

@@ -140,8 +140,9 @@ void Run::change_args(const json& command, double now_s) {
   const NfConfig& nf = d_.nfs[targets[0]];
   if (nf.external())
     return answer_change(refusal(command, "nf",
-                                 "'" + name + "' is an external application: its arguments are its command line, "
-                                 "which a live change does not rewrite"));
+                                 "'" + name +
+                                     "' is an external application: its arguments are its command line, "
+                                     "which a live change does not rewrite"));
   if (!command.contains("args") || !command["args"].is_object())
     return answer_change(refusal(command, "args", "the NF's new arguments, an object"));
   const NfType& type = nf_types().at(nf.type);
@@ -156,7 +157,7 @@ void Run::change_args(const json& command, double now_s) {
                                      "' other output gates than the chain's graph joins; change the graph by "
                                      "restarting the service"));
   for (int target : targets) {
-    if (workers_[worker_of_nf(target)].exited)
+    if (workers_[place_of_nf(target).worker].exited)
       return answer_change(refusal(command, "nf", "the worker of '" + d_.nfs[target].name + "' has exited"));
   }
   uint32_t generation = ++args_generation_[targets[0]];
@@ -170,9 +171,10 @@ void Run::change_args(const json& command, double now_s) {
   for (int target : targets) {
     NfControl& control = stats_->nf_control[target];
     flag_store(control.args_wanted, generation);
-    NfControl& head = stats_->nf_control[segment_head_of_nf(target)];
+    NfControl& head = stats_->nf_control[place_of_nf(target).segment_head];
     flag_store(head.segment_changes, flag_load(head.segment_changes) + 1);
-    view_->hints.wake(static_cast<size_t>(worker_of_nf(target)));  // a worker asleep on an empty input takes it now
+    view_->hints.wake(
+        static_cast<size_t>(place_of_nf(target).worker));  // a worker asleep on an empty input takes it now
   }
   pending_changes_.push_back({command.value("id", json()), "set_args", name, targets, generation, resolved,
                               type.descriptor.stateful, now_s, rte_get_tsc_cycles(), ring_drops_now()});
@@ -191,7 +193,7 @@ void Run::follow_changes(double now_s) {
         std::stringstream reason;
         reason << file.rdbuf();
         refused = "the runtime of '" + d_.nfs[target].name + "' could not build it: " + reason.str();
-      } else if (workers_[worker_of_nf(target)].exited) {
+      } else if (workers_[place_of_nf(target).worker].exited) {
         refused = "the worker of '" + d_.nfs[target].name + "' exited before it took the new arguments";
       }
       applied = applied && flag_load(control.args_running) == change.generation;
@@ -235,8 +237,8 @@ void Run::switch_scheduler(const json& command, double now_s) {
   if (type == scheduler_types().end())
     return answer_change(refusal(command, "scheduler.name", "unknown scheduler '" + name + "'"));
   SpecErrors errors;
-  json options = resolve_args(type->second.options, scheduler.value("options", json::object()), "scheduler.options",
-                              errors);
+  json options =
+      resolve_args(type->second.options, scheduler.value("options", json::object()), "scheduler.options", errors);
   if (!errors.empty()) return answer_change(refusal(command, errors));
   for (const WorkerPlan& plan : d_.workers)
     if (plan.runtime == Runtime::UserLevelThreads)
@@ -263,10 +265,10 @@ void Run::switch_scheduler(const json& command, double now_s) {
   if (type->second.check) type->second.check(trial, errors);
   if (!errors.empty()) return answer_change(refusal(command, errors));
 
-  if (!attached_)
-    return answer_change(refusal(command, "scheduler", "an NF is restarting: switch once it is back"));
+  if (!attached_) return answer_change(refusal(command, "scheduler", "an NF is restarting: switch once it is back"));
   uint64_t begin = rte_get_tsc_cycles(), drops_before = ring_drops_now();
-  json before = {{"name", d_.scheduler.name}, {"options", d_.scheduler.options}, {"report", scheduler_->report(*view_)}};
+  json before = {
+      {"name", d_.scheduler.name}, {"options", d_.scheduler.options}, {"report", scheduler_->report(*view_)}};
   scheduler_->detach(*view_);
   neutral_hints();  // what the old module asked of the workers and entries does not outlive it
   scheduler_ = std::move(next);
@@ -274,32 +276,24 @@ void Run::switch_scheduler(const json& command, double now_s) {
   scheduler_->attach(*view_);
   scheduler_switched_ = true;
   answer_applied({{"event", "change"},
-                 {"id", command.value("id", json())},
-                 {"op", "set_scheduler"},
-                 {"state", "applied"},
-                 {"scheduler", name},
-                 {"options", options},
-                 {"before", before},
-                 {"t_requested", now_s},
-                 {"t_done", now_s},
-                 {"switch_us", static_cast<double>(rte_get_tsc_cycles() - begin) / hz_ * 1e6},
+                  {"id", command.value("id", json())},
+                  {"op", "set_scheduler"},
+                  {"state", "applied"},
+                  {"scheduler", name},
+                  {"options", options},
+                  {"before", before},
+                  {"t_requested", now_s},
+                  {"t_done", now_s},
+                  {"switch_us", static_cast<double>(rte_get_tsc_cycles() - begin) / hz_ * 1e6},
                   {"ring_drops_during", ring_drops_now() - drops_before}},
                  begin);
 }
 
-int Run::worker_of_nf(int nf) const {
+Run::NfPlace Run::place_of_nf(int nf) const {
   for (const WorkerPlan& plan : d_.workers)
     for (const Segment& segment : plan.segments)
       for (int member : segment.nfs)
-        if (member == nf) return plan.index;
-  throw std::logic_error("NF " + d_.nfs[nf].name + " is in no worker's plan");
-}
-
-int Run::segment_head_of_nf(int nf) const {
-  for (const WorkerPlan& plan : d_.workers)
-    for (const Segment& segment : plan.segments)
-      for (int member : segment.nfs)
-        if (member == nf) return segment.nfs.front();
+        if (member == nf) return {plan.index, segment.nfs.front()};
   throw std::logic_error("NF " + d_.nfs[nf].name + " is in no worker's plan");
 }
 

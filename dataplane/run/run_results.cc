@@ -263,9 +263,9 @@ json Run::results() {
   // A crashed process's packets kept their mbufs too: it died holding them.
   uint64_t lost_mbufs = 0;
   for (uint64_t lost : lost_at_crash_) lost_mbufs += lost;
-  int64_t pool_difference = static_cast<int64_t>(mbufs_in_use) -
-                            static_cast<int64_t>(in_flight_total - kernel_in_sockets + receive_buffers +
-                                                 kernel_sends_caught_up_ + lost_mbufs);
+  int64_t pool_difference =
+      static_cast<int64_t>(mbufs_in_use) - static_cast<int64_t>(in_flight_total - kernel_in_sockets + receive_buffers +
+                                                                kernel_sends_caught_up_ + lost_mbufs);
   json pool_matches = mbufs_being_freed || copies_in_flight ? json() : json(pool_difference == 0);
   std::string pool_unchecked =
       mbufs_being_freed

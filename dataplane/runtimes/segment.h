@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "busy_history.h"
-#include "live_args.h"
 #include "contract/shm_layout.h"
 #include "dataplane/ports/port.h"
+#include "live_args.h"
 #include "nfs/nf.h"
 
 namespace tandem {
@@ -17,11 +17,11 @@ struct SegmentRuntime {
   std::unique_ptr<EgressPort> out;
   std::vector<int> nf_indexes;
   std::vector<std::unique_ptr<NetworkFunction>> nfs;
-  std::vector<double> cost_estimate = {};  // per NF: running cycles per packet of undisturbed batches
-  std::vector<bool> in_branch = {};        // per NF: runs in a parallel branch (stamps the branch hop set)
-  uint16_t prefetch_distance = 0;          // pipelined prefetching for every NF's batch (contract/batch.h)
-  TraceSlot* traces = nullptr;             // run --profile: traced packets get per-hop timestamps (hop_tracing.h)
-  BusyHistory input_history = {};          // with traces: the first NF's batches, what its input ring waited on
+  std::vector<double> cost_estimate = {};    // per NF: running cycles per packet of undisturbed batches
+  std::vector<bool> in_branch = {};          // per NF: runs in a parallel branch (stamps the branch hop set)
+  uint16_t prefetch_distance = 0;            // pipelined prefetching for every NF's batch (contract/batch.h)
+  TraceSlot* traces = nullptr;               // run --profile: traced packets get per-hop timestamps (hop_tracing.h)
+  BusyHistory input_history = {};            // with traces: the first NF's batches, what its input ring waited on
   std::shared_ptr<LiveArgs> live = nullptr;  // in a worker: how its NFs take new arguments while they run
 };
 

@@ -41,8 +41,9 @@ std::shared_ptr<LiveArgs> live_args_from_run_dir(const Deployment& deployment, c
     const NfConfig& nf = deployment.nfs.at(nf_indexes.at(k));
     std::ifstream file(live_args_path(run_dir, nf.index, generation));
     if (!file) throw std::runtime_error("its new arguments (generation " + std::to_string(generation) + ") are gone");
-    NfContext context{nf.name, std::to_string(getpid()) + "_" + std::to_string(nf.index) + "g" +
-                                   std::to_string(generation), nf.index};
+    NfContext context{nf.name,
+                      std::to_string(getpid()) + "_" + std::to_string(nf.index) + "g" + std::to_string(generation),
+                      nf.index};
     return nf_types().at(nf.type).create(json::parse(file), context);
   };
   live->note_refusal = [nf_indexes, run_dir](size_t k, uint32_t generation, const std::string& reason) {
