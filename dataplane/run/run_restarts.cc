@@ -59,13 +59,10 @@ bool Run::schedule_restart(size_t w, double now_s) {
   // segments taken from an input ring and not yet handed on, dropped or counted.
   const WorkerPlan& plan = d_.workers[w];
   for (const Segment& segment : plan.segments) {
-    auto cut = [&](int ring) {
-      const rte_ring* r = rings_[ring];
-      return r->prod.head != r->prod.tail || r->cons.head != r->cons.tail;
-    };
+    // Its own ends only: the live process at a ring's other end may be in the middle of its own operation.
     bool cut_mid_operation = counter_read(stats_->nfs[segment.nfs.front()].mbufs_being_freed) != 0;
-    for (int ring : segment.in_rings) cut_mid_operation |= cut(ring);
-    for (int ring : segment.out_rings) cut_mid_operation |= cut(ring);
+    for (int ring : segment.in_rings) cut_mid_operation |= rings_[ring]->cons.head != rings_[ring]->cons.tail;
+    for (int ring : segment.out_rings) cut_mid_operation |= rings_[ring]->prod.head != rings_[ring]->prod.tail;
     if (cut_mid_operation) {
       fail("NF " + names + " " + workers_[w].exit_description +
                " in the middle of a ring or pool operation, whose shared state it cut: not restarted",
