@@ -111,9 +111,10 @@ def test_packets_testpmd_drops_at_a_full_ring_are_accounted(write_spec, tmp_path
 def test_profiling_estimates_an_external_nf(write_spec, tmp_path, machine_before):
     # testpmd forwarding (io, macswap) and Tandem's pass NF all take packets from a ring and put them on the next, with
     # next to no work between: profiled in the same run, one after the other, testpmd's estimates are 0.7-0.85 of
-    # pass's (29 and 35 against 41-42 cycles here, 4 runs). Within 3x either way: light NFs' costs are memory traffic,
-    # and another process's moved pass's estimate to 75 cycles in one run here, 0.5 of it; an estimate that timed
-    # testpmd's idle polls (hundreds of cycles) or counted a burst as a packet (32x) lands far outside.
+    # pass's (29 and 35 against 41-42 cycles here, 4 runs). Light NFs' costs are memory traffic, and another process
+    # moves them: pass's estimate read 75 cycles in one run here, and 107 (3.0x testpmd's 35) beside a stress-ng on
+    # the control core. So testpmd's may be as low as a sixth of pass's, and at most 3x: an estimate that counted a
+    # burst as a packet (32x too low) or timed testpmd's idle polls (hundreds of cycles) still lands outside.
     spec = (
         mixed_spec()
         .replace("cost_cycles: 30, args: {forward_mode: io}", "args: {forward_mode: io}")
@@ -127,7 +128,7 @@ def test_profiling_estimates_an_external_nf(write_spec, tmp_path, machine_before
     assert {costs[name]["source"] for name in ("pmd1", "pmd2", "fwd")} == {"profiled"}, costs
     native = costs["fwd"]["cycles_per_packet"]
     for name in ("pmd1", "pmd2"):
-        assert native / 3 <= costs[name]["cycles_per_packet"] <= 3 * native, costs
+        assert native / 6 <= costs[name]["cycles_per_packet"] <= 3 * native, costs
 
 
 def test_killed_testpmd_is_reported_by_name(write_spec, tmp_path, machine_before):
