@@ -93,14 +93,19 @@ chains:
 @contextlib.contextmanager
 def background(*args: str):
     """`./tandem ARGS` running in the background, its output captured as text; on every way out of the block it is
-    killed if still running, and reaped: a failed test leaves no run behind, and no zombie (which the machine's
-    leftovers check would count as a real-time thread in every later test)."""
+    stopped if still running (SIGTERM, as a user would, so that it undoes its machine changes; SIGKILL after 60 s),
+    and reaped: a failed test leaves no run behind, and no zombie (which the machine's leftovers check would count as
+    a real-time thread in every later test)."""
     process = subprocess.Popen([str(REPO / "tandem"), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         yield process
     finally:
         if process.poll() is None:
-            process.kill()
+            process.terminate()
+            try:
+                process.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
         process.wait()
 
 

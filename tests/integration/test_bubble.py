@@ -135,13 +135,13 @@ def test_overloaded_scheduler_migrates_an_nf_to_the_spare(write_spec, tmp_path, 
     assert report["migrations"], report["scale_events"]
     moved = report["migrations"][0]
     # The rule: from the tail of the order table, the first NF whose measured load fits under mu on the spare.
-    # 1 Mpps at 50 + 600 ns a packet, plus the per-packet overhead both pay alike, saturates core 1 on any host
-    # (0.95 here), and b takes the larger share of it whatever that overhead (here a 0.24, b 0.71): b never fits
-    # under 0.5, a always does. The expectation still comes from the load sample the decision was made on.
+    # 1 Mpps at 50 + 600 ns a packet, plus the per-packet overhead both pay alike, saturates core 1 when the
+    # generator keeps its rate (0.95 here), and b then takes the larger share (here a 0.24, b 0.71) and does not fit
+    # under 0.5; beside a stress-ng on the control core the generator fell short and core 1 read 0.54, where b fits.
+    # So the expectation comes from the load sample the decision was made on, not from the workload's shape.
     sample = next(s for s in report["load"] if s["t_s"] == moved["t_s"])
     room = 0.5 - sample["workers"]["bubble@core1.spare1"]
     expected = next(nf for nf in ("b", "a") if sample["nfs"][nf] <= room)
-    assert expected == "a", sample
     assert (moved["nf"], moved["from"], moved["to"]) == (expected, "bubble@core1", "bubble@core1.spare1"), sample
     assert report["nfs"][expected]["worker"] == "bubble@core1.spare1"
     assert results["chains"][0]["delivered"] > 0
