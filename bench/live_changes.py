@@ -55,7 +55,7 @@ SETTLE_S = 1.5  # between changes: the 300 ms window of one and the 200 ms basel
 
 
 def start(spec: Path, scheduler: str, socket: Path, out: Path) -> subprocess.Popen:
-    ready = ",".join(sorted({name for name in SWITCH_TO.values()} | {SWITCH_TO[scheduler]}))
+    ready = ",".join(sorted(set(SWITCH_TO.values())))  # every switch target, this scheduler's among them
     command = [str(HERE.parent / "tandem"), "serve", str(spec), "--scheduler", scheduler, "--ready-for", ready]
     return subprocess.Popen(
         [*command, "--socket", str(socket), "--json", str(out), "--quiet"],

@@ -11,12 +11,12 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from controlplane.errors import SetupError, SpecError, TandemError
+from controlplane.errors import SpecError, TandemError
 from controlplane.experiment import pipeline
 from controlplane.experiment.compare import compare as compare_runs
 from controlplane.experiment.compare import fan_out, with_profiling
 from controlplane.launch.control_client import DEFAULT_SOCKET, Control
-from controlplane.launch.control_server import is_loopback, read_token
+from controlplane.launch.control_server import read_token, require_token_beyond_loopback
 from controlplane.results.live_metrics import MetricsServer, parse_listen_address
 from controlplane.results.model import Comparison, RunOutcome, RunResults
 from controlplane.sfc.sfc_request import is_sfc_request
@@ -149,8 +149,7 @@ def serve(
     if listen is not None:
         host, port = parse_listen_address(listen, "--listen")
         host = "127.0.0.1" if listen.startswith(":") else host  # the service's own listener: this machine's alone
-        if token_file is None and not is_loopback(host):
-            raise SetupError(f"--listen {listen}: a control API beyond this machine needs a token (--token-file)")
+        require_token_beyond_loopback(host, token_file is not None)
         config["control_listen"] = [host, port]
     outcome = pipeline.run(config, source, on_event)
     results = _typed(RunResults, outcome.results) if outcome.results is not None else None

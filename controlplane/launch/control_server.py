@@ -54,6 +54,12 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def require_token_beyond_loopback(host: str, has_token: bool) -> None:
+    """A TCP listener on any address but a loopback one only with a token: SetupError naming --listen otherwise."""
+    if not has_token and not is_loopback(host):
+        raise SetupError(f"--listen {host}: a control API beyond this machine needs a token (--token-file)")
+
+
 class ControlServer:
     """Serves `status` from the run's ServiceStatus, turns `stop` into `on_stop()` and hands live changes to
     `changes`; closed with the run. On a Unix socket of mode 0600 (this constructor), or on a TCP address (`on_tcp`)
@@ -92,8 +98,7 @@ class ControlServer:
     @classmethod
     def on_tcp(cls, host: str, port: int, token: str | None, status, on_stop, changes) -> ControlServer:
         """A TCP listener: on a loopback address with or without a token, on any other only with one."""
-        if token is None and not is_loopback(host):
-            raise SetupError(f"--listen {host}: a control API beyond this machine needs a token (--token-file)")
+        require_token_beyond_loopback(host, token is not None)
         return cls(None, status, on_stop, changes, tcp=(host, port), token=token)
 
     def close(self) -> None:

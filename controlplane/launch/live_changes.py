@@ -23,7 +23,6 @@ class LiveChanges:
         self._send: Callable[[bytes], None] | None = None
         self._waiting: dict[int, threading.Event] = {}
         self._answers: dict[int, dict] = {}
-        self.history: list[dict] = []  # every answer, in order: status shows them
 
     def connect(self, send: Callable[[bytes], None] | None) -> None:
         """The manager's commands pipe (None once it is gone: requests are then refused)."""
@@ -53,7 +52,6 @@ class LiveChanges:
         if event.get("event") != "change":
             return
         with self._lock:
-            self.history.append(event)
             change_id = event.get("id")
             if change_id in self._waiting:
                 self._answers[change_id] = event

@@ -39,52 +39,60 @@ std::vector<json> ChangeWatch::take_costs(uint64_t now_tsc) {
 
 json ChangeWatch::cost_of(const Watched& change) const {
   const auto before = static_cast<uint64_t>(kBeforeSeconds * hz_), after = static_cast<uint64_t>(kAfterSeconds * hz_);
-  // Per millisecond sample: packets delivered since the sample before it.
-  double baseline_packets = 0, baseline_ms = 0;
-  uint64_t latency_before = 0, latency_during = 0, drops_before = 0, drops_during = 0;
-  double deficit_packets = 0, window_ms = 0;
+  // Each sample closes an interval of about a millisecond: what was delivered and dropped in it, and its highest
+  // latency. The baseline is the intervals of the 200 ms before the request; the window, those from the request to
+  // 300 ms after the change.
+  struct Interval {
+    double packets, ms;
+    uint64_t drops, max_latency;
+  };
+  std::vector<Interval> baseline, window;
   for (size_t i = 1; i < samples_.size(); i++) {
-    const Sample& sample = samples_[i];
-    double packets = static_cast<double>(sample.delivered - samples_[i - 1].delivered);
-    double ms = static_cast<double>(sample.tsc - samples_[i - 1].tsc) / hz_ * 1e3;
-    if (sample.tsc + before >= change.requested && sample.tsc < change.requested) {
-      baseline_packets += packets;
-      baseline_ms += ms;
-      latency_before = std::max(latency_before, sample.max_latency);
-      drops_before += sample.ring_drops - samples_[i - 1].ring_drops;
-    } else if (sample.tsc >= change.requested && sample.tsc <= change.done + after) {
-      window_ms += ms;
-      latency_during = std::max(latency_during, sample.max_latency);
-      drops_during += sample.ring_drops - samples_[i - 1].ring_drops;
-    }
-  }
-  double rate_per_ms = baseline_ms > 0 ? baseline_packets / baseline_ms : 0;
-  // The same shortfall over the baseline itself, scaled to the window's length: what the millisecond samples' own
-  // unevenness (the sink takes bursts) gives with no change at all, the floor to read a change's figure against.
-  double noise_packets = 0;
-  // Milliseconds (of the rate before the change) that the delivery fell short in its window; a surplus after a
-  // shortfall (queued packets catching up) does not cancel it.
-  for (size_t i = 1; i < samples_.size() && rate_per_ms > 0; i++) {
-    const Sample& sample = samples_[i];
-    double packets = static_cast<double>(sample.delivered - samples_[i - 1].delivered);
-    double ms = static_cast<double>(sample.tsc - samples_[i - 1].tsc) / hz_ * 1e3;
+    const Sample &sample = samples_[i], &previous = samples_[i - 1];
+    Interval interval{static_cast<double>(sample.delivered - previous.delivered),
+                      static_cast<double>(sample.tsc - previous.tsc) / hz_ * 1e3,
+                      sample.ring_drops - previous.ring_drops, sample.max_latency};
     if (sample.tsc + before >= change.requested && sample.tsc < change.requested)
-      noise_packets += std::max(0.0, rate_per_ms * ms - packets);
-    if (sample.tsc >= change.requested && sample.tsc <= change.done + after)
-      deficit_packets += std::max(0.0, rate_per_ms * ms - packets);
+      baseline.push_back(interval);
+    else if (sample.tsc >= change.requested && sample.tsc <= change.done + after)
+      window.push_back(interval);
   }
-  auto us = [&](uint64_t cycles) { return static_cast<double>(cycles) / hz_ * 1e6; };
+  double baseline_packets = 0, baseline_ms = 0, window_ms = 0;
+  for (const Interval& interval : baseline) {
+    baseline_packets += interval.packets;
+    baseline_ms += interval.ms;
+  }
+  for (const Interval& interval : window) window_ms += interval.ms;
+  double rate_per_ms = baseline_ms > 0 ? baseline_packets / baseline_ms : 0;
+  // Milliseconds (of the rate before the change) that delivery fell short over some intervals; a surplus after a
+  // shortfall (queued packets catching up) does not cancel it.
+  auto shortfall_ms = [&](const std::vector<Interval>& intervals) {
+    double packets = 0;
+    for (const Interval& interval : intervals) packets += std::max(0.0, rate_per_ms * interval.ms - interval.packets);
+    return packets / rate_per_ms;
+  };
+  auto drops = [](const std::vector<Interval>& intervals) {
+    uint64_t total = 0;
+    for (const Interval& interval : intervals) total += interval.drops;
+    return total;
+  };
+  auto latency_max_us = [&](const std::vector<Interval>& intervals) {
+    uint64_t highest = 0;
+    for (const Interval& interval : intervals) highest = std::max(highest, interval.max_latency);
+    return static_cast<double>(highest) / hz_ * 1e6;
+  };
   json cost = {{"event", "change_cost"},
                {"id", change.id},
                {"window_ms", window_ms},
                {"rate_before_mpps", rate_per_ms / 1e3},
-               {"ring_drops_before", drops_before},
-               {"ring_drops_in_window", drops_during},
-               {"latency_max_before_us", us(latency_before)},
-               {"latency_max_during_us", us(latency_during)}};
-  cost["deficit_ms"] = rate_per_ms > 0 ? json(deficit_packets / rate_per_ms) : json();  // no traffic: unmeasured
-  cost["deficit_noise_ms"] =
-      rate_per_ms > 0 && baseline_ms > 0 ? json(noise_packets / rate_per_ms * window_ms / baseline_ms) : json();
+               {"ring_drops_before", drops(baseline)},
+               {"ring_drops_in_window", drops(window)},
+               {"latency_max_before_us", latency_max_us(baseline)},
+               {"latency_max_during_us", latency_max_us(window)}};
+  // No traffic before the change: unmeasured. The baseline's own shortfall, scaled to the window's length, is what
+  // the samples' unevenness (the sink takes bursts) gives with no change at all: the floor to read a change against.
+  cost["deficit_ms"] = rate_per_ms > 0 ? json(shortfall_ms(window)) : json();
+  cost["deficit_noise_ms"] = rate_per_ms > 0 ? json(shortfall_ms(baseline) * window_ms / baseline_ms) : json();
   return cost;
 }
 

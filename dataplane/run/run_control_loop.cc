@@ -116,7 +116,7 @@ void Run::control_loop() {
           generated += generator_->generated(static_cast<int>(c));
           delivered += sink_->delivery(static_cast<int>(c)).delivered;
         }
-        for (size_t r = 0; r < rings_.size(); r++) dropped += counter_read(stats_->rings[r].dropped_full);
+        dropped += ring_drops_now();
         for (size_t n = 0; n < d_.nfs.size(); n++) dropped += counter_read(stats_->nfs[n].packets_dropped);
         for (size_t c = 0; c < d_.chains.size(); c++) dropped += counter_read(stats_->chains[c].entry_backpressure);
         double interval = static_cast<double>(now - last_progress_tsc) / hz_;

@@ -169,12 +169,11 @@ void Run::change_args(const json& command, double now_s) {
     std::rename(partial.c_str(), path.c_str());
   }
   for (int target : targets) {
-    NfControl& control = stats_->nf_control[target];
-    flag_store(control.args_wanted, generation);
-    NfControl& head = stats_->nf_control[place_of_nf(target).segment_head];
+    NfPlace place = place_of_nf(target);
+    flag_store(stats_->nf_control[target].args_wanted, generation);
+    NfControl& head = stats_->nf_control[place.segment_head];
     flag_store(head.segment_changes, flag_load(head.segment_changes) + 1);
-    view_->hints.wake(
-        static_cast<size_t>(place_of_nf(target).worker));  // a worker asleep on an empty input takes it now
+    view_->hints.wake(static_cast<size_t>(place.worker));  // a worker asleep on an empty input takes it now
   }
   pending_changes_.push_back({command.value("id", json()), "set_args", name, targets, generation, resolved,
                               type.descriptor.stateful, now_s, rte_get_tsc_cycles(), ring_drops_now()});
@@ -216,16 +215,14 @@ void Run::follow_changes(double now_s) {
       // arguments): said here rather than hidden.
       reply["state"] = "refused";
       reply["errors"] = json::array({{{"path", "args"}, {"message", refused}}});
+      answer_change(reply);
     } else {
       reply["state"] = "applied";
       reply["build_us"] = static_cast<double>(build_cycles) / hz_ * 1e6;
       reply["state_reset"] = change.stateful;  // a stateful NF's new instance starts with empty tables
       for (int target : change.nfs) d_.nfs[target].args = change.args;
-    }
-    if (reply["state"] == "applied")
       answer_applied(reply, change.requested_tsc);
-    else
-      answer_change(reply);
+    }
     it = pending_changes_.erase(it);
   }
 }
