@@ -45,6 +45,12 @@ def _repeat(text: str) -> int:
     return int(text)
 
 
+def _instances(text: str) -> int | str:
+    if text == "auto" or text.isdigit():
+        return text if text == "auto" else int(text)
+    raise argparse.ArgumentTypeError(f"{text!r} is neither a count nor auto")
+
+
 def parser() -> argparse.ArgumentParser:
     root = argparse.ArgumentParser(
         prog="tandem", description="Run chains of poll-mode NFs on shared cores under NF schedulers."
@@ -231,6 +237,11 @@ def parser() -> argparse.ArgumentParser:
     switch.add_argument(
         "--option", action="append", default=[], metavar="KEY=VALUE", help="one of its options (a YAML value)"
     )
+    scale = operations.add_parser(
+        "scale", parents=[reach], help="spread a scaled NF's flows over N of its prepared instances, or auto again"
+    )
+    scale.add_argument("nf", help="the scaled NF's name in the spec (it has scale: with max_instances)")
+    scale.add_argument("instances", type=_instances, help="how many instances (1..max_instances), or auto")
     ctl.set_defaults(handler=cmd_ctl)
 
     nfs = commands.add_parser("nfs", help="list NF types and schedulers with their arguments")

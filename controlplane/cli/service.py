@@ -1,5 +1,5 @@
 """The service commands: `serve` (a spec run until `ctl stop`, SIGTERM or Ctrl-C, with a control API) and `ctl` (its
-client: `status`, `stop`, and the live changes `args` and `scheduler`)."""
+client: `status`, `stop`, and the live changes `args`, `scheduler` and `scale`)."""
 
 from __future__ import annotations
 
@@ -77,6 +77,8 @@ def _report_change(args, reply: ChangeReply) -> int:
     cost = f"{number(reply.build_us, 0)} us to build" if reply.build_us is not None else ""
     if reply.switch_us is not None:
         cost = f"{number(reply.switch_us, 0)} us to switch"
+    if reply.instances is not None:
+        cost = f"{reply.instances_before} -> {reply.instances} instances, once every flow's old instance was done"
     tell_user(
         f"applied at t={number(reply.t_done, 2)} s: {cost}, {count(reply.ring_drops_during or 0)} packets dropped by "
         "full rings meanwhile" + ("; the NF's state (flow tables) starts empty" if reply.state_reset else "")
@@ -102,6 +104,8 @@ def cmd_ctl(args) -> int:
         return _report_change(args, control.set_args(args.nf, _mapping_from(args.file, "an NF's arguments")))
     if args.operation == "scheduler":
         return _report_change(args, control.set_scheduler(args.name, _options(args.option)))
+    if args.operation == "scale":
+        return _report_change(args, control.set_instances(args.nf, args.instances))
     status = control.status()
     if args.json:
         print(json.dumps(status.model_dump(), indent=2))

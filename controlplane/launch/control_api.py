@@ -4,6 +4,7 @@ them, and the OpenAPI document (/openapi.json, docs/service.md) is made from the
 from __future__ import annotations
 
 import re
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -69,6 +70,13 @@ class SchedulerChange(_Request):
     options: dict = {}
 
 
+class InstancesChange(_Request):
+    """PUT /nfs/{name}/instances: how many of a scaled NF's prepared instances take its flows from now on (its rule
+    paused), or `auto` to give the count back to its rule."""
+
+    instances: Annotated[int, Field(ge=1, le=8)] | Literal["auto"]
+
+
 class ChangeReply(_Message):
     """A live change's outcome: applied (with what it cost), refused (naming the field), or pending (not taken yet:
     an NF takes new arguments before its next batch; `status` shows it once it has)."""
@@ -83,6 +91,8 @@ class ChangeReply(_Message):
     build_us: float | None = None  # set_args: how long the new instance took to build (the old one ran on meanwhile)
     state_reset: bool | None = None  # set_args: a stateful NF's new instance starts with empty tables
     switch_us: float | None = None  # set_scheduler: the old module detached, the new attached
+    instances: int | None = None  # set_instances: the instances its flows are spread over now
+    instances_before: int | None = None
     # What it cost the traffic, measured by the sink 300 ms after (status and the results have it; a reply comes
     # before): deficit_ms (delivery short of the rate before, in ms of that rate), ring_drops_in_window and
     # latency_max_during_us (from the request to 300 ms after the change), ring_drops_before and
@@ -102,9 +112,12 @@ ROUTES = {
     "/openapi.json": "GET",
     "/nfs/{name}/args": "PUT",
     "/scheduler": "PUT",
+    "/nfs/{name}/instances": "PUT",
 }
-_REPLIES = {"/status": Status, "/stop": StopReply, "/nfs/{name}/args": ChangeReply, "/scheduler": ChangeReply}
-REQUESTS = {"/nfs/{name}/args": ArgsChange, "/scheduler": SchedulerChange}
+_REPLIES = {"/status": Status, "/stop": StopReply} | dict.fromkeys(
+    ("/nfs/{name}/args", "/scheduler", "/nfs/{name}/instances"), ChangeReply
+)
+REQUESTS = {"/nfs/{name}/args": ArgsChange, "/scheduler": SchedulerChange, "/nfs/{name}/instances": InstancesChange}
 _NAME = r"[A-Za-z0-9_.-]{1,64}"  # an NF's name, as the spec allows it
 
 
@@ -120,7 +133,7 @@ def match_route(path: str) -> tuple[str, dict[str, str]] | None:
 def openapi() -> dict:
     """The API's OpenAPI 3.1 document, its schemas the models above."""
     schemas = {model.__name__: model.model_json_schema(ref_template="#/components/schemas/{model}") for model in
-               (Status, StopReply, ErrorReply, ChangeReply, ArgsChange, SchedulerChange)}  # fmt: skip
+               (Status, StopReply, ErrorReply, ChangeReply, ArgsChange, SchedulerChange, InstancesChange)}  # fmt: skip
     for schema in list(schemas.values()):
         schemas.update(schema.pop("$defs", {}))
     paths = {}

@@ -87,6 +87,11 @@ class Control:
         """Switches the cores' scheduler module while traffic runs (to one that lays the NFs out as they are)."""
         return ChangeReply.model_validate(self._call("PUT", "/scheduler", {"name": name, "options": options or {}}))
 
+    def set_instances(self, nf: str, instances: int | str) -> ChangeReply:
+        """Spreads scaled NF `nf`'s flows over `instances` of its prepared instances (its rule paused), or gives the
+        count back to its rule (`auto`); applied once every feeder moved the flows, `pending` until then."""
+        return ChangeReply.model_validate(self._call("PUT", f"/nfs/{nf}/instances", {"instances": instances}))
+
 
 def connect(path: Path | str = DEFAULT_SOCKET) -> Control:
     return Control(path)

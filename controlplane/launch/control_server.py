@@ -142,6 +142,8 @@ def _body_field(manager_path: str) -> str:
 def _as_command(template: str, params: dict, request) -> dict:
     if template == "/scheduler":
         return {"op": "set_scheduler", "scheduler": {"name": request.name, "options": request.options}}
+    if template == "/nfs/{name}/instances":
+        return {"op": "set_instances", "nf": params["name"], "instances": request.instances}
     return {"op": "set_args", "nf": params["name"], "args": request.args}
 
 

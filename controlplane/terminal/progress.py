@@ -44,6 +44,7 @@ class ProgressLine:
         elif kind == "scale":  # the autoscaler's decision, as it makes it
             self.finish()
             verb = "one more instance" if event["change"] == "out" else "one instance fewer"
+            verb = "instances set by command" if event.get("by") == "command" else verb
             self.stream.write(
                 f"{self.label}{event['t_s']:5.2f} s  {event['nf']}: {verb}, {event['instances']} in use "
                 f"({event['instance']} on core {event['core']}): {event['reason']}\n"

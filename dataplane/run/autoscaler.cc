@@ -71,6 +71,14 @@ void ScalingRule::commit(const ScaleDecision& decision) {
   idle_since_.reset();
 }
 
+void ScalingRule::ask(uint32_t instances) {
+  if (instances == wanted_) return;
+  wanted_ = instances;
+  pending_ = true;
+  dropping_since_.reset();
+  idle_since_.reset();
+}
+
 ScaleDecision ScalingRule::observe(const ScaleObservation& now) {
   ScaleDecision decision = propose(now);
   commit(decision);
@@ -92,13 +100,10 @@ Autoscaler::Autoscaler(const Deployment& deployment, StatsZone& stats, double ts
     : deployment_(deployment), stats_(stats), hz_(tsc_hz), chain_settled_at_(deployment.chains.size(), -1.0) {
   for (const NfConfig& nf : deployment.nfs) {
     if (!nf.scale) continue;
-    Group group{&nf,
-                ScalingRule(*nf.scale, static_cast<uint32_t>(nf.scale->instances.size())),
-                scale_feeders(deployment, nf.index).size(),
-                {},
-                0,
-                {},
-                json::array()};
+    Group group{&nf,   ScalingRule(*nf.scale, static_cast<uint32_t>(nf.scale->instances.size())),
+                false, scale_feeders(deployment, nf.index).size(),
+                {},    0,
+                {},    json::array()};
     group.work_cycles.assign(nf.scale->instances.size(), 0);
     flag_store(stats_.scale[nf.index].wanted, 1u);
     groups_.push_back(std::move(group));
@@ -144,6 +149,7 @@ std::vector<json> Autoscaler::tick(uint64_t now_tsc, double t_s) {
     group.last_tsc = now_tsc;
     bool was_pending = group.rule.pending();
     if (!first) proposals[g] = group.rule.propose({t_s, drops, busy, using_now});
+    if (group.by_command) proposals[g] = {};
     // The last change, once every egress made it: the chain's cool-down starts.
     if (was_pending && !group.rule.pending()) {
       group.events.back()["took_effect_s"] = t_s;
@@ -208,6 +214,58 @@ void Autoscaler::wake_worker_of(int nf) {
         idle_wake(stats_.workers[plan.index]);
 }
 
+Autoscaler::Group* Autoscaler::group_named(const std::string& name) {
+  for (Group& group : groups_)
+    if (group.nf->name == name) return &group;
+  return nullptr;
+}
+
+std::optional<Autoscaler::Refusal> Autoscaler::command(const std::string& name, std::optional<uint32_t> instances,
+                                                       double t_s, json* event) {
+  Group* group = group_named(name);
+  if (!group)
+    return Refusal{"nf", "'" + name + "' is not scaled: give it `scale:` in the spec, which prepares its instances"};
+  uint32_t most = static_cast<uint32_t>(group->nf->scale->instances.size());
+  if (instances && (*instances < 1 || *instances > most))
+    return Refusal{"instances", "between 1 and its max_instances (" + std::to_string(most) + ")"};
+  if (group->rule.pending())
+    return Refusal{"instances", "its instance count is being changed (to " + std::to_string(group->rule.wanted()) +
+                                    "): ask again once that took effect"};
+  group->by_command = instances.has_value();
+  if (!instances || *instances == group->rule.wanted()) return std::nullopt;
+  uint32_t before = group->rule.wanted();
+  group->rule.ask(*instances);
+  flag_store(stats_.scale[group->nf->index].wanted, *instances);
+  // Spares parked on an empty input: awake before an egress sends them flows.
+  for (uint32_t k = before; k < *instances; k++) wake_worker_of(group->nf->scale->instances[k]);
+  // The instances that start or stop taking flows, and their cores (one, as a rule).
+  std::string changed, cores;
+  for (uint32_t k = std::min(before, *instances); k < std::max(before, *instances); k++) {
+    const NfConfig& instance = deployment_.nfs[group->nf->scale->instances[k]];
+    changed += (changed.empty() ? "" : ",") + instance.name;
+    std::string core = std::to_string(instance.core);
+    if (("," + cores + ",").find("," + core + ",") == std::string::npos) cores += (cores.empty() ? "" : ",") + core;
+  }
+  group->events.push_back({{"t_s", t_s},
+                           {"nf", name},
+                           {"change", *instances > before ? "out" : "in"},
+                           {"by", "command"},
+                           {"instances", *instances},
+                           {"instance", changed},
+                           {"core", cores},
+                           {"reason", "asked by command (the rule waits until the command says auto)"},
+                           {"took_effect_s", nullptr}});
+  *event = group->events.back();
+  return std::nullopt;
+}
+
+uint32_t Autoscaler::in_use_of(const std::string& name, bool* made) const {
+  for (const Group& group : groups_)
+    if (group.nf->name == name) return in_use(group, made);
+  if (made) *made = true;
+  return 1;
+}
+
 bool Autoscaler::settled() const {
   for (const Group& group : groups_) {
     bool made = false;
@@ -248,6 +306,7 @@ json Autoscaler::report() const {
                         {"idle_ms", config.idle_s * 1e3},
                         {"idle_below", config.idle_below}}},
                       {"in_use_at_end", in_use(group)},
+                      {"count_by_command_at_end", group.by_command},
                       {"switches", switches},
                       {"held_peak", held_peak},
                       {"hold_capacity", hold_capacity},

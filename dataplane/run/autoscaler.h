@@ -34,6 +34,8 @@ class ScalingRule {
   // The decision `now` calls for, not yet made: a rule whose proposal is not committed proposes again later.
   ScaleDecision propose(const ScaleObservation& now);
   void commit(const ScaleDecision& decision);
+  // A count asked for by command (1..max): taken as a decision is, its effect awaited alike.
+  void ask(uint32_t instances);
   // propose and commit.
   ScaleDecision observe(const ScaleObservation& now);
   uint32_t wanted() const { return wanted_; }
@@ -71,11 +73,21 @@ class Autoscaler {
   // Observes every scaled NF at `t_s` (seconds since go); returns the events of the decisions made now.
   std::vector<json> tick(uint64_t now_tsc, double t_s);
   json report() const;
+  // An operator's command: NF `name` (a scaled NF's first instance) on `instances` instances from now on, its rule
+  // paused until the command says `auto` (nullopt) again. Returns the refusal (the command's field and why), or
+  // nullopt once asked for, with the decision's `event` where the count changes.
+  struct Refusal {
+    std::string field, reason;
+  };
+  std::optional<Refusal> command(const std::string& name, std::optional<uint32_t> instances, double t_s, json* event);
+  // The instances NF `name`'s feeders spread flows over now, and whether that is the count last asked for.
+  uint32_t in_use_of(const std::string& name, bool* made) const;
 
  private:
   struct Group {
     const NfConfig* nf;  // instance 1
     ScalingRule rule;
+    bool by_command = false;            // its count set by an operator: the rule proposes nothing until `auto`
     size_t feeders = 1;                 // scaled egresses that feed it (scale_feeders)
     std::vector<uint64_t> work_cycles;  // per instance, at the last tick (NfCounters::work_cycles)
     uint64_t last_tsc = 0;
@@ -86,6 +98,7 @@ class Autoscaler {
     double sample_t_s = 0;
   };
   void wake_worker_of(int nf);
+  Group* group_named(const std::string& name);
   // The instances every feeder spreads flows over now; `made`: all of them follow the rule's wanted count.
   uint32_t in_use(const Group& group, bool* made = nullptr) const;
   std::vector<double> chain_settled_at_;  // per chain: when its last change was made (cool-down); < 0: none yet

@@ -1,5 +1,6 @@
 // Tests of the autoscaler's rule on synthetic series: persisting drops scale out once the window is full, a
-// cool-down and a change not yet made hold the next decision, idle instances scale in, the limit holds.
+// cool-down and a change not yet made hold the next decision, idle instances scale in, the limit holds, a count asked
+// for by command is awaited as a decision is.
 #include "autoscaler.h"
 
 #include <gtest/gtest.h>
@@ -114,6 +115,20 @@ TEST(PickDecision, TheScaleOutWithTheMostDropsOverScaleInsAndNothing) {
   EXPECT_EQ(pick_decision({in, small, none, large}), 3);
   EXPECT_EQ(pick_decision({large, small}), 0);
   EXPECT_EQ(pick_decision({}), -1);
+}
+
+TEST(ScalingRule, ACountAskedForByCommandIsAwaitedAsADecisionIs) {
+  Series series{ScalingRule(rule_config(), 3)};
+  series.rule.ask(3);  // two at once, as an operator may
+  EXPECT_EQ(series.rule.wanted(), 3u);
+  EXPECT_TRUE(series.rule.pending());
+  series.run_until(0.2, 0, 0.1);  // the egress has not made it: still pending
+  EXPECT_TRUE(series.rule.pending());
+  series.in_use = 3;
+  series.run_until(0.21, 0, 0.1);
+  EXPECT_FALSE(series.rule.pending());
+  series.rule.ask(3);  // the count it has: nothing to wait for
+  EXPECT_FALSE(series.rule.pending());
 }
 
 TEST(ScalingRule, ASingleInstanceNeverScalesIn) {

@@ -8,6 +8,7 @@
 
 #include <csignal>
 #include <cstdio>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -109,11 +110,25 @@ class Run {
     double requested_s;
     uint64_t requested_tsc, ring_drops_before;
   };
+  struct PendingScale {
+    json id;
+    std::string nf;
+    uint32_t instances, before;
+    double requested_s;
+    uint64_t requested_tsc, ring_drops_before;
+  };
   void open_commands(int fd);
   void take_commands(double now_s);
   void follow_changes(double now_s);
   void change_args(const json& command, double now_s);
+  // Arguments asked for an NF whose previous change is still being built wait their turn, so each generation is
+  // built, swapped in and answered in the order asked (none overtaken unanswered by the next).
+  void start_waiting_args();
+  // Changes still building or waiting when the traffic ends: answered refused, so no request is left without one.
+  void refuse_unfinished_changes();
   void switch_scheduler(const json& command, double now_s);
+  // A scaled NF's instance count set by command (the autoscaler's mechanism), or given back to its rule.
+  void change_instances(const json& command, double now_s);
   void answer_change(json reply);
   // A change that took effect: answered now, its cost to the traffic measured once its window has passed.
   void answer_applied(json reply, uint64_t requested_tsc);
@@ -179,10 +194,12 @@ class Run {
   int commands_fd_ = -1;
   std::string commands_pending_;  // what arrived past the last complete command line
   std::vector<PendingChange> pending_changes_;
-  json changes_ = json::array();           // every change answered, for the results
-  std::vector<uint32_t> args_generation_;  // per NF: the last generation of arguments asked for
-  json provided_requirements_;             // what the run prepared the machine for: a switched-to module must fit in it
-  bool scheduler_switched_ = false;        // the control loop reads the new module's tick period
+  std::vector<PendingScale> pending_scales_;  // instance counts asked for that the scaled egresses have not made yet
+  std::deque<std::pair<json, double>> waiting_args_;  // set_args commands and when they came, behind one pending
+  json changes_ = json::array();                      // every change answered, for the results
+  std::vector<uint32_t> args_generation_;             // per NF: the last generation of arguments asked for
+  json provided_requirements_;       // what the run prepared the machine for: a switched-to module must fit in it
+  bool scheduler_switched_ = false;  // the control loop reads the new module's tick period
   std::unique_ptr<ChangeWatch> change_watch_;     // a service's: what each change cost the traffic
   std::map<size_t, RestartState> restart_state_;  // by worker
   std::vector<uint64_t> lost_at_crash_;           // per segment-first NF: packets its dead processes held

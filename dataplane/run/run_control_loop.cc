@@ -136,6 +136,7 @@ void Run::control_loop() {
       }
     }
   }
+  refuse_unfinished_changes();
   // The control plane's stall watchdog expects progress only until here (stopping and probes report none).
   emit(events_, {{"event", "traffic_ended"}});
 }

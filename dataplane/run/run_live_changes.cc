@@ -12,6 +12,8 @@
 
 #include <cerrno>
 #include <fstream>
+#include <optional>
+#include <set>
 #include <sstream>
 
 #include <rte_cycles.h>
@@ -120,11 +122,31 @@ void Run::take_commands(double now_s) {
     }
     std::string op = command.value("op", std::string());
     if (op == "set_args")
-      change_args(command, now_s);
+      waiting_args_.emplace_back(std::move(command), now_s);
     else if (op == "set_scheduler")
       switch_scheduler(command, now_s);
+    else if (op == "set_instances")
+      change_instances(command, now_s);
     else
-      answer_change(refusal(command, "op", "no such change '" + op + "' (there are: set_args, set_scheduler)"));
+      answer_change(
+          refusal(command, "op", "no such change '" + op + "' (there are: set_args, set_scheduler, set_instances)"));
+  }
+  start_waiting_args();
+}
+
+void Run::start_waiting_args() {
+  std::set<std::string> busy;  // NFs with a change in progress, or one asked before that waits
+  for (const PendingChange& change : pending_changes_) busy.insert(change.nf);
+  for (auto it = waiting_args_.begin(); it != waiting_args_.end();) {
+    std::string name = it->first.value("nf", std::string());
+    if (busy.count(name)) {
+      busy.insert(name);
+      ++it;
+      continue;
+    }
+    busy.insert(name);
+    change_args(it->first, it->second);
+    it = waiting_args_.erase(it);
   }
 }
 
@@ -225,6 +247,65 @@ void Run::follow_changes(double now_s) {
     }
     it = pending_changes_.erase(it);
   }
+  for (auto it = pending_scales_.begin(); it != pending_scales_.end();) {
+    bool made = false;
+    uint32_t in_use = autoscaler_->in_use_of(it->nf, &made);
+    if (!made) {
+      ++it;
+      continue;
+    }
+    answer_applied({{"event", "change"},
+                    {"id", it->id},
+                    {"op", "set_instances"},
+                    {"nf", it->nf},
+                    {"state", "applied"},
+                    {"instances", in_use},
+                    {"instances_before", it->before},
+                    {"t_requested", it->requested_s},
+                    {"t_done", now_s},
+                    {"ring_drops_during", ring_drops_now() - it->ring_drops_before}},
+                   it->requested_tsc);
+    it = pending_scales_.erase(it);
+  }
+}
+
+void Run::change_instances(const json& command, double now_s) {
+  std::string name = command.value("nf", std::string());
+  const json& asked = command.contains("instances") ? command["instances"] : json();
+  std::optional<uint32_t> instances;
+  if (asked.is_number_unsigned() && asked.get<uint64_t>() <= 64)
+    instances = asked.get<uint32_t>();
+  else if (asked != "auto")
+    return answer_change(refusal(command, "instances", "a count of instances, or auto (the rule decides again)"));
+  for (const PendingScale& pending : pending_scales_)
+    if (pending.nf == name)
+      return answer_change(refusal(command, "instances",
+                                   "its instance count is being changed (to " + std::to_string(pending.instances) +
+                                       "): ask again once that took effect"));
+  uint32_t before = autoscaler_->in_use_of(name, nullptr);
+  uint64_t begin = rte_get_tsc_cycles(), drops_before = ring_drops_now();
+  json decision;
+  if (auto refused = autoscaler_->command(name, instances, now_s, &decision))
+    return answer_change(refusal(command, refused->field, refused->reason));
+  if (decision.is_object()) {  // shown as the rule's decisions are
+    decision["event"] = "scale";
+    emit(events_, decision);
+  }
+  pending_scales_.push_back(
+      {command.value("id", json()), name, instances.value_or(before), before, now_s, begin, drops_before});
+}
+
+void Run::refuse_unfinished_changes() {
+  const std::string why = "the run ended before the NF's runtime took the new arguments";
+  for (const PendingChange& change : pending_changes_)
+    answer_change(refusal({{"id", change.id}, {"op", change.op}, {"nf", change.nf}}, "args", why));
+  for (const auto& [command, requested_s] : waiting_args_) answer_change(refusal(command, "args", why));
+  for (const PendingScale& scale : pending_scales_)
+    answer_change(refusal({{"id", scale.id}, {"op", "set_instances"}, {"nf", scale.nf}}, "instances",
+                          "the run ended before the scaled egresses moved the flows"));
+  pending_changes_.clear();
+  waiting_args_.clear();
+  pending_scales_.clear();
 }
 
 void Run::switch_scheduler(const json& command, double now_s) {

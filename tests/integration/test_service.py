@@ -1,8 +1,8 @@
 """Tandem as a service: `./tandem serve` runs until `ctl stop`, with a control API on a Unix socket of mode 0600.
 Two clients read its status at once while traffic flows; a malformed request gets a 4xx naming what is wrong and
-changes nothing; live changes (an NF's arguments, the scheduler) take effect under traffic and lose no packet;
-`ctl stop` drains the chains, writes whole results with exact accounting, and leaves nothing behind; `ctl` without a
-service says so (exit 2)."""
+changes nothing; live changes (an NF's arguments, the scheduler, a scaled NF's instance count) take effect under
+traffic and lose no packet; `ctl stop` drains the chains, writes whole results with exact accounting, and leaves
+nothing behind; `ctl` without a service says so (exit 2)."""
 
 from __future__ import annotations
 
@@ -211,6 +211,58 @@ def test_live_changes_under_traffic_take_effect_whole_and_lose_nothing(write_spe
     assert [change["op"] for change in applied] == ["set_args"] * 3 + ["set_scheduler"] * 2
     assert all(change["ring_drops_during"] == 0 for change in applied if change["op"] == "set_args")
     assert results["scheduler"]["name"] == "coop"
+
+
+SCALED_SPEC = """\
+name: scaled-service
+traffic: {rate: 100 kpps, size: 64, flows: 64}
+scheduler: coop
+chains:
+  - name: web
+    nfs:
+      - {name: check, type: checkip, core: 1}
+      - {name: fw, type: firewall, core: 1, args: {synthetic_rules: 10},
+         scale: {max_instances: 3, cores: [1, 1], idle_ms: 200, cooldown_ms: 0}}
+"""
+
+
+def test_a_scaled_nf_is_scaled_by_command_and_given_back_to_its_rule(write_spec, tmp_path, machine_before):
+    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    with serving(write_spec(SCALED_SPEC), socket, out) as process:
+        # Out to all three instances: applied once every flow's old instance was done, without a full ring's drop.
+        scaled = ctl(socket, "scale", "fw", "3")
+        assert scaled.returncode == 0, scaled.stderr
+        change = answered(socket, json.loads(scaled.stdout))
+        assert change["state"] == "applied" and change["instances"] == 3 and change["instances_before"] == 1, change
+        assert change["ring_drops_during"] == 0
+        # The count holds: 100 kpps needs far less than two instances' worth of a core, so the rule (idle_ms 200)
+        # would give instances back within a second; the command paused it.
+        before = nf_status(socket, "fw.3")["packets_in"]
+        time.sleep(5 * 0.2 + STATUS_PERIOD)
+        assert nf_status(socket, "fw.3")["packets_in"] > before  # the third instance takes flows
+        # Refused, naming what is wrong, nothing changed: beyond max_instances, an NF without scale, not a count.
+        beyond = ctl(socket, "scale", "fw", "4")
+        assert beyond.returncode == 2 and "max_instances (3)" in beyond.stderr and "body.instances" in beyond.stderr
+        unscaled = ctl(socket, "scale", "check", "2")  # first in its chain, before the scaled NF
+        assert unscaled.returncode == 2 and "is not scaled" in unscaled.stderr, unscaled.stderr
+        assert ctl(socket, "scale", "fw", "two").returncode == 2
+        # Back to the rule, which gives the idle instances back.
+        back = ctl(socket, "scale", "fw", "auto")
+        assert back.returncode == 0 and json.loads(back.stdout)["state"] == "applied", back.stderr
+        time.sleep(2 * (0.2 + STATUS_PERIOD))
+        assert ctl(socket, "stop").returncode == 0
+        stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr
+    results = json.loads(out.read_text())
+    assert results["accounting"]["exact"] and results["accounting"]["in_flight"] == 0
+    (group,) = results["scaling"]
+    commanded, *by_rule = group["events"]
+    assert commanded["instances"] == 3 and commanded["reason"].startswith("asked by command"), commanded
+    assert commanded["took_effect_s"] is not None
+    # Every decision of the rule came after `auto`, and gave instances back.
+    assert by_rule and all(event["change"] == "in" for event in by_rule), by_rule
+    assert by_rule[0]["t_s"] >= next(c["t_done"] for c in results["changes"] if c.get("instances_before") == 3)
+    assert not group["count_by_command_at_end"]
 
 
 def free_port() -> int:
