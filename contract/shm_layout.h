@@ -97,6 +97,7 @@ struct alignas(64) WorkerControl {
   uint64_t sleeps;       // times the worker blocked (idle input or throttled)
   uint32_t load_window;  // scheduler -> worker: count load_cycles/poll_cycles while 1 (user-level-thread runtime)
   uint32_t left_loop;    // it saw `stop` and sends no more (the manager counts kernel links after every sender's)
+  uint32_t leave;        // manager -> this worker alone: leave the loop as at `stop` (its chain was removed)
 };
 
 // Per-chain entry control: a scheduler closes the entry to shed load before any NF spends work on it.

@@ -242,6 +242,10 @@ def parser() -> argparse.ArgumentParser:
     )
     scale.add_argument("nf", help="the scaled NF's name in the spec (it has scale: with max_instances)")
     scale.add_argument("instances", type=_instances, help="how many instances (1..max_instances), or auto")
+    remove = operations.add_parser(
+        "remove-chain", parents=[reach], help="close a chain's entry, drain it, stop its NFs; the others run on"
+    )
+    remove.add_argument("chain", help="the chain's name in the spec")
     ctl.set_defaults(handler=cmd_ctl)
 
     nfs = commands.add_parser("nfs", help="list NF types and schedulers with their arguments")

@@ -1,5 +1,5 @@
 """The service commands: `serve` (a spec run until `ctl stop`, SIGTERM or Ctrl-C, with a control API) and `ctl` (its
-client: `status`, `stop`, and the live changes `args`, `scheduler` and `scale`)."""
+client: `status`, `stop`, and the live changes `args`, `scheduler`, `scale` and `remove-chain`)."""
 
 from __future__ import annotations
 
@@ -77,6 +77,9 @@ def _report_change(args, reply: ChangeReply) -> int:
     cost = f"{number(reply.build_us, 0)} us to build" if reply.build_us is not None else ""
     if reply.switch_us is not None:
         cost = f"{number(reply.switch_us, 0)} us to switch"
+    if reply.chain is not None:
+        left = "everything inside delivered" if reply.drained else "what was left stays counted in flight"
+        cost = f"drained in {number(reply.drain_ms, 0)} ms ({left}), NFs {reply.nfs_stopped} stopped"
     if reply.instances is not None:
         cost = f"{reply.instances_before} -> {reply.instances} instances, once every flow's old instance was done"
     tell_user(
@@ -106,6 +109,8 @@ def cmd_ctl(args) -> int:
         return _report_change(args, control.set_scheduler(args.name, _options(args.option)))
     if args.operation == "scale":
         return _report_change(args, control.set_instances(args.nf, args.instances))
+    if args.operation == "remove-chain":
+        return _report_change(args, control.remove_chain(args.chain))
     status = control.status()
     if args.json:
         print(json.dumps(status.model_dump(), indent=2))

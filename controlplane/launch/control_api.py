@@ -21,6 +21,7 @@ class ChainStatus(_Message):
     entry_backpressure: int
     latency_p50_us_under: float | None = None  # the latency histogram's bound under which the median packet stayed
     latency_p99_us_under: float | None = None
+    removed: bool = False  # removed from the service (DELETE /chains/{name}): its NFs stopped, nothing enters it
 
 
 class NfStatus(_Message):
@@ -33,6 +34,7 @@ class NfStatus(_Message):
     in_mpps: float | None = None
     restarts: int = 0  # times its process was started again after it died (its spec's `restart`)
     down: bool = False  # its process died and is not back yet
+    removed: bool = False  # its chain was removed: its process stopped
 
 
 class Status(_Message):
@@ -77,6 +79,11 @@ class InstancesChange(_Request):
     instances: Annotated[int, Field(ge=1, le=8)] | Literal["auto"]
 
 
+class ChainRemoval(_Request):
+    """DELETE /chains/{name}: the chain's entry closed, what is inside drained to the sink, its NF processes stopped;
+    the other chains' traffic goes on. No fields (an empty body, or {})."""
+
+
 class ChangeReply(_Message):
     """A live change's outcome: applied (with what it cost), refused (naming the field), or pending (not taken yet:
     an NF takes new arguments before its next batch; `status` shows it once it has)."""
@@ -93,6 +100,10 @@ class ChangeReply(_Message):
     switch_us: float | None = None  # set_scheduler: the old module detached, the new attached
     instances: int | None = None  # set_instances: the instances its flows are spread over now
     instances_before: int | None = None
+    chain: str | None = None  # remove_chain: the chain removed
+    nfs_stopped: str | None = None  # its NFs, whose processes left their loops
+    drained: bool | None = None  # everything inside reached the sink (else what is left stays counted in flight)
+    drain_ms: float | None = None  # from the entry's close to the processes told to leave
     # What it cost the traffic, measured by the sink 300 ms after (status and the results have it; a reply comes
     # before): deficit_ms (delivery short of the rate before, in ms of that rate), ring_drops_in_window and
     # latency_max_during_us (from the request to 300 ms after the change), ring_drops_before and
@@ -113,11 +124,17 @@ ROUTES = {
     "/nfs/{name}/args": "PUT",
     "/scheduler": "PUT",
     "/nfs/{name}/instances": "PUT",
+    "/chains/{name}": "DELETE",
 }
 _REPLIES = {"/status": Status, "/stop": StopReply} | dict.fromkeys(
-    ("/nfs/{name}/args", "/scheduler", "/nfs/{name}/instances"), ChangeReply
+    ("/nfs/{name}/args", "/scheduler", "/nfs/{name}/instances", "/chains/{name}"), ChangeReply
 )
-REQUESTS = {"/nfs/{name}/args": ArgsChange, "/scheduler": SchedulerChange, "/nfs/{name}/instances": InstancesChange}
+REQUESTS = {
+    "/nfs/{name}/args": ArgsChange,
+    "/scheduler": SchedulerChange,
+    "/nfs/{name}/instances": InstancesChange,
+    "/chains/{name}": ChainRemoval,
+}
 _NAME = r"[A-Za-z0-9_.-]{1,64}"  # an NF's name, as the spec allows it
 
 
@@ -132,8 +149,8 @@ def match_route(path: str) -> tuple[str, dict[str, str]] | None:
 
 def openapi() -> dict:
     """The API's OpenAPI 3.1 document, its schemas the models above."""
-    schemas = {model.__name__: model.model_json_schema(ref_template="#/components/schemas/{model}") for model in
-               (Status, StopReply, ErrorReply, ChangeReply, ArgsChange, SchedulerChange, InstancesChange)}  # fmt: skip
+    models = (Status, StopReply, ErrorReply, ChangeReply, *REQUESTS.values())
+    schemas = {model.__name__: model.model_json_schema(ref_template="#/components/schemas/{model}") for model in models}
     for schema in list(schemas.values()):
         schemas.update(schema.pop("$defs", {}))
     paths = {}
@@ -143,13 +160,16 @@ def openapi() -> dict:
         error = {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorReply"}}}
         operation = {
             "responses": {
-                "200" if method in ("GET", "PUT") else "202": {"description": "done", "content": content},
+                "202" if path == "/stop" else "200": {"description": "done", "content": content},
                 "4XX": {"description": "a malformed request, naming what is wrong", "content": error},
             }
         }
         if path in REQUESTS:
             body = {"$ref": f"#/components/schemas/{REQUESTS[path].__name__}"}
-            operation["requestBody"] = {"required": True, "content": {"application/json": {"schema": body}}}
+            operation["requestBody"] = {
+                "required": bool(REQUESTS[path].model_fields),
+                "content": {"application/json": {"schema": body}},
+            }
             operation["responses"]["202"] = {"description": "not taken yet (pending)", "content": content}
         if "{name}" in path:
             operation["parameters"] = [

@@ -92,6 +92,11 @@ class Control:
         count back to its rule (`auto`); applied once every feeder moved the flows, `pending` until then."""
         return ChangeReply.model_validate(self._call("PUT", f"/nfs/{nf}/instances", {"instances": instances}))
 
+    def remove_chain(self, chain: str) -> ChangeReply:
+        """Removes a chain while the others' traffic runs: its entry closed, what is inside drained to the sink, its
+        NF processes stopped; `pending` until they are."""
+        return ChangeReply.model_validate(self._call("DELETE", f"/chains/{chain}", {}))
+
 
 def connect(path: Path | str = DEFAULT_SOCKET) -> Control:
     return Control(path)

@@ -130,7 +130,7 @@ def read_token(path: str | Path) -> str:
 def _body_field(manager_path: str) -> str:
     """Where in the request a field the data plane refused is: its paths are the command's (args.rules[0].action,
     scheduler.options.k, nf), the request's are the body's or the URL's."""
-    if manager_path == "nf":
+    if manager_path in ("nf", "chain"):
         return "path"
     if manager_path in ("", "request"):
         return "request"
@@ -144,6 +144,8 @@ def _as_command(template: str, params: dict, request) -> dict:
         return {"op": "set_scheduler", "scheduler": {"name": request.name, "options": request.options}}
     if template == "/nfs/{name}/instances":
         return {"op": "set_instances", "nf": params["name"], "instances": request.instances}
+    if template == "/chains/{name}":
+        return {"op": "remove_chain", "chain": params["name"]}
     return {"op": "set_args", "nf": params["name"], "args": request.args}
 
 
@@ -181,7 +183,9 @@ def _handler(
             # method it has no handler for): answered in the API's own form, not as an HTML page.
             if code == 501:
                 self._drain()
-                self._refuse(405, "method", f"no operation takes {self.command!r} (they take GET and POST)")
+                self._refuse(
+                    405, "method", f"no operation takes {self.command!r} (they take GET, POST, PUT and DELETE)"
+                )
             else:
                 self._refuse(code, "request", message or explain or "malformed request")
 
@@ -218,7 +222,9 @@ def _handler(
 
         def _change(self, template: str, params: dict, body: bytes) -> None:
             try:
-                request = REQUESTS[template].model_validate_json(body or b"null")
+                # No body: null, which a request with fields refuses by name; one without takes it as {}.
+                empty = b"{}" if not REQUESTS[template].model_fields else b"null"
+                request = REQUESTS[template].model_validate_json(body or empty)
             except ValidationError as error:
                 first = error.errors()[0]
                 where = ".".join(str(part) for part in first["loc"])

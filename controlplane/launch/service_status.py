@@ -43,6 +43,7 @@ class ServiceStatus:
         self._changes: list[dict] = []
         self._restarts: dict[str, int] = {}  # by NF: times its process was started again after it died
         self._down: set[str] = set()  # NFs whose process died and is not back yet
+        self._removed: set[str] = set()  # chains removed from the service
 
     def follow(self, event: dict) -> None:
         kind = event.get("event")
@@ -71,12 +72,14 @@ class ServiceStatus:
                 self._changes.append({key: value for key, value in event.items() if key != "event"})
                 if event.get("op") == "set_scheduler" and event.get("state") == "applied":
                     self._scheduler = event["scheduler"]
+                if event.get("op") == "remove_chain" and event.get("state") == "applied":
+                    self._removed.add(event["chain"])
 
     def status(self) -> dict:
         with self._lock:
             now, before, t, phase = self._now, self._before, self._t, self._phase
             workers, scheduler, changes = dict(self._workers), self._scheduler, list(self._changes)
-            restarts, down = dict(self._restarts), set(self._down)
+            restarts, down, removed = dict(self._restarts), set(self._down), set(self._removed)
         status = {"name": self._config["name"], "scheduler": scheduler, "phase": phase, "changes": changes}
         if "lab" in self._config:  # where a user's own clients can run: ip netns exec NETNS iperf3 --client ADDRESS
             hosts = self._config["lab"]["hosts"]
@@ -99,6 +102,7 @@ class ServiceStatus:
                     # Bucket bounds: the latency the median (99th) packet of the last interval stayed under.
                     "latency_p50_us_under": _bound_of_percentile(latency, earlier_latency, 0.5),
                     "latency_p99_us_under": _bound_of_percentile(latency, earlier_latency, 0.99),
+                    "removed": chain["name"] in removed,
                 }
             )
         drops_by_ring = {ring["name"]: ring["dropped_full"] for ring in now["rings"] if ring["dropped_full"]}
@@ -111,13 +115,14 @@ class ServiceStatus:
                 {
                     "name": nf["name"],
                     "chain": nf["chain"],
-                    "pid": worker.get("pid"),
+                    "pid": None if nf["chain"] in removed else worker.get("pid"),
                     "core": worker.get("core"),
                     "packets_in": nf["packets_in"],
                     "packets_dropped": nf["packets_dropped"],
                     "in_mpps": _rate(nf, previous, "packets_in", seconds),
                     "restarts": restarts.get(nf["name"], 0),
                     "down": nf["name"] in down,
+                    "removed": nf["chain"] in removed,
                 }
             )
         return status | {

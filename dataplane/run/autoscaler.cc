@@ -100,10 +100,9 @@ Autoscaler::Autoscaler(const Deployment& deployment, StatsZone& stats, double ts
     : deployment_(deployment), stats_(stats), hz_(tsc_hz), chain_settled_at_(deployment.chains.size(), -1.0) {
   for (const NfConfig& nf : deployment.nfs) {
     if (!nf.scale) continue;
-    Group group{&nf,   ScalingRule(*nf.scale, static_cast<uint32_t>(nf.scale->instances.size())),
-                false, scale_feeders(deployment, nf.index).size(),
-                {},    0,
-                {},    json::array()};
+    Group group{.nf = &nf,
+                .rule = ScalingRule(*nf.scale, static_cast<uint32_t>(nf.scale->instances.size())),
+                .feeders = scale_feeders(deployment, nf.index).size()};
     group.work_cycles.assign(nf.scale->instances.size(), 0);
     flag_store(stats_.scale[nf.index].wanted, 1u);
     groups_.push_back(std::move(group));
@@ -128,6 +127,7 @@ std::vector<json> Autoscaler::tick(uint64_t now_tsc, double t_s) {
   std::vector<ScaleDecision> proposals(groups_.size());
   for (size_t g = 0; g < groups_.size(); g++) {
     Group& group = groups_[g];
+    if (group.forgotten) continue;
     const std::vector<int>& instances = group.nf->scale->instances;
     uint32_t using_now = in_use(group);
     double busy = 0;
@@ -266,8 +266,14 @@ uint32_t Autoscaler::in_use_of(const std::string& name, bool* made) const {
   return 1;
 }
 
+void Autoscaler::forget_chain(int chain) {
+  for (Group& group : groups_)
+    if (group.nf->chain == chain) group.forgotten = true;
+}
+
 bool Autoscaler::settled() const {
   for (const Group& group : groups_) {
+    if (group.forgotten) continue;
     bool made = false;
     in_use(group, &made);
     if (!made) return false;

@@ -80,6 +80,8 @@ class Autoscaler {
     std::string field, reason;
   };
   std::optional<Refusal> command(const std::string& name, std::optional<uint32_t> instances, double t_s, json* event);
+  // A chain removed from a service: its scaled NFs are observed and decided on no more.
+  void forget_chain(int chain);
   // The instances NF `name`'s feeders spread flows over now, and whether that is the count last asked for.
   uint32_t in_use_of(const std::string& name, bool* made) const;
 
@@ -88,6 +90,7 @@ class Autoscaler {
     const NfConfig* nf;  // instance 1
     ScalingRule rule;
     bool by_command = false;            // its count set by an operator: the rule proposes nothing until `auto`
+    bool forgotten = false;             // its chain was removed
     size_t feeders = 1;                 // scaled egresses that feed it (scale_feeders)
     std::vector<uint64_t> work_cycles;  // per instance, at the last tick (NfCounters::work_cycles)
     uint64_t last_tsc = 0;

@@ -59,7 +59,8 @@ struct WorkerState {
   double heartbeat_changed_s = 0;
   OsSample at_heartbeat_change;
   bool starvation_reported = false;
-  bool hung = false;  // declared hung: it will not stop by itself
+  bool hung = false;     // declared hung: it will not stop by itself
+  bool removed = false;  // its chain was removed: told to leave, its exit expected (run_chain_removal.cc)
 };
 
 class Run {
@@ -117,6 +118,25 @@ class Run {
     double requested_s;
     uint64_t requested_tsc, ring_drops_before;
   };
+  // A chain being removed (run_chain_removal.cc): its entry closed at `requested_s`, its processes told to leave
+  // once it drained (`left_at_s`), answered once they are all reaped.
+  struct ChainRemoval {
+    json id;
+    int chain;
+    std::vector<size_t> workers;
+    double requested_s;
+    uint64_t requested_tsc, ring_drops_before;
+    uint64_t generated = 0;  // packets that entered it, all of them
+    double left_at_s = -1;
+    bool drained = false;
+  };
+  void remove_chain(const json& command, double now_s);
+  void follow_removals(double now_s);
+  // Why chain `chain` cannot be removed now ("" if it can).
+  std::string why_chain_cannot_go(int chain) const;
+  bool chain_drained(const ChainRemoval& removal) const;
+  // A fresh scheduler module attached to the workers there are now (after restarts or a chain's removal).
+  void reattach_scheduler();
   void open_commands(int fd);
   void take_commands(double now_s);
   void follow_changes(double now_s);
@@ -194,7 +214,10 @@ class Run {
   int commands_fd_ = -1;
   std::string commands_pending_;  // what arrived past the last complete command line
   std::vector<PendingChange> pending_changes_;
-  std::vector<PendingScale> pending_scales_;  // instance counts asked for that the scaled egresses have not made yet
+  std::vector<PendingScale> pending_scales_;
+  std::vector<ChainRemoval> removals_;
+  std::vector<bool> chain_removed_;  // per chain: removed from the service  // instance counts asked for that the
+                                     // scaled egresses have not made yet
   std::deque<std::pair<json, double>> waiting_args_;  // set_args commands and when they came, behind one pending
   json changes_ = json::array();                      // every change answered, for the results
   std::vector<uint32_t> args_generation_;             // per NF: the last generation of arguments asked for

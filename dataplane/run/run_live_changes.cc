@@ -63,6 +63,7 @@ void Run::open_commands(int fd) {
                                ? original_["prepared"]
                                : scheduler_types().at(d_.scheduler.name).requirements(d_.scheduler.options).to_json();
   args_generation_.assign(d_.nfs.size(), 0);
+  chain_removed_.assign(d_.chains.size(), false);
   if (fd >= 0) change_watch_ = std::make_unique<ChangeWatch>(hz_);
 }
 
@@ -127,9 +128,12 @@ void Run::take_commands(double now_s) {
       switch_scheduler(command, now_s);
     else if (op == "set_instances")
       change_instances(command, now_s);
+    else if (op == "remove_chain")
+      remove_chain(command, now_s);
     else
       answer_change(
-          refusal(command, "op", "no such change '" + op + "' (there are: set_args, set_scheduler, set_instances)"));
+          refusal(command, "op",
+                  "no such change '" + op + "' (there are: set_args, set_scheduler, set_instances, remove_chain)"));
   }
   start_waiting_args();
 }
@@ -267,6 +271,7 @@ void Run::follow_changes(double now_s) {
                    it->requested_tsc);
     it = pending_scales_.erase(it);
   }
+  follow_removals(now_s);
 }
 
 void Run::change_instances(const json& command, double now_s) {
@@ -303,9 +308,20 @@ void Run::refuse_unfinished_changes() {
   for (const PendingScale& scale : pending_scales_)
     answer_change(refusal({{"id", scale.id}, {"op", "set_instances"}, {"nf", scale.nf}}, "instances",
                           "the run ended before the scaled egresses moved the flows"));
+  for (const ChainRemoval& removal : removals_)
+    answer_change({{"event", "change"},
+                   {"id", removal.id},
+                   {"op", "remove_chain"},
+                   {"chain", d_.chains[removal.chain].name},
+                   {"state", "refused"},
+                   {"errors", json::array({{{"path", "chain"},
+                                            {"message",
+                                             "the run ended while the chain drained: it stops with "
+                                             "the others"}}})}});
   pending_changes_.clear();
   waiting_args_.clear();
   pending_scales_.clear();
+  removals_.clear();
 }
 
 void Run::switch_scheduler(const json& command, double now_s) {

@@ -131,15 +131,19 @@ void Run::relaunch_due(double now_s) {
     emit(events_, restart);
     state.lost = 0;
   }
-  if (!attached_ && !restart_pending()) {
-    // Every NF is back: a fresh module (its state was of the old processes) takes them all again; what the one
-    // before decided goes to the results' restarts.
+  if (!attached_ && !restart_pending() && removals_.empty()) {
+    // Every NF is back: what the module before decided goes to the results' restarts.
     if (!restarts_.empty()) restarts_.back()["scheduler_before"] = scheduler_->report(*view_);
-    scheduler_ = scheduler_types().at(d_.scheduler.name).create(d_.scheduler.options);
-    scheduler_->attach(*view_);
-    attached_ = true;
-    scheduler_switched_ = true;  // the control loop reads its tick period again
+    reattach_scheduler();
   }
+}
+
+void Run::reattach_scheduler() {
+  // A fresh module: the state of the one before was of processes that are gone.
+  scheduler_ = scheduler_types().at(d_.scheduler.name).create(d_.scheduler.options);
+  scheduler_->attach(*view_);
+  attached_ = true;
+  scheduler_switched_ = true;  // the control loop reads its tick period again
 }
 
 }  // namespace tandem

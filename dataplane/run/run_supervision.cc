@@ -24,7 +24,7 @@ void Run::check_workers(double now_s, bool check_hangs) {
   relaunch_due(now_s);
   for (size_t w = 0; w < pids_.size(); w++) {
     WorkerState& state = workers_[w];
-    if (state.exited) continue;
+    if (state.exited || state.removed) continue;  // a removed chain's: reaped as its removal follows it
     if (reap(w)) {
       if (schedule_restart(w, now_s)) continue;  // its policy restarts it (or gave up, failing the run)
       fail("NF " + nf_names_of(static_cast<int>(w)) + " (pid " + std::to_string(state.pid) + ") " +

@@ -47,7 +47,7 @@ void Generator::poll(uint64_t now_tsc) {
     receiver->poll(burst_,
                    [&](int chain, rte_mbuf** pkts, uint16_t count) { admit(streams_[chain], pkts, count, now_tsc); });
   for (Stream& stream : streams_) {
-    if (stream.from_port) continue;
+    if (stream.from_port || stream.removed) continue;
     // As fast as possible means as fast as the entry takes: frames a full ring would refuse are not built.
     // Building and freeing them cost the control core a burst per loop, time the sink and a scheduler that
     // decides on this core (unis) then lacked.

@@ -36,6 +36,8 @@ class Generator {
   void emit_probe(int chain, uint16_t count, uint16_t frame_size, uint64_t now_tsc) {
     emit(streams_[chain], count, now_tsc, frame_size);
   }
+  // A chain removed from a running service: none of its packets are generated from now on.
+  void close_chain(int chain) { streams_[chain].removed = true; }
   // Packets that entered the chain: generated, or received on its port.
   uint64_t generated(int chain) const { return streams_[chain].generated; }
   // run --profile: the packets traced_packet() picks (one in `trace_every`, among one in `latency_every`) get one
@@ -74,6 +76,7 @@ class Generator {
     std::vector<double> step_packets_per_cycle;  // a stepped rate instead (may be empty)
     uint64_t step_cycles = 0;
     bool from_port = false;  // its traffic comes from a port's Rx stage: nothing to generate
+    bool removed = false;    // the chain was removed (a service's live change): nothing more to generate
 
     // Moves the capture's cursor past `frames` frames, back to its start at the end when it loops.
     void advance_replay(size_t frames) {

@@ -19,6 +19,7 @@ KernelPolicy KernelPolicy::from_options(const std::string& name, const json& opt
 }
 
 void KernelPolicy::apply(pid_t pid) const {
+  if (pid <= 0) return;  // a worker that has exited (its chain removed): 0 would be this process itself
   int linux_policy = name == "fifo"    ? SCHED_FIFO
                      : name == "rr"    ? SCHED_RR
                      : name == "batch" ? SCHED_BATCH

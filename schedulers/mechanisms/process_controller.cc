@@ -28,6 +28,10 @@ std::runtime_error system_error(const std::string& what, pid_t task) {
 // A task that has exited cannot be switched; the manager reaps it and names the NF, so that is not our error.
 bool gone() { return errno == ESRCH; }
 
+// A worker that has exited is pid 0 in the view (a removed chain's): to the system calls, 0 is the caller itself,
+// and to kill(2) its whole process group, so every backend passes it by.
+bool absent(pid_t task) { return task <= 0; }
+
 // Every task of a core is SCHED_FIFO; the one that runs is the one with the highest priority, and the kernel's RT
 // scheduler hands the core over as soon as the priorities change. FIFO tasks are never time-sliced by the kernel,
 // so only UNiS decides (the paper used RR with the same effect: its slices are far shorter than RR's).
@@ -40,17 +44,20 @@ class FifoPriorityController final : public ProcessController {
  public:
   std::string name() const override { return "fifo"; }
   void adopt(pid_t task) override {
+    if (absent(task)) return;
     sched_param param{.sched_priority = kParked};
     if (sched_setscheduler(task, SCHED_FIFO, &param) != 0 && !gone())
       throw system_error("sched_setscheduler(SCHED_FIFO)", task);
     tasks_.push_back(task);
   }
   void activate(pid_t task) override {
+    if (absent(task)) return;
     if (top_ == kHighest) renormalise();
     set_priority(task, ++top_);
     running_.insert(task);
   }
   void deactivate(pid_t task) override {
+    if (absent(task)) return;
     set_priority(task, kParked);
     running_.erase(task);
   }
@@ -90,6 +97,7 @@ class SignalController final : public ProcessController {
  public:
   std::string name() const override { return "signal"; }
   void adopt(pid_t task) override {
+    if (absent(task)) return;
     send(task, SIGSTOP);
     tasks_.push_back(task);
   }
@@ -102,6 +110,7 @@ class SignalController final : public ProcessController {
 
  private:
   static void send(pid_t task, int sig) {
+    if (absent(task)) return;
     if (kill(task, sig) != 0 && !gone()) throw system_error(sig == SIGSTOP ? "SIGSTOP" : "SIGCONT", task);
   }
   std::vector<pid_t> tasks_;
@@ -126,6 +135,7 @@ class FreezerController final : public ProcessController {
   ~FreezerController() override { release_all(); }
   std::string name() const override { return "freezer"; }
   void adopt(pid_t task) override {
+    if (absent(task)) return;
     pid_t process = process_of(task);
     std::string dir = parent_ + "/task-" + std::to_string(task);
     auto fail = [&](const std::string& file, const std::string& what, int error) {
@@ -141,8 +151,12 @@ class FreezerController final : public ProcessController {
     groups_[task] = Group{.process = process, .dir = dir, .freeze_fd = fd};
     freeze(task, true);
   }
-  void activate(pid_t task) override { freeze(task, false); }
-  void deactivate(pid_t task) override { freeze(task, true); }
+  void activate(pid_t task) override {
+    if (!absent(task)) freeze(task, false);
+  }
+  void deactivate(pid_t task) override {
+    if (!absent(task)) freeze(task, true);
+  }
   void release_all() override {
     for (auto& [task, group] : groups_) {
       files_.rewrite(group.freeze_fd, "0");  // fails only if the group is gone with its process

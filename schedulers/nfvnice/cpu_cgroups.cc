@@ -28,6 +28,10 @@ size_t CpuCgroups::add(const std::string& name, pid_t process) {
     return std::runtime_error("cgroup " + cgroup_failure(file, what, error));
   };
   if (int error = files_.make_group(dir); error != 0 && error != EEXIST) throw fail(dir, "mkdir", error);
+  if (process <= 0) {  // a worker that has exited (its chain removed): writing 0 would move this process itself
+    groups_.push_back({dir, process, -1, kDefaultShares});
+    return groups_.size() - 1;
+  }
   // cgroup.procs moves every thread of the process (the NF's and EAL's), not just the main one, on v1 and v2 alike.
   if (int error = files_.write(dir + "/cgroup.procs", std::to_string(process)))
     throw fail(dir + "/cgroup.procs", "moving pid " + std::to_string(process) + " in", error);
@@ -40,7 +44,7 @@ size_t CpuCgroups::add(const std::string& name, pid_t process) {
 
 bool CpuCgroups::set_shares(size_t group, uint64_t shares) {
   Group& g = groups_[group];
-  if (g.shares == shares) return false;
+  if (g.shares == shares || g.process <= 0) return false;
   uint64_t value = hierarchy_.version == CgroupVersion::V1 ? shares : cpu_weight_of_shares(shares);
   // A failure means the process and its group are going away; the manager reports the exit.
   if (files_.rewrite(g.weight_fd, std::to_string(value)) == 0) g.shares = shares;
@@ -50,6 +54,10 @@ bool CpuCgroups::set_shares(size_t group, uint64_t shares) {
 
 void CpuCgroups::release_all() {
   for (Group& g : groups_) {
+    if (g.process <= 0) {  // one with no process (add): nothing to move back
+      files_.remove_group(g.dir);
+      continue;
+    }
     files_.close_file(g.weight_fd);
     files_.write(hierarchy_.root + "/cgroup.procs", std::to_string(g.process));
     files_.remove_group(g.dir);  // fails only if a task is still inside; the control plane's journal removes it then

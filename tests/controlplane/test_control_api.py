@@ -82,7 +82,16 @@ def test_the_socket_is_its_owners_alone_and_status_reads_back(server):
     assert status.drops_by_ring == {"c:entry": 1}
 
 
-routes = [*ROUTES, "/nfs/n/args", "/nfs/other/args", "/nfs/a%20b/args", "/nfs//args", "/scheduler/", "/nfs/n/instances"]
+routes = [
+    *ROUTES,
+    "/nfs/n/args",
+    "/nfs/other/args",
+    "/nfs/a%20b/args",
+    "/nfs//args",
+    "/scheduler/",
+    "/nfs/n/instances",
+    "/chains/c",
+]
 paths = st.one_of(st.sampled_from([*routes, "/", "/status/", "/stop?now=1", "//stop"]), st.text(max_size=40))
 methods = st.sampled_from(["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "BREW", "get"])
 change_bodies = [b'{"args": {}}', b'{"args": {"rules": []}}', b'{"args": 3}', b'{"args": {}, "more": 1}', b"[]"]
@@ -118,7 +127,9 @@ def test_every_request_gets_a_json_reply_and_only_a_proper_stop_stops(server, me
     # Only a well-formed change reaches the data plane, whole: the NF of the URL, arguments that are a mapping.
     for command in commands[commands_before:]:
         nf = command.get("nf")
-        assert method == "PUT" and target in ("/scheduler", f"/nfs/{nf}/args", f"/nfs/{nf}/instances")
+        chain = command.get("chain")
+        assert (method, target) in {("PUT", "/scheduler"), ("PUT", f"/nfs/{nf}/args"), ("PUT", f"/nfs/{nf}/instances"),
+                                    ("DELETE", f"/chains/{chain}")}  # fmt: skip
         assert isinstance(command.get("args", {}), dict) and isinstance(command.get("scheduler", {}), dict)
         assert command.get("instances", 1) == "auto" or 1 <= command.get("instances", 1) <= 8
     if code >= 400:

@@ -16,7 +16,9 @@ import subprocess
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from conftest import REPO, background, requires_root, tandem
+import pytest
+
+from conftest import REPO, background, requires_root, runnable, tandem
 from controlplane.launch.control_api import ROUTES
 from controlplane.launch.control_client import _UnixConnection
 from controlplane.launch.control_server import MAX_BODY
@@ -263,6 +265,60 @@ def test_a_scaled_nf_is_scaled_by_command_and_given_back_to_its_rule(write_spec,
     assert by_rule and all(event["change"] == "in" for event in by_rule), by_rule
     assert by_rule[0]["t_s"] >= next(c["t_done"] for c in results["changes"] if c.get("instances_before") == 3)
     assert not group["count_by_command_at_end"]
+
+
+TWO_CHAINS = """\
+name: two-chains
+traffic: {{rate: 100 kpps, size: 64, flows: 16}}
+scheduler: {scheduler}
+chains:
+  - name: stays
+    nfs:
+      - {{name: fw, type: firewall, core: 1, args: {{synthetic_rules: 10}}}}
+      - {{name: check, type: checkip, core: 1}}
+  - name: goes
+    nfs:
+      - {{name: count, type: counter, core: 1}}
+      - {{name: work, type: cost, core: 1, args: {{cycles: 200}}}}
+"""
+
+
+@pytest.mark.parametrize("scheduler", runnable(["coop", "unis", "nfvnice"]))
+def test_a_chain_removed_under_traffic_drains_whole_and_the_other_runs_on(
+    scheduler, write_spec, tmp_path, machine_before
+):
+    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    with serving(write_spec(TWO_CHAINS.format(scheduler=scheduler)), socket, out) as process:
+        pids = {nf["name"]: nf["pid"] for nf in json.loads(ctl(socket, "status").stdout)["nfs"]}
+        removed = ctl(socket, "remove-chain", "goes")
+        assert removed.returncode == 0, removed.stderr
+        change = answered(socket, json.loads(removed.stdout))
+        # Its entry closed first: everything inside reached the sink before its NFs were stopped, none lost.
+        assert change["state"] == "applied" and change["drained"] and change["ring_drops_during"] == 0, change
+        assert change["nfs_stopped"].split(",") == ["count", "work"]
+        for name in ("count", "work"):
+            assert not os.path.exists(f"/proc/{pids[name]}"), name  # reaped: gone, not a zombie
+        status = json.loads(ctl(socket, "status").stdout)
+        goes = next(chain for chain in status["chains"] if chain["name"] == "goes")
+        assert goes["removed"] and goes["generated"] == change["generated"]
+        # The other chain runs on under a fresh module.
+        before = nf_status(socket, "check")["packets_in"]
+        time.sleep(STATUS_PERIOD)
+        assert nf_status(socket, "check")["packets_in"] > before
+        # Refused, naming the chain, nothing changed: removed already, and a chain that is not there.
+        again = ctl(socket, "remove-chain", "goes")
+        assert again.returncode == 2 and "removed already" in again.stderr, again.stderr
+        assert ctl(socket, "remove-chain", "nowhere").returncode == 2
+        assert ctl(socket, "stop").returncode == 0
+        stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr
+    results = json.loads(out.read_text())
+    assert results["accounting"]["exact"] and results["accounting"]["in_flight"] == 0
+    goes = next(chain for chain in results["chains"] if chain["name"] == "goes")
+    # Nothing entered it after its removal, and all that did was delivered or dropped (unis's start fills a ring).
+    assert goes["generated"] == change["generated"] == goes["delivered"] + goes["dropped"]["total"]
+    stopped = [worker for worker in results["workers"] if worker["nfs"] in ("count", "work")]
+    assert [worker["exit"] for worker in stopped] == ["exited with status 0"] * 2, stopped
 
 
 def free_port() -> int:

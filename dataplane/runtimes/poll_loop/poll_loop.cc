@@ -16,14 +16,16 @@ void run_poll_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats, int 
     return true;
   };
   uint32_t batches_since_yield = 0;
-  while (!flag_load(stats.stop)) {
+  // The run's end, or this worker's alone (its chain removed from a service).
+  auto leaving = [&] { return flag_load(stats.stop) != 0 || flag_load(control.leave) != 0; };
+  while (!leaving()) {
     // Set by the scheduler module before `go`, and again by the one a service switches to while it runs.
     const YieldPolicy policy{flag_load(control.yield.after_batches), flag_load(control.yield.on_empty),
                              flag_load(control.yield.block_on_empty)};
     if (flag_load(control.throttled)) {
       // Backpressure downstream: block rather than spend CPU on packets the chain would drop later.
       idle_wait(
-          control, [&] { return flag_load(control.throttled) != 0 && !flag_load(stats.stop); }, kIdleTimeoutUs);
+          control, [&] { return flag_load(control.throttled) != 0 && !leaving(); }, kIdleTimeoutUs);
       counter_add(control.heartbeat, uint64_t{1});
       continue;
     }
@@ -39,7 +41,7 @@ void run_poll_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats, int 
     }
     if (!any_input && policy.block_on_empty != 0) {
       idle_wait(
-          control, [&] { return inputs_empty() && !flag_load(stats.stop); }, kIdleTimeoutUs);
+          control, [&] { return inputs_empty() && !leaving(); }, kIdleTimeoutUs);
     } else if (!any_input && policy.on_empty != 0) {
       sched_yield();
       counter_add(control.yields, uint64_t{1});

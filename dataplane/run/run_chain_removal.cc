@@ -1,0 +1,138 @@
+// A chain removed from a running service: its entry closed first, what is inside drained through its NFs to the
+// sink, then its NF processes told to leave their loops and reaped, the other chains' traffic untouched.
+#include <signal.h>
+
+#include <algorithm>
+#include <set>
+
+#include <rte_cycles.h>
+
+#include "contract/idle_wait.h"
+#include "run.h"
+
+namespace tandem {
+
+namespace {
+
+// How long a removed chain may take to drain before its processes are stopped all the same (what is still inside
+// then stays counted in flight, in its rings); and how long they may take to leave their loops.
+constexpr double kDrainSeconds = 3.0;
+constexpr double kLeaveSeconds = 5.0;
+
+json refused(const json& command, const std::string& field, const std::string& message) {
+  return {{"event", "change"},    {"id", command.value("id", json())},
+          {"op", "remove_chain"}, {"chain", command.value("chain", json())},
+          {"state", "refused"},   {"errors", json::array({{{"path", field}, {"message", message}}})}};
+}
+
+}  // namespace
+
+std::string Run::why_chain_cannot_go(int chain) const {
+  const ChainConfig& config = d_.chains[chain];
+  if (chain_removed_[chain]) return "the chain was removed already";
+  for (const ChainRemoval& removal : removals_)
+    if (removal.chain == chain) return "the chain is being removed";
+  if (config.from_port >= 0)
+    return "its packets come from a port, which goes on receiving them: stop them at their source, or stop the "
+           "service";
+  if (restart_pending()) return "an NF is restarting: remove the chain once it is back";
+  for (const WorkerPlan& plan : d_.workers)
+    for (const Segment& segment : plan.segments)
+      for (int nf : segment.nfs) {
+        if (d_.nfs[nf].chain != chain) continue;
+        if (plan.runtime != Runtime::PollLoop || d_.nfs[nf].external())
+          return "NF '" + d_.nfs[nf].name +
+                 "' does not run in a poll-loop process of its chain's own (user-level threads, kernel I/O or an "
+                 "external application): remove it by restarting the service";
+        for (const Segment& other : plan.segments)
+          for (int member : other.nfs)
+            if (d_.nfs[member].chain != chain)
+              return "NF '" + d_.nfs[nf].name + "' shares its process with NF '" + d_.nfs[member].name +
+                     "' of another chain (" + d_.scheduler.name + " runs a core's NFs in one)";
+      }
+  return "";
+}
+
+void Run::remove_chain(const json& command, double now_s) {
+  std::string name = command.value("chain", std::string());
+  auto found = std::find_if(d_.chains.begin(), d_.chains.end(), [&](const ChainConfig& c) { return c.name == name; });
+  if (found == d_.chains.end()) return answer_change(refused(command, "chain", "no chain named '" + name + "'"));
+  int chain = found->index;
+  if (std::string why = why_chain_cannot_go(chain); !why.empty()) return answer_change(refused(command, "chain", why));
+  ChainRemoval removal{command.value("id", json()), chain, {}, now_s, rte_get_tsc_cycles(), ring_drops_now()};
+  for (const WorkerPlan& plan : d_.workers)
+    if (d_.nfs[plan.segments.front().nfs.front()].chain == chain) removal.workers.push_back(plan.index);
+  generator_->close_chain(chain);  // no packet enters it from now on; what is inside goes on to the sink
+  autoscaler_->forget_chain(chain);
+  removal.generated = generator_->generated(chain);
+  removals_.push_back(std::move(removal));
+}
+
+bool Run::chain_drained(const ChainRemoval& removal) const {
+  for (int ring : d_.chains[removal.chain].rings)
+    if (rte_ring_count(rings_[ring]) != 0) return false;
+  for (size_t w : removal.workers)
+    for (const Segment& segment : d_.workers[w].segments)
+      if (held_by_segment(segment) != 0) return false;
+  return true;
+}
+
+void Run::follow_removals(double now_s) {
+  for (auto it = removals_.begin(); it != removals_.end();) {
+    ChainRemoval& removal = *it;
+    if (removal.left_at_s < 0) {
+      removal.drained = chain_drained(removal);
+      if (!removal.drained && now_s - removal.requested_s < kDrainSeconds) {
+        ++it;
+        continue;
+      }
+      // Its processes must run to see `leave`: the module lets every worker go (it may hold some stopped), and a
+      // fresh one takes the others once these are gone.
+      if (attached_) {
+        scheduler_->detach(*view_);
+        neutral_hints();
+        attached_ = false;
+      }
+      for (size_t w : removal.workers) {
+        workers_[w].removed = true;  // its exit is the point, not a crash
+        flag_store(stats_->workers[w].leave, 1u);
+        idle_wake(stats_->workers[w]);
+      }
+      removal.left_at_s = now_s;
+    }
+    bool all_gone = true;
+    for (size_t w : removal.workers) {
+      if (reap(w)) continue;
+      all_gone = false;
+      if (now_s - removal.left_at_s > kLeaveSeconds) {
+        kill(pids_[w], SIGKILL);
+        warnings_.push_back("NF " + nf_names_of(static_cast<int>(w)) + " of removed chain " +
+                            d_.chains[removal.chain].name + " did not leave its loop within 5 s and was killed");
+      }
+    }
+    if (!all_gone) {
+      ++it;
+      continue;
+    }
+    chain_removed_[removal.chain] = true;
+    std::string names;
+    for (size_t w : removal.workers) names += (names.empty() ? "" : ",") + nf_names_of(static_cast<int>(w));
+    answer_applied({{"event", "change"},
+                    {"id", removal.id},
+                    {"op", "remove_chain"},
+                    {"chain", d_.chains[removal.chain].name},
+                    {"state", "applied"},
+                    {"nfs_stopped", names},
+                    {"drained", removal.drained},  // false: its drain outlasted 3 s; the rest stays counted in flight
+                    {"generated", removal.generated},
+                    {"t_requested", removal.requested_s},
+                    {"t_done", now_s},
+                    {"drain_ms", (removal.left_at_s - removal.requested_s) * 1e3},
+                    {"ring_drops_during", ring_drops_now() - removal.ring_drops_before}},
+                   removal.requested_tsc);
+    it = removals_.erase(it);
+  }
+  if (!attached_ && removals_.empty() && !restart_pending()) reattach_scheduler();
+}
+
+}  // namespace tandem
