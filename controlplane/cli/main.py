@@ -3,17 +3,25 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 import traceback
+from collections.abc import Callable
 
-from controlplane.cli.authoring import cmd_compose, cmd_nfs, cmd_schema, cmd_validate
-from controlplane.cli.common import check_outputs
-from controlplane.cli.inspecting import cmd_explain, cmd_place, cmd_primitives, cmd_profile
-from controlplane.cli.running import cmd_compare, cmd_run
-from controlplane.cli.service import cmd_ctl, cmd_serve
+from controlplane.cli.output_paths import check_outputs
 from controlplane.errors import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, SpecError, TandemError
 from controlplane.launch.control_client import DEFAULT_SOCKET
+
+
+def _command(module: str, name: str) -> Callable:
+    """A command's handler, its module imported when the command runs: `ctl status` must not wait for the
+    experiment pipeline's imports (scipy, matplotlib: seconds on a busy control core)."""
+
+    def handler(args) -> int:
+        return getattr(importlib.import_module(f"controlplane.cli.{module}"), name)(args)
+
+    return handler
 
 
 def _scheduler_list(text: str) -> list[str]:
@@ -83,7 +91,7 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument(
         "--metrics", metavar="[HOST]:PORT", help="serve live metrics for Prometheus while the run lasts (e.g. :9464)"
     )
-    run.set_defaults(handler=cmd_run)
+    run.set_defaults(handler=_command("running", "cmd_run"))
 
     comp = commands.add_parser("compare", help="run a spec under several schedulers and compare medians")
     comp.add_argument("spec")
@@ -107,12 +115,12 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip the rtc runs at batches 32...1024 (6 a round) that give the table its best-rtc ceiling",
     )
-    comp.set_defaults(handler=cmd_compare)
+    comp.set_defaults(handler=_command("running", "cmd_compare"))
 
     validate = commands.add_parser("validate", help="check a spec without running it")
     validate.add_argument("spec")
     validate.add_argument("--scheduler", help="check with this scheduler instead of the spec's")
-    validate.set_defaults(handler=cmd_validate)
+    validate.set_defaults(handler=_command("authoring", "cmd_validate"))
 
     prof = commands.add_parser(
         "profile", help="estimate each NF's cycles per packet (cached) and the switch latency of each backend"
@@ -124,7 +132,7 @@ def parser() -> argparse.ArgumentParser:
     )
     prof.add_argument("--json", metavar="PATH", help="write the estimates and latencies as JSON")
     prof.add_argument("--quiet", action="store_true", help="no progress messages")
-    prof.set_defaults(handler=cmd_profile)
+    prof.set_defaults(handler=_command("inspecting", "cmd_profile"))
 
     prim = commands.add_parser(
         "primitives",
@@ -138,7 +146,7 @@ def parser() -> argparse.ArgumentParser:
     prim.add_argument("--json", metavar="PATH", help="write the measurement as JSON")
     prim.add_argument("--plot", metavar="PATH", help="draw memory latency by working set (PNG)")
     prim.add_argument("--quiet", action="store_true")
-    prim.set_defaults(handler=cmd_primitives)
+    prim.set_defaults(handler=_command("inspecting", "cmd_primitives"))
 
     place = commands.add_parser(
         "place",
@@ -156,7 +164,7 @@ def parser() -> argparse.ArgumentParser:
     )
     place.add_argument("--json", metavar="PATH", help="write the models and the solution as JSON")
     place.add_argument("--quiet", action="store_true", help="no progress messages")
-    place.set_defaults(handler=cmd_place)
+    place.set_defaults(handler=_command("inspecting", "cmd_place"))
 
     comp_sfc = commands.add_parser(
         "compose",
@@ -176,7 +184,7 @@ def parser() -> argparse.ArgumentParser:
         help="profile the μNFs (as root) for the expected saving, instead of using cached estimates only",
     )
     comp_sfc.add_argument("--quiet", action="store_true", help="no progress messages")
-    comp_sfc.set_defaults(handler=cmd_compose)
+    comp_sfc.set_defaults(handler=_command("authoring", "cmd_compose"))
 
     expl = commands.add_parser(
         "explain", help="where each packet's time went, from --profile results; with two files, what differs and why"
@@ -186,13 +194,13 @@ def parser() -> argparse.ArgumentParser:
     )
     expl.add_argument("--scheduler", help="in a comparison, this scheduler's runs only")
     expl.add_argument("--plot", metavar="PATH", help="a stacked bar per scheduler (PNG)")
-    expl.set_defaults(handler=cmd_explain)
+    expl.set_defaults(handler=_command("inspecting", "cmd_explain"))
 
     schema = commands.add_parser(
         "schema", help="print the JSON Schema of specs and SFC requests (for editors; schema/tandem.schema.json)"
     )
     schema.add_argument("--out", metavar="PATH", help="write it to PATH instead")
-    schema.set_defaults(handler=cmd_schema)
+    schema.set_defaults(handler=_command("authoring", "cmd_schema"))
 
     serve = commands.add_parser(
         "serve", help="run a spec as a service until `ctl stop`, SIGTERM or Ctrl-C, with a control API"
@@ -214,7 +222,7 @@ def parser() -> argparse.ArgumentParser:
     serve.add_argument("--token-file", help="a file (mode 0600) whose token every TCP request must carry")
     serve.add_argument("--json", metavar="PATH", help="write the full results as JSON when it stops")
     serve.add_argument("--quiet", action="store_true", help="no live progress")
-    serve.set_defaults(handler=cmd_serve)
+    serve.set_defaults(handler=_command("service", "cmd_serve"))
 
     ctl = commands.add_parser(
         "ctl", help="ask a running service (./tandem serve) for its status, change it while traffic runs, or stop it"
@@ -246,11 +254,11 @@ def parser() -> argparse.ArgumentParser:
         "remove-chain", parents=[reach], help="close a chain's entry, drain it, stop its NFs; the others run on"
     )
     remove.add_argument("chain", help="the chain's name in the spec")
-    ctl.set_defaults(handler=cmd_ctl)
+    ctl.set_defaults(handler=_command("service", "cmd_ctl"))
 
     nfs = commands.add_parser("nfs", help="list NF types and schedulers with their arguments")
     nfs.add_argument("--json", action="store_true")
-    nfs.set_defaults(handler=cmd_nfs)
+    nfs.set_defaults(handler=_command("authoring", "cmd_nfs"))
     return root
 
 

@@ -7,20 +7,21 @@ import json
 import sys
 from pathlib import Path
 
-from controlplane import api
-from controlplane.cli.running import report_outcome
 from controlplane.errors import EXIT_OK, SpecError
 from controlplane.launch.control_api import ChangeReply
 from controlplane.launch.control_client import Control
 from controlplane.launch.control_server import read_token
 from controlplane.results.live_metrics import parse_listen_address
-from controlplane.sfc.spec_or_request import load_spec_or_request
 from controlplane.spec.loading import parse_yaml, read_text
 from controlplane.terminal.progress import say as tell_user
 from controlplane.terminal.tables import count, number, table
 
 
 def cmd_serve(args) -> int:
+    # Here, not at the top: `ctl` (this module's other command) runs without the experiment pipeline's imports.
+    from controlplane import api
+    from controlplane.cli.running import report_outcome
+    from controlplane.sfc.spec_or_request import load_spec_or_request
     from controlplane.terminal.progress import ProgressLine
 
     spec = load_spec_or_request(args.spec)
