@@ -1,6 +1,7 @@
 """Live changes against a restart: a service (`./tandem serve`) of three firewalls on one NF core under steady
-generator traffic, given new firewall arguments and switched to another scheduler and back while the traffic runs,
-under each scheduler; and, set against them, what a user does today: stop the run and start it again. Per change the
+generator traffic, given new firewall arguments, switched to another scheduler and back, its scaled middle firewall
+given a second instance and back, and a second, light chain removed while the traffic runs, under each scheduler;
+and, set against them, what a user does today: stop the run and start it again. Per change the
 sink's measure (dataplane/run/change_watch.h): packets full rings dropped from the request to 300 ms after the change
 (against the 200 ms before it), the delivery it fell short of the rate before it (in milliseconds of that rate), and
 the highest latency in that window. For the restart: the time from the stop to the first delivered packet of the new
@@ -45,8 +46,12 @@ chains:
   - name: fw3
     nfs:
       - {{name: fw1, type: firewall, core: 1, args: {{synthetic_rules: 200}}}}
-      - {{name: fw2, type: firewall, core: 1, args: {{synthetic_rules: 200}}}}
+      - {{name: fw2, type: firewall, core: 1, args: {{synthetic_rules: 200}}, scale: {{max_instances: 2, cores: [1]}}}}
       - {{name: fw3, type: firewall, core: 1, args: {{synthetic_rules: 200}}}}
+  - name: side
+    traffic: {{rate: 5 kpps, size: 64, flows: 16}}
+    nfs:
+      - {{name: side, type: checkip, core: 1}}
 """
 # New rules that pass what the old ones passed (the generator never sends to 172.16.0.0/12): the change's cost is the
 # swap's alone, not a change of what the firewall lets through.
@@ -81,6 +86,16 @@ def first_delivery(control: Control, process: subprocess.Popen, timeout_s: float
     raise RuntimeError("the service did not deliver within its start-up time")
 
 
+def answered(control: Control, reply, timeout_s: float = 10.0) -> None:
+    """Waits for a change answered `pending` (the data plane answers later) to be answered, at most `timeout_s`: one
+    that never is stays out of the table's rows, and its round says so."""
+    deadline = time.monotonic() + timeout_s
+    while reply.state == "pending" and time.monotonic() < deadline:
+        time.sleep(0.1)
+        if any(c.get("id") == reply.id and c.get("state") != "pending" for c in control.status().changes):
+            return
+
+
 def one_round(spec: Path, scheduler: str, work: Path, previous_stop: float | None) -> dict:
     """A service under `scheduler`: its changes; the restart is the time from `previous_stop` to its first delivery."""
     socket, out = work / "control.sock", work / f"{scheduler}.json"
@@ -89,12 +104,20 @@ def one_round(spec: Path, scheduler: str, work: Path, previous_stop: float | Non
     try:
         delivering = first_delivery(control, process)
         time.sleep(2.0)  # past the start's own disturbances
-        control.set_args("fw2", NEW_ARGS)
-        time.sleep(SETTLE_S)
-        control.set_scheduler(SWITCH_TO[scheduler])
-        time.sleep(SETTLE_S)
-        control.set_scheduler(scheduler)
-        time.sleep(SETTLE_S)
+        changes = [
+            lambda: control.set_args("fw2", NEW_ARGS),
+            lambda: control.set_scheduler(SWITCH_TO[scheduler]),
+            lambda: control.set_scheduler(scheduler),
+            lambda: control.set_instances("fw2", 2),  # the autoscaler's mechanism by command: its rule waits
+            lambda: control.set_instances("fw2", 1),
+            lambda: control.remove_chain("side"),
+        ]
+        for change in changes:
+            try:
+                answered(control, change())
+            except SetupError as refusal:  # e.g. a scale-in still being made: the round's results list it
+                print(f"  refused: {refusal}", file=sys.stderr, flush=True)
+            time.sleep(SETTLE_S)
         stopped_at = time.monotonic()
         control.stop()
         process.wait(timeout=120)
@@ -129,10 +152,22 @@ def measure(repeat: int, rate: str, schedulers: list[str]) -> dict:
     return {"machine": machine_description(), "rate": rate, "repeat": repeat, "rounds": rounds}
 
 
-def kind_of(change: dict, scheduler: str) -> str:
+def kind_of(change: dict, scheduler: str) -> str | None:
     if change["op"] == "set_args":
         return "new firewall rules"
+    if change["op"] == "set_instances":  # `auto` changes no count: not a change to the traffic
+        before, after = change["instances_before"], change["instances"]
+        return None if before == after else f"scale {'out' if after > before else 'in'} to {after}"
+    if change["op"] == "remove_chain":
+        return "remove the other chain"
     return f"switch to {change['scheduler']}" if change["scheduler"] != scheduler else "switch back"
+
+
+def took_us(change: dict) -> float | None:
+    """What the change itself took: a build, a switch, flows moved to their new instances, a chain drained."""
+    if change["op"] in ("set_instances", "remove_chain"):
+        return (change["t_done"] - change["t_requested"]) * 1e6
+    return change.get("build_us") or change.get("switch_us")
 
 
 def median(values: list) -> float | None:
@@ -148,7 +183,7 @@ def rows(document: dict) -> list[dict]:
         kinds: dict[str, list[dict]] = {}
         for run in runs:
             for change in run["changes"]:
-                if change["state"] == "applied":
+                if change["state"] == "applied" and kind_of(change, scheduler):
                     kinds.setdefault(kind_of(change, scheduler), []).append(change)
         for kind, changes in kinds.items():
             costs = [change.get("cost") or {} for change in changes]
@@ -163,7 +198,7 @@ def rows(document: dict) -> list[dict]:
                     "deficit_noise_ms": median([cost.get("deficit_noise_ms") for cost in costs]),
                     "latency_max_us": median([cost.get("latency_max_during_us") for cost in costs]),
                     "latency_before_us": median([cost.get("latency_max_before_us") for cost in costs]),
-                    "took_us": median([change.get("build_us") or change.get("switch_us") for change in changes]),
+                    "took_us": median([took_us(change) for change in changes]),
                 }
             )
         restarts = [run["restart_s"] for run in runs if run["restart_s"] is not None]
@@ -190,13 +225,16 @@ def report(document: dict) -> str:
         return "n/a" if value is None else f"{value:,.{digits}f}"
 
     lines = [
-        f"Live changes under {document['rate']} of 64-byte packets through three firewalls (200 ACL rules each) on one "
-        f"NF core, {document['repeat']} rounds, medians; on {document['machine']}",
+        f"Live changes under {document['rate']} of 64-byte packets through three firewalls (200 ACL rules each; the "
+        f"middle one scaled, up to two instances) on one NF core, beside a light chain at 5 kpps, "
+        f"{document['repeat']} rounds, medians; on {document['machine']}",
         "window: from the request to 300 ms after the change; before: the 200 ms before the request. short: delivery "
         "below the rate before, in ms of that rate (a restart delivers nothing from its stop to its first packet); "
         "noise: the same measure over the 200 ms before, scaled to the window (the sink takes packets in bursts). "
-        "took: the build (on the control core, the old rules carrying the packets) or the switch; for a restart, "
-        "from the stop to the first delivered packet.",
+        "took: the build (on the control core, the old rules carrying the packets) or the switch; for a scaling, "
+        "until every feeder moved its flows; for a removal, from the entry's close to the chain's processes reaped; "
+        "for a restart, from the stop to the first delivered packet. Delivery and latency are both chains': a "
+        "removal's short includes the removed chain's own 5 kpps (1.4 ms of the 300 ms window).",
         "",
         table(
             [
@@ -230,6 +268,11 @@ def report(document: dict) -> str:
         "",
         "exact accounting in every run: " + ("yes" if all(r["exact"] for r in document["rounds"]) else "NO"),
     ]
+    refused = [(r["scheduler"], c) for r in document["rounds"] for c in r["changes"] if c["state"] != "applied"]
+    lines.append("changes not made: " + ("none" if not refused else ""))
+    for scheduler, change in refused:
+        first = (change.get("errors") or [{}])[0]
+        lines.append(f"- {scheduler}, {change['op']}: {first.get('message', change['state'])}")
     return "\n".join(lines)
 
 
@@ -242,7 +285,7 @@ def plot(document: dict) -> None:
     kinds = list(dict.fromkeys(row["kind"] for row in table_rows))
     figure, axis = plt.subplots(figsize=(12, 4.5))
     width = 0.8 / max(1, len(kinds))
-    colours = ["#9DB4D6", "#7FB77E", "#C8A2C8", "#D9A25F"]
+    colours = ["#9DB4D6", "#7FB77E", "#C8A2C8", "#D9A25F", "#E6B0AA", "#A3C4BC", "#B7A57A"]
     for k, kind in enumerate(kinds):
         values, noise = [], []
         for scheduler in schedulers:
@@ -250,7 +293,7 @@ def plot(document: dict) -> None:
             values.append(max(match[0]["deficit_ms"] or 0, 0.01) if match else 0)
             noise.append(match[0]["deficit_noise_ms"] if match else None)
         places = [i + k * width for i in range(len(schedulers))]
-        axis.bar(places, values, width, label=kind, color=colours[k % 4])
+        axis.bar(places, values, width, label=kind, color=colours[k % len(colours)])
         marked = [(x, n) for x, n in zip(places, noise, strict=True) if n]
         if marked:  # the same measure with no change: the floor a live change is read against
             axis.scatter(*zip(*marked, strict=True), marker="_", s=300, color="black", zorder=3)

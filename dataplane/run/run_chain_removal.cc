@@ -87,13 +87,16 @@ void Run::follow_removals(double now_s) {
         continue;
       }
       // Its processes must run to see `leave`: the module lets every worker go (it may hold some stopped), and a
-      // fresh one takes the others once these are gone.
+      // fresh one takes the others once these are gone. Throttles and closed entries go with it; the others keep
+      // how often to yield meanwhile: made neutral, busy pollers took whole CFS slices and the rings overflowed.
       if (attached_) {
         scheduler_->detach(*view_);
-        neutral_hints();
         attached_ = false;
       }
+      for (size_t w = 0; w < d_.workers.size(); w++) view_->hints.release(w);
+      for (size_t c = 0; c < d_.chains.size(); c++) view_->hints.set_entry_open(c, true);
       for (size_t w : removal.workers) {
+        view_->hints.set_yield_policy(w, YieldPolicy{});
         workers_[w].removed = true;  // its exit is the point, not a crash
         flag_store(stats_->workers[w].leave, 1u);
         idle_wake(stats_->workers[w]);
