@@ -27,6 +27,7 @@ struct Options {
   std::string slice_start;
   std::string backend;
   double idle_handover_us;  // < 0: never
+  double residue_wait_us;   // < 0: never
 
   static Options from(const json& o) {
     double gamma = o["gamma"].get<double>();
@@ -40,7 +41,8 @@ struct Options {
             o["sampling"].get<std::string>(),
             o["slice_start"].get<std::string>(),
             o["backend"].get<std::string>(),
-            o["idle_handover_us"].get<double>()};
+            o["idle_handover_us"].get<double>(),
+            o["residue_wait_us"].get<double>()};
   }
   uint32_t theta_min_for(const Deployment& d) const {
     return theta_min >= 0 ? static_cast<uint32_t>(theta_min) : default_theta_min(d.burst);
@@ -98,11 +100,12 @@ class UnisScheduler final : public Scheduler {
                          .cost_cycles = d.nfs[nf].cost_cycles});
       }
       cores_.emplace_back(
-          core,
-          CoreQueue(std::move(queue), options_.occupancy,
-                    options_.slice_start == "decision" ? SliceStart::kDecision : SliceStart::kFirstProgress,
-                    options_.idle_handover_us < 0 ? CoreQueue::kNoIdleHandover
-                                                  : static_cast<uint64_t>(options_.idle_handover_us * 1e-6 * hz)));
+          core, CoreQueue(std::move(queue), options_.occupancy,
+                          options_.slice_start == "decision" ? SliceStart::kDecision : SliceStart::kFirstProgress,
+                          options_.idle_handover_us < 0 ? CoreQueue::kNever
+                                                        : static_cast<uint64_t>(options_.idle_handover_us * 1e-6 * hz),
+                          options_.residue_wait_us < 0 ? CoreQueue::kNever
+                                                       : static_cast<uint64_t>(options_.residue_wait_us * 1e-6 * hz)));
     }
     interval_cycles_ = static_cast<uint64_t>(options_.interval_us * 1e-6 * hz);
     next_check_.assign(cores_.size(), 0);
@@ -215,6 +218,7 @@ class UnisScheduler final : public Scheduler {
             {"sampling", options_.sampling},
             {"slice_start", options_.slice_start},
             {"idle_handover_us", options_.idle_handover_us},
+            {"residue_wait_us", options_.residue_wait_us},
             {"monitor_samples", monitor_ ? monitor_->samples() : 0},
             {"ring_reads", monitor_ ? monitor_->ring_reads() : 0},
             {"switches", switches_},
@@ -327,6 +331,14 @@ const SchedulerRegistration registration({
                      "below theta_min; -1 = never (the paper: a packet below theta_min waits for more to arrive)",
              .min = -1,
              .max = 100000},
+            {.name = "residue_wait_us",
+             .type = ArgType::Number,
+             .default_value = 1000.0,
+             .help = "under load: packets below theta_min that have waited this long make their NF worth a turn when "
+                     "the running one yields (a chain's last packets, a scaled NF's old instance, a light chain "
+                     "beside a busy one); -1 = never (the paper: they wait until more arrive or the core is idle)",
+             .min = -1,
+             .max = 1000000},
             {.name = "occupancy",
              .type = ArgType::Boolean,
              .default_value = true,

@@ -18,10 +18,12 @@ uint32_t packets_moved(uint32_t ingress_before, uint32_t egress_before, uint32_t
 }  // namespace
 
 CoreQueue::CoreQueue(std::vector<ScheduledNf> nfs, bool occupancy_rules, SliceStart slice_start,
-                     uint64_t idle_handover_cycles)
+                     uint64_t idle_handover_cycles, uint64_t residue_wait_cycles)
     : nfs_(std::move(nfs)),
       occupancy_rules_(occupancy_rules),
       idle_handover_cycles_(idle_handover_cycles),
+      residue_wait_cycles_(residue_wait_cycles),
+      residue_since_(nfs_.size()),
       slice_start_(slice_start) {
   for (size_t i = 1; i < nfs_.size(); i++) queue_.push_back(i);
 }
@@ -87,7 +89,8 @@ std::optional<Switch> CoreQueue::decide(uint64_t now_tsc, const std::vector<uint
   if (occupancy_rules_) {
     auto unfit = [&](size_t position) {
       if (before_judging) before_judging(nfs_[position]);
-      return starved_of_input(nfs_[position], occupancy) || egress_full(nfs_[position], occupancy);
+      bool starved = starved_of_input(nfs_[position], occupancy) && !residue_waited(position, now_tsc, occupancy);
+      return starved || egress_full(nfs_[position], occupancy);
     };
     while (candidate != running_ && unfit(candidate)) {
       queue_.push_back(candidate);
@@ -102,7 +105,7 @@ std::optional<Switch> CoreQueue::decide(uint64_t now_tsc, const std::vector<uint
     bool idle = occupancy[current.ingress] == 0;
     if (!idle) idle_since_.reset();
     if (idle && !idle_since_) idle_since_ = now_tsc;
-    if (candidate == running_ && idle && idle_handover_cycles_ != kNoIdleHandover &&
+    if (candidate == running_ && idle && idle_handover_cycles_ != kNever &&
         now_tsc - *idle_since_ >= idle_handover_cycles_) {
       auto waiting = std::find_if(queue_.begin(), queue_.end(), [&](size_t position) {
         return occupancy[nfs_[position].ingress] > 0 && !egress_full(nfs_[position], occupancy);
@@ -118,6 +121,7 @@ std::optional<Switch> CoreQueue::decide(uint64_t now_tsc, const std::vector<uint
   // Lines 13-18.
   Switch change{current.nf, nfs_[candidate].nf, *why};
   running_ = candidate;
+  residue_since_[candidate].reset();  // its wait ends with this turn
   idle_since_.reset();
   last_reading_.valid = false;
   slice_.reset(now_tsc, nfs_[candidate].slice_cycles);
@@ -126,6 +130,21 @@ std::optional<Switch> CoreQueue::decide(uint64_t now_tsc, const std::vector<uint
            .egress = occupancy[nfs_[candidate].egress],
            .seen_working = slice_start_ == SliceStart::kDecision};
   return change;
+}
+
+// Under load the paper's rule leaves packets below theta_min where they are until more arrive: a chain whose entry
+// closed (its last packets), a scaled NF's old instance (its last flows, which the egress holds the moved ones'
+// packets behind) or a light chain beside a busy one then wait forever, since the core is never idle either. Packets
+// that have waited the residue time make their NF worth a turn; the wait is measured from the first decision that
+// saw them, so an NF is given one at most every residue time, a small share of switches under load.
+bool CoreQueue::residue_waited(size_t position, uint64_t now_tsc, const std::vector<uint32_t>& occupancy) {
+  std::optional<uint64_t>& since = residue_since_[position];
+  if (residue_wait_cycles_ == kNever || occupancy[nfs_[position].ingress] == 0) {
+    since.reset();
+    return false;
+  }
+  if (!since) since = now_tsc;
+  return now_tsc - *since >= residue_wait_cycles_;
 }
 
 std::vector<int> CoreQueue::waiting() const {

@@ -64,10 +64,12 @@ class CoreQueue {
   // `nfs` in wait-queue order; the first one runs first. `occupancy_rules` = false is the paper's ablation:
   // preempt only when the slice expires, and take the next NF in the queue whatever its rings hold.
   // `idle_handover_cycles`: how long the running NF's input must have stayed empty before it hands the core to an NF
-  // with packets below theta_min (low load: decide()); kNoIdleHandover: never (the paper).
+  // with packets below theta_min (low load: decide()); kNever: never (the paper).
+  // `residue_wait_cycles`: how long packets below theta_min may wait in a waiting NF's ingress before that NF is
+  // worth a turn all the same (under load: decide()); kNever: never (the paper).
   CoreQueue(std::vector<ScheduledNf> nfs, bool occupancy_rules, SliceStart slice_start = SliceStart::kDecision,
-            uint64_t idle_handover_cycles = 0);
-  static constexpr uint64_t kNoIdleHandover = UINT64_MAX;
+            uint64_t idle_handover_cycles = 0, uint64_t residue_wait_cycles = kNever);
+  static constexpr uint64_t kNever = UINT64_MAX;
 
   // Starts the first NF of the queue and its slice timer; returns it.
   const ScheduledNf& start(uint64_t now_tsc);
@@ -116,8 +118,13 @@ class CoreQueue {
   } last_reading_;
   TscTimer slice_;
   bool occupancy_rules_;
+  // Whether the NF at `position` has had packets below theta_min for the residue wait, as judged now.
+  bool residue_waited(size_t position, uint64_t now_tsc, const std::vector<uint32_t>& occupancy);
+
   uint64_t idle_handover_cycles_;
-  std::optional<uint64_t> idle_since_;  // when the running NF's input was first seen empty, this turn
+  uint64_t residue_wait_cycles_;
+  std::optional<uint64_t> idle_since_;                  // when the running NF's input was first seen empty, this turn
+  std::vector<std::optional<uint64_t>> residue_since_;  // per NF: when its waiting ingress was first seen non-empty
   SliceStart slice_start_;
   struct TurnStart {
     uint64_t decided_tsc = 0;

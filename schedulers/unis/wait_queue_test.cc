@@ -82,9 +82,34 @@ TEST(Algorithm1, TheIdleHandoverWaitsUntilTheInputHasStayedEmptyForItsTime) {
   auto change = q.decide(160, rings({0, 0, 0, 1, 0}));  // 100 cycles empty: D, with its one packet, runs
   ASSERT_TRUE(change.has_value());
   EXPECT_EQ(change->to, 13);
-  CoreQueue paper({nf(10, 0, 1), nf(12, 2, 3), nf(13, 3, 4)}, true, SliceStart::kDecision, CoreQueue::kNoIdleHandover);
+  CoreQueue paper({nf(10, 0, 1), nf(12, 2, 3), nf(13, 3, 4)}, true, SliceStart::kDecision, CoreQueue::kNever);
   paper.start(0);
   EXPECT_FALSE(paper.decide(1'000'000, rings({0, 0, 0, 1, 0})).has_value());  // the paper's rule: never
+}
+
+TEST(Algorithm1, UnderLoadPacketsBelowThetaMinThatWaitedTheResidueTimeGetTheirNfATurn) {
+  // A's input stays full (the core never idles); C holds 3 packets, its chain's last (its entry closed); D none.
+  auto queue = [](uint64_t residue_wait) {
+    return CoreQueue({nf(10, 0, 1), nf(12, 2, 3), nf(13, 4, 5)}, true, SliceStart::kDecision, CoreQueue::kNever,
+                     residue_wait);
+  };
+  CoreQueue q = queue(5000);
+  q.start(0);
+  EXPECT_FALSE(q.decide(1000, rings({500, 0, 3, 0, 0, 0})).has_value());  // C's packets first seen at 1000
+  EXPECT_FALSE(q.decide(5999, rings({500, 0, 3, 0, 0, 0})).has_value());
+  auto change = q.decide(6000, rings({500, 0, 3, 0, 0, 0}));  // they waited 5000 cycles: C runs
+  ASSERT_TRUE(change.has_value());
+  EXPECT_EQ(change->to, 12);
+  // A waiting NF whose input emptied starts its wait again; the paper's rule never gives C the core.
+  CoreQueue emptied = queue(5000);
+  emptied.start(0);
+  EXPECT_FALSE(emptied.decide(1000, rings({500, 0, 3, 0, 0, 0})).has_value());
+  EXPECT_FALSE(emptied.decide(3000, rings({500, 0, 0, 0, 0, 0})).has_value());
+  EXPECT_FALSE(emptied.decide(6000, rings({500, 0, 3, 0, 0, 0})).has_value());  // seen again at 6000 only
+  CoreQueue paper = queue(CoreQueue::kNever);
+  paper.start(0);
+  EXPECT_FALSE(paper.decide(1000, rings({500, 0, 3, 0, 0, 0})).has_value());
+  EXPECT_FALSE(paper.decide(1'000'000, rings({500, 0, 3, 0, 0, 0})).has_value());
 }
 
 TEST(Algorithm1, OnlyTheCandidatesLookedAtAreReadAndInQueueOrder) {

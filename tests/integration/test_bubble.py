@@ -147,6 +147,15 @@ def test_overloaded_scheduler_migrates_an_nf_to_the_spare(write_spec, tmp_path, 
     assert results["chains"][0]["delivered"] > 0
 
 
+def until_started(process: subprocess.Popen, timeout: float = 60) -> str:
+    """Reads the run's progress until its `started` line (its workers attached); returns that line."""
+    line = ""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not line.startswith("started"):
+        line = process.stderr.readline()
+    return line
+
+
 def test_a_killed_worker_is_named_and_nothing_is_left_behind(write_spec, tmp_path, machine_before):
     out = tmp_path / "r.json"
     process = subprocess.Popen(
@@ -155,11 +164,7 @@ def test_a_killed_worker_is_named_and_nothing_is_left_behind(write_spec, tmp_pat
         stderr=subprocess.PIPE,
         text=True,
     )
-    line = ""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not line.startswith("started"):
-        line = process.stderr.readline()
-    pid = int(re.search(r"pid (\d+)", line).group(1))
+    pid = int(re.search(r"pid (\d+)", until_started(process)).group(1))
     time.sleep(1)
     subprocess.run(["kill", "-9", str(pid)])
     _, stderr = process.communicate(timeout=30)
@@ -175,7 +180,8 @@ def test_ctrl_c_stops_a_bubble_run_cleanly(write_spec, tmp_path, machine_before)
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(2)
+    until_started(process)  # a run interrupted while it starts has no results to write (a busy machine: > 2 s)
+    time.sleep(1)
     process.send_signal(signal.SIGINT)
     process.communicate(timeout=30)
     assert process.returncode == 130
