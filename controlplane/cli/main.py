@@ -54,8 +54,10 @@ def _repeat(text: str) -> int:
 
 
 def _instances(text: str) -> int | str:
-    if text == "auto" or text.isdigit():
-        return text if text == "auto" else int(text)
+    if text == "auto":
+        return text
+    if text.isdigit():
+        return int(text)
     raise argparse.ArgumentTypeError(f"{text!r} is neither a count nor auto")
 
 

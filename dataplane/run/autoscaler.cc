@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <set>
 
 #include "contract/idle_wait.h"
 
@@ -214,17 +215,18 @@ void Autoscaler::wake_worker_of(int nf) {
         idle_wake(stats_.workers[plan.index]);
 }
 
-Autoscaler::Group* Autoscaler::group_named(const std::string& name) {
-  for (Group& group : groups_)
-    if (group.nf->name == name) return &group;
-  return nullptr;
+int Autoscaler::group_named(const std::string& name) const {
+  for (size_t g = 0; g < groups_.size(); g++)
+    if (groups_[g].nf->name == name) return static_cast<int>(g);
+  return -1;
 }
 
 std::optional<Autoscaler::Refusal> Autoscaler::command(const std::string& name, std::optional<uint32_t> instances,
                                                        double t_s, json* event) {
-  Group* group = group_named(name);
-  if (!group)
+  int index = group_named(name);
+  if (index < 0)
     return Refusal{"nf", "'" + name + "' is not scaled: give it `scale:` in the spec, which prepares its instances"};
+  Group* group = &groups_[static_cast<size_t>(index)];
   uint32_t most = static_cast<uint32_t>(group->nf->scale->instances.size());
   if (instances && (*instances < 1 || *instances > most))
     return Refusal{"instances", "between 1 and its max_instances (" + std::to_string(most) + ")"};
@@ -240,11 +242,11 @@ std::optional<Autoscaler::Refusal> Autoscaler::command(const std::string& name, 
   for (uint32_t k = before; k < *instances; k++) wake_worker_of(group->nf->scale->instances[k]);
   // The instances that start or stop taking flows, and their cores (one, as a rule).
   std::string changed, cores;
+  std::set<int> seen_cores;
   for (uint32_t k = std::min(before, *instances); k < std::max(before, *instances); k++) {
     const NfConfig& instance = deployment_.nfs[group->nf->scale->instances[k]];
     changed += (changed.empty() ? "" : ",") + instance.name;
-    std::string core = std::to_string(instance.core);
-    if (("," + cores + ",").find("," + core + ",") == std::string::npos) cores += (cores.empty() ? "" : ",") + core;
+    if (seen_cores.insert(instance.core).second) cores += (cores.empty() ? "" : ",") + std::to_string(instance.core);
   }
   group->events.push_back({{"t_s", t_s},
                            {"nf", name},
@@ -260,8 +262,8 @@ std::optional<Autoscaler::Refusal> Autoscaler::command(const std::string& name, 
 }
 
 uint32_t Autoscaler::in_use_of(const std::string& name, bool* made) const {
-  for (const Group& group : groups_)
-    if (group.nf->name == name) return in_use(group, made);
+  int index = group_named(name);
+  if (index >= 0) return in_use(groups_[static_cast<size_t>(index)], made);
   if (made) *made = true;
   return 1;
 }

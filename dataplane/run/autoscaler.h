@@ -101,7 +101,8 @@ class Autoscaler {
     double sample_t_s = 0;
   };
   void wake_worker_of(int nf);
-  Group* group_named(const std::string& name);
+  // The index of scaled NF `name`'s group in groups_, or -1.
+  int group_named(const std::string& name) const;
   // The instances every feeder spreads flows over now; `made`: all of them follow the rule's wanted count.
   uint32_t in_use(const Group& group, bool* made = nullptr) const;
   std::vector<double> chain_settled_at_;  // per chain: when its last change was made (cool-down); < 0: none yet

@@ -63,6 +63,9 @@ struct WorkerState {
   bool removed = false;  // its chain was removed: told to leave, its exit expected (run_chain_removal.cc)
 };
 
+// A live change's refusal, as the `change` event answers it: the command's id and op, the field and why.
+json change_refusal(const json& command, const std::string& field, const std::string& message);
+
 class Run {
  public:
   // `commands_fd`: a service's live changes, JSON lines (run_live_changes.cc); -1 for a run that takes none.
@@ -135,7 +138,9 @@ class Run {
   // Why chain `chain` cannot be removed now ("" if it can).
   std::string why_chain_cannot_go(int chain) const;
   bool chain_drained(const ChainRemoval& removal) const;
-  // A fresh scheduler module attached to the workers there are now (after restarts or a chain's removal).
+  // A fresh scheduler module attached to the workers there are now (after restarts or a chain's removal), once
+  // the module is away and no restart or removal still needs it so.
+  bool may_reattach() const { return !attached_ && !restart_pending() && removals_.empty(); }
   void reattach_scheduler();
   void open_commands(int fd);
   void take_commands(double now_s);
@@ -214,10 +219,9 @@ class Run {
   int commands_fd_ = -1;
   std::string commands_pending_;  // what arrived past the last complete command line
   std::vector<PendingChange> pending_changes_;
-  std::vector<PendingScale> pending_scales_;
-  std::vector<ChainRemoval> removals_;
-  std::vector<bool> chain_removed_;  // per chain: removed from the service  // instance counts asked for that the
-                                     // scaled egresses have not made yet
+  std::vector<PendingScale> pending_scales_;  // instance counts asked for that the scaled egresses have not made yet
+  std::vector<ChainRemoval> removals_;        // chains being removed
+  std::vector<bool> chain_removed_;           // per chain: removed from the service
   std::deque<std::pair<json, double>> waiting_args_;  // set_args commands and when they came, behind one pending
   json changes_ = json::array();                      // every change answered, for the results
   std::vector<uint32_t> args_generation_;             // per NF: the last generation of arguments asked for

@@ -19,10 +19,10 @@ namespace {
 constexpr double kDrainSeconds = 3.0;
 constexpr double kLeaveSeconds = 5.0;
 
-json refused(const json& command, const std::string& field, const std::string& message) {
-  return {{"event", "change"},    {"id", command.value("id", json())},
-          {"op", "remove_chain"}, {"chain", command.value("chain", json())},
-          {"state", "refused"},   {"errors", json::array({{{"path", field}, {"message", message}}})}};
+json refused(const json& command, const std::string& message) {
+  json reply = change_refusal(command, "chain", message);
+  reply["chain"] = command.value("chain", json());
+  return reply;
 }
 
 }  // namespace
@@ -56,9 +56,9 @@ std::string Run::why_chain_cannot_go(int chain) const {
 void Run::remove_chain(const json& command, double now_s) {
   std::string name = command.value("chain", std::string());
   auto found = std::find_if(d_.chains.begin(), d_.chains.end(), [&](const ChainConfig& c) { return c.name == name; });
-  if (found == d_.chains.end()) return answer_change(refused(command, "chain", "no chain named '" + name + "'"));
+  if (found == d_.chains.end()) return answer_change(refused(command, "no chain named '" + name + "'"));
   int chain = found->index;
-  if (std::string why = why_chain_cannot_go(chain); !why.empty()) return answer_change(refused(command, "chain", why));
+  if (std::string why = why_chain_cannot_go(chain); !why.empty()) return answer_change(refused(command, why));
   ChainRemoval removal{command.value("id", json()), chain, {}, now_s, rte_get_tsc_cycles(), ring_drops_now()};
   for (const WorkerPlan& plan : d_.workers)
     if (d_.nfs[plan.segments.front().nfs.front()].chain == chain) removal.workers.push_back(plan.index);
@@ -135,7 +135,7 @@ void Run::follow_removals(double now_s) {
                    removal.requested_tsc);
     it = removals_.erase(it);
   }
-  if (!attached_ && removals_.empty() && !restart_pending()) reattach_scheduler();
+  if (may_reattach()) reattach_scheduler();
 }
 
 }  // namespace tandem

@@ -24,9 +24,7 @@
 
 namespace tandem {
 
-namespace {
-
-json refusal(const json& command, const std::string& field, const std::string& message) {
+json change_refusal(const json& command, const std::string& field, const std::string& message) {
   return {{"event", "change"},
           {"id", command.value("id", json())},
           {"op", command.value("op", json())},
@@ -34,8 +32,10 @@ json refusal(const json& command, const std::string& field, const std::string& m
           {"errors", json::array({{{"path", field}, {"message", message}}})}};
 }
 
+namespace {
+
 json refusal(const json& command, const SpecErrors& errors) {
-  json reply = refusal(command, "", "");
+  json reply = change_refusal(command, "", "");
   reply["errors"] = json::array();
   for (const SpecError& e : errors) reply["errors"].push_back({{"path", e.path}, {"message", e.message}});
   return reply;
@@ -118,7 +118,7 @@ void Run::take_commands(double now_s) {
     commands_pending_.erase(0, end + 1);
     json command = json::parse(line, nullptr, false);
     if (!command.is_object()) {
-      answer_change(refusal(json::object(), "request", "a command is a JSON object on one line"));
+      answer_change(change_refusal(json::object(), "request", "a command is a JSON object on one line"));
       continue;
     }
     std::string op = command.value("op", std::string());
@@ -131,9 +131,9 @@ void Run::take_commands(double now_s) {
     else if (op == "remove_chain")
       remove_chain(command, now_s);
     else
-      answer_change(
-          refusal(command, "op",
-                  "no such change '" + op + "' (there are: set_args, set_scheduler, set_instances, remove_chain)"));
+      answer_change(change_refusal(
+          command, "op",
+          "no such change '" + op + "' (there are: set_args, set_scheduler, set_instances, remove_chain)"));
   }
   start_waiting_args();
 }
@@ -142,13 +142,10 @@ void Run::start_waiting_args() {
   std::set<std::string> busy;  // NFs with a change in progress, or one asked before that waits
   for (const PendingChange& change : pending_changes_) busy.insert(change.nf);
   for (auto it = waiting_args_.begin(); it != waiting_args_.end();) {
-    std::string name = it->first.value("nf", std::string());
-    if (busy.count(name)) {
-      busy.insert(name);
+    if (!busy.insert(it->first.value("nf", std::string())).second) {
       ++it;
       continue;
     }
-    busy.insert(name);
     change_args(it->first, it->second);
     it = waiting_args_.erase(it);
   }
@@ -162,15 +159,15 @@ void Run::change_args(const json& command, double now_s) {
   if (targets.size() == 1)
     for (const NfConfig& nf : d_.nfs)
       if (nf.scale_group == targets[0] && nf.index != targets[0]) targets.push_back(nf.index);
-  if (targets.empty()) return answer_change(refusal(command, "nf", "no NF named '" + name + "' in this run"));
+  if (targets.empty()) return answer_change(change_refusal(command, "nf", "no NF named '" + name + "' in this run"));
   const NfConfig& nf = d_.nfs[targets[0]];
   if (nf.external())
-    return answer_change(refusal(command, "nf",
-                                 "'" + name +
-                                     "' is an external application: its arguments are its command line, "
-                                     "which a live change does not rewrite"));
+    return answer_change(change_refusal(command, "nf",
+                                        "'" + name +
+                                            "' is an external application: its arguments are its command line, "
+                                            "which a live change does not rewrite"));
   if (!command.contains("args") || !command["args"].is_object())
-    return answer_change(refusal(command, "args", "the NF's new arguments, an object"));
+    return answer_change(change_refusal(command, "args", "the NF's new arguments, an object"));
   const NfType& type = nf_types().at(nf.type);
   SpecErrors errors;
   json resolved = resolve_args(type.args, command["args"], "args", errors);
@@ -178,13 +175,13 @@ void Run::change_args(const json& command, double now_s) {
   if (!errors.empty()) return answer_change(refusal(command, errors));
   // The chain's graph is fixed at start: new arguments may not give the NF other output gates.
   if (nf_gates(type, resolved) != nf_gates(type, nf.args))
-    return answer_change(refusal(command, "args",
-                                 "the new arguments give '" + name +
-                                     "' other output gates than the chain's graph joins; change the graph by "
-                                     "restarting the service"));
+    return answer_change(change_refusal(command, "args",
+                                        "the new arguments give '" + name +
+                                            "' other output gates than the chain's graph joins; change the graph by "
+                                            "restarting the service"));
   for (int target : targets) {
     if (workers_[place_of_nf(target).worker].exited)
-      return answer_change(refusal(command, "nf", "the worker of '" + d_.nfs[target].name + "' has exited"));
+      return answer_change(change_refusal(command, "nf", "the worker of '" + d_.nfs[target].name + "' has exited"));
   }
   uint32_t generation = ++args_generation_[targets[0]];
   for (int target : targets) {
@@ -281,17 +278,19 @@ void Run::change_instances(const json& command, double now_s) {
   if (asked.is_number_unsigned() && asked.get<uint64_t>() <= 64)
     instances = asked.get<uint32_t>();
   else if (asked != "auto")
-    return answer_change(refusal(command, "instances", "a count of instances, or auto (the rule decides again)"));
+    return answer_change(
+        change_refusal(command, "instances", "a count of instances, or auto (the rule decides again)"));
   for (const PendingScale& pending : pending_scales_)
     if (pending.nf == name)
-      return answer_change(refusal(command, "instances",
-                                   "its instance count is being changed (to " + std::to_string(pending.instances) +
-                                       "): ask again once that took effect"));
+      return answer_change(change_refusal(command, "instances",
+                                          "its instance count is being changed (to " +
+                                              std::to_string(pending.instances) +
+                                              "): ask again once that took effect"));
   uint32_t before = autoscaler_->in_use_of(name, nullptr);
   uint64_t begin = rte_get_tsc_cycles(), drops_before = ring_drops_now();
   json decision;
   if (auto refused = autoscaler_->command(name, instances, now_s, &decision))
-    return answer_change(refusal(command, refused->field, refused->reason));
+    return answer_change(change_refusal(command, refused->field, refused->reason));
   if (decision.is_object()) {  // shown as the rule's decisions are
     decision["event"] = "scale";
     emit(events_, decision);
@@ -303,21 +302,17 @@ void Run::change_instances(const json& command, double now_s) {
 void Run::refuse_unfinished_changes() {
   const std::string why = "the run ended before the NF's runtime took the new arguments";
   for (const PendingChange& change : pending_changes_)
-    answer_change(refusal({{"id", change.id}, {"op", change.op}, {"nf", change.nf}}, "args", why));
-  for (const auto& [command, requested_s] : waiting_args_) answer_change(refusal(command, "args", why));
+    answer_change(change_refusal({{"id", change.id}, {"op", change.op}, {"nf", change.nf}}, "args", why));
+  for (const auto& [command, requested_s] : waiting_args_) answer_change(change_refusal(command, "args", why));
   for (const PendingScale& scale : pending_scales_)
-    answer_change(refusal({{"id", scale.id}, {"op", "set_instances"}, {"nf", scale.nf}}, "instances",
-                          "the run ended before the scaled egresses moved the flows"));
-  for (const ChainRemoval& removal : removals_)
-    answer_change({{"event", "change"},
-                   {"id", removal.id},
-                   {"op", "remove_chain"},
-                   {"chain", d_.chains[removal.chain].name},
-                   {"state", "refused"},
-                   {"errors", json::array({{{"path", "chain"},
-                                            {"message",
-                                             "the run ended while the chain drained: it stops with "
-                                             "the others"}}})}});
+    answer_change(change_refusal({{"id", scale.id}, {"op", "set_instances"}, {"nf", scale.nf}}, "instances",
+                                 "the run ended before the scaled egresses moved the flows"));
+  for (const ChainRemoval& removal : removals_) {
+    json reply = change_refusal({{"id", removal.id}, {"op", "remove_chain"}}, "chain",
+                                "the run ended while the chain drained: it stops with the others");
+    reply["chain"] = d_.chains[removal.chain].name;
+    answer_change(reply);
+  }
   pending_changes_.clear();
   waiting_args_.clear();
   pending_scales_.clear();
@@ -329,37 +324,39 @@ void Run::switch_scheduler(const json& command, double now_s) {
   std::string name = scheduler.is_object() ? scheduler.value("name", std::string()) : std::string();
   auto type = scheduler_types().find(name);
   if (type == scheduler_types().end())
-    return answer_change(refusal(command, "scheduler.name", "unknown scheduler '" + name + "'"));
+    return answer_change(change_refusal(command, "scheduler.name", "unknown scheduler '" + name + "'"));
   SpecErrors errors;
   json options =
       resolve_args(type->second.options, scheduler.value("options", json::object()), "scheduler.options", errors);
   if (!errors.empty()) return answer_change(refusal(command, errors));
   for (const WorkerPlan& plan : d_.workers)
     if (plan.runtime == Runtime::UserLevelThreads)
-      return answer_change(refusal(command, "scheduler.name",
-                                   "this run's NFs are user-level threads placed at its start (" + d_.scheduler.name +
-                                       "); switching away needs a restart"));
+      return answer_change(change_refusal(command, "scheduler.name",
+                                          "this run's NFs are user-level threads placed at its start (" +
+                                              d_.scheduler.name + "); switching away needs a restart"));
   std::unique_ptr<Scheduler> next = type->second.create(options);
   if (!same_layout(next->plan_workers(d_), d_.workers))
-    return answer_change(refusal(command, "scheduler.name",
-                                 name + " lays the NFs out in worker processes otherwise than " + d_.scheduler.name +
-                                     " (one process per NF, or a core's NFs in one): serve with --scheduler " + name));
+    return answer_change(
+        change_refusal(command, "scheduler.name",
+                       name + " lays the NFs out in worker processes otherwise than " + d_.scheduler.name +
+                           " (one process per NF, or a core's NFs in one): serve with --scheduler " + name));
   for (const NfConfig& nf : d_.nfs) {
     if ((nf.external() && !type->second.external_nfs) || (nf.kernel_io && !type->second.kernel_io_nfs))
-      return answer_change(refusal(command, "scheduler.name", name + " cannot schedule NF '" + nf.name + "'"));
+      return answer_change(change_refusal(command, "scheduler.name", name + " cannot schedule NF '" + nf.name + "'"));
   }
   json needs = type->second.requirements(options).to_json();
   for (const auto& [resource, value] : needs.items())
     if (!provided_requirements_.contains(resource) || provided_requirements_[resource] != value)
-      return answer_change(refusal(command, "scheduler",
-                                   name + " needs " + resource + " (" + value.dump() +
-                                       "), which this run did not prepare: serve with --ready-for " + name));
+      return answer_change(change_refusal(command, "scheduler",
+                                          name + " needs " + resource + " (" + value.dump() +
+                                              "), which this run did not prepare: serve with --ready-for " + name));
   Deployment trial = d_;
   trial.scheduler = {name, options};
   if (type->second.check) type->second.check(trial, errors);
   if (!errors.empty()) return answer_change(refusal(command, errors));
 
-  if (!attached_) return answer_change(refusal(command, "scheduler", "an NF is restarting: switch once it is back"));
+  if (!attached_)
+    return answer_change(change_refusal(command, "scheduler", "an NF is restarting: switch once it is back"));
   uint64_t begin = rte_get_tsc_cycles(), drops_before = ring_drops_now();
   json before = {
       {"name", d_.scheduler.name}, {"options", d_.scheduler.options}, {"report", scheduler_->report(*view_)}};

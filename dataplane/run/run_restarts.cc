@@ -131,7 +131,7 @@ void Run::relaunch_due(double now_s) {
     emit(events_, restart);
     state.lost = 0;
   }
-  if (!attached_ && !restart_pending() && removals_.empty()) {
+  if (may_reattach()) {
     // Every NF is back: what the module before decided goes to the results' restarts.
     if (!restarts_.empty()) restarts_.back()["scheduler_before"] = scheduler_->report(*view_);
     reattach_scheduler();
