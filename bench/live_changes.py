@@ -1,6 +1,7 @@
 """Live changes against a restart: a service (`./tandem serve`) of three firewalls on one NF core under steady
 generator traffic, given new firewall arguments, switched to another scheduler and back, its scaled middle firewall
-given a second instance and back, and a second, light chain removed while the traffic runs, under each scheduler;
+given a second instance and back, a second, light chain removed and another added while the traffic runs, under each
+scheduler;
 and, set against them, what a user does today: stop the run and start it again. Per change the
 sink's measure (dataplane/run/change_watch.h): packets full rings dropped from the request to 300 ms after the change
 (against the 200 ms before it), the delivery it fell short of the rate before it (in milliseconds of that rate), and
@@ -56,6 +57,13 @@ chains:
 # New rules that pass what the old ones passed (the generator never sends to 172.16.0.0/12): the change's cost is the
 # swap's alone, not a change of what the firewall lets through.
 NEW_ARGS = {"synthetic_rules": 400}
+# The light chain's twin, added once it is gone (a removed chain's name stays taken). Under unis its NF's cost is the
+# removed one's, measured at the start: same type and arguments.
+ADDED_CHAIN = {
+    "name": "side2",
+    "traffic": {"rate": "5 kpps", "size": 64, "flows": 16},
+    "nfs": [{"name": "side2", "type": "checkip", "core": 1}],
+}
 SETTLE_S = 1.5  # between changes: the 300 ms window of one and the 200 ms baseline of the next, with room
 
 
@@ -111,6 +119,7 @@ def one_round(spec: Path, scheduler: str, work: Path, previous_stop: float | Non
             lambda: control.set_instances("fw2", 2),  # the autoscaler's mechanism by command: its rule waits
             lambda: control.set_instances("fw2", 1),
             lambda: control.remove_chain("side"),
+            lambda: control.add_chain(ADDED_CHAIN),
         ]
         for change in changes:
             try:
@@ -160,12 +169,15 @@ def kind_of(change: dict, scheduler: str) -> str | None:
         return None if before == after else f"scale {'out' if after > before else 'in'} to {after}"
     if change["op"] == "remove_chain":
         return "remove the other chain"
+    if change["op"] == "add_chain":
+        return "add a chain"
     return f"switch to {change['scheduler']}" if change["scheduler"] != scheduler else "switch back"
 
 
 def took_us(change: dict) -> float | None:
-    """What the change itself took: a build, a switch, flows moved to their new instances, a chain drained."""
-    if change["op"] in ("set_instances", "remove_chain"):
+    """What the change itself took: a build, a switch, flows moved to their new instances, a chain drained or
+    started."""
+    if change["op"] in ("set_instances", "remove_chain", "add_chain"):
         return (change["t_done"] - change["t_requested"]) * 1e6
     return change.get("build_us") or change.get("switch_us")
 
@@ -233,6 +245,7 @@ def report(document: dict) -> str:
         "noise: the same measure over the 200 ms before, scaled to the window (the sink takes packets in bursts). "
         "took: the build (on the control core, the old rules carrying the packets) or the switch; for a scaling, "
         "until every feeder moved its flows; for a removal, from the entry's close to the chain's processes reaped; "
+        "for an addition, from the request to the chain joining the run (its processes started one by one); "
         "for a restart, from the stop to the first delivered packet. Delivery and latency are both chains': a "
         "removal's short includes the removed chain's own 5 kpps (1.4 ms of the 300 ms window).",
         "",

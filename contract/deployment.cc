@@ -254,6 +254,7 @@ Deployment parse_deployment(const json& doc) {
   d.drain_s = doc.value("drain", 0.2);
   d.latency_sample_every = integer_or<decltype(d.latency_sample_every)>(doc, "latency_sample_every", 16u);
   d.live_metrics = doc.value("live_metrics", false);
+  d.service = doc.value("serve", false);
   d.trace_sample_every = integer_or<decltype(d.trace_sample_every)>(doc, "trace_sample_every", kTraceSampleEvery);
   if (d.trace_sample_every < d.latency_sample_every || d.trace_sample_every % d.latency_sample_every != 0)
     throw std::runtime_error("trace_sample_every must be a multiple of latency_sample_every");
@@ -274,12 +275,7 @@ Deployment parse_deployment(const json& doc) {
     port.spec_path = p.value("spec_path", "ports[" + std::to_string(port.index) + "]");
     d.ports.push_back(std::move(port));
   }
-  for (const auto& c : doc.at("chains")) parse_chain(c, d);
-  for (const ChainConfig& chain : d.chains)
-    for (int port : {chain.from_port, chain.to_port})
-      if (port >= static_cast<int>(d.ports.size()))
-        throw std::runtime_error("chain " + chain.name + " names port " + std::to_string(port) +
-                                 ", which is not there");
+  for (const auto& c : doc.at("chains")) append_chain(d, c);
   if (doc.contains("workers"))
     for (const auto& w : doc.at("workers")) d.workers.push_back(worker_from_json(w, d.nfs));
   if (doc.contains("paths")) {
@@ -287,10 +283,19 @@ Deployment parse_deployment(const json& doc) {
     d.paths = {p.value("file_prefix", ""),   p.value("huge_dir", ""),   p.value("run_dir", ""),
                p.value("worker_binary", ""), p.value("cgroup_dir", ""), p.value("cpu_cgroup_dir", "")};
   }
-  if (d.nfs.size() > static_cast<size_t>(kMaxNfs) || d.rings.size() > static_cast<size_t>(kMaxRings))
-    throw std::runtime_error("deployment too large: at most " + std::to_string(kMaxNfs) + " NFs and " +
-                             std::to_string(kMaxRings) + " rings");
   return d;
+}
+
+void append_chain(Deployment& d, const json& c) {
+  parse_chain(c, d);
+  const ChainConfig& chain = d.chains.back();
+  for (int port : {chain.from_port, chain.to_port})
+    if (port >= static_cast<int>(d.ports.size()))
+      throw std::runtime_error("chain " + chain.name + " names port " + std::to_string(port) + ", which is not there");
+  if (d.nfs.size() > static_cast<size_t>(kMaxNfs) || d.rings.size() > static_cast<size_t>(kMaxRings) ||
+      d.chains.size() > static_cast<size_t>(kMaxChains))
+    throw std::runtime_error("deployment too large: at most " + std::to_string(kMaxNfs) + " NFs, " +
+                             std::to_string(kMaxRings) + " rings and " + std::to_string(kMaxChains) + " chains");
 }
 
 json deployment_to_json(const Deployment& deployment, const json& original) {
@@ -315,7 +320,7 @@ bool any_kernel_link(const Deployment& deployment, const std::vector<int>& rings
 }
 
 unsigned mbuf_pool_size(const Deployment& deployment) {
-  unsigned mbufs = 8192;
+  unsigned mbufs = 8192 + (deployment.service ? kServiceSpareMbufs : 0);
   for (const RingConfig& ring : deployment.rings) mbufs += ring.capacity;
   mbufs += static_cast<unsigned>(deployment.nfs.size()) * (kMbufCache * 3 / 2 + 2u * deployment.burst);
   // A port's receive and send descriptors each hold an mbuf, and the Rx stage a burst.

@@ -214,6 +214,8 @@ struct Deployment {
   uint32_t latency_sample_every = 16;
   // Each progress event carries a snapshot of every counter (run --metrics: the control plane serves them).
   bool live_metrics = false;
+  // A service (./tandem serve): chains may be added while it runs, so its mbuf pool has room for them.
+  bool service = false;
   // run --profile: one packet in trace_sample_every (on average) carries per-hop timestamps, and the sink breaks
   // its latency down by hop (contract/hop_trace.h). They are drawn from the packets whose latency is sampled (a
   // multiple of latency_sample_every), pseudo-randomly, so they are a fair subset of them.
@@ -237,6 +239,9 @@ struct Deployment {
 // Structural problems were caught by the control plane; what is left throws std::runtime_error.
 Deployment parse_deployment(const json& doc);
 json deployment_to_json(const Deployment& deployment, const json& original);
+// One more chain, as the control plane describes chains, parsed after the deployment's own: its NFs and rings take
+// the next indices, so every index already given out stays what it was. Throws std::runtime_error as parsing does.
+void append_chain(Deployment& deployment, const json& chain);
 
 // Packets the scaled egress of `feeder` may hold while flows move between a scaled NF's instances
 // (dataplane/ports/scaled_egress.h): twice what its rings to the instances hold. The old instances drain their rings
@@ -257,6 +262,8 @@ bool any_kernel_link(const Deployment& deployment, const std::vector<int>& rings
 // Mbufs the run's pool needs: every ring full, every process's cache and bursts, and slack for the generator.
 // Sized per NF (an upper bound on worker processes), so it can be computed before workers are planned.
 unsigned mbuf_pool_size(const Deployment& deployment);
+// What a service's pool holds beyond its own chains' needs, for chains added while it runs.
+inline constexpr unsigned kServiceSpareMbufs = 16384;
 
 // Where an NF sits in the spec, for error messages: "chains[C].nfs[P]" or "chains[C].graph.nodes[N]".
 inline const std::string& spec_path(const NfConfig& nf) { return nf.spec_path; }

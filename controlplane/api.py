@@ -4,6 +4,7 @@ from a script and get typed results, the models the CLI writes its JSON from."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import sys
 from collections.abc import Callable
@@ -22,7 +23,7 @@ from controlplane.results.model import Comparison, RunOutcome, RunResults
 from controlplane.sfc.sfc_request import is_sfc_request
 from controlplane.sfc.spec_or_request import compose_request, load_spec_or_request
 from controlplane.spec import catalog
-from controlplane.spec.deployment import run_config
+from controlplane.spec.deployment import added_chain_config, run_config
 from controlplane.spec.loading import spec_from_document
 from controlplane.spec.models import Spec
 
@@ -151,7 +152,7 @@ def serve(
         host = "127.0.0.1" if listen.startswith(":") else host  # the service's own listener: this machine's alone
         require_token_beyond_loopback(host, token_file is not None)
         config["control_listen"] = [host, port]
-    outcome = pipeline.run(config, source, on_event)
+    outcome = pipeline.run(config, source, on_event, functools.partial(added_chain_config, loaded))
     results = _typed(RunResults, outcome.results) if outcome.results is not None else None
     return RunOutcome(results=results, exit_status=outcome.exit_status, error=outcome.error, notes=outcome.notes)
 

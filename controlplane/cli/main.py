@@ -256,6 +256,10 @@ def parser() -> argparse.ArgumentParser:
         "remove-chain", parents=[reach], help="close a chain's entry, drain it, stop its NFs; the others run on"
     )
     remove.add_argument("chain", help="the chain's name in the spec")
+    add = operations.add_parser(
+        "add-chain", parents=[reach], help="add a chain (its NFs started one by one) while the others' traffic runs"
+    )
+    add.add_argument("file", help="the chain, as a spec's chains entry: a YAML or JSON mapping (- for standard input)")
     ctl.set_defaults(handler=_command("service", "cmd_ctl"))
 
     nfs = commands.add_parser("nfs", help="list NF types and schedulers with their arguments")

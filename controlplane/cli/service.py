@@ -1,5 +1,5 @@
 """The service commands: `serve` (a spec run until `ctl stop`, SIGTERM or Ctrl-C, with a control API) and `ctl` (its
-client: `status`, `stop`, and the live changes `args`, `scheduler`, `scale` and `remove-chain`)."""
+client: `status`, `stop`, and the live changes `args`, `scheduler`, `scale`, `add-chain` and `remove-chain`)."""
 
 from __future__ import annotations
 
@@ -78,7 +78,12 @@ def _report_change(args, reply: ChangeReply) -> int:
     cost = f"{number(reply.build_us, 0)} us to build" if reply.build_us is not None else ""
     if reply.switch_us is not None:
         cost = f"{number(reply.switch_us, 0)} us to switch"
-    if reply.chain is not None:
+    if reply.op == "add_chain":
+        cost = (
+            f"NFs {reply.nfs_started} started in {number(reply.start_ms, 0)} ms and joined the run in "
+            f"{number(reply.join_us, 0)} us"
+        )
+    if reply.op == "remove_chain":
         left = "everything inside delivered" if reply.drained else "what was left stays counted in flight"
         cost = f"drained in {number(reply.drain_ms, 0)} ms ({left}), NFs {reply.nfs_stopped} stopped"
     if reply.instances is not None:
@@ -112,6 +117,8 @@ def cmd_ctl(args) -> int:
         return _report_change(args, control.set_instances(args.nf, args.instances))
     if args.operation == "remove-chain":
         return _report_change(args, control.remove_chain(args.chain))
+    if args.operation == "add-chain":
+        return _report_change(args, control.add_chain(_mapping_from(args.file, "a chain's fields")))
     status = control.status()
     if args.json:
         print(json.dumps(status.model_dump(), indent=2))

@@ -14,8 +14,14 @@ from controlplane.spec import catalog
 from controlplane.terminal.progress import say
 
 
-def run(config: dict, source: str, on_event: Callable[[dict], None] | None = None) -> runner.LaunchOutcome:
-    """Runs `config` (see spec.deployment.run_config); every machine change is undone before returning."""
+def run(
+    config: dict,
+    source: str,
+    on_event: Callable[[dict], None] | None = None,
+    add_chain: Callable[[object, dict], dict] | None = None,
+) -> runner.LaunchOutcome:
+    """Runs `config` (see spec.deployment.run_config); every machine change is undone before returning. `add_chain`:
+    a service's, as runner.launch takes it."""
     verdict = catalog.check(config, source)
     placement = None
     if config.get("placement") in ("auto", "fewest_cores"):
@@ -32,7 +38,7 @@ def run(config: dict, source: str, on_event: Callable[[dict], None] | None = Non
     costs = None
     if verdict["requirements"].get("cycle_costs"):
         config, costs = with_costs(config, source, say=say)
-    outcome = runner.launch(config, verdict, on_event)
+    outcome = runner.launch(config, verdict, on_event, add_chain)
     outcome.notes = spare_notes + outcome.notes
     if outcome.results is not None:
         if costs is not None:

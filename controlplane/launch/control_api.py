@@ -8,6 +8,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from controlplane.spec.models import ChainSpec
+
 
 class _Message(BaseModel):
     model_config = ConfigDict(extra="allow")  # newer figures a client does not know yet are kept, not refused
@@ -84,6 +86,13 @@ class ChainRemoval(_Request):
     the other chains' traffic goes on. No fields (an empty body, or {})."""
 
 
+class ChainAddition(_Request):
+    """POST /chains: a chain to add, as a spec's `chains` entry; checked as if the spec had had it, its NFs on the
+    service's NF cores, its traffic from the generator. Its processes start while the others' traffic flows."""
+
+    chain: ChainSpec
+
+
 class ChangeReply(_Message):
     """A live change's outcome: applied (with what it cost), refused (naming the field), or pending (not taken yet:
     an NF takes new arguments before its next batch; `status` shows it once it has)."""
@@ -104,6 +113,10 @@ class ChangeReply(_Message):
     nfs_stopped: str | None = None  # its NFs, whose processes left their loops
     drained: bool | None = None  # everything inside reached the sink (else what is left stays counted in flight)
     drain_ms: float | None = None  # from the entry's close to the processes told to leave
+    nfs_started: str | None = None  # add_chain: its NFs, whose processes started
+    workers: list[dict] | None = None  # their processes: name, pid, core, NFs
+    start_ms: float | None = None  # from the request to the last process attached
+    join_us: float | None = None  # the chain joined to the run: the scheduler module re-attached with it
     # What it cost the traffic, measured by the sink 300 ms after (status and the results have it; a reply comes
     # before): deficit_ms (delivery short of the rate before, in ms of that rate), ring_drops_in_window and
     # latency_max_during_us (from the request to 300 ms after the change), ring_drops_before and
@@ -125,15 +138,17 @@ ROUTES = {
     "/scheduler": "PUT",
     "/nfs/{name}/instances": "PUT",
     "/chains/{name}": "DELETE",
+    "/chains": "POST",
 }
 _REPLIES = {"/status": Status, "/stop": StopReply} | dict.fromkeys(
-    ("/nfs/{name}/args", "/scheduler", "/nfs/{name}/instances", "/chains/{name}"), ChangeReply
+    ("/nfs/{name}/args", "/scheduler", "/nfs/{name}/instances", "/chains/{name}", "/chains"), ChangeReply
 )
 REQUESTS = {
     "/nfs/{name}/args": ArgsChange,
     "/scheduler": SchedulerChange,
     "/nfs/{name}/instances": InstancesChange,
     "/chains/{name}": ChainRemoval,
+    "/chains": ChainAddition,
 }
 _NAME = r"[A-Za-z0-9_.-]{1,64}"  # an NF's name, as the spec allows it
 

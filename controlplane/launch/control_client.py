@@ -97,6 +97,11 @@ class Control:
         NF processes stopped; `pending` until they are."""
         return ChangeReply.model_validate(self._call("DELETE", f"/chains/{chain}", {}))
 
+    def add_chain(self, chain: dict) -> ChangeReply:
+        """Adds a chain (a spec's `chains` entry) while the others' traffic runs: checked as if the spec had had it,
+        its NF processes started one by one, then joined to the run; `pending` until they are."""
+        return ChangeReply.model_validate(self._call("POST", "/chains", {"chain": chain}))
+
 
 def connect(path: Path | str = DEFAULT_SOCKET) -> Control:
     return Control(path)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from controlplane.errors import SetupError
+from controlplane.errors import SetupError, SpecError
 from controlplane.launch.control_api import REQUESTS, ROUTES, ChangeReply, ErrorReply, StopReply, match_route, openapi
 from controlplane.launch.live_changes import LiveChanges
 from controlplane.launch.service_status import ServiceStatus
@@ -60,10 +60,14 @@ def require_token_beyond_loopback(host: str, has_token: bool) -> None:
         raise SetupError(f"--listen {host}: a control API beyond this machine needs a token (--token-file)")
 
 
+# A chain to add (ChainSpec) as the data plane takes it; raises SpecError naming its fields (spec/deployment.py).
+ChainCompiler = Callable[[object], dict]
+
+
 class ControlServer:
     """Serves `status` from the run's ServiceStatus, turns `stop` into `on_stop()` and hands live changes to
-    `changes`; closed with the run. On a Unix socket of mode 0600 (this constructor), or on a TCP address (`on_tcp`)
-    where every request must carry the token."""
+    `changes`, a chain to add made by `compile_chain` first; closed with the run. On a Unix socket of mode 0600 (this
+    constructor), or on a TCP address (`on_tcp`) where every request must carry the token."""
 
     def __init__(
         self,
@@ -74,9 +78,10 @@ class ControlServer:
         *,
         tcp: tuple[str, int] | None = None,
         token: str | None = None,
+        compile_chain: ChainCompiler | None = None,
     ):
         self.path = path
-        handler = _handler(status, on_stop, changes, token)
+        handler = _handler(status, on_stop, changes, token, compile_chain)
         if tcp is not None:
             host, port = tcp
             kind = _Tcp6HttpServer if ":" in host else _TcpHttpServer
@@ -96,10 +101,12 @@ class ControlServer:
         self._thread.start()
 
     @classmethod
-    def on_tcp(cls, host: str, port: int, token: str | None, status, on_stop, changes) -> ControlServer:
+    def on_tcp(
+        cls, host: str, port: int, token: str | None, status, on_stop, changes, compile_chain=None
+    ) -> ControlServer:
         """A TCP listener: on a loopback address with or without a token, on any other only with one."""
         require_token_beyond_loopback(host, token is not None)
-        return cls(None, status, on_stop, changes, tcp=(host, port), token=token)
+        return cls(None, status, on_stop, changes, tcp=(host, port), token=token, compile_chain=compile_chain)
 
     def close(self) -> None:
         self._server.shutdown()
@@ -127,19 +134,23 @@ def read_token(path: str | Path) -> str:
     return token
 
 
-def _body_field(manager_path: str) -> str:
+def _body_field(manager_path: str, template: str) -> str:
     """Where in the request a field the data plane refused is: its paths are the command's (args.rules[0].action,
-    scheduler.options.k, nf), the request's are the body's or the URL's."""
-    if manager_path in ("nf", "chain"):
-        return "path"
+    scheduler.options.k, nf, chain.nfs[0].core), the request's are the body's or the URL's."""
     if manager_path in ("", "request"):
         return "request"
+    if manager_path in ("nf", "chain") and template != "/chains":
+        return "path"
     if manager_path == "scheduler":
         return "body"
     return "body." + manager_path.removeprefix("scheduler.")
 
 
-def _as_command(template: str, params: dict, request) -> dict:
+def _as_command(template: str, params: dict, request, compile_chain: ChainCompiler | None) -> dict:
+    if template == "/chains":
+        if compile_chain is None:
+            raise SpecError("the chain", [("request", "this service takes no new chains")])
+        return {"op": "add_chain", "chain": compile_chain(request.chain)}
     if template == "/scheduler":
         return {"op": "set_scheduler", "scheduler": {"name": request.name, "options": request.options}}
     if template == "/nfs/{name}/instances":
@@ -150,7 +161,11 @@ def _as_command(template: str, params: dict, request) -> dict:
 
 
 def _handler(
-    status: ServiceStatus, on_stop: Callable[[], None], changes: LiveChanges, token: str | None
+    status: ServiceStatus,
+    on_stop: Callable[[], None],
+    changes: LiveChanges,
+    token: str | None,
+    compile_chain: ChainCompiler | None,
 ) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -229,11 +244,17 @@ def _handler(
                 first = error.errors()[0]
                 where = ".".join(str(part) for part in first["loc"])
                 return self._refuse(400, f"body.{where}" if where else "body", f"{first['msg']} ({template})")
-            answer = ChangeReply.model_validate(changes.request(_as_command(template, params, request)))
+            try:
+                answer = ChangeReply.model_validate(
+                    changes.request(_as_command(template, params, request, compile_chain))
+                )
+            except SpecError as error:  # a chain to add that cannot run: refused as the data plane refuses
+                errors = [{"path": path, "message": message} for path, message in error.problems]
+                answer = ChangeReply(op="add_chain", state="refused", errors=errors)
             if answer.state == "refused":
                 first = answer.errors[0] if answer.errors else {"path": "request", "message": "refused"}
                 self.close_connection = True
-                reply = ErrorReply(error=first["message"], field=_body_field(first["path"])).model_dump()
+                reply = ErrorReply(error=first["message"], field=_body_field(first["path"], template)).model_dump()
                 return self._reply(409 if first["path"] == "request" else 422, reply | {"errors": answer.errors})
             self._reply(200 if answer.state == "applied" else 202, answer.model_dump(exclude_none=True))
 

@@ -45,7 +45,7 @@ class LiveChanges:
         done.wait(wait_s)
         with self._lock:
             self._waiting.pop(change_id, None)
-            return self._answers.pop(change_id, {"id": change_id, "state": "pending"} | change)
+            return self._answers.pop(change_id, {"id": change_id, "state": "pending"} | _named(change))
 
     def follow(self, event: dict) -> None:
         """Takes the manager's events; its `change` answers wake the requests that wait for them."""
@@ -56,3 +56,10 @@ class LiveChanges:
             if change_id in self._waiting:
                 self._answers[change_id] = event
                 self._waiting[change_id].set()
+
+
+def _named(change: dict) -> dict:
+    """A change as a pending reply repeats it: a chain to add by its name (the reply's `chain`), not whole."""
+    if isinstance(change.get("chain"), dict):
+        return change | {"chain": change["chain"].get("name")}
+    return change

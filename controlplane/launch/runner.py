@@ -82,9 +82,15 @@ def run_once(config: dict, source: str, on_event: Callable[[dict], None] | None 
     return launch(config, catalog.check(config, source), on_event)
 
 
-def launch(config: dict, verdict: dict, on_event: Callable[[dict], None] | None = None) -> LaunchOutcome:
+def launch(
+    config: dict,
+    verdict: dict,
+    on_event: Callable[[dict], None] | None = None,
+    add_chain: Callable[[object, dict], dict] | None = None,
+) -> LaunchOutcome:
     """Runs a checked `config` (`verdict` is catalog.check's answer for it) on the data plane; every machine change
-    is undone before returning."""
+    is undone before returning. `add_chain(chain, running config)`: a service's chain to add as the data plane takes
+    it (spec/deployment.py added_chain_config); without it, the service takes no new chains."""
     with changes.MachineSession() as session, _StopRequests() as stop:
         run_id = f"tandem{os.getpid()}"
         run_dir = changes.STATE_DIR / f"run-{os.getpid()}"
@@ -121,11 +127,12 @@ def launch(config: dict, verdict: dict, on_event: Callable[[dict], None] | None 
                 socket_path = Path(config["control_socket"])
                 session.own_socket(socket_path)
                 status, live = ServiceStatus(config), LiveChanges()
-                servers.append(ControlServer(socket_path, status, stop.request, live))
+                compile_chain = (lambda chain: add_chain(chain, config)) if add_chain else None
+                servers.append(ControlServer(socket_path, status, stop.request, live, compile_chain=compile_chain))
                 if config.get("control_listen"):  # and on TCP: loopback, or with its token
                     host, port = config["control_listen"]
                     token = read_token(config["control_token_file"]) if config.get("control_token_file") else None
-                    servers.append(ControlServer.on_tcp(host, port, token, status, stop.request, live))
+                    servers.append(ControlServer.on_tcp(host, port, token, status, stop.request, live, compile_chain))
                 on_event = _both(live.follow, _both(status.follow, on_event))
             outcome = _drive_manager(config, run_dir, stop, on_event, lab, live)
         finally:

@@ -74,6 +74,8 @@ class ServiceStatus:
                     self._scheduler = event["scheduler"]
                 if event.get("op") == "remove_chain" and event.get("state") == "applied":
                     self._removed.add(event["chain"])
+                if event.get("op") == "add_chain" and event.get("state") == "applied":
+                    self._workers |= {worker["name"]: worker for worker in event["workers"]}
 
     def status(self) -> dict:
         with self._lock:

@@ -1,9 +1,12 @@
-"""What a checked spec becomes: the data plane's run description, traffic resolved, scaled NFs expanded."""
+"""What a checked spec becomes: the data plane's run description, traffic resolved, scaled NFs expanded; and a chain
+added to a running service."""
 
 from __future__ import annotations
 
+from controlplane.errors import SpecError
 from controlplane.machine.cores import usable_cores
 from controlplane.spec.chain_graph import Edge, topological_order
+from controlplane.spec.checks import semantic_problems
 from controlplane.spec.http_traffic import DEFAULT_URLS, flow_urls
 from controlplane.spec.models import ChainSpec, NfSpec, Spec
 from controlplane.spec.ports import lab_addresses, lab_device, source_of
@@ -207,3 +210,35 @@ def _add_instances(config: dict, nodes: list[NfSpec], edges: list[Edge]) -> None
         for source in instances[e.source]
         for target in instances[e.target]
     ]
+
+
+def added_chain_config(spec: Spec, chain: ChainSpec, running: dict) -> dict:
+    """A chain to add to the running service of `spec` (whose data plane runs `running`), as the data plane takes it:
+    checked as if the spec had had it, its fields named under `chain`, and each NF that gives no cost_cycles given
+    that of a running NF of the same type and arguments (what a scheduler that needs costs measured at the start).
+    Raises SpecError."""
+    n = len(spec.chains)
+    where = f"chains[{n}]"
+    problems = [
+        ("chain" + path.removeprefix(where), message)
+        for path, message in semantic_problems(spec.model_copy(update={"chains": [*spec.chains, chain]}))
+        if path.startswith(where)
+    ]
+    if chain.source is not None:
+        problems.append(("chain.from", "a chain added live takes the generator's traffic: ports open at the start"))
+    if chain.to is not None:
+        problems.append(("chain.to", "a chain added live gives its packets to the sink: ports open at the start"))
+    if problems:
+        raise SpecError("the chain", problems)
+    cores = placement_cores(spec)
+    config = _chain_config(spec, chain, "chain", cores[0] if cores else spec.control_core)
+    measured = {
+        (nf["type"], repr(nf["args"])): (nf["name"], nf["cost_cycles"])
+        for running_chain in running["chains"]
+        for nf in running_chain["nfs"]
+        if nf.get("cost_cycles")
+    }
+    for nf in config["nfs"]:
+        if "cost_cycles" not in nf and (known := measured.get((nf["type"], repr(nf["args"])))):
+            nf |= {"cost_cycles": known[1], "cost_source": f"as NF {known[0]}"}
+    return config

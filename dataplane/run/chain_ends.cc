@@ -7,32 +7,44 @@
 namespace tandem {
 
 ChainEnds::ChainEnds(const Deployment& deployment, rte_mempool* pool, const std::vector<rte_ring*>& rings,
-                     StatsZone& stats) {
+                     StatsZone& stats)
+    : pool_(pool) {
   for (const PortConfig& port : deployment.ports) ports_.push_back(std::make_unique<EthdevPort>(port, pool));
   open_receivers(deployment);
-  for (const ChainConfig& chain : deployment.chains) {
-    to_port_.push_back(chain.to_port);
-    // A kernel link's end in the root namespace: a veth into the first (out of the last) NF, which is kernel-I/O.
-    // Only a chain of one line has such an end (a chain with kernel-I/O NFs is a line).
-    std::string name = "net_af_packet_" + std::to_string(chain.index);
-    int entry = chain.entry_ring;
-    if (deployment.rings[entry].kernel) {
-      auto& into_chain = af_packet_ports_.emplace_back(std::make_unique<AfPacketPort>(
-          name + "_entry", chain.io.generator_interface, pool, deployment.rings[entry].capacity));
-      entries_.push_back(std::make_unique<EthdevEgress>(into_chain->id(), chain.io.entry_next_hop, stats.rings[entry],
-                                                        entry_drop_journal_));
-    } else {
-      entries_.push_back(std::make_unique<RingEgress>(rings[entry], stats.rings[entry], entry_drop_journal_));
-    }
-    int exit = chain.exit_rings.at(0);
-    if (deployment.rings[exit].kernel) {
-      auto& from_chain = af_packet_ports_.emplace_back(std::make_unique<AfPacketPort>(
-          name + "_exit", chain.io.sink_interface, pool, deployment.rings[exit].capacity));
-      exits_.push_back(std::make_unique<EthdevIngress>(from_chain->id(), stats.rings[exit]));
-      any_kernel_exit_ = true;
-    } else {
-      exits_.push_back(open_ingress(chain.exit_rings, rings, stats));
-    }
+  for (const ChainConfig& chain : deployment.chains) open_ends(deployment, chain, rings, stats);
+}
+
+std::pair<std::unique_ptr<EgressPort>, std::unique_ptr<IngressPort>> ChainEnds::open_added_chain(
+    const Deployment& deployment, const ChainConfig& chain, const std::vector<rte_ring*>& rings, StatsZone& stats) {
+  entries_.clear();  // the generator and the sink took the others long ago
+  exits_.clear();
+  open_ends(deployment, chain, rings, stats);
+  return {std::move(entries_.back()), std::move(exits_.back())};
+}
+
+void ChainEnds::open_ends(const Deployment& deployment, const ChainConfig& chain, const std::vector<rte_ring*>& rings,
+                          StatsZone& stats) {
+  to_port_.push_back(chain.to_port);
+  // A kernel link's end in the root namespace: a veth into the first (out of the last) NF, which is kernel-I/O.
+  // Only a chain of one line has such an end (a chain with kernel-I/O NFs is a line).
+  std::string name = "net_af_packet_" + std::to_string(chain.index);
+  int entry = chain.entry_ring;
+  if (deployment.rings[entry].kernel) {
+    auto& into_chain = af_packet_ports_.emplace_back(std::make_unique<AfPacketPort>(
+        name + "_entry", chain.io.generator_interface, pool_, deployment.rings[entry].capacity));
+    entries_.push_back(std::make_unique<EthdevEgress>(into_chain->id(), chain.io.entry_next_hop, stats.rings[entry],
+                                                      entry_drop_journal_));
+  } else {
+    entries_.push_back(std::make_unique<RingEgress>(rings[entry], stats.rings[entry], entry_drop_journal_));
+  }
+  int exit = chain.exit_rings.at(0);
+  if (deployment.rings[exit].kernel) {
+    auto& from_chain = af_packet_ports_.emplace_back(std::make_unique<AfPacketPort>(
+        name + "_exit", chain.io.sink_interface, pool_, deployment.rings[exit].capacity));
+    exits_.push_back(std::make_unique<EthdevIngress>(from_chain->id(), stats.rings[exit]));
+    any_kernel_exit_ = true;
+  } else {
+    exits_.push_back(open_ingress(chain.exit_rings, rings, stats));
   }
 }
 

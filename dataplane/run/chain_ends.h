@@ -23,6 +23,9 @@ class ChainEnds {
  public:
   // Opens every chain's ends; throws std::runtime_error if a kernel chain's port cannot be made.
   ChainEnds(const Deployment& deployment, rte_mempool* pool, const std::vector<rte_ring*>& rings, StatsZone& stats);
+  // A chain added to a running service (its NFs' rings made, no kernel link or port): its entry and exit.
+  std::pair<std::unique_ptr<EgressPort>, std::unique_ptr<IngressPort>> open_added_chain(
+      const Deployment& deployment, const ChainConfig& chain, const std::vector<rte_ring*>& rings, StatsZone& stats);
   // By chain index; each taken once, by the generator and the sink.
   std::vector<std::unique_ptr<EgressPort>> take_entries() { return std::move(entries_); }
   std::vector<std::unique_ptr<IngressPort>> take_exits() { return std::move(exits_); }
@@ -37,7 +40,11 @@ class ChainEnds {
 
  private:
   void open_receivers(const Deployment& deployment);
+  // Chain `chain`'s entry and exit, appended to entries_ and exits_.
+  void open_ends(const Deployment& deployment, const ChainConfig& chain, const std::vector<rte_ring*>& rings,
+                 StatsZone& stats);
 
+  rte_mempool* pool_;
   std::vector<std::unique_ptr<EgressPort>> entries_;
   std::vector<std::unique_ptr<IngressPort>> exits_;
   std::vector<std::unique_ptr<AfPacketPort>> af_packet_ports_;  // outlive the generator's and sink's use of them

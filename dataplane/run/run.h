@@ -11,6 +11,8 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -65,6 +67,12 @@ struct WorkerState {
 
 // A live change's refusal, as the `change` event answers it: the command's id and op, the field and why.
 json change_refusal(const json& command, const std::string& field, const std::string& message);
+// Whether two plans run the same NFs in the same processes on the same cores.
+bool same_layout(const std::vector<WorkerPlan>& a, const std::vector<WorkerPlan>& b);
+// A ring of the deployment in shared memory, named as the workers look it up; null with rte_errno set.
+rte_ring* make_ring(const RingConfig& config);
+// The names of the NFs worker `worker` runs, comma-separated.
+std::string worker_nf_names(const Deployment& deployment, int worker);
 
 class Run {
  public:
@@ -97,7 +105,7 @@ class Run {
   json live_metrics();
   json profile_results() const;
   double seconds_since_go(uint64_t tsc) const { return static_cast<double>(tsc - go_tsc_) / hz_; }
-  std::string nf_names_of(int worker) const;
+  std::string nf_names_of(int worker) const { return worker_nf_names(d_, worker); }
   // Worker w has exited: neither it nor its task may be signalled or scheduled any more.
   void forget(size_t w) { pids_[w] = task_ids_[w] = 0; }
   // True once worker w has exited (reaped now or before); records how it ended and forgets it.
@@ -134,6 +142,29 @@ class Run {
     bool drained = false;
   };
   void remove_chain(const json& command, double now_s);
+  // A chain added (run_chain_addition.cc): checked against the running deployment, its rings made and its
+  // processes started one by one, then joined to the run in one step; answered then, or refused with no trace.
+  struct ChainAddition {
+    json id;
+    json chain_config;             // as the control plane sent it
+    Deployment next;               // the running deployment with the chain, planned
+    std::vector<rte_ring*> rings;  // its rings, made
+    size_t first_worker = 0;       // its workers' indices start here
+    std::vector<pid_t> pids;       // its workers launched so far (0: reaped)
+    uint64_t attach_deadline = 0;
+    double requested_s = 0;
+    uint64_t requested_tsc = 0, ring_drops_before = 0;
+  };
+  void add_chain(const json& command, double now_s);
+  // Why no chain can be added now ("" if one can).
+  std::string why_no_chain_can_come() const;
+  // Why the chain `next` ends with cannot run beside the running ones: {field, why}, why "" if it can. Plans
+  // `next`'s workers.
+  std::pair<std::string, std::string> why_chain_cannot_come(Deployment& next) const;
+  void follow_addition(double now_s);
+  void give_up_addition(const std::string& why);
+  void join_added_chain(double now_s);
+  void refuse_unfinished_addition();
   void follow_removals(double now_s);
   // Why chain `chain` cannot be removed now ("" if it can).
   std::string why_chain_cannot_go(int chain) const;
@@ -221,6 +252,7 @@ class Run {
   std::vector<PendingChange> pending_changes_;
   std::vector<PendingScale> pending_scales_;  // instance counts asked for that the scaled egresses have not made yet
   std::vector<ChainRemoval> removals_;        // chains being removed
+  std::optional<ChainAddition> addition_;     // a chain being added (one at a time)
   std::vector<bool> chain_removed_;           // per chain: removed from the service
   std::deque<std::pair<json, double>> waiting_args_;  // set_args commands and when they came, behind one pending
   json changes_ = json::array();                      // every change answered, for the results

@@ -36,10 +36,10 @@ namespace {
 void on_signal(int) { g_interrupted = 1; }
 }  // namespace
 
-std::string Run::nf_names_of(int worker) const {
+std::string worker_nf_names(const Deployment& deployment, int worker) {
   std::string names;
-  for (const Segment& s : d_.workers[worker].segments)
-    for (int nf : s.nfs) names += (names.empty() ? "" : ",") + d_.nfs[nf].name;
+  for (const Segment& s : deployment.workers[worker].segments)
+    for (int nf : s.nfs) names += (names.empty() ? "" : ",") + deployment.nfs[nf].name;
   return names;
 }
 
@@ -48,6 +48,12 @@ void Run::fail(const std::string& message, const std::string& nf) {
   error_ = message;
   failed_nf_ = nf;
   emit(events_, {{"event", "error"}, {"message", message}, {"nf", nf}});
+}
+
+rte_ring* make_ring(const RingConfig& config) {
+  // One producer and one consumer per ring; EXACT_SZ makes the usable capacity the spec's number.
+  return rte_ring_create(ring_object_name(config.index).c_str(), config.capacity, SOCKET_ID_ANY,
+                         RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
 }
 
 void Run::set_up_memory() {
@@ -89,9 +95,7 @@ void Run::set_up_memory() {
       create_pool_for_external_apps(static_cast<unsigned>(rte_socket_id_by_idx(i)));
 
   for (const RingConfig& config : d_.rings) {
-    // One producer and one consumer per ring; EXACT_SZ makes the usable capacity the spec's number.
-    rte_ring* ring = rte_ring_create(ring_object_name(config.index).c_str(), config.capacity, SOCKET_ID_ANY,
-                                     RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+    rte_ring* ring = make_ring(config);
     if (ring == nullptr) throw std::runtime_error("cannot create ring " + config.name + ": " + rte_strerror(rte_errno));
     rings_.push_back(ring);
   }
@@ -194,6 +198,7 @@ void Run::settle_kernel_links() {
 }
 
 void Run::stop_workers() {
+  refuse_unfinished_addition();  // its processes are not the run's yet: they go first
   if (attached_ && view_) {
     try {
       scheduler_->detach(*view_);  // before `stop`: a starved worker needs a fair share of CPU to see the flag
@@ -262,6 +267,12 @@ int Run::execute() {
   const SchedulerType& type = scheduler_types().at(d_.scheduler.name);
   scheduler_ = type.create(d_.scheduler.options);
   d_.workers = scheduler_->plan_workers(d_);
+  // Room for every index the stats zone has: a service's added chains append to these, and what refers to an
+  // element (the generator's streams, the sink's paths, the modules' views) must stay where it is.
+  d_.nfs.reserve(kMaxNfs);
+  d_.rings.reserve(kMaxRings);
+  d_.chains.reserve(kMaxChains);
+  d_.workers.reserve(kMaxWorkers);
   lost_at_crash_.assign(d_.nfs.size(), 0);
   bool ran = false;
   try {

@@ -6,7 +6,9 @@
 //     batches (dataplane/runtimes/live_args.h);
 //   {"id": N, "op": "set_scheduler", "scheduler": {"name": NAME, "options": {...}}}: the old module detached (what it
 //     did to the machine undone), the workers' hints made neutral, the new one attached, all between two turns of
-//     the loop; only where the new module lays the workers out as they are and needs nothing the run did not prepare.
+//     the loop; only where the new module lays the workers out as they are and needs nothing the run did not prepare;
+//   {"id": N, "op": "set_instances", ...}, {"id": N, "op": "remove_chain", ...} (run_chain_removal.cc) and
+//     {"id": N, "op": "add_chain", "chain": {...}} (run_chain_addition.cc).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -41,6 +43,8 @@ json refusal(const json& command, const SpecErrors& errors) {
   return reply;
 }
 
+}  // namespace
+
 bool same_layout(const std::vector<WorkerPlan>& a, const std::vector<WorkerPlan>& b) {
   if (a.size() != b.size()) return false;
   for (size_t w = 0; w < a.size(); w++) {
@@ -51,8 +55,6 @@ bool same_layout(const std::vector<WorkerPlan>& a, const std::vector<WorkerPlan>
   }
   return true;
 }
-
-}  // namespace
 
 void Run::open_commands(int fd) {
   commands_fd_ = fd;
@@ -130,10 +132,12 @@ void Run::take_commands(double now_s) {
       change_instances(command, now_s);
     else if (op == "remove_chain")
       remove_chain(command, now_s);
+    else if (op == "add_chain")
+      add_chain(command, now_s);
     else
       answer_change(change_refusal(
           command, "op",
-          "no such change '" + op + "' (there are: set_args, set_scheduler, set_instances, remove_chain)"));
+          "no such change '" + op + "' (there are: set_args, set_scheduler, set_instances, remove_chain, add_chain)"));
   }
   start_waiting_args();
 }
@@ -269,6 +273,7 @@ void Run::follow_changes(double now_s) {
     it = pending_scales_.erase(it);
   }
   follow_removals(now_s);
+  follow_addition(now_s);
 }
 
 void Run::change_instances(const json& command, double now_s) {

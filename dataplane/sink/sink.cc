@@ -14,25 +14,30 @@ namespace tandem {
 
 Sink::Sink(const Deployment& deployment, std::vector<std::unique_ptr<IngressPort>> exits,
            std::vector<EthdevPort*> to_ports)
-    : deployment_(deployment),
-      exits_(std::move(exits)),
-      to_ports_(std::move(to_ports)),
-      delivery_(deployment.chains.size()) {
+    : deployment_(deployment), exits_(std::move(exits)), to_ports_(std::move(to_ports)) {
   to_ports_.resize(deployment.chains.size(), nullptr);
-  for (const ChainConfig& chain : deployment.chains) {
-    paths_.emplace_back(deployment, chain,
-                        [](const NfConfig& nf) { return nf_gates(nf_types().at(nf.type), nf.args); });
-    latency_.emplace_back(1 << 18);
-    histograms_.emplace_back(static_cast<double>(rte_get_tsc_hz()));
-    breakdowns_.emplace_back(deployment.nfs.size());
-    bool scaled =
-        std::any_of(chain.nfs.begin(), chain.nfs.end(), [&](int nf) { return deployment.nfs[nf].scale_group >= 0; });
-    flow_order_.emplace_back(scaled ? std::optional<FlowOrder>(FlowOrder{}) : std::nullopt);
-    if (scaled) delivery_[chain.index].flow_reorders = 0;
-  }
+  for (const ChainConfig& chain : deployment.chains) follow_chain(chain);
   if (!deployment.capture_path.empty())
     capture_ = std::make_unique<PcapCapture>(deployment.capture_path, deployment.capture_limit,
                                              static_cast<double>(rte_get_tsc_hz()));
+}
+
+void Sink::add_chain(const ChainConfig& chain, std::unique_ptr<IngressPort> exit) {
+  exits_.push_back(std::move(exit));
+  to_ports_.push_back(nullptr);
+  follow_chain(chain);
+}
+
+void Sink::follow_chain(const ChainConfig& chain) {
+  paths_.emplace_back(deployment_, chain, [](const NfConfig& nf) { return nf_gates(nf_types().at(nf.type), nf.args); });
+  latency_.emplace_back(1 << 18);
+  histograms_.emplace_back(static_cast<double>(rte_get_tsc_hz()));
+  breakdowns_.emplace_back(deployment_.nfs.size());
+  bool scaled =
+      std::any_of(chain.nfs.begin(), chain.nfs.end(), [&](int nf) { return deployment_.nfs[nf].scale_group >= 0; });
+  flow_order_.emplace_back(scaled ? std::optional<FlowOrder>(FlowOrder{}) : std::nullopt);
+  ChainDelivery& delivery = delivery_.emplace_back();
+  if (scaled) delivery.flow_reorders = 0;
 }
 
 uint64_t Sink::poll(uint64_t now_tsc) {

@@ -38,6 +38,8 @@ class Sink {
   // none given: freed here).
   Sink(const Deployment& deployment, std::vector<std::unique_ptr<IngressPort>> exits,
        std::vector<EthdevPort*> to_ports = {});
+  // A chain added to a running service (its index is the next one): its exit drained from now on.
+  void add_chain(const ChainConfig& chain, std::unique_ptr<IngressPort> exit);
   // Takes what the chains' exits hold now; returns how many packets it took.
   uint64_t poll(uint64_t now_tsc);
   // Latency is sampled only while measuring (warm-up and drain are excluded).
@@ -57,6 +59,8 @@ class Sink {
   uint64_t captured() const { return capture_ ? capture_->written() : 0; }
 
  private:
+  void follow_chain(const ChainConfig& chain);
+
   const Deployment& deployment_;
   std::vector<std::unique_ptr<IngressPort>> exits_;
   std::vector<EthdevPort*> to_ports_;  // by chain

@@ -18,24 +18,34 @@ namespace tandem {
 Generator::Generator(const Deployment& deployment, rte_mempool* pool, std::vector<std::unique_ptr<EgressPort>> entries,
                      StatsZone& stats, std::vector<std::unique_ptr<PortReceiver>> receivers)
     : pool_(pool), burst_(deployment.burst), receivers_(std::move(receivers)) {
-  for (const ChainConfig& chain : deployment.chains) {
-    Stream stream;
-    stream.chain = &chain;
-    stream.entry = std::move(entries.at(chain.index));
-    stream.control = &stats.chains[chain.index];
-    stream.sizes = size_schedule(chain.traffic.sizes);
-    stream.templates =
-        FrameTemplates(stream.sizes, chain.traffic.flows, chain.traffic.protocol, static_cast<uint16_t>(chain.index));
-    stream.requests = request_frames(chain.traffic.http_urls, static_cast<uint16_t>(chain.index));
-    if (!chain.traffic.pcap.empty()) stream.replay = replay_frames(chain.traffic.pcap);
-    stream.replay_loop = chain.traffic.pcap_loop;
-    double hz = static_cast<double>(rte_get_tsc_hz());
-    stream.packets_per_cycle = chain.traffic.rate_pps / hz;
-    for (double pps : chain.traffic.rate_steps_pps) stream.step_packets_per_cycle.push_back(pps / hz);
-    stream.step_cycles = static_cast<uint64_t>(chain.traffic.step_seconds * hz);
-    stream.from_port = chain.from_port >= 0;
-    streams_.push_back(std::move(stream));
-  }
+  for (const ChainConfig& chain : deployment.chains)
+    streams_.push_back(stream_of(chain, std::move(entries.at(chain.index)), stats));
+}
+
+void Generator::open_chain(const ChainConfig& chain, std::unique_ptr<EgressPort> entry, StatsZone& stats,
+                           uint64_t now_tsc) {
+  streams_.push_back(stream_of(chain, std::move(entry), stats));
+  streams_.back().start_tsc = now_tsc;
+}
+
+Generator::Stream Generator::stream_of(const ChainConfig& chain, std::unique_ptr<EgressPort> entry,
+                                       StatsZone& stats) const {
+  Stream stream;
+  stream.chain = &chain;
+  stream.entry = std::move(entry);
+  stream.control = &stats.chains[chain.index];
+  stream.sizes = size_schedule(chain.traffic.sizes);
+  stream.templates =
+      FrameTemplates(stream.sizes, chain.traffic.flows, chain.traffic.protocol, static_cast<uint16_t>(chain.index));
+  stream.requests = request_frames(chain.traffic.http_urls, static_cast<uint16_t>(chain.index));
+  if (!chain.traffic.pcap.empty()) stream.replay = replay_frames(chain.traffic.pcap);
+  stream.replay_loop = chain.traffic.pcap_loop;
+  double hz = static_cast<double>(rte_get_tsc_hz());
+  stream.packets_per_cycle = chain.traffic.rate_pps / hz;
+  for (double pps : chain.traffic.rate_steps_pps) stream.step_packets_per_cycle.push_back(pps / hz);
+  stream.step_cycles = static_cast<uint64_t>(chain.traffic.step_seconds * hz);
+  stream.from_port = chain.from_port >= 0;
+  return stream;
 }
 
 void Generator::start(uint64_t now_tsc) {

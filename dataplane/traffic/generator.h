@@ -36,6 +36,8 @@ class Generator {
   void emit_probe(int chain, uint16_t count, uint16_t frame_size, uint64_t now_tsc) {
     emit(streams_[chain], count, now_tsc, frame_size);
   }
+  // A chain added to a running service, its traffic paced from `now_tsc` (its index is the next one).
+  void open_chain(const ChainConfig& chain, std::unique_ptr<EgressPort> entry, StatsZone& stats, uint64_t now_tsc);
   // A chain removed from a running service: none of its packets are generated from now on.
   void close_chain(int chain) { streams_[chain].removed = true; }
   // Packets that entered the chain: generated, or received on its port.
@@ -85,6 +87,7 @@ class Generator {
     }
   };
 
+  Stream stream_of(const ChainConfig& chain, std::unique_ptr<EgressPort> entry, StatsZone& stats) const;
   // `frame_size` 0 = the chain's size mix.
   void emit(Stream& stream, uint16_t count, uint64_t now_tsc, uint16_t frame_size = 0);
   // Stamps `count` frames as the chain's next ones (sequence numbers, TSC, traces) and sends them into its entry.

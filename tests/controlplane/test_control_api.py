@@ -3,7 +3,8 @@ JSON reply, a malformed one a 4xx naming what is wrong; `stop` is carried out on
 and only a well-formed change reaches the data plane; the server keeps answering after every request. A server on a
 socket of its own, fed by a status that needs no run; the data plane's side of live changes (the manager, tested end to
 end in tests/integration/test_service.py) is a function here that answers as the manager does: NF `n` takes any
-arguments, other names are refused by name, and scheduler switches are refused."""
+arguments, other names are refused by name, and scheduler switches are refused. A chain to add is checked by the
+service's own code against a spec of one chain."""
 
 from __future__ import annotations
 
@@ -21,8 +22,13 @@ from controlplane.launch.control_client import Control
 from controlplane.launch.control_server import MAX_BODY, ControlServer
 from controlplane.launch.live_changes import LiveChanges
 from controlplane.launch.service_status import ServiceStatus
+from controlplane.spec.deployment import added_chain_config
+from controlplane.spec.models import Spec
 
-CONFIG = {"name": "fuzzed", "scheduler": {"name": "coop"}}
+CONFIG = {"name": "fuzzed", "scheduler": {"name": "coop"}, "chains": []}
+SPEC = Spec.model_validate(
+    {"name": "fuzzed", "chains": [{"name": "c", "nfs": [{"name": "n", "type": "macswap", "core": 1}]}]}
+)
 METRICS = {
     "unix_time": 1.0,
     "chains": [
@@ -50,7 +56,8 @@ def server(tmp_path_factory):
         threading.Thread(target=live.follow, args=(answer,)).start()
 
     live.connect(data_plane)
-    control = ControlServer(path, status, lambda: stops.append(1), live)
+    compile_chain = lambda chain: added_chain_config(SPEC, chain, CONFIG)  # noqa: E731
+    control = ControlServer(path, status, lambda: stops.append(1), live, compile_chain=compile_chain)
     yield path, stops, commands
     control.close()
 
@@ -91,6 +98,7 @@ routes = [
     "/scheduler/",
     "/nfs/n/instances",
     "/chains/c",
+    "/chains",
 ]
 paths = st.one_of(st.sampled_from([*routes, "/", "/status/", "/stop?now=1", "//stop"]), st.text(max_size=40))
 methods = st.sampled_from(["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "BREW", "get"])
@@ -103,8 +111,20 @@ instances_bodies = [
     b'{"instances": 9}',
     b'{"instances": 2.5}',
 ]
+one_nf = [{"name": "m", "type": "macswap", "core": 1}]
+chain_bodies = [
+    json.dumps({"chain": {"name": "d", "nfs": one_nf}}).encode(),
+    json.dumps({"chain": {"name": "c", "nfs": one_nf}}).encode(),
+    json.dumps({"chain": {"name": "d", "from": "p0", "nfs": one_nf}}).encode(),
+    json.dumps({"chain": {"name": "d", "nfs": one_nf}, "more": 1}).encode(),
+    b'{"chain": {"name": "d", "nfs": []}}',
+    b'{"chain": {"name": "d"}}',
+    b'{"chain": 3}',
+]
 bodies = st.one_of(
-    st.sampled_from([b"", b"{}", *change_bodies, *scheduler_bodies, *instances_bodies, b"x" * (MAX_BODY + 1)]),
+    st.sampled_from(
+        [b"", b"{}", *change_bodies, *scheduler_bodies, *instances_bodies, *chain_bodies, b"x" * (MAX_BODY + 1)]
+    ),
     st.binary(max_size=200),
     st.dictionaries(
         st.text(max_size=8),
@@ -128,6 +148,10 @@ def test_every_request_gets_a_json_reply_and_only_a_proper_stop_stops(server, me
     for command in commands[commands_before:]:
         nf = command.get("nf")
         chain = command.get("chain")
+        if command["op"] == "add_chain":  # checked before it was sent: a chain the spec could have had
+            assert (method, target) == ("POST", "/chains") and chain["name"] not in ("c", "n")
+            assert chain["nfs"] and "from_port" not in chain
+            continue
         assert (method, target) in {("PUT", "/scheduler"), ("PUT", f"/nfs/{nf}/args"), ("PUT", f"/nfs/{nf}/instances"),
                                     ("DELETE", f"/chains/{chain}")}  # fmt: skip
         assert isinstance(command.get("args", {}), dict) and isinstance(command.get("scheduler", {}), dict)

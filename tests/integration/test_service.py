@@ -359,3 +359,63 @@ def test_a_tcp_listener_answers_only_with_its_token(write_spec, tmp_path, machin
         stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 0, stderr
     assert json.loads(out.read_text())["accounting"]["exact"]
+
+
+ADDED_CHAIN = """\
+name: added
+traffic: {rate: 50 kpps, flows: 8}
+nfs:
+  - {name: fw2, type: firewall, core: 1, args: {synthetic_rules: 10}}
+  - {name: count, type: counter, core: 1, cost_cycles: 300}
+"""
+
+
+@pytest.mark.parametrize("scheduler", runnable(["coop", "unis", "nfvnice"]))
+def test_a_chain_added_under_traffic_starts_without_loss_and_can_go_again(
+    scheduler, write_spec, tmp_path, machine_before
+):
+    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    spec = write_spec(
+        SPEC.replace("rate: 200 kpps", "rate: 100 kpps").replace("scheduler: coop", f"scheduler: {scheduler}")
+    )
+    with serving(spec, socket, out) as process:
+        # Refused, naming the field, nothing started: a chain's name taken, an NF's name taken, the control core, a
+        # port as its source.
+        for change, field in (
+            (ADDED_CHAIN.replace("name: added", "name: web"), "body.chain.name"),
+            (ADDED_CHAIN.replace("name: fw2", "name: fw"), "body.chain.nfs[0].name"),
+            (ADDED_CHAIN.replace("core: 1, cost", "core: 0, cost"), "body.chain.nfs[1].core"),
+            (ADDED_CHAIN + "from: eth0\n", "body.chain.from"),
+        ):
+            refused = ctl(socket, "add-chain", "-", stdin=change)
+            assert refused.returncode == 2 and f"({field})" in refused.stderr, (field, refused.stderr)
+        assert [chain["name"] for chain in json.loads(ctl(socket, "status").stdout)["chains"]] == ["web"]
+        added = ctl(socket, "add-chain", "-", stdin=ADDED_CHAIN)
+        assert added.returncode == 0, added.stderr
+        change = answered(socket, json.loads(added.stdout))
+        # Its processes started while the other chain's traffic flowed, held until it joined: no ring overflowed.
+        assert change["state"] == "applied" and change["ring_drops_during"] == 0, change
+        assert change["nfs_started"] == "fw2,count" and all(worker["core"] == 1 for worker in change["workers"])
+        time.sleep(STATUS_PERIOD)
+        status = json.loads(ctl(socket, "status").stdout)
+        chain = next(chain for chain in status["chains"] if chain["name"] == "added")
+        assert chain["delivered"] > 0 and not chain["removed"]
+        pids = {nf["name"]: nf["pid"] for nf in status["nfs"] if nf["chain"] == "added"}
+        assert set(pids) == {"fw2", "count"} and all(os.path.exists(f"/proc/{pid}") for pid in pids.values())
+        before = nf_status(socket, "check")["packets_in"]
+        time.sleep(STATUS_PERIOD)
+        assert nf_status(socket, "check")["packets_in"] > before  # the first chain runs on beside it
+        again = ctl(socket, "add-chain", "-", stdin=ADDED_CHAIN)
+        assert again.returncode == 2 and "(body.chain.name)" in again.stderr, again.stderr
+        # An added chain goes as any other.
+        removed = answered(socket, json.loads(ctl(socket, "remove-chain", "added").stdout))
+        assert removed["state"] == "applied" and removed["nfs_stopped"] == "fw2,count", removed
+        assert ctl(socket, "stop").returncode == 0
+        stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr
+    results = json.loads(out.read_text())
+    assert results["accounting"]["exact"], results["accounting"]
+    added = next(chain for chain in results["chains"] if chain["name"] == "added")
+    assert added["delivered"] > 0 and added["generated"] == added["delivered"] + added["dropped"]["total"]
+    workers = {worker["nfs"]: worker for worker in results["workers"]}
+    assert workers["fw2"]["exit"] == workers["count"]["exit"] == "exited with status 0"

@@ -1,0 +1,279 @@
+// A chain added to a running service: checked whole against the running deployment, its rings made and its NF
+// processes started one by one while the other chains' traffic flows; once every one is attached, it joins the run
+// in one step (the scheduler module re-attached with it, the generator's stream opened, the sink taking its exit).
+// Until then nothing of the run refers to it, so a chain whose NF fails to start leaves no trace.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <fstream>
+#include <set>
+
+#include <rte_cycles.h>
+#include <rte_errno.h>
+
+#include "catalog/catalog.h"
+#include "contract/idle_wait.h"
+#include "contract/run_timing.h"
+#include "run.h"
+#include "schedulers/mechanisms/machine_resources.h"
+#include "worker_launcher.h"
+
+namespace tandem {
+
+namespace {
+
+json refused(const json& command, const std::string& field, const std::string& message) {
+  json reply = change_refusal(command, field, message);
+  if (command.contains("chain") && command["chain"].is_object()) reply["chain"] = command["chain"].value("name", "");
+  return reply;
+}
+
+}  // namespace
+
+std::string Run::why_no_chain_can_come() const {
+  if (!d_.service) return "only a service (./tandem serve) takes new chains: its packet pool has room for them";
+  if (addition_) return "a chain is being added: add the next once it is answered";
+  if (!removals_.empty()) return "a chain is being removed: add one once it is gone";
+  if (restart_pending() || !attached_) return "an NF is restarting: add the chain once it is back";
+  if (!probes_.empty()) return "a profiling run takes no new chains";
+  return "";
+}
+
+// Why the chain `next` ends with cannot run beside the others ("" if it can), and the field that says so.
+std::pair<std::string, std::string> Run::why_chain_cannot_come(Deployment& next) const {
+  const ChainConfig& chain = next.chains.back();
+  if (chain.from_port >= 0 || chain.to_port >= 0)
+    return {"chain.source", "a chain added live takes the generator's traffic (its ports were opened at the start)"};
+  if (chain.io.enabled) return {"chain.io", "kernel-I/O chains need namespaces made at the start: restart with it"};
+  std::set<int> cores;
+  for (const NfConfig& nf : d_.nfs) cores.insert(nf.core);
+  for (int n : chain.nfs) {
+    const NfConfig& nf = next.nfs[n];
+    if (nf.external()) return {nf.spec_path + ".type", "an external NF's application is started with the service"};
+    if (nf.scale_group >= 0) return {nf.spec_path + ".scale", "a scaled NF's instances are set up at the start"};
+    if (!cores.count(nf.core))
+      return {nf.spec_path + ".core", "core " + std::to_string(nf.core) +
+                                          " is not one of the service's NF cores, which the machine was prepared for"};
+  }
+  SpecErrors errors = check_deployment(next);
+  if (!errors.empty()) return {errors.front().path, errors.front().message};
+  const SchedulerType& type = scheduler_types().at(d_.scheduler.name);
+  if (type.requirements(d_.scheduler.options).needs(MachineResource::CycleCosts))
+    for (int n : chain.nfs)
+      if (!(next.nfs[n].cost_cycles > 0))
+        return {next.nfs[n].spec_path + ".cost_cycles",
+                d_.scheduler.name +
+                    " needs each NF's cost in cycles per packet, and no running NF of its type and "
+                    "arguments gives it: give cost_cycles (./tandem profile measures it)"};
+  next.workers = scheduler_->plan_workers(next);
+  for (size_t w = d_.workers.size(); w < next.workers.size(); w++)
+    if (next.workers[w].runtime != Runtime::PollLoop)
+      return {"chain", "its NFs would run as " + std::string(runtime_name(next.workers[w].runtime)) +
+                           ", which joins a run only at its start: restart the service with it"};
+  std::vector<WorkerPlan> running(
+      next.workers.begin(), next.workers.begin() + static_cast<long>(std::min(next.workers.size(), d_.workers.size())));
+  if (!same_layout(running, d_.workers))
+    return {"chain", d_.scheduler.name + " would lay the running NFs out in other processes with this chain (" +
+                         d_.scheduler.name + " runs a core's NFs in one): restart the service with it"};
+  // What the chains need with it, the spare room (which `next` would count once more) left out.
+  unsigned needed = mbuf_pool_size(next) - kServiceSpareMbufs;
+  if (needed > pool_->size)
+    return {"chain", "the service's packet pool (" + std::to_string(pool_->size) +
+                         " mbufs) has no room for its rings (" + std::to_string(needed) +
+                         " needed): lower its ring_capacity, or restart with it"};
+  return {"", ""};
+}
+
+void Run::add_chain(const json& command, double now_s) {
+  if (std::string why = why_no_chain_can_come(); !why.empty()) return answer_change(refused(command, "request", why));
+  if (!command.contains("chain") || !command["chain"].is_object())
+    return answer_change(refused(command, "chain", "the chain is missing"));
+  Deployment next = d_;
+  try {
+    append_chain(next, command["chain"]);
+  } catch (const std::exception& e) {
+    return answer_change(refused(command, "chain", e.what()));
+  }
+  for (const ChainConfig& chain : d_.chains)
+    if (chain.name == next.chains.back().name)
+      return answer_change(refused(command, "chain.name",
+                                   "a chain named '" + chain.name + "' is in the service" +
+                                       (chain_removed_[chain.index] ? " (removed; its name stays taken)" : "")));
+  if (auto [field, why] = why_chain_cannot_come(next); !why.empty()) return answer_change(refused(command, field, why));
+
+  ChainAddition addition;
+  addition.id = command.value("id", json());
+  addition.first_worker = d_.workers.size();
+  addition.requested_s = now_s;
+  addition.requested_tsc = rte_get_tsc_cycles();
+  addition.ring_drops_before = ring_drops_now();
+  // Its indices' shared counters as at the start, all zero: a chain that failed to start may have used them.
+  for (size_t n = d_.nfs.size(); n < next.nfs.size(); n++) {
+    stats_->nfs[n] = {};
+    stats_->nf_control[n] = {};
+    stats_->scale[n] = {};
+  }
+  for (size_t r = d_.rings.size(); r < next.rings.size(); r++) stats_->rings[r] = {};
+  // Its workers held from the start: once attached they sleep until the chain joins. A busy poller the module
+  // does not know yet would take the NF core's turns from the running NFs (under a real-time policy, through the
+  // kernel's fair server: 50 ms a second, and the rings overflowed meanwhile).
+  for (size_t w = d_.workers.size(); w < next.workers.size(); w++) stats_->workers[w] = {.throttled = 1};
+  stats_->chains[next.chains.back().index] = {};
+  for (size_t r = d_.rings.size(); r < next.rings.size(); r++) {
+    const RingConfig& config = next.rings[r];
+    rte_ring* ring = make_ring(config);
+    if (ring == nullptr) {
+      for (rte_ring* made : addition.rings) rte_ring_free(made);
+      return answer_change(
+          refused(command, "chain", "cannot make ring " + config.name + ": " + rte_strerror(rte_errno)));
+    }
+    addition.rings.push_back(ring);
+  }
+  addition.chain_config = command["chain"];
+  addition.next = std::move(next);
+  json with_chain = original_;
+  with_chain["chains"].push_back(addition.chain_config);
+  // The new workers read their plan from it; the running ones read it again only to restart.
+  std::ofstream(d_.paths.run_dir + "/deployment.json") << deployment_to_json(addition.next, with_chain).dump(2);
+  addition_ = std::move(addition);
+  follow_addition(now_s);
+}
+
+void Run::follow_addition(double now_s) {
+  if (!addition_) return;
+  ChainAddition& addition = *addition_;
+  const Deployment& next = addition.next;
+  size_t to_start = next.workers.size() - addition.first_worker;
+  // One worker at a time, as at the start (run_lifecycle.cc start_workers): each once the one before attached.
+  for (;;) {
+    if (!addition.pids.empty()) {
+      size_t w = addition.first_worker + addition.pids.size() - 1;
+      if (auto status = reap_if_exited(addition.pids.back())) {
+        addition.pids.back() = 0;
+        return give_up_addition("NF " + worker_nf_names(next, static_cast<int>(w)) +
+                                " failed to start: " + describe_exit(*status) + " (its message is in the manager log)");
+      }
+      if (flag_load(stats_->workers[w].ready) == 0) {
+        if (rte_get_tsc_cycles() > addition.attach_deadline)
+          return give_up_addition("NF " + worker_nf_names(next, static_cast<int>(w)) + " did not attach within " +
+                                  std::to_string(static_cast<int>(kAttachSeconds)) + " s");
+        return;
+      }
+    }
+    if (addition.pids.size() == to_start) break;
+    const WorkerPlan& plan = next.workers[addition.first_worker + addition.pids.size()];
+    addition.attach_deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(hz_ * kAttachSeconds);
+    addition.pids.push_back(launch_worker(next, plan, d_.paths.run_dir + "/deployment.json"));
+  }
+  if (restart_pending()) return;  // the module is away for a restart: the chain joins once it is back
+  join_added_chain(now_s);
+}
+
+void Run::give_up_addition(const std::string& why) {
+  ChainAddition& addition = *addition_;
+  // Attached ones leave their loops as a removed chain's do; one still starting is killed (it may then hold
+  // DPDK's shared memory lock: the EAL is not cleaned up at the end, as after any killed worker).
+  uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(hz_ * kStopSeconds);
+  for (size_t k = 0; k < addition.pids.size(); k++) {
+    if (addition.pids[k] <= 0) continue;
+    WorkerControl& control = stats_->workers[addition.first_worker + k];
+    if (flag_load(control.ready) == 0) {
+      kill(addition.pids[k], SIGKILL);
+      killed_workers_ = true;
+    }
+    flag_store(control.leave, 1u);
+    idle_wake(control);
+  }
+  for (pid_t pid : addition.pids) {
+    if (pid <= 0) continue;
+    while (!reap_if_exited(pid)) {
+      if (rte_get_tsc_cycles() > deadline) {
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+        killed_workers_ = true;
+        break;
+      }
+      usleep(1000);
+    }
+  }
+  if (!killed_workers_)
+    for (rte_ring* ring : addition.rings) rte_ring_free(ring);
+  std::ofstream(d_.paths.run_dir + "/deployment.json") << deployment_to_json(d_, original_).dump(2);
+  json command = {{"id", addition.id}, {"op", "add_chain"}, {"chain", addition.chain_config}};
+  addition_.reset();
+  answer_change(refused(command, "chain", why + "; the chain was not added"));
+}
+
+void Run::join_added_chain(double now_s) {
+  ChainAddition& addition = *addition_;
+  Deployment& next = addition.next;
+  uint64_t begin = rte_get_tsc_cycles();
+  // The module goes and comes back with the new workers: its state is sized by the workers it attached to.
+  if (attached_) {
+    scheduler_->detach(*view_);
+    attached_ = false;
+  }
+  for (size_t w = addition.first_worker; w < next.workers.size(); w++) view_->hints.release(w);
+  size_t first_nf = d_.nfs.size(), first_worker = d_.workers.size();
+  // Capacity for every index the stats zone has was reserved at the start: what refers to an element (the
+  // generator's streams, the sink's paths) stays valid.
+  d_.nfs.insert(d_.nfs.end(), next.nfs.begin() + static_cast<long>(first_nf), next.nfs.end());
+  d_.rings.insert(d_.rings.end(), next.rings.begin() + static_cast<long>(d_.rings.size()), next.rings.end());
+  d_.workers.insert(d_.workers.end(), next.workers.begin() + static_cast<long>(first_worker), next.workers.end());
+  d_.chains.push_back(next.chains.back());
+  original_["chains"].push_back(addition.chain_config);
+  const ChainConfig& chain = d_.chains.back();
+  rings_.insert(rings_.end(), addition.rings.begin(), addition.rings.end());
+  std::string names;
+  json workers = json::array();
+  for (size_t k = 0; k < addition.pids.size(); k++) {
+    size_t w = first_worker + k;
+    pids_.push_back(addition.pids[k]);
+    task_ids_.push_back(addition.pids[k]);
+    workers_.push_back({.pid = addition.pids[k]});
+    externals_.emplace_back();
+    names += (names.empty() ? "" : ",") + nf_names_of(static_cast<int>(w));
+    workers.push_back({{"name", d_.workers[w].name},
+                       {"pid", pids_[w]},
+                       {"core", d_.workers[w].core},
+                       {"nfs", nf_names_of(static_cast<int>(w))}});
+  }
+  lost_at_crash_.resize(d_.nfs.size(), 0);
+  args_generation_.resize(d_.nfs.size(), 0);
+  chain_removed_.push_back(false);
+  // The measurement window began before it: its counters there were zero, its processes' CPU counted from now.
+  if (window_begun_ && !window_ended_) {
+    window_begin_.generated.push_back(0);
+    window_begin_.delivered.push_back(0);
+    window_begin_.delivered_bytes.push_back(0);
+    window_begin_.wasted.push_back(0);
+    window_begin_.entry_backpressure.push_back(0);
+    window_begin_.nfs.resize(d_.nfs.size());
+    for (size_t w = first_worker; w < d_.workers.size(); w++) window_begin_.os.push_back(sample_os_counters(pids_[w]));
+  }
+  auto [entry, exit] = chain_ends_->open_added_chain(d_, chain, rings_, *stats_);
+  sink_->add_chain(chain, std::move(exit));
+  generator_->open_chain(chain, std::move(entry), *stats_, rte_get_tsc_cycles());
+  reattach_scheduler();
+  answer_applied({{"event", "change"},
+                  {"id", addition.id},
+                  {"op", "add_chain"},
+                  {"chain", chain.name},
+                  {"state", "applied"},
+                  {"nfs_started", names},
+                  {"workers", workers},
+                  {"t_requested", addition.requested_s},
+                  {"t_done", now_s},
+                  {"start_ms", (now_s - addition.requested_s) * 1e3},
+                  {"join_us", static_cast<double>(rte_get_tsc_cycles() - begin) / hz_ * 1e6},
+                  {"ring_drops_during", ring_drops_now() - addition.ring_drops_before}},
+                 addition.requested_tsc);
+  addition_.reset();
+}
+
+void Run::refuse_unfinished_addition() {
+  if (addition_) give_up_addition("the run ended before its NFs had started");
+}
+
+}  // namespace tandem
