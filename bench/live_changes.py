@@ -94,16 +94,6 @@ def first_delivery(control: Control, process: subprocess.Popen, timeout_s: float
     raise RuntimeError("the service did not deliver within its start-up time")
 
 
-def answered(control: Control, reply, timeout_s: float = 10.0) -> None:
-    """Waits for a change answered `pending` (the data plane answers later) to be answered, at most `timeout_s`: one
-    that never is stays out of the table's rows, and its round says so."""
-    deadline = time.monotonic() + timeout_s
-    while reply.state == "pending" and time.monotonic() < deadline:
-        time.sleep(0.1)
-        if any(c.get("id") == reply.id and c.get("state") != "pending" for c in control.status().changes):
-            return
-
-
 def one_round(spec: Path, scheduler: str, work: Path, previous_stop: float | None) -> dict:
     """A service under `scheduler`: its changes; the restart is the time from `previous_stop` to its first delivery."""
     socket, out = work / "control.sock", work / f"{scheduler}.json"
@@ -123,7 +113,8 @@ def one_round(spec: Path, scheduler: str, work: Path, previous_stop: float | Non
         ]
         for change in changes:
             try:
-                answered(control, change())
+                # A change never answered stays out of the table's rows, and its round says so.
+                control.answer_of(change(), timeout_s=10.0)
             except SetupError as refusal:  # e.g. a scale-in still being made: the round's results list it
                 print(f"  refused: {refusal}", file=sys.stderr, flush=True)
             time.sleep(SETTLE_S)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import http.client
 import json
 import socket
+import time
 from pathlib import Path
 
 from controlplane.errors import SetupError
@@ -96,6 +97,18 @@ class Control:
         """Removes a chain while the others' traffic runs: its entry closed, what is inside drained to the sink, its
         NF processes stopped; `pending` until they are."""
         return ChangeReply.model_validate(self._call("DELETE", f"/chains/{chain}", {}))
+
+    def answer_of(self, reply: ChangeReply, timeout_s: float = 120.0) -> ChangeReply:
+        """A change's answer: `reply` itself, or, where it was `pending` (the data plane answers later: a build at
+        nice 19 on a busy control core, an NF that runs no batch), the change as `status` lists it once answered;
+        still `pending` after `timeout_s`."""
+        deadline = time.monotonic() + timeout_s
+        while reply.state == "pending" and time.monotonic() < deadline:
+            time.sleep(0.1)
+            listed = [c for c in self.status().changes if c.get("id") == reply.id and c.get("state") != "pending"]
+            if listed:
+                return ChangeReply.model_validate(listed[0])
+        return reply
 
     def add_chain(self, chain: dict) -> ChangeReply:
         """Adds a chain (a spec's `chains` entry) while the others' traffic runs: checked as if the spec had had it,

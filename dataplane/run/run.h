@@ -170,8 +170,8 @@ class Run {
   std::string why_chain_cannot_go(int chain) const;
   bool chain_drained(const ChainRemoval& removal) const;
   // A fresh scheduler module attached to the workers there are now (after restarts or a chain's removal), once
-  // the module is away and no restart or removal still needs it so.
-  bool may_reattach() const { return !attached_ && !restart_pending() && removals_.empty(); }
+  // the module is away and no restart still needs it so.
+  bool may_reattach() const { return !attached_ && !restart_pending(); }
   void reattach_scheduler();
   void open_commands(int fd);
   void take_commands(double now_s);
@@ -213,6 +213,8 @@ class Run {
   void catch_up_ring(int ring, bool producer);
   // Packets a segment's process holds between dequeue and hand-off, from the counters.
   int64_t held_by_segment(const Segment& segment) const;
+  // Whether some live worker's NF holds packets between taking and handing them on (the drain waits for it).
+  bool any_nf_holds_packets() const;
   json external_report(int nf) const;
 
   Deployment d_;

@@ -87,8 +87,10 @@ void Run::follow_removals(double now_s) {
         continue;
       }
       // Its processes must run to see `leave`: the module lets every worker go (it may hold some stopped), and a
-      // fresh one takes the others once these are gone. Throttles and closed entries go with it; the others keep
-      // how often to yield meanwhile: made neutral, busy pollers took whole CFS slices and the rings overflowed.
+      // fresh one takes the others at once, the leaving ones out of its sight (their task forgotten, as a reaped
+      // worker's), so that they run under the kernel's scheduler until they exit. Detached until they were gone,
+      // the others ran unscheduled for 10-30 ms and rings overflowed under UNiS (14,000 drops a removal).
+      // Throttles and closed entries go with the old module; the others keep how often to yield.
       if (attached_) {
         scheduler_->detach(*view_);
         attached_ = false;
@@ -100,6 +102,7 @@ void Run::follow_removals(double now_s) {
         workers_[w].removed = true;  // its exit is the point, not a crash
         flag_store(stats_->workers[w].leave, 1u);
         idle_wake(stats_->workers[w]);
+        task_ids_[w] = 0;  // pids_ keeps it, to reap
       }
       removal.left_at_s = now_s;
     }

@@ -106,8 +106,9 @@ void Run::control_loop() {
       if (!generating) {
         bool rings_empty = true;
         for (rte_ring* ring : rings_) rings_empty = rings_empty && rte_ring_count(ring) == 0;
-        // A scaled egress may still hold moved flows' packets, waiting for their old instances.
-        if ((rings_empty && autoscaler_->settled()) || now >= drain_end) break;
+        // A scaled egress may still hold moved flows' packets, waiting for their old instances; and an NF its
+        // scheduler stopped between taking a batch and handing it on (UNiS) holds it until its next turn.
+        if ((rings_empty && autoscaler_->settled() && !any_nf_holds_packets()) || now >= drain_end) break;
       }
       if (progress_due) {
         next_progress = now + progress_period;

@@ -19,8 +19,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from conftest import REPO, background, requires_root, runnable, tandem
-from controlplane.launch.control_api import ROUTES
-from controlplane.launch.control_client import _UnixConnection
+from controlplane.launch.control_api import ROUTES, ChangeReply
+from controlplane.launch.control_client import Control, _UnixConnection
 from controlplane.launch.control_server import MAX_BODY
 
 pytestmark = requires_root
@@ -151,15 +151,9 @@ def ctl(socket, *words: str, stdin: str | None = None) -> subprocess.CompletedPr
     )
 
 
-def answered(socket, reply: dict, timeout: float = 120) -> dict:
-    """A change's answer: the reply itself, or, if it was `pending` (a build at nice 19 on a busy control core may
-    take longer than the API waits), the change as status lists it once the data plane has answered."""
-    deadline = time.monotonic() + timeout
-    while reply["state"] == "pending" and time.monotonic() < deadline:
-        time.sleep(0.3)
-        listed = [c for c in json.loads(ctl(socket, "status").stdout)["changes"] if c.get("id") == reply["id"]]
-        reply = listed[0] if listed else reply
-    return reply
+def answered(socket, reply: dict) -> dict:
+    """A change's answer, as the service's client follows a `pending` one (Control.answer_of)."""
+    return Control(socket).answer_of(ChangeReply.model_validate(reply)).model_dump(exclude_none=True)
 
 
 def nf_status(socket, name: str) -> dict:
