@@ -17,12 +17,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from controlplane.launch.control_api import ROUTES, Status
+from conftest import REPO
+from controlplane.launch.control_api import ROUTES, ChainAddition, Status
 from controlplane.launch.control_client import Control
 from controlplane.launch.control_server import MAX_BODY, ControlServer
 from controlplane.launch.live_changes import LiveChanges
 from controlplane.launch.service_status import ServiceStatus
 from controlplane.spec.deployment import added_chain_config
+from controlplane.spec.loading import load_spec, parse_yaml
 from controlplane.spec.models import Spec
 
 CONFIG = {"name": "fuzzed", "scheduler": {"name": "coop"}, "chains": []}
@@ -180,3 +182,11 @@ def test_requests_that_are_not_http_are_answered_too(server):
             continue  # the connection was closed without a reply: nothing was done either
         assert 400 <= code < 600 and "error" in reply
     assert len(stops) == before and Control(path).status().name == "fuzzed"
+
+
+def test_the_example_chain_to_add_is_one_its_service_takes():
+    spec = load_spec(REPO / "examples" / "three-firewalls.yaml")
+    example = REPO / "examples" / "live" / "added-chain.yaml"
+    chain = ChainAddition.model_validate({"chain": parse_yaml(example.read_text(), str(example))})
+    config = added_chain_config(spec, chain.chain, {"chains": []})
+    assert [nf["name"] for nf in config["nfs"]] == ["check", "count"] and config["traffic"]["rate_pps"] == 50e3
