@@ -44,7 +44,7 @@ std::string Run::why_no_chain_can_come() const {
 std::pair<std::string, std::string> Run::why_chain_cannot_come(Deployment& next) const {
   const ChainConfig& chain = next.chains.back();
   if (chain.from_port >= 0 || chain.to_port >= 0)
-    return {"chain.source", "a chain added live takes the generator's traffic (its ports were opened at the start)"};
+    return {"chain.from", "a chain added live takes the generator's traffic (its ports were opened at the start)"};
   if (chain.io.enabled) return {"chain.io", "kernel-I/O chains need namespaces made at the start: restart with it"};
   std::set<int> cores;
   for (const NfConfig& nf : d_.nfs) cores.insert(nf.core);
