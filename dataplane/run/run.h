@@ -106,6 +106,8 @@ class Run {
   json profile_results() const;
   double seconds_since_go(uint64_t tsc) const { return static_cast<double>(tsc - go_tsc_) / hz_; }
   std::string nf_names_of(int worker) const { return worker_nf_names(d_, worker); }
+  // Worker w as the `started` event and an added chain's answer list it: name, pid, core, NFs.
+  json worker_entry(size_t w) const;
   // Worker w has exited: neither it nor its task may be signalled or scheduled any more.
   void forget(size_t w) { pids_[w] = task_ids_[w] = 0; }
   // True once worker w has exited (reaped now or before); records how it ended and forgets it.

@@ -234,10 +234,7 @@ void Run::join_added_chain(double now_s) {
     workers_.push_back({.pid = addition.pids[k]});
     externals_.emplace_back();
     names += (names.empty() ? "" : ",") + nf_names_of(static_cast<int>(w));
-    workers.push_back({{"name", d_.workers[w].name},
-                       {"pid", pids_[w]},
-                       {"core", d_.workers[w].core},
-                       {"nfs", nf_names_of(static_cast<int>(w))}});
+    workers.push_back(worker_entry(w));
   }
   lost_at_crash_.resize(d_.nfs.size(), 0);
   args_generation_.resize(d_.nfs.size(), 0);

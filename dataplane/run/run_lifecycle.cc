@@ -134,12 +134,15 @@ void Run::start_workers() {
   }
   view_ = std::make_unique<SchedulerView>(SchedulerView{d_, *stats_, rings_, task_ids_, WorkerHints(*stats_)});
   json list = json::array();
-  for (size_t w = 0; w < pids_.size(); w++)
-    list.push_back({{"name", d_.workers[w].name},
-                    {"pid", pids_[w]},
-                    {"core", d_.workers[w].core},
-                    {"nfs", nf_names_of(static_cast<int>(w))}});
+  for (size_t w = 0; w < pids_.size(); w++) list.push_back(worker_entry(w));
   emit(events_, {{"event", "started"}, {"workers", list}});
+}
+
+json Run::worker_entry(size_t w) const {
+  return {{"name", d_.workers[w].name},
+          {"pid", pids_[w]},
+          {"core", d_.workers[w].core},
+          {"nfs", nf_names_of(static_cast<int>(w))}};
 }
 
 void Run::wait_until_attached(size_t w, uint64_t deadline) {
