@@ -112,9 +112,13 @@ def launch(
             "run_dir": str(run_dir),
             "worker_binary": str(catalog.WORKER),
         }
-        resources.provide(
-            session, verdict["requirements"], resources.RunPlace(run_id, config["paths"], config["chains"])
-        )
+        requirements = verdict["requirements"]
+        if config.get("serve"):
+            # A service's NF cores are its NFs' alone while it runs, as an operator isolates them: any other task
+            # there (a client, a shell) takes the core from real-time pollers for up to 50 ms through the kernel's
+            # fair server, and the chains' entry rings overflow.
+            requirements = {"reserved_cores": True} | requirements
+        resources.provide(session, requirements, resources.RunPlace(run_id, config["paths"], config["chains"]))
         lab = None
         if "lab" in config:  # its namespaces and veths before the data plane opens their ends as ports
             config["lab"] = dict(config["lab"], hosts=[dict(host) for host in config["lab"]["hosts"]])

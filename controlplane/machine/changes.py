@@ -76,7 +76,7 @@ def _undo(change: dict) -> str | None:
         os.kill(change["pid"], signal.SIGKILL)
         return f"stopped process {change['pid']}"
     if kind == "affinities":
-        return _give_cores_back(change["tasks"])
+        return _give_cores_back(change["tasks"], change.get("since"), change.get("narrowed", []))
     if kind == "socket":  # a service's control socket: removed if it is still a socket (never another file)
         path = Path(change["path"])
         if not path.is_socket():
@@ -105,6 +105,12 @@ def _task_identity(tid: int) -> tuple[int, int] | None:
     return int(fields[19]), int(fields[6])  # starttime (field 22), flags (field 9)
 
 
+def _boot_ticks_now() -> int:
+    """Now, in the clock ticks since boot that /proc/TID/stat gives a task's start time in."""
+    uptime = float(Path("/proc/uptime").read_text().split()[0])
+    return int(uptime * os.sysconf("SC_CLK_TCK"))
+
+
 def _thread_group(tid: int) -> int | None:
     """The process a thread belongs to (Tgid in /proc/TID/status)."""
     try:
@@ -127,8 +133,11 @@ def _every_task() -> list[int]:
     return tids
 
 
-def _give_cores_back(tasks: list[dict]) -> str | None:
-    """Gives every task that is still the same task its CPU affinity from before the reservation."""
+def _give_cores_back(tasks: list[dict], since: int | None = None, narrowed: list = ()) -> str | None:
+    """Gives every task that is still the same task its CPU affinity from before the reservation; and a task born
+    since (`since`, in boot clock ticks) with one of the narrowed affinities, which it inherited from a parent the
+    reservation narrowed, the reserved cores too: without them, a shell or a service started while the cores were
+    reserved would stay off them for good."""
     restored = 0
     for task in tasks:
         identity = _task_identity(task["tid"])
@@ -137,6 +146,21 @@ def _give_cores_back(tasks: list[dict]) -> str | None:
         try:
             if os.sched_getaffinity(task["tid"]) != set(task["cpus"]):
                 os.sched_setaffinity(task["tid"], task["cpus"])
+                restored += 1
+        except OSError:
+            pass  # exited meanwhile
+    # Each narrowed affinity back to what it was narrowed from (the widest, where tasks of several had it).
+    originals: dict[frozenset[int], set[int]] = {}
+    for narrowed_cpus, cpus in narrowed:
+        originals.setdefault(frozenset(narrowed_cpus), set()).update(cpus)
+    for tid in _every_task() if since is not None and originals else ():
+        identity = _task_identity(tid)
+        if identity is None or identity[0] < since or identity[1] & _KERNEL_THREAD:
+            continue
+        try:
+            original = originals.get(frozenset(os.sched_getaffinity(tid)))
+            if original is not None:
+                os.sched_setaffinity(tid, original)
                 restored += 1
         except OSError:
             pass  # exited meanwhile
@@ -296,7 +320,10 @@ class MachineSession:
             if identity is None or identity[1] & _KERNEL_THREAD or not allowed & cores or not allowed - cores:
                 continue
             changes.append({"tid": tid, "start": identity[0], "cpus": sorted(allowed)})
-        self._journal.append({"kind": "affinities", "tasks": changes})
+        narrowed = {(tuple(sorted(set(task["cpus"]) - cores)), tuple(task["cpus"])) for task in changes}
+        self._journal.append(
+            {"kind": "affinities", "tasks": changes, "since": _boot_ticks_now(), "narrowed": sorted(narrowed)}
+        )
         self._save()
         moved = 0
         for task in changes:

@@ -3,6 +3,7 @@ soak compare before and after runs."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -23,6 +24,8 @@ def snapshot() -> dict:
         "sched_rr_timeslice_ms": changes.RR_TIMESLICE.read_text().strip(),
         "nr_hugepages": (changes.HUGEPAGES / "nr_hugepages").read_text().strip(),
         "tracefs_mounted": mounts.tracefs_mounted(),
+        # A reservation of NF cores (a service, SCC) takes them out of every task's affinity until the run ends.
+        "cpus_of_init_and_this_process": (sorted(os.sched_getaffinity(1)), sorted(os.sched_getaffinity(0))),
     }
 
 

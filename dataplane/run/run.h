@@ -173,7 +173,7 @@ class Run {
   bool chain_drained(const ChainRemoval& removal) const;
   // A fresh scheduler module attached to the workers there are now (after restarts or a chain's removal), once
   // the module is away and no restart still needs it so.
-  bool may_reattach() const { return !attached_ && !restart_pending(); }
+  bool may_reattach() const { return !attached_ && !restart_pending() && !released_for_drain_; }
   void reattach_scheduler();
   void open_commands(int fd);
   void take_commands(double now_s);
@@ -215,8 +215,8 @@ class Run {
   void catch_up_ring(int ring, bool producer);
   // Packets a segment's process holds between dequeue and hand-off, from the counters.
   int64_t held_by_segment(const Segment& segment) const;
-  // Whether some live worker's NF holds packets between taking and handing them on (the drain waits for it).
-  bool any_nf_holds_packets() const;
+  // A live worker whose NF holds packets between taking and handing them on (the drain waits for it).
+  std::optional<size_t> worker_holding_packets() const;
   json external_report(int nf) const;
 
   Deployment d_;
@@ -249,6 +249,9 @@ class Run {
   std::string error_, failed_nf_;
   bool interrupted_ = false;
   bool attached_ = false;
+  // The drain's last resort: the module let go of the workers because one it parked held packets and nothing else
+  // would run it (its input is empty for good); it stays away until the run ends.
+  bool released_for_drain_ = false;
   bool killed_workers_ = false;
   std::vector<std::string> warnings_;
   int commands_fd_ = -1;

@@ -252,7 +252,7 @@ void Run::join_added_chain(double now_s) {
   auto [entry, exit] = chain_ends_->open_added_chain(d_, chain, rings_, *stats_);
   sink_->add_chain(chain, std::move(exit));
   generator_->open_chain(chain, std::move(entry), *stats_, rte_get_tsc_cycles());
-  reattach_scheduler();
+  if (!released_for_drain_) reattach_scheduler();
   answer_applied({{"event", "change"},
                   {"id", addition.id},
                   {"op", "add_chain"},

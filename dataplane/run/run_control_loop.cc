@@ -107,8 +107,16 @@ void Run::control_loop() {
         bool rings_empty = true;
         for (rte_ring* ring : rings_) rings_empty = rings_empty && rte_ring_count(ring) == 0;
         // A scaled egress may still hold moved flows' packets, waiting for their old instances; and an NF its
-        // scheduler stopped between taking a batch and handing it on (UNiS) holds it until its next turn.
-        if ((rings_empty && autoscaler_->settled() && !any_nf_holds_packets()) || now >= drain_end) break;
+        // scheduler stopped between taking a batch and handing it on (UNiS) holds it until its next turn. A module
+        // that decides by ring occupancy never gives that turn once every ring is empty: it lets go of the workers
+        // then, so the batch ends at the sink rather than in flight.
+        std::optional<size_t> holder = worker_holding_packets();
+        if ((rings_empty && autoscaler_->settled() && !holder) || now >= drain_end) break;
+        if (rings_empty && holder && attached_ && scheduler_->holds(*holder)) {
+          scheduler_->detach(*view_);
+          attached_ = false;
+          released_for_drain_ = true;
+        }
       }
       if (progress_due) {
         next_progress = now + progress_period;

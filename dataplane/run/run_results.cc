@@ -87,15 +87,16 @@ int64_t Run::held_by_segment(const Segment& segment) const {
   return held;
 }
 
-bool Run::any_nf_holds_packets() const {
+std::optional<size_t> Run::worker_holding_packets() const {
   for (const WorkerPlan& plan : d_.workers) {
     if (plan.runtime == Runtime::External || workers_[plan.index].exited) continue;  // externals keep no such count
     for (const Segment& segment : plan.segments) {
       if (any_kernel_link(d_, segment.in_rings) || any_kernel_link(d_, segment.out_rings)) continue;  // sockets'
-      if (held_by_segment(segment) - static_cast<int64_t>(lost_at_crash_[segment.nfs.front()]) != 0) return true;
+      if (held_by_segment(segment) - static_cast<int64_t>(lost_at_crash_[segment.nfs.front()]) != 0)
+        return static_cast<size_t>(plan.index);
     }
   }
-  return false;
+  return std::nullopt;
 }
 
 void Run::catch_up_ring_counters() {

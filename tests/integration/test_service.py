@@ -94,7 +94,10 @@ def test_a_service_answers_two_clients_refuses_bad_requests_and_stops_whole(writ
         stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 0, stderr
     results = json.loads(out.read_text())
-    assert results["accounting"]["exact"] and results["accounting"]["in_flight"] == 0
+    assert results["accounting"]["exact"] and results["accounting"]["in_flight"] == 0, [
+        results["accounting"],
+        [chain["in_flight"] for chain in results["chains"]],
+    ]
     assert results["chains"][0]["delivered"] > 0
     assert not socket.exists()
 
@@ -165,6 +168,10 @@ def test_live_changes_under_traffic_take_effect_whole_and_lose_nothing(write_spe
     socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
     with serving(write_spec(SPEC), socket, out, "--ready-for", "unis") as process:
         assert nf_status(socket, "fw")["packets_dropped"] == 0  # its rules allow everything the generator sends
+        # The NF core is the NFs' alone: this client is off it, and a process born now too, until the service ends.
+        assert 1 not in os.sched_getaffinity(0)
+        born_meanwhile = subprocess.Popen(["sleep", "120"])
+        assert 1 not in os.sched_getaffinity(born_meanwhile.pid)
         # New rules (deny everything): applied between two batches, without a packet lost to a full ring.
         denied = ctl(socket, "args", "fw", "-", stdin="{synthetic_rules: 10, default: deny}")
         assert denied.returncode == 0, denied.stderr
@@ -201,11 +208,16 @@ def test_live_changes_under_traffic_take_effect_whole_and_lose_nothing(write_spe
         assert ctl(socket, "stop").returncode == 0
         stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 0, stderr
+    try:
+        assert os.sched_getaffinity(born_meanwhile.pid) == os.sched_getaffinity(0), "its cores were given back"
+    finally:
+        born_meanwhile.kill()
+        born_meanwhile.wait()
     results = json.loads(out.read_text())
-    assert results["accounting"]["exact"] and results["accounting"]["in_flight"] == 0
+    assert results["accounting"]["exact"] and results["accounting"]["in_flight"] == 0, results["accounting"]
     applied = [change for change in results["changes"] if change["state"] == "applied"]
     assert [change["op"] for change in applied] == ["set_args"] * 3 + ["set_scheduler"] * 2
-    assert all(change["ring_drops_during"] == 0 for change in applied if change["op"] == "set_args")
+    assert all(change["ring_drops_during"] == 0 for change in applied if change["op"] == "set_args"), applied
     assert results["scheduler"]["name"] == "coop"
 
 
@@ -250,7 +262,10 @@ def test_a_scaled_nf_is_scaled_by_command_and_given_back_to_its_rule(write_spec,
         stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 0, stderr
     results = json.loads(out.read_text())
-    assert results["accounting"]["exact"] and results["accounting"]["in_flight"] == 0
+    assert results["accounting"]["exact"] and results["accounting"]["in_flight"] == 0, [
+        results["accounting"],
+        [chain["in_flight"] for chain in results["chains"]],
+    ]
     (group,) = results["scaling"]
     commanded, *by_rule = group["events"]
     assert commanded["instances"] == 3 and commanded["reason"].startswith("asked by command"), commanded
@@ -307,7 +322,10 @@ def test_a_chain_removed_under_traffic_drains_whole_and_the_other_runs_on(
         stdout, stderr = process.communicate(timeout=60)
     assert process.returncode == 0, stderr
     results = json.loads(out.read_text())
-    assert results["accounting"]["exact"] and results["accounting"]["in_flight"] == 0
+    assert results["accounting"]["exact"] and results["accounting"]["in_flight"] == 0, [
+        results["accounting"],
+        [chain["in_flight"] for chain in results["chains"]],
+    ]
     goes = next(chain for chain in results["chains"] if chain["name"] == "goes")
     # Nothing entered it after its removal, and all that did was delivered or dropped (unis's start fills a ring).
     assert goes["generated"] == change["generated"] == goes["delivered"] + goes["dropped"]["total"]
