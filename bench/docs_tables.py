@@ -274,6 +274,7 @@ TABLES: dict[str, Callable[[Path], Rendered]] = {
     "nfvnice-fairness-per-nf": per_nf_fairness,
     "nfvnice-wasted-work": whole("nfvnice-wasted-work"),
     "nfvnice-wasted-work-targets": notes("nfvnice-wasted-work"),
+    "nfvnice-two-nf-chains": whole("nfvnice-two-nf-chains"),
     # Bubble
     "bubble-table1": whole("bubble-table1"),
     "bubble-table1-targets": notes("bubble-table1", "target"),

@@ -1,8 +1,10 @@
 """NFVnice experiments: the paper's Tables 1-2 scenario (three NFs on one core, homogeneous and heterogeneous
 costs, even and uneven load) under the kernel policies, nfvnice, unis and coop, with Jain's fairness index;
-and the wasted-work chain (50/50/500 cycles) with and without backpressure.
+the wasted-work chain (50/50/500 cycles) with and without backpressure; and four chains of two NFs, a costly NF
+behind a cheap one in one of them, for NFVnice's promise beyond single-NF chains (issue 37).
 
 Usage (as root): .venv/bin/python bench/nfvnice_experiments.py [--repeat 3] [--duration 2] [--rate 5] [--only NAME]
+(--rate is the Tables' base rate; the two-NF chains are offered 1.5 Mpps each.)
 Writes bench/results/nfvnice-<name>.json.gz, .md and .png. Every number is a median of --repeat runs; the
 nfvnice loop (weights every 1 ms, watermarks and wake-ups every 10 us) runs on the control core.
 """
@@ -255,6 +257,78 @@ def wasted_work(repeat: int, duration: float, rate: float) -> None:
     plt.close(figure)
 
 
+# Four chains of two NFs on core 1 with equal offers, the cost in front or behind (chain d's costly NF sits behind a
+# cheap one). Costs in ns, so 1.5 Mpps x 840 ns (1.26 cores of work) overloads the core on any host.
+TWO_NF_CHAINS = {"a": (20, 60), "b": (40, 100), "c": (100, 100), "d": (20, 400)}
+CHAINS_SCHEDULERS = ["nfvnice", "cfs", "coop", "bubble", "unis"]
+
+
+def two_nf_chains(repeat: int, duration: float, rate: float) -> None:
+    """NFVnice's weights on chains of two NFs: by demand (a downstream NF's arrivals scaled by its chain's offer
+    over what its entry admitted, the default) and by arrivals (the paper), against the other schedulers."""
+
+    def spec(name: str, weights_by: str) -> Spec:
+        return Spec.model_validate(
+            {
+                "name": name,
+                "ring_capacity": 4096,
+                "traffic": {"size": 64, "flows": 64, "rate": f"{rate} Mpps"},
+                "scheduler": {"name": "nfvnice", "options": {"rate": weights_by}},
+                "chains": [
+                    {
+                        "name": chain,
+                        "nfs": [
+                            {"name": f"{chain}{i + 1}", "type": "cost", "core": 1, "args": {"ns": ns}}
+                            for i, ns in enumerate(costs)
+                        ],
+                    }
+                    for chain, costs in TWO_NF_CHAINS.items()
+                ],
+            }
+        )
+
+    by_demand = run(spec("two-nf-chains", "demand"), CHAINS_SCHEDULERS, repeat, duration)
+    by_arrivals = run(spec("two-nf-chains-arrivals", "arrivals"), ["nfvnice"], repeat, duration)
+    variants = {"nfvnice (rate: demand)": (by_demand, "nfvnice"), "nfvnice (rate: arrivals)": (by_arrivals, "nfvnice")}
+    variants |= {s: (by_demand, s) for s in CHAINS_SCHEDULERS[1:]}
+    rows, delivered = [], {}
+    for label, (comparison, scheduler) in variants.items():
+        results = comparison["schedulers"][scheduler]["results"]
+        per_chain = [
+            statistics.median(r["chains"][c]["window"]["delivered_mpps"] for r in results)
+            for c in range(len(TWO_NF_CHAINS))
+        ]
+        delivered[label] = per_chain
+        indexes = [jain([chain["window"]["delivered_mpps"] for chain in r["chains"]]) for r in results]
+        rows.append(
+            [label]
+            + [fmt(value) for value in per_chain]
+            + [fmt(sum(per_chain)), fmt(statistics.median(indexes)), f"{min(indexes):.3f}-{max(indexes):.3f}"]
+        )
+    names = [f"{chain} ({'+'.join(str(ns) for ns in costs)} ns)" for chain, costs in TWO_NF_CHAINS.items()]
+    text = (
+        f"NFVnice beyond single-NF chains: four chains of two cost NFs on core 1, each offered {rate} Mpps, 64 B, "
+        f"rings of 4096\nmedian of {repeat} runs x {duration} s on {machine_description()}\n"
+        "Jain over the chains' delivered rates (equal offers: 1 = equal output, NFVnice's promise)\n\n"
+        + table(["scheduler"] + names + ["total Mpps", "Jain", "Jain range"], rows)
+        + f"\n\n{exact(by_demand)}, {exact(by_arrivals)}"
+    )
+    save_result("nfvnice-two-nf-chains", {"demand": by_demand, "arrivals": by_arrivals}, text)
+    figure, axis = plt.subplots(figsize=(9, 4))
+    width = 0.8 / len(delivered)
+    for offset, (label, values) in enumerate(delivered.items()):
+        axis.bar([i + offset * width for i in range(len(values))], values, width, label=label)
+    axis.set_xticks([i + 0.4 - width / 2 for i in range(len(names))], names, fontsize=8)
+    axis.set_ylabel("delivered Mpps (median)")
+    axis.legend(fontsize=7)
+    axis.set_title(
+        f"Four two-NF chains, {rate} Mpps offered each: delivered per chain\n{machine_description()}", fontsize=9
+    )
+    figure.tight_layout()
+    figure.savefig(RESULTS / "nfvnice-two-nf-chains.png", dpi=110)
+    plt.close(figure)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -262,13 +336,15 @@ def main() -> int:
     parser.add_argument(
         "--rate", type=float, default=5.0, help="base offered Mpps per NF (the core must be overloaded)"
     )
-    parser.add_argument("--only", choices=["fairness", "wasted-work"])
+    parser.add_argument("--only", choices=["fairness", "wasted-work", "two-nf-chains"])
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
     if args.only in (None, "fairness"):
         fairness(args.repeat, args.duration, args.rate)
     if args.only in (None, "wasted-work"):
         wasted_work(args.repeat, args.duration, 2 * args.rate)
+    if args.only in (None, "two-nf-chains"):
+        two_nf_chains(args.repeat, args.duration, 1.5)
     return 0
 
 

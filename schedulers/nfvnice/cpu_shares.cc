@@ -40,6 +40,11 @@ std::vector<uint64_t> cpu_shares(const std::vector<NfDemand>& nfs) {
   return shares;
 }
 
+double demand_rate(double measured_pps, double offered_pps, double admitted_pps) {
+  if (!(admitted_pps > 0) || !(offered_pps > admitted_pps)) return measured_pps;
+  return measured_pps * offered_pps / admitted_pps;
+}
+
 bool shares_worth_writing(uint64_t written, uint64_t wanted, double tolerance) {
   double difference = std::fabs(static_cast<double>(wanted) - static_cast<double>(written));
   return wanted != written && difference > tolerance * static_cast<double>(written);

@@ -18,6 +18,14 @@ struct NfDemand {
   double cost_cycles = 0;  // per-packet service time; 0 = not known yet
 };
 
+// The rate an NF would see if its chain were not throttled: what arrived at it (`measured_pps`), scaled by what the
+// chain was offered over what its entry admitted. Backpressure and a full entry ring shed packets before the chain,
+// so a downstream NF's arrivals are its upstream's output: weighted by them, an NF gets the share it already had,
+// and a chain whose costly NF sits behind a cheap one kept the CFS split it started with (issue 37: 0.40 against
+// 1.47 Mpps for equal offers). Scaled, each NF's rate is its chain's offer times the fraction of the chain's traffic
+// that reaches it (a filter upstream still lowers it). Nothing admitted yet: the measured rate as it is.
+double demand_rate(double measured_pps, double offered_pps, double admitted_pps);
+
 // Shares per NF. On each core the shares sum to about kDefaultShares x (NFs on the core), split in
 // proportion to weight x rate x cost, so an overloaded core gives every NF the same fraction of its
 // demand (rate-cost proportional fairness). An NF whose cost is not known yet is charged its core's mean

@@ -16,6 +16,29 @@ TEST(SharesWorthWriting, OnlyChangesBeyondTheTolerance) {
   EXPECT_TRUE(shares_worth_writing(0, 2, 0.1));        // nothing written yet
 }
 
+TEST(DemandRate, ADownstreamNfIsWeightedByItsChainsOfferNotByWhatThrottlingLetThrough) {
+  EXPECT_DOUBLE_EQ(demand_rate(0.40e6, 1.5e6, 0.40e6), 1.5e6);   // throttled to 0.4 of 1.5 Mpps: demands 1.5
+  EXPECT_DOUBLE_EQ(demand_rate(0.20e6, 1.5e6, 0.40e6), 0.75e6);  // behind a filter that drops half: half the offer
+  EXPECT_DOUBLE_EQ(demand_rate(1.0e6, 1.0e6, 1.0e6), 1.0e6);     // nothing shed: what arrives
+  EXPECT_DOUBLE_EQ(demand_rate(0.3e6, 1.5e6, 0.0), 0.3e6);       // nothing admitted yet: as measured
+}
+
+// Two chains of two NFs on one core, equal offers (1.5 Mpps each): X = 100 + 1150 cycles, Y = 600 + 600. Weighted by
+// the rates that reached the second NFs under CFS's even split (0.70 and 1.35 Mpps), the two bottlenecks get equal
+// shares and keep that split; weighted by demand, their shares follow their costs, 1150:600, whatever was measured.
+TEST(DemandRate, TwoNfChainsAreSharedByTheirOfferWhateverTheSplitWas) {
+  auto shares_at = [](double x_through, double y_through) {
+    std::vector<NfDemand> nfs = {{.core = 1, .rate_pps = 1.5e6, .cost_cycles = 100},
+                                 {.core = 1, .rate_pps = demand_rate(x_through, 1.5e6, x_through), .cost_cycles = 1150},
+                                 {.core = 1, .rate_pps = 1.5e6, .cost_cycles = 600},
+                                 {.core = 1, .rate_pps = demand_rate(y_through, 1.5e6, y_through), .cost_cycles = 600}};
+    return cpu_shares(nfs);
+  };
+  std::vector<uint64_t> frozen = shares_at(0.70e6, 1.35e6), even = shares_at(1.0e6, 1.0e6);
+  EXPECT_NEAR(static_cast<double>(frozen[1]) / frozen[3], 1150.0 / 600, 0.01);
+  EXPECT_EQ(frozen, even);  // the measured split no longer feeds back into the weights
+}
+
 TEST(CpuShares, ProportionalToRateTimesCostPerCore) {
   // The paper's heterogeneous case with even load: costs 500/250/50 at equal rates.
   std::vector<NfDemand> nfs = {{.core = 1, .rate_pps = 2e6, .cost_cycles = 500},
