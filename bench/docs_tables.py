@@ -443,12 +443,6 @@ STALE = {
         "the lock-free mbuf pool (16e11fc); re-measure with "
         "`.venv/bin/python bench/run_benchmarks.py --only three-light`",
     ),
-    "property-suite": (
-        "6225ff43f8cd5305",
-        "measured at fe9a6e9 (2026-11-26), before NFVnice weighted an NF behind another by its chain's demand "
-        "(4d76ba6: four two-NF chains from Jain 0.88 to 0.99); re-measure with "
-        "`.venv/bin/python bench/property_suite.py --workloads 12 --repeat 2 --duration 1.0` (about 50 min)",
-    ),
     "chain-length": (
         "66ef9af37e1ddfe9",
         "measured at d5584e0 (2026-11-21), before the template generator (d0a32f2) and "
