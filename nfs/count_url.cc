@@ -1,13 +1,15 @@
 // count_url (μNF): counts HTTP requests per URL; read-only, drops nothing.
+#include <rte_cycles.h>
+
 #include <algorithm>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
-#include "http_request.h"
 #include "nf.h"
 #include "printable_bytes.h"
+#include "request_line_stream.h"
 
 namespace tandem {
 
@@ -24,12 +26,16 @@ class CountUrl final : public NetworkFunction {
   explicit CountUrl(size_t max_urls) : max_urls_(max_urls) { counts_.reserve(max_urls); }
 
   void process(Batch& batch) override {
+    uint64_t now = rte_get_tsc_cycles();
     batch.for_each([&](uint16_t i) {
-      std::optional<HttpRequestLine> request = http_request_line(batch.pkts[i]);
-      if (!request) {
-        not_http_++;
+      // A request line split across segments is counted once, at the segment that completes it.
+      RequestLineStreams::Segment segment = streams_.feed(batch.pkts[i], now);
+      if (segment.verdict != RequestLineStreams::Verdict::kComplete) {
+        if (segment.verdict == RequestLineStreams::Verdict::kNotHttp) not_http_++;
         return;
       }
+      streams_.take_line();
+      const std::optional<HttpRequestLine>& request = segment.line;
       auto found = counts_.find(request->url);
       if (found != counts_.end()) {
         found->second++;
@@ -61,13 +67,15 @@ class CountUrl final : public NetworkFunction {
 
  private:
   size_t max_urls_;
+  RequestLineStreams streams_;
   std::unordered_map<std::string, uint64_t, UrlHash, std::equal_to<>> counts_;
   uint64_t untracked_ = 0, not_http_ = 0;
 };
 
 const NfRegistration registration({
     .name = "count_url",
-    .help = "μNF: counts HTTP requests per URL (the top ten in its report); passes every packet.",
+    .help = "μNF: counts HTTP requests per URL (the top ten in its report), a request line split across TCP "
+            "segments once; passes every packet.",
     .args = {{.name = "max_urls",
               .type = ArgType::Integer,
               .default_value = 4096,
@@ -76,9 +84,12 @@ const NfRegistration registration({
               .max = 1000000}},
     .create = [](const json& args,
                  const NfContext&) { return std::make_unique<CountUrl>(args["max_urls"].get<size_t>()); },
+    // Addresses and ports: the flow of a split request line; L4Other: TCP's data offset, sequence number and flags.
     .descriptor = {.stateful = true,
                    .reads = {HeaderField::EthType, HeaderField::Ipv4VersionIhl, HeaderField::Ipv4TotalLength,
-                             HeaderField::Ipv4Protocol, HeaderField::L4Other, HeaderField::Payload}},
+                             HeaderField::Ipv4Protocol, HeaderField::Ipv4Src, HeaderField::Ipv4Dst,
+                             HeaderField::L4SrcPort, HeaderField::L4DstPort, HeaderField::L4Other,
+                             HeaderField::Payload}},
 });
 
 }  // namespace

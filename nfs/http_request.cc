@@ -4,16 +4,10 @@
 #include <array>
 
 #include <rte_ip.h>
-#include <rte_tcp.h>
-
-#include "dataplane/packets/ip_view.h"
 
 namespace tandem {
 
 namespace {
-
-constexpr std::array<std::string_view, 9> kMethods = {"GET",     "POST",  "PUT",     "DELETE", "HEAD",
-                                                      "OPTIONS", "PATCH", "CONNECT", "TRACE"};
 
 int hex_value(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -32,7 +26,7 @@ std::optional<HttpRequestLine> parse_request_line(std::string_view payload) {
   if (first == std::string_view::npos) return std::nullopt;
   std::string_view method = line.substr(0, first);
   bool known = false;
-  for (std::string_view m : kMethods) known = known || m == method;
+  for (std::string_view m : kHttpMethods) known = known || m == method;
   if (!known) return std::nullopt;
   size_t second = line.find(' ', first + 1);
   if (second == std::string_view::npos || second == first + 1) return std::nullopt;
@@ -41,17 +35,20 @@ std::optional<HttpRequestLine> parse_request_line(std::string_view payload) {
   return HttpRequestLine{method, line.substr(first + 1, second - first - 1)};
 }
 
-std::optional<HttpRequestLine> http_request_line(rte_mbuf* m) {
-  // IPv4 or IPv6. A fragment after the first has no TCP header (l4_offset 0: only reassembly would give its bytes
-  // a place in the stream), and a packet the frame holds only part of is not read.
+std::optional<TcpSegmentView> tcp_segment_of(rte_mbuf* m) {
   IpInFrame ip = ip_in_frame(m);
   if (ip.version == 0 || ip.truncated || ip.l4_protocol != IPPROTO_TCP || ip.l4_offset == 0) return std::nullopt;
-  size_t l4 = ip.l4_offset, ip_end = ip.l3_end;
-  if (l4 + sizeof(rte_tcp_hdr) > ip_end) return std::nullopt;
-  const auto* tcp = rte_pktmbuf_mtod_offset(m, const rte_tcp_hdr*, l4);
-  size_t payload = l4 + (tcp->data_off >> 4) * 4u;
-  if (payload >= ip_end) return std::nullopt;
-  return parse_request_line({rte_pktmbuf_mtod_offset(m, const char*, payload), ip_end - payload});
+  if (ip.l4_offset + sizeof(rte_tcp_hdr) > ip.l3_end) return std::nullopt;
+  const auto* tcp = rte_pktmbuf_mtod_offset(m, const rte_tcp_hdr*, ip.l4_offset);
+  size_t payload = ip.l4_offset + (tcp->data_off >> 4) * 4u;
+  if (payload >= ip.l3_end) return TcpSegmentView{ip, tcp, {}};
+  return TcpSegmentView{ip, tcp, {rte_pktmbuf_mtod_offset(m, const char*, payload), ip.l3_end - payload}};
+}
+
+std::optional<HttpRequestLine> http_request_line(rte_mbuf* m) {
+  std::optional<TcpSegmentView> segment = tcp_segment_of(m);
+  if (!segment || segment->payload.empty()) return std::nullopt;
+  return parse_request_line(segment->payload);
 }
 
 void decode_url(std::string_view url, std::string& out) {

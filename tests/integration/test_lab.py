@@ -14,20 +14,21 @@ import time
 import pytest
 
 from conftest import REPO, requires_root, tandem
+from integration.test_tagged_frames import tshark_fields
 
 pytestmark = [
     requires_root,
     pytest.mark.skipif(
-        any(shutil.which(tool) is None for tool in ("iperf3", "ping", "curl", "ethtool")),
-        reason="the lab's tools are missing (scripts/setup.sh installs iperf3, iputils-ping, curl, ethtool)",
+        any(shutil.which(tool) is None for tool in ("iperf3", "ping", "curl", "ethtool", "tshark")),
+        reason="the lab's tools are missing (scripts/setup.sh installs iperf3, iputils-ping, curl, ethtool, tshark)",
     ),
 ]
 EXAMPLES = REPO / "examples"
 
 
-def run_lab(spec, tmp_path) -> tuple[subprocess.CompletedProcess, dict]:
+def run_lab(spec, tmp_path, *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
     out = tmp_path / "results.json"
-    result = tandem("run", str(spec), "--json", str(out), "--quiet")
+    result = tandem("run", str(spec), "--json", str(out), "--quiet", *extra)
     return result, json.loads(out.read_text()) if out.exists() else {}
 
 
@@ -59,7 +60,8 @@ def test_ping_and_iperf3_cross_three_firewalls_with_every_packet_accounted(tmp_p
 
 
 def test_curl_gets_its_page_byte_for_byte_and_attacks_are_refused_and_counted(tmp_path, machine_before):
-    result, results = run_lab(EXAMPLES / "lab-waf.yaml", tmp_path)
+    capture = tmp_path / "delivered.pcap"
+    result, results = run_lab(EXAMPLES / "lab-waf.yaml", tmp_path, "--capture", str(capture))
     assert result.returncode == 0, result.stderr
     commands = records(results)
     assert all(record["met"] for record in results["lab"]), results["lab"]
@@ -67,14 +69,24 @@ def test_curl_gets_its_page_byte_for_byte_and_attacks_are_refused_and_counted(tm
     assert commands["lab.hosts[0].run[1]"]["figures"]["code"] == 200
     for attack in ("lab.hosts[0].run[2]", "lab.hosts[0].run[3]"):
         assert commands[attack]["exit_status"] == 28, commands[attack]  # curl's "timed out": no answer came
+    # A request line cut in two TCP segments: the benign one answered, the attack not (the client gave up).
+    assert commands["lab.hosts[0].run[4]"]["exit_status"] == 0
+    assert commands["lab.hosts[0].run[5]"]["exit_status"] == 1
     nfs = {nf["name"]: nf for nf in results["nfs"]}
     report = nfs["waf"]["report"]
-    # The tautology and the UNION SELECT, each at least once (TCP retransmits a dropped request).
-    assert report["dropped_by_pattern"][0] >= 1 and report["dropped_by_pattern"][1] >= 1, report
+    # The tautology (whole, and split) and the UNION SELECT, each at least once (TCP retransmits a dropped request).
+    assert report["dropped_by_pattern"][0] >= 2 and report["dropped_by_pattern"][1] >= 1, report
+    assert report["reassembled"] >= 1 and report["dropped_out_of_order"] == 0, report
     assert nfs["waf"]["packets_dropped"] == sum(report["dropped_by_pattern"])
     urls = {entry["url"] for entry in nfs["urls"]["report"]["top"]}
-    assert urls == {"/index.html", "/index.html?page=2"}  # only the benign requests got past the WAF
+    # Only the benign requests got past the WAF, the split one counted once.
+    assert urls == {"/index.html", "/index.html?page=2", "/index.html?page=split"}
     assert results["accounting"]["exact"]
+    # Wireshark, reassembling what Tandem delivered to the server as the server's TCP did, finds the same requests:
+    # the split one whole, and no attack (its first half went through, never the rest).
+    seen = tshark_fields(capture, ["http.request.uri", "tcp.reassembled.length"], ("-Y", "http.request"))
+    assert sorted(row["http.request.uri"] for row in seen) == sorted(urls), seen
+    assert [row["http.request.uri"] for row in seen if row["tcp.reassembled.length"]] == ["/index.html?page=split"]
 
 
 LONG_LAB = """\

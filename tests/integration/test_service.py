@@ -119,9 +119,10 @@ def test_a_control_socket_path_that_holds_a_file_is_refused_and_the_file_kept(wr
 def test_a_lab_served_outlives_its_clients_until_stopped(tmp_path, machine_before):
     socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
     with serving(REPO / "examples" / "lab-waf.yaml", socket, out) as process:
-        # The clients (two pages, then two refused attacks of 2 s each): seen to start, then seen to be done.
+        # The clients (two pages, two refused attacks of 2 s each, then a split request and a refused split attack):
+        # seen to start, then seen to be done.
         def clients_running() -> bool:
-            return subprocess.run(["pgrep", "-f", "curl --silent"], capture_output=True).returncode == 0
+            return subprocess.run(["pgrep", "-f", "curl --silent|split_request"], capture_output=True).returncode == 0
 
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not clients_running():
