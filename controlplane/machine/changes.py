@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 from controlplane.errors import SetupError
-from controlplane.machine import cgroups
+from controlplane.machine import cgroups, task_affinity
 from controlplane.machine.mounts import TRACEFS, is_mounted, tracefs_mounted
 
 STATE_DIR = Path(os.environ.get("TANDEM_STATE_DIR", "/run/tandem"))
@@ -70,13 +70,13 @@ def _undo(change: dict) -> str | None:
         subprocess.run(["ip", "link", "del", change["name"]], capture_output=True)
         return f"removed interface {change['name']}"
     if kind == "process":  # a helper daemon of the run (Open vSwitch), if it is still the same process
-        identity = _task_identity(change["pid"])
+        identity = task_affinity.task_identity(change["pid"])
         if identity is None or identity[0] != change["start"]:
             return None
         os.kill(change["pid"], signal.SIGKILL)
         return f"stopped process {change['pid']}"
     if kind == "affinities":
-        return _give_cores_back(change["tasks"], change.get("since"), change.get("narrowed", []))
+        return task_affinity.give_cores_back(change["tasks"], change.get("since"), change.get("narrowed", []))
     if kind == "socket":  # a service's control socket: removed if it is still a socket (never another file)
         path = Path(change["path"])
         if not path.is_socket():
@@ -90,81 +90,6 @@ def _undo(change: dict) -> str | None:
         shutil.rmtree(path, ignore_errors=True)
         return f"removed {path}"
     raise ValueError(f"unknown journal entry {kind}")
-
-
-_KERNEL_THREAD = 0x00200000  # PF_KTHREAD in /proc/PID/stat's flags
-
-
-def _task_identity(tid: int) -> tuple[int, int] | None:
-    """A task's start time and flags (/proc/TID/stat); None once it is gone. The start time tells a task from a
-    later one that got its id."""
-    try:
-        fields = Path(f"/proc/{tid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return int(fields[19]), int(fields[6])  # starttime (field 22), flags (field 9)
-
-
-def _boot_ticks_now() -> int:
-    """Now, in the clock ticks since boot that /proc/TID/stat gives a task's start time in."""
-    uptime = float(Path("/proc/uptime").read_text().split()[0])
-    return int(uptime * os.sysconf("SC_CLK_TCK"))
-
-
-def _thread_group(tid: int) -> int | None:
-    """The process a thread belongs to (Tgid in /proc/TID/status)."""
-    try:
-        for line in Path(f"/proc/{tid}/status").read_text().splitlines():
-            if line.startswith("Tgid:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return None
-
-
-def _every_task() -> list[int]:
-    tids = []
-    for process in Path("/proc").iterdir():
-        if process.name.isdigit():
-            try:
-                tids += [int(task.name) for task in (process / "task").iterdir()]
-            except OSError:
-                pass  # gone meanwhile
-    return tids
-
-
-def _give_cores_back(tasks: list[dict], since: int | None = None, narrowed: list = ()) -> str | None:
-    """Gives every task that is still the same task its CPU affinity from before the reservation; and a task born
-    since (`since`, in boot clock ticks) with one of the narrowed affinities, which it inherited from a parent the
-    reservation narrowed, the reserved cores too: without them, a shell or a service started while the cores were
-    reserved would stay off them for good."""
-    restored = 0
-    for task in tasks:
-        identity = _task_identity(task["tid"])
-        if identity is None or identity[0] != task["start"]:
-            continue
-        try:
-            if os.sched_getaffinity(task["tid"]) != set(task["cpus"]):
-                os.sched_setaffinity(task["tid"], task["cpus"])
-                restored += 1
-        except OSError:
-            pass  # exited meanwhile
-    # Each narrowed affinity back to what it was narrowed from (the widest, where tasks of several had it).
-    originals: dict[frozenset[int], set[int]] = {}
-    for narrowed_cpus, cpus in narrowed:
-        originals.setdefault(frozenset(narrowed_cpus), set()).update(cpus)
-    for tid in _every_task() if since is not None and originals else ():
-        identity = _task_identity(tid)
-        if identity is None or identity[0] < since or identity[1] & _KERNEL_THREAD:
-            continue
-        try:
-            original = originals.get(frozenset(os.sched_getaffinity(tid)))
-            if original is not None:
-                os.sched_setaffinity(tid, original)
-                restored += 1
-        except OSError:
-            pass  # exited meanwhile
-    return f"gave the reserved cores back to {restored} tasks" if restored else None
 
 
 def _stray_processes() -> list[tuple[int, str]]:
@@ -303,40 +228,19 @@ class MachineSession:
         return subprocess.run(["mount", "-t", "tracefs", "nodev", str(TRACEFS)], capture_output=True).returncode == 0
 
     def reserve_cores(self, cores: set[int]) -> int:
-        """Takes `cores` out of the CPU affinity of every task that may run elsewhere (SCC's core reservation), the
-        original affinities journaled first; kernel threads and tasks allowed only on those cores keep theirs. Returns
-        how many tasks it moved."""
-        changes = []
+        """Takes `cores` out of the CPU affinity of every task that may run elsewhere (SCC's core reservation, and a
+        service's), the original affinities journaled first; kernel threads and tasks allowed only on those cores keep
+        theirs. Returns how many tasks it moved."""
         # The run's own helpers (a chain's switch) are the chain's: they keep the cores they were given.
         helpers = {change["pid"] for change in self._journal if change["kind"] == "process"}
-        for tid in _every_task():
-            if _thread_group(tid) in helpers:
-                continue
-            identity = _task_identity(tid)
-            try:
-                allowed = os.sched_getaffinity(tid)
-            except OSError:
-                continue
-            if identity is None or identity[1] & _KERNEL_THREAD or not allowed & cores or not allowed - cores:
-                continue
-            changes.append({"tid": tid, "start": identity[0], "cpus": sorted(allowed)})
-        narrowed = {(tuple(sorted(set(task["cpus"]) - cores)), tuple(task["cpus"])) for task in changes}
-        self._journal.append(
-            {"kind": "affinities", "tasks": changes, "since": _boot_ticks_now(), "narrowed": sorted(narrowed)}
-        )
+        entry = task_affinity.affinities_to_narrow(cores, helpers)
+        self._journal.append(entry)
         self._save()
-        moved = 0
-        for task in changes:
-            try:
-                os.sched_setaffinity(task["tid"], set(task["cpus"]) - cores)
-                moved += 1
-            except OSError:
-                pass  # exited meanwhile, or a task whose affinity cannot change
-        return moved
+        return task_affinity.narrow(entry, cores)
 
     def own_process(self, pid: int) -> None:
         """Marks a helper process the run started (it is killed at the end, if it is still that process)."""
-        identity = _task_identity(pid)
+        identity = task_affinity.task_identity(pid)
         if identity is not None:
             self._journal.append({"kind": "process", "pid": pid, "start": identity[0]})
             self._save()

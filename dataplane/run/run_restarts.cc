@@ -20,7 +20,10 @@ constexpr double kFirstBackOffSeconds = 0.1, kMaxBackOffSeconds = 5.0;
 
 std::string Run::why_not_restartable(size_t w) const {
   const WorkerPlan& plan = d_.workers[w];
-  if (plan.runtime != Runtime::PollLoop) return "only poll-loop workers restart";
+  // A poll loop or Bubble's user-level threads: the same process started again takes its segments where the
+  // counters and rings are. An external application and a kernel-I/O NF hold what Tandem cannot count at a crash.
+  if (plan.runtime != Runtime::PollLoop && plan.runtime != Runtime::UserLevelThreads)
+    return "only poll-loop and user-level-thread workers restart";
   for (const Segment& segment : plan.segments) {
     if (any_kernel_link(d_, segment.in_rings) || any_kernel_link(d_, segment.out_rings)) return "kernel links";
     for (int nf : segment.nfs) {

@@ -1,7 +1,7 @@
 """Supervision with restarts: an NF whose spec says `restart` is started again under its name after its process is
-killed, under every scheduler that runs NFs in processes of their own (and rtc, a core's NFs in one); the traffic
-flows again, the packets it held are counted lost by name and its input ring's drops meanwhile by ring, so the
-accounting stays exact; a service shows the restart in its status."""
+killed, under every scheduler that runs NFs in processes of their own (and rtc and bubble, a core's NFs in one); the
+traffic flows again, the packets it held are counted lost by name and its input ring's drops meanwhile by ring, so
+the accounting stays exact; a service shows the restart in its status."""
 
 from __future__ import annotations
 
@@ -44,16 +44,18 @@ def worker_pid(index: int, timeout: float = 60) -> int:
     raise AssertionError(f"no worker {index} appeared")
 
 
-@pytest.mark.parametrize("scheduler", runnable(["coop", "unis", "nfvnice", "rtc"]))
+@pytest.mark.parametrize("scheduler", runnable(["coop", "unis", "nfvnice", "rtc", "bubble"]))
 def test_a_killed_nf_is_restarted_and_the_traffic_flows_again(scheduler, write_spec, tmp_path, machine_before):
-    # rtc runs both NFs in one process: both say restart. Elsewhere fw would end the run if it died (never).
-    spec = write_spec(SPEC.format(first="always" if scheduler == "rtc" else "never"))
+    # rtc and bubble run both NFs in one process (bubble as user-level threads): both say restart. Elsewhere fw would
+    # end the run if it died (never).
+    one_process = scheduler in ("rtc", "bubble")
+    spec = write_spec(SPEC.format(first="always" if one_process else "never"))
     out = tmp_path / "results.json"
     # A kill that lands inside a ring or pool operation cuts shared state no restart can mend: the run then ends,
     # naming the NF (the other branch of the same decision). The kill comes at a random instant, so a few tries.
     for _ in range(CUT_TRIES):
         with background("run", str(spec), "--scheduler", scheduler, "--json", str(out), "--quiet") as process:
-            victim = worker_pid(0 if scheduler == "rtc" else 1)
+            victim = worker_pid(0 if one_process else 1)
             time.sleep(2.0)  # into the measurement window (warm-up 1 s)
             os.kill(victim, signal.SIGKILL)
             stdout, stderr = process.communicate(timeout=120)
