@@ -15,7 +15,7 @@ import pytest
 import yaml
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
-from test_compose_semantics import GRAPH_EVAL, RULES, evaluate, packets
+from test_compose_semantics import GRAPH_EVAL, RULES, evaluate, frame_lists
 
 from controlplane.errors import SpecError
 from controlplane.sfc.compose import compose, eval_graph
@@ -115,7 +115,7 @@ def requests(draw) -> tuple[dict[str, dict], dict]:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
-@given(drawn=requests(), frames=st.lists(packets(), min_size=1, max_size=10))
+@given(drawn=requests(), frames=frame_lists(10))
 def test_chained_and_composed_agree_on_any_template_or_the_request_is_refused(drawn, frames):
     own, request = drawn
     with tempfile.TemporaryDirectory() as folder:
@@ -151,6 +151,8 @@ def test_chained_and_composed_agree_on_any_template_or_the_request_is_refused(dr
         assert a == b, (frame, a, b, why)
     for name, report in composed["reports"].items():
         assert chained["reports"][name] == report, (name, why)
+    if any(report.get("reassembled") for report in chained["reports"].values()):
+        event("a request line split across segments was judged whole")
 
 
 DESCRIPTORS = descriptors() if GRAPH_EVAL.exists() else {}

@@ -11,7 +11,7 @@ import struct
 import subprocess
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 from conftest import REPO
@@ -50,43 +50,62 @@ def checksum(data: bytes) -> int:
     return ~total & 0xFFFF
 
 
+def tcp_frame(payload: bytes, src: int, dst: int, sport: int, dport: int, seq: int = 1, ttl: int = 64) -> bytes:
+    """An Ethernet frame of an IPv4 TCP segment with a valid header checksum."""
+    l4 = struct.pack("!HHIIBBHHH", sport, dport, seq, 0, 5 << 4, 0x18, 65535, 0, 0) + payload
+    return ipv4_frame(l4, 6, src, dst, ttl)
+
+
+def ipv4_frame(l4: bytes, protocol: int, src: int, dst: int, ttl: int) -> bytes:
+    header = struct.pack("!BBHHHBBHII", 0x45, 0, 20 + len(l4), 7, 0, ttl, protocol, 0, src, dst)
+    header = header[:10] + struct.pack("!H", checksum(header)) + header[12:]
+    return bytes.fromhex("0200000000010200000000020800") + header + l4
+
+
 @st.composite
 def packets(draw) -> str:
-    """One Ethernet frame as hex: IPv4 TCP or UDP, an HTTP request, a piece of one cut in two segments (each piece of
-    one flow, so that a list of frames often holds both, in either order), other bytes or none; sometimes broken."""
+    """One Ethernet frame as hex: IPv4 TCP or UDP, an HTTP request, other bytes or none; sometimes broken."""
     proto = draw(st.sampled_from(["tcp", "udp"]))
+    if proto == "tcp" and draw(st.booleans()):
+        payload = f"GET {draw(st.sampled_from(URLS))} HTTP/1.1\r\nHost: example.com\r\n\r\n".encode()
+    else:
+        payload = draw(st.binary(max_size=24))
     src = draw(st.sampled_from([0x0A000001, 0x0A0000FE, 0xC0A80001]))  # 10.0.0.1, 10.0.0.254, 192.168.0.1
     dst = draw(st.sampled_from([0xC0A80102, 0x08080808]))
     sport, dport = draw(st.sampled_from([1024, 40000])), draw(st.sampled_from([22, 53, 80, 85, 8080]))
-    seq = 1
-    kind = draw(st.sampled_from(["request", "piece", "bytes"])) if proto == "tcp" else "bytes"
-    if kind == "bytes":
-        payload = draw(st.binary(max_size=24))
-    else:
-        payload = f"GET {draw(st.sampled_from(URLS))} HTTP/1.1\r\nHost: example.com\r\n\r\n".encode()
-    if kind == "piece":  # the HTTP μNFs put the line back together: merged or not, they must judge it alike
-        cut = draw(st.integers(1, len(payload) - 1))
-        if draw(st.booleans()):
-            payload = payload[:cut]
-        else:
-            payload, seq = payload[cut:], 1 + cut
-        src, dst, sport, dport = 0x0A000001, 0xC0A80102, 40000, 80
-    if proto == "tcp":
-        l4 = struct.pack("!HHIIBBHHH", sport, dport, seq, 0, 5 << 4, 0x18, 65535, 0, 0) + payload
-    else:
-        l4 = struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload
     ttl = draw(st.sampled_from([64, 2, 1]))
-    header = struct.pack("!BBHHHBBHII", 0x45, 0, 20 + len(l4), 7, 0, ttl, 6 if proto == "tcp" else 17, 0, src, dst)
-    header = header[:10] + struct.pack("!H", checksum(header)) + header[12:]
+    if proto == "tcp":
+        frame = tcp_frame(payload, src, dst, sport, dport, ttl=ttl)
+    else:
+        frame = ipv4_frame(struct.pack("!HHHH", sport, dport, 8 + len(payload), 0) + payload, 17, src, dst, ttl)
     breakage = draw(st.sampled_from(["none"] * 6 + ["checksum", "version", "short"]))
     if breakage == "checksum":
-        header = header[:10] + b"\x12\x34" + header[12:]
+        frame = frame[:24] + b"\x12\x34" + frame[26:]
     elif breakage == "version":
-        header = b"\x65" + header[1:]
-    frame = bytes.fromhex("0200000000010200000000020800") + header + l4
-    if breakage == "short":
+        frame = frame[:14] + b"\x65" + frame[15:]
+    elif breakage == "short":
         frame = frame[:30]
     return frame.hex()
+
+
+@st.composite
+def frame_lists(draw, max_size: int) -> list[str]:
+    """Frames as `packets` draws them, and often a request whose line is cut in two TCP segments of one flow among
+    them: in order, or its second piece first (past a gap), or its first piece twice (a retransmission). The HTTP
+    μNFs put such a line back together: merged or not, they must judge it alike."""
+    frames = draw(st.lists(packets(), min_size=1, max_size=max_size))
+    if draw(st.booleans()):
+        request = f"GET {draw(st.sampled_from(URLS))} HTTP/1.1\r\nHost: example.com\r\n\r\n".encode()
+        cut = draw(st.integers(1, request.index(b"\r\n") + 1))  # inside the request line, or between CR and LF
+        src = draw(st.sampled_from([0x0A000001, 0xC0A80001]))
+        first = tcp_frame(request[:cut], src, 0xC0A80102, 40000, 80).hex()
+        second = tcp_frame(request[cut:], src, 0xC0A80102, 40000, 80, seq=1 + cut).hex()
+        orders = {"in order": [first, second], "second first": [second, first], "first twice": [first, first, second]}
+        order = draw(st.sampled_from(sorted(orders)))
+        at = draw(st.integers(0, len(frames)))
+        frames[at:at] = orders[order]
+        event(f"a request line cut in two: {order}")
+    return frames
 
 
 @st.composite
@@ -123,7 +142,7 @@ def evaluate(graphs: dict, frames: list[str]) -> dict:
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(sfc=sfc_requests(), frames=st.lists(packets(), min_size=1, max_size=12))
+@given(sfc=sfc_requests(), frames=frame_lists(12))
 def test_the_composed_graph_does_to_every_packet_what_the_chained_vnfs_do(sfc, frames):
     unmerged = expand(sfc, TEMPLATES)
     composition = compose(sfc, unmerged, DESCRIPTORS)
@@ -133,6 +152,8 @@ def test_the_composed_graph_does_to_every_packet_what_the_chained_vnfs_do(sfc, f
         assert a == b, (frame, a, b, [m.removed for m in composition.merges], composition.groups)
     for name, report in composed["reports"].items():
         assert chained["reports"][name] == report, (name, [m.removed for m in composition.merges])
+    if any(report.get("reassembled") for report in chained["reports"].values()):
+        event("a request line split across segments was judged whole")
 
 
 def test_the_papers_sfc_loses_its_repeated_ip_checks_and_http_classification():
@@ -157,7 +178,7 @@ def test_the_papers_sfc_loses_its_repeated_ip_checks_and_http_classification():
 
 
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(frames=st.lists(packets(), min_size=1, max_size=12))
+@given(frames=frame_lists(12))
 def test_a_parallel_group_does_what_its_line_does(frames):
     # The shipped templates seldom leave two parallelisable μNFs in a row; this line has three.
     line = MicroGraph()
