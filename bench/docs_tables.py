@@ -275,6 +275,7 @@ TABLES: dict[str, Callable[[Path], Rendered]] = {
     "nfvnice-wasted-work": whole("nfvnice-wasted-work"),
     "nfvnice-wasted-work-targets": notes("nfvnice-wasted-work"),
     "nfvnice-two-nf-chains": whole("nfvnice-two-nf-chains"),
+    "nfvnice-density": whole("nfvnice-density"),
     # Bubble
     "bubble-table1": whole("bubble-table1"),
     "bubble-table1-targets": notes("bubble-table1", "target"),

@@ -329,6 +329,79 @@ def two_nf_chains(repeat: int, duration: float, rate: float) -> None:
     plt.close(figure)
 
 
+DENSITY_NFS, DENSITY_CYCLES = 64, 50
+DENSITY_SCHEDULERS = ["rtc", "nfvnice", "coop", "bubble"]
+DENSITY_VARIANTS = {"nfvnice, wakeup_us 100": {"wakeup_us": 100}, "nfvnice, no backpressure": {"backpressure": False}}
+
+
+def density(repeat: int, duration: float) -> None:
+    """A line of 64 light NFs on one core at the generator's full rate: what NFVnice's processes, woken and throttled
+    through the kernel, cost against rtc's one process and Bubble's user-level threads."""
+
+    def spec(name: str, options: dict) -> Spec:
+        nfs = [
+            {"name": f"n{i}", "type": "cost", "core": 1, "args": {"cycles": DENSITY_CYCLES}} for i in range(DENSITY_NFS)
+        ]
+        return Spec.model_validate(
+            {
+                "name": name,
+                "traffic": {"size": 64, "flows": 16},
+                "scheduler": {"name": "nfvnice", "options": options},
+                "chains": [{"name": "line", "nfs": nfs}],
+            }
+        )
+
+    comparisons = {"": run(spec("line64", {}), DENSITY_SCHEDULERS, repeat, duration)}
+    for label, options in DENSITY_VARIANTS.items():
+        comparisons[label] = run(spec("line64-" + "-".join(options), options), ["nfvnice"], repeat, duration)
+    rtc = statistics.median(
+        r["chains"][0]["window"]["delivered_mpps"] for r in comparisons[""]["schedulers"]["rtc"]["results"]
+    )
+    rows = []
+    for label, comparison in comparisons.items():
+        for scheduler, entry in comparison["schedulers"].items():
+            results = entry["results"]
+
+            def median(read, results=results):
+                values = [read(r) for r in results]
+                return statistics.median(values) if values else None
+
+            delivered = median(lambda r: r["chains"][0]["window"]["delivered_mpps"])
+            # Per process (rtc and Bubble run every NF in one: its counters are every NF's).
+            switches = median(
+                lambda r: sum(
+                    (w["os"].get("voluntary_switches_per_s") or 0) + (w["os"].get("involuntary_switches_per_s") or 0)
+                    for w in r["workers"]
+                )
+            )
+            episodes = None
+            if scheduler == "nfvnice":
+                episodes = median(
+                    lambda r: (
+                        r["scheduler"]["report"].get("congestion_episodes", 0) / r["chains"][0]["window"]["seconds"]
+                    )
+                )
+            rows.append(
+                [
+                    label or scheduler,
+                    fmt(delivered),
+                    "n/a" if delivered is None or not rtc else f"{delivered / rtc:.0%}",
+                    f"{switches:,.0f}",
+                    "n/a" if episodes is None else f"{episodes:,.0f}",
+                ]
+            )
+    text = (
+        f"NFVnice at density: a line of {DENSITY_NFS} cost NFs of {DENSITY_CYCLES} cycles on core 1, 64 B, the "
+        f"generator's full rate\nmedian of {repeat} runs x {duration} s on {machine_description()}\n"
+        "cs/s: the NF processes' context switches a second (voluntary and involuntary); episodes/s: NFVnice's "
+        "congestion episodes a second, each throttling every NF upstream of the congested ring\n\n"
+        + table(["scheduler", "Mpps", "vs rtc", "cs/s", "episodes/s"], rows)
+        + "\n\n"
+        + ", ".join(exact(c) for c in comparisons.values())
+    )
+    save_result("nfvnice-density", comparisons, text)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
@@ -336,7 +409,7 @@ def main() -> int:
     parser.add_argument(
         "--rate", type=float, default=5.0, help="base offered Mpps per NF (the core must be overloaded)"
     )
-    parser.add_argument("--only", choices=["fairness", "wasted-work", "two-nf-chains"])
+    parser.add_argument("--only", choices=["fairness", "wasted-work", "two-nf-chains", "density"])
     args = parser.parse_args()
     RESULTS.mkdir(exist_ok=True)
     if args.only in (None, "fairness"):
@@ -345,6 +418,8 @@ def main() -> int:
         wasted_work(args.repeat, args.duration, 2 * args.rate)
     if args.only in (None, "two-nf-chains"):
         two_nf_chains(args.repeat, args.duration, 1.5)
+    if args.only in (None, "density"):
+        density(args.repeat, args.duration)
     return 0
 
 
