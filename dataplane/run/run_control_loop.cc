@@ -110,7 +110,7 @@ void Run::control_loop() {
         // scheduler stopped between taking a batch and handing it on (UNiS) holds it until its next turn. A module
         // that decides by ring occupancy never gives that turn once every ring is empty: it lets go of the workers
         // then, so the batch ends at the sink rather than in flight.
-        std::optional<size_t> holder = worker_holding_packets();
+        std::optional<size_t> holder = rings_empty ? worker_holding_packets() : std::nullopt;  // only read then
         if ((rings_empty && autoscaler_->settled() && !holder) || now >= drain_end) break;
         if (rings_empty && holder && attached_ && scheduler_->holds(*holder)) {
           scheduler_->detach(*view_);
