@@ -175,6 +175,9 @@ class Run {
   // the module is away and no restart still needs it so.
   bool may_reattach() const { return !attached_ && !restart_pending() && !released_for_drain_; }
   void reattach_scheduler();
+  // The module lets go of every worker (restart, chain added or removed, probes, the drain's release); nothing if
+  // it holds none.
+  void detach_scheduler();
   void open_commands(int fd);
   void take_commands(double now_s);
   void follow_changes(double now_s);

@@ -210,10 +210,7 @@ void Run::join_added_chain(double now_s) {
   Deployment& next = addition.next;
   uint64_t begin = rte_get_tsc_cycles();
   // The module goes and comes back with the new workers: its state is sized by the workers it attached to.
-  if (attached_) {
-    scheduler_->detach(*view_);
-    attached_ = false;
-  }
+  detach_scheduler();
   for (size_t w = addition.first_worker; w < next.workers.size(); w++) view_->hints.release(w);
   size_t first_nf = d_.nfs.size(), first_worker = d_.workers.size();
   // Capacity for every index the stats zone has was reserved at the start: what refers to an element (the

@@ -91,10 +91,7 @@ void Run::follow_removals(double now_s) {
       // worker's), so that they run under the kernel's scheduler until they exit. Detached until they were gone,
       // the others ran unscheduled for 10-30 ms and rings overflowed under UNiS (14,000 drops a removal).
       // Throttles and closed entries go with the old module; the others keep how often to yield.
-      if (attached_) {
-        scheduler_->detach(*view_);
-        attached_ = false;
-      }
+      detach_scheduler();
       for (size_t w = 0; w < d_.workers.size(); w++) view_->hints.release(w);
       for (size_t c = 0; c < d_.chains.size(); c++) view_->hints.set_entry_open(c, true);
       for (size_t w : removal.workers) {

@@ -113,8 +113,7 @@ void Run::control_loop() {
         std::optional<size_t> holder = rings_empty ? worker_holding_packets() : std::nullopt;  // only read then
         if ((rings_empty && autoscaler_->settled() && !holder) || now >= drain_end) break;
         if (rings_empty && holder && attached_ && scheduler_->holds(*holder)) {
-          scheduler_->detach(*view_);
-          attached_ = false;
+          detach_scheduler();
           released_for_drain_ = true;
         }
       }
@@ -157,12 +156,17 @@ bool Run::probe_finished() const {
   return false;
 }
 
+void Run::detach_scheduler() {
+  if (!attached_) return;
+  scheduler_->detach(*view_);
+  attached_ = false;
+}
+
 void Run::probe_after_traffic() {
   bool taken_over = false;
   for (const auto& [name, probe] : probes_) taken_over |= probe->takes_workers_over();
   if (!taken_over) return;
-  scheduler_->detach(*view_);  // the probes' own controllers take the workers over
-  attached_ = false;
+  detach_scheduler();  // the probes' own controllers take the workers over
   for (const auto& [name, probe] : probes_)
     if (probe->takes_workers_over()) probe->after_traffic(*probe_view_);
 }

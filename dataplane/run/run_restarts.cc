@@ -87,9 +87,8 @@ bool Run::schedule_restart(size_t w, double now_s) {
   // The module lets every worker go until the NF is back (the others run under the kernel's default policy
   // meanwhile): none of its signals, policies or cgroup moves may reach a pid that is no longer the NF's.
   if (attached_) {
-    scheduler_->detach(*view_);
+    detach_scheduler();
     neutral_hints();
-    attached_ = false;
   }
   emit(events_, {{"event", "crash"},
                  {"nfs", names},
