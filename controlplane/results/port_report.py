@@ -36,6 +36,12 @@ def ports_report(ports: list[dict]) -> str:
         for port in ports
         if (drops := (port.get("device_counters") or {}).get("kernel_ring_drops"))
     ]
+    notes += [
+        f"port {port['name']}: {count(discarded)} frames were in its socket's ring when it opened, from before the run "
+        "(any interface's: DPDK binds the socket late); discarded, never received"
+        for port in ports
+        if (discarded := port.get("discarded_at_open"))
+    ]
     return "\n".join([table(headers, rows), *notes])
 
 

@@ -23,6 +23,7 @@ struct PortCounters {
   uint64_t unhandled_dropped = 0;  // ... and dropped: no chain handles them and they are not passed (or refused)
   uint64_t transmitted = 0;        // frames the device took for sending (a chain's output, or frames passed to it)
   uint64_t tx_refused = 0;         // frames it refused (its send queue full): freed and counted here
+  uint64_t discarded_at_open = 0;  // frames the device held when it opened, from before the run: never received
 };
 
 // A device that cannot be opened: the spec's fault (a bad device string, an interface that is not there), reported
@@ -58,6 +59,7 @@ class EthdevPort {
 
  private:
   void read_device_counters();
+  void discard_what_came_before_the_bind();
 
   PortConfig config_;
   std::string vdev_name_;  // a virtual device's name, to remove it again; empty for a PCI device
