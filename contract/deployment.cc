@@ -25,6 +25,11 @@ TrafficConfig parse_traffic(const json& t) {
     traffic.sizes.emplace_back(integer_at<uint16_t>(entry.at(0), "traffic.sizes"), entry.at(1).get<double>());
   traffic.flows = integer_or<decltype(traffic.flows)>(t, "flows", 1u);
   traffic.protocol = t.value("protocol", std::string("udp")) == "tcp" ? IPPROTO_TCP : IPPROTO_UDP;
+  traffic.ip_version = integer_or<decltype(traffic.ip_version)>(t, "ip_version", 4u);
+  if (traffic.ip_version != 4 && traffic.ip_version != 6)
+    throw std::invalid_argument("traffic.ip_version must be 4 or 6");
+  traffic.vlan = integer_or<decltype(traffic.vlan)>(t, "vlan", 0u);
+  if (traffic.vlan > 4094) throw std::invalid_argument("traffic.vlan must be 0 (none) to 4094");
   traffic.http_urls = t.value("http_urls", std::vector<std::string>{});
   traffic.pcap = t.value("pcap", std::string());
   traffic.pcap_loop = t.value("pcap_loop", true);

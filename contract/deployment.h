@@ -23,7 +23,9 @@ struct TrafficConfig {
   double step_seconds = 1;
   std::vector<std::pair<uint16_t, double>> sizes;  // frame size in bytes (with FCS) and weight
   uint32_t flows = 1;
-  uint8_t protocol = 17;  // IPPROTO_UDP or IPPROTO_TCP
+  uint8_t protocol = 17;   // IPPROTO_UDP or IPPROTO_TCP
+  uint8_t ip_version = 4;  // 4 or 6 (dataplane/packets/frame_builder.h: the addresses)
+  uint16_t vlan = 0;       // an 802.1Q tag with this id on every frame; 0: untagged
 };
 
 // The NF type of an unmodified third-party application (nfs/external.cc).

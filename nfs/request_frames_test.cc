@@ -47,5 +47,24 @@ TEST(RequestFrames, AnEmptyUrlIsABareSegmentThatIsNoRequest) {
   rte_pktmbuf_free(m);
 }
 
+TEST(RequestFrames, OverIpv6InATagTheRequestsAreReadAsOverIpv4) {
+  std::vector<std::string> urls = {"/", "/index.html?q=1", ""};
+  FrameList frames = request_frames(urls, 1, FrameShape{.protocol = IPPROTO_UDP, .ip_version = 6, .vlan = 7});
+  for (uint32_t flow = 0; flow < urls.size(); flow++) {
+    rte_mbuf* m = rte_pktmbuf_alloc(testing::test_pool());
+    m->data_len = m->pkt_len = frames.frame_size(flow) - kFcsBytes;
+    memcpy(rte_pktmbuf_mtod(m, uint8_t*), frames.frame(flow), m->data_len);
+    auto line = http_request_line(m);
+    EXPECT_EQ(line.has_value(), !urls[flow].empty()) << flow;
+    if (line) EXPECT_EQ(line->url, urls[flow]);
+    auto* ip = rte_pktmbuf_mtod_offset(m, rte_ipv6_hdr*, sizeof(rte_ether_hdr) + sizeof(rte_vlan_hdr));
+    EXPECT_EQ(ip->proto, IPPROTO_TCP);  // HTTP is TCP whatever the shape says
+    EXPECT_EQ(rte_ipv6_udptcp_cksum_verify(ip, ip + 1), 0);
+    EXPECT_EQ(frames.frame_size(flow),
+              std::max<size_t>(64, 14 + 4 + 40 + 20 + (urls[flow].empty() ? 0 : http_request(urls[flow]).size()) + 4));
+    rte_pktmbuf_free(m);
+  }
+}
+
 }  // namespace
 }  // namespace tandem

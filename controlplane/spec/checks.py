@@ -5,8 +5,8 @@ from __future__ import annotations
 from controlplane.machine.cores import usable_cores
 from controlplane.spec.chain_graph import Edge, graph_problems, parallel_forks
 from controlplane.spec.http_traffic import MAX_HTTP_FLOWS
-from controlplane.spec.limits import data_plane_limit
-from controlplane.spec.models import ChainSpec, Spec
+from controlplane.spec.limits import MIN_FRAME, data_plane_limit
+from controlplane.spec.models import ChainSpec, Spec, traffic_field
 from controlplane.spec.pcap_file import replay_problem
 from controlplane.spec.ports import port_problems
 from controlplane.spec.topology import chain_edges, chain_nodes, instance_names, kernel_io_nodes, mixes_io, node_where
@@ -34,6 +34,25 @@ def _http_problems(spec: Spec, chain: ChainSpec, where: str) -> list[tuple[str, 
     return problems
 
 
+def _frame_shape_problems(spec: Spec, chain: ChainSpec, where: str) -> list[tuple[str, str]]:
+    """A frame size must hold the headers the traffic's frames carry: IPv6 and a tag need more than 64 B."""
+
+    def pick(field, default):
+        return traffic_field(spec, chain, field, default)
+
+    if pick("http", None) is not None or pick("pcap", None) is not None:
+        return []  # requests are sized to hold their headers; a capture's frames are its own
+    ip_version, vlan, protocol = pick("ip_version", 4), pick("vlan", None), pick("protocol", "udp")
+    smallest = 14 + (4 if vlan else 0) + (40 if ip_version == 6 else 20) + (20 if protocol == "tcp" else 8) + 4
+    size = pick("size", MIN_FRAME)
+    sizes = [MIN_FRAME] if size == "datacenter" else [e.size for e in size] if isinstance(size, list) else [size]
+    if min(sizes) >= smallest:
+        return []
+    source = f"{where}.traffic.size" if chain.traffic.size is not None else "traffic.size"
+    what = f"IPv{ip_version}{', an 802.1Q tag' if vlan else ''} and {protocol.upper()}"
+    return [(source, f"a {min(sizes)} B frame cannot hold {what} headers: frames of {smallest} B at least")]
+
+
 def _pcap_problems(spec: Spec, chain: ChainSpec, where: str) -> list[tuple[str, str]]:
     """A replayed capture is the chain's whole traffic: nothing else may shape its frames."""
     problems = []
@@ -44,7 +63,7 @@ def _pcap_problems(spec: Spec, chain: ChainSpec, where: str) -> list[tuple[str, 
             continue
         if problem := replay_problem(block.pcap):
             problems.append((f"{path}.pcap", f"{block.pcap}: {problem}"))
-        for field in ("size", "http", "protocol", "flows"):
+        for field in ("size", "http", "protocol", "flows", "ip_version", "vlan"):
             if getattr(block, field) is not None:
                 problems.append((f"{path}.{field}", f"a pcap replay sends the capture's own frames: leave {field} out"))
     return problems
@@ -176,6 +195,7 @@ def semantic_problems(spec: Spec) -> list[tuple[str, str]]:
             )
         problems += _http_problems(spec, chain, where)
         problems += _pcap_problems(spec, chain, where)
+        problems += _frame_shape_problems(spec, chain, where)
         problems += _scale_problems(spec, chain, where, cores)
         total_nfs += sum(nf.scale.max_instances - 1 for nf in nodes if nf.scale)
         for n, nf in enumerate(nodes):

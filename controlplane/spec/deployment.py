@@ -8,7 +8,7 @@ from controlplane.machine.cores import usable_cores
 from controlplane.spec.chain_graph import Edge, topological_order
 from controlplane.spec.checks import semantic_problems
 from controlplane.spec.http_traffic import DEFAULT_URLS, flow_urls
-from controlplane.spec.models import ChainSpec, NfSpec, Spec
+from controlplane.spec.models import ChainSpec, NfSpec, Spec, traffic_field
 from controlplane.spec.ports import lab_addresses, lab_device, source_of
 from controlplane.spec.topology import chain_edges, chain_nodes, instance_names, kernel_io_nodes, nf_io, node_where
 
@@ -18,11 +18,7 @@ DATACENTER_MIX = [(64, 5), (180, 15), (200, 20), (220, 10), (1380, 15), (1400, 2
 
 def _resolved_traffic(spec: Spec, chain: ChainSpec) -> dict:
     def pick(field, default):
-        own = getattr(chain.traffic, field)
-        if own is not None:
-            return own
-        shared = getattr(spec.traffic, field)
-        return shared if shared is not None else default
+        return traffic_field(spec, chain, field, default)
 
     rate = pick("rate", "max")
     size = pick("size", 64)
@@ -44,6 +40,8 @@ def _resolved_traffic(spec: Spec, chain: ChainSpec) -> dict:
         "sizes": sizes,
         "flows": flows,
         "protocol": "tcp" if http else pick("protocol", "udp"),
+        "ip_version": pick("ip_version", 4),
+        "vlan": pick("vlan", 0),
         # Per flow, the URL its requests carry (the frame's size follows; "": a bare TCP segment); none: frames of the
         # size mix.
         "http_urls": flow_urls(http.urls or DEFAULT_URLS, http.malicious, flows, http.other)

@@ -105,6 +105,11 @@ class Traffic(Strict):
     size: int | str | list[SizeWeight] | None = None
     flows: int | None = Field(default=None, ge=1, le=1 << 20)
     protocol: str | None = None
+    # IPv4 or IPv6 frames; IPv6 carries each flow's IPv4 addresses in the last 32 bits of 2001:db8:: (source) and
+    # 2001:db8:1:: (destination). 4 by default.
+    ip_version: Literal[4, 6] | None = None
+    # An 802.1Q tag with this VLAN id on every frame; untagged by default.
+    vlan: int | None = Field(default=None, ge=1, le=4094)
     http: HttpTraffic | None = None
     # A capture replayed as the chain's traffic (classic pcap, Ethernet; relative to the spec's folder), its
     # packets in turn, again and again unless `loop` is false.
@@ -343,3 +348,11 @@ class Spec(Strict):
     def fed_by_ports(self) -> bool:
         """Whether some chain takes its traffic from a port or lab host instead of the generator."""
         return any(chain.source is not None for chain in self.chains)
+
+
+def traffic_field(spec: Spec, chain: ChainSpec, field: str, default):
+    """A traffic field of a chain: its own, else the spec's top-level one, else `default`."""
+    for block in (chain.traffic, spec.traffic):
+        if getattr(block, field) is not None:
+            return getattr(block, field)
+    return default

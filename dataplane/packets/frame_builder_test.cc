@@ -1,4 +1,4 @@
-// Tests of generated frames: header fields, IPv4 and UDP/TCP checksums, flows, and the size schedule.
+// Tests of generated frames: header fields, IPv4, IPv6 and UDP/TCP checksums, tags, flows, and the size schedule.
 #include "frame_builder.h"
 
 #include <gtest/gtest.h>
@@ -59,6 +59,52 @@ TEST(FrameBuilder, TcpFramesHaveValidChecksums) {
     EXPECT_EQ(frame[23], IPPROTO_TCP);
     EXPECT_TRUE(l4_checksum_valid(frame)) << "TCP checksum, size " << size;
   }
+}
+
+// IPv6 and 802.1Q frames, checked byte by byte from the RFCs' layouts (RFC 8200's pseudo-header for the L4 checksum).
+TEST(FrameBuilder, Ipv6AndTaggedFramesHaveValidHeadersAndChecksums) {
+  for (FrameShape shape : {FrameShape{.protocol = IPPROTO_UDP, .ip_version = 6},
+                           FrameShape{.protocol = IPPROTO_TCP, .ip_version = 6, .vlan = 100},
+                           FrameShape{.protocol = IPPROTO_UDP, .ip_version = 4, .vlan = 4094}}) {
+    const uint16_t size = 200;
+    std::vector<uint8_t> frame(size - kFcsBytes, 0);
+    build_frame(frame.data(), size, shape, flow_address(7, 2));
+    size_t l3 = 14;
+    if (shape.vlan) {
+      EXPECT_EQ(frame[12] << 8 | frame[13], 0x8100);
+      EXPECT_EQ((frame[14] << 8 | frame[15]) & 0x0fff, shape.vlan);
+      l3 += 4;
+    }
+    EXPECT_EQ(frame[l3 - 2] << 8 | frame[l3 - 1], shape.ip_version == 6 ? 0x86DD : 0x0800);
+    std::vector<uint8_t> pseudo;
+    size_t l4;
+    if (shape.ip_version == 6) {
+      EXPECT_EQ(frame[l3] >> 4, 6);
+      EXPECT_EQ(static_cast<size_t>(frame[l3 + 4] << 8 | frame[l3 + 5]), frame.size() - l3 - 40);  // payload length
+      EXPECT_EQ(frame[l3 + 6], shape.protocol);
+      EXPECT_EQ(frame[l3 + 8], 0x20);  // 2001:db8::, the documentation prefix
+      EXPECT_EQ(frame[l3 + 9], 0x01);
+      l4 = l3 + 40;
+      pseudo.assign(frame.begin() + static_cast<long>(l3) + 8, frame.begin() + static_cast<long>(l3) + 40);
+      uint32_t length = static_cast<uint32_t>(frame.size() - l4);
+      pseudo.insert(pseudo.end(),
+                    {static_cast<uint8_t>(length >> 24), static_cast<uint8_t>(length >> 16),
+                     static_cast<uint8_t>(length >> 8), static_cast<uint8_t>(length), 0, 0, 0, shape.protocol});
+    } else {
+      EXPECT_EQ(frame[l3], 0x45);
+      EXPECT_EQ(reference_checksum({frame.begin() + static_cast<long>(l3), frame.begin() + static_cast<long>(l3) + 20}),
+                0);
+      l4 = l3 + 20;
+      pseudo.assign(frame.begin() + static_cast<long>(l3) + 12, frame.begin() + static_cast<long>(l3) + 20);
+      uint16_t length = static_cast<uint16_t>(frame.size() - l4);
+      pseudo.insert(pseudo.end(), {0, shape.protocol, static_cast<uint8_t>(length >> 8), static_cast<uint8_t>(length)});
+    }
+    pseudo.insert(pseudo.end(), frame.begin() + static_cast<long>(l4), frame.end());
+    EXPECT_EQ(reference_checksum(pseudo), 0) << "L4 checksum, IPv" << int{shape.ip_version} << " vlan " << shape.vlan;
+  }
+  EXPECT_EQ(FrameShape{}.min_frame(), 64);
+  EXPECT_EQ((FrameShape{.protocol = IPPROTO_UDP, .ip_version = 6}.min_frame()), 14 + 40 + 8 + 4);
+  EXPECT_EQ((FrameShape{.protocol = IPPROTO_TCP, .ip_version = 6, .vlan = 1}.min_frame()), 14 + 4 + 40 + 20 + 4);
 }
 
 TEST(FrameBuilder, FlowsAreDistinctFiveTuples) {

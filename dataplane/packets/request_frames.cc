@@ -16,8 +16,9 @@ std::string http_request(const std::string& url) {
   return "GET " + url + " HTTP/1.1\r\nHost: tandem.test\r\nUser-Agent: tandem-generator\r\nAccept: */*\r\n\r\n";
 }
 
-FrameList request_frames(const std::vector<std::string>& urls, uint16_t chain) {
-  constexpr size_t kHeaders = sizeof(rte_ether_hdr) + sizeof(rte_ipv4_hdr) + sizeof(rte_tcp_hdr);
+FrameList request_frames(const std::vector<std::string>& urls, uint16_t chain, FrameShape shape) {
+  shape.protocol = IPPROTO_TCP;
+  const size_t kHeaders = shape.header_bytes();
   FrameList frames;
   for (uint32_t flow = 0; flow < urls.size(); flow++) {
     std::string request = urls[flow].empty() ? std::string() : http_request(urls[flow]);  // "": a bare segment
@@ -25,7 +26,7 @@ FrameList request_frames(const std::vector<std::string>& urls, uint16_t chain) {
     if (size > kMaxFrame) throw std::invalid_argument("the request for " + urls[flow] + " does not fit one frame");
     uint8_t* frame = frames.append(static_cast<uint16_t>(size));
     memcpy(frame + kHeaders, request.data(), request.size());
-    build_frame(frame, static_cast<uint16_t>(size), IPPROTO_TCP, flow_address(flow, chain));
+    build_frame(frame, static_cast<uint16_t>(size), shape, flow_address(flow, chain));
   }
   return frames;
 }

@@ -20,8 +20,9 @@ class FrameTemplates {
 
   FrameTemplates() = default;  // none: frame() is always nullptr
   // Builds the frames of every size in `frame_sizes` (with FCS; repeats allowed) for flows 0..flows-1 of chain
-  // `chain`, unless together they would take more than `budget_bytes`.
-  FrameTemplates(const std::vector<uint16_t>& frame_sizes, uint32_t flows, uint8_t protocol, uint16_t chain,
+  // `chain`, unless together they would take more than `budget_bytes`; throws std::invalid_argument for a size
+  // below shape.min_frame().
+  FrameTemplates(const std::vector<uint16_t>& frame_sizes, uint32_t flows, const FrameShape& shape, uint16_t chain,
                  size_t budget_bytes = kDefaultBudgetBytes);
 
   // The frame (frame_size - FCS bytes) of `flow` < flows, or nullptr when that size was not prebuilt.

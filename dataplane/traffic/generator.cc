@@ -35,10 +35,13 @@ Generator::Stream Generator::stream_of(const ChainConfig& chain, std::unique_ptr
   stream.entry = std::move(entry);
   stream.control = &stats.chains[chain.index];
   stream.sizes = size_schedule(chain.traffic.sizes);
-  stream.templates =
-      FrameTemplates(stream.sizes, chain.traffic.flows, chain.traffic.protocol, static_cast<uint16_t>(chain.index));
-  stream.requests = request_frames(chain.traffic.http_urls, static_cast<uint16_t>(chain.index));
+  stream.shape = {
+      .protocol = chain.traffic.protocol, .ip_version = chain.traffic.ip_version, .vlan = chain.traffic.vlan};
+  stream.requests = request_frames(chain.traffic.http_urls, static_cast<uint16_t>(chain.index), stream.shape);
   if (!chain.traffic.pcap.empty()) stream.replay = replay_frames(chain.traffic.pcap);
+  if (stream.requests.empty() && stream.replay.empty())  // the size mix is theirs only
+    stream.templates =
+        FrameTemplates(stream.sizes, chain.traffic.flows, stream.shape, static_cast<uint16_t>(chain.index));
   stream.replay_loop = chain.traffic.pcap_loop;
   double hz = static_cast<double>(rte_get_tsc_hz());
   stream.packets_per_cycle = chain.traffic.rate_pps / hz;
@@ -137,7 +140,7 @@ void Generator::emit(Stream& stream, uint16_t count, uint64_t now_tsc, uint16_t 
     if (ready)
       rte_memcpy(data, ready, length);
     else
-      build_frame(data, size, traffic.protocol,
+      build_frame(data, size, stream.shape,
                   flow_address(stream.flow_cursor, static_cast<uint16_t>(stream.chain->index)));
     if (++stream.flow_cursor == traffic.flows) stream.flow_cursor = 0;
   }

@@ -65,6 +65,7 @@ class Generator {
     std::unique_ptr<EgressPort> entry;
     ChainControl* control;
     std::vector<uint16_t> sizes;
+    FrameShape shape;          // what its frames are made of: protocol, IP version, tag
     FrameTemplates templates;  // of every size in `sizes` and every flow, when they fit the budget
     FrameList requests;        // HTTP traffic: frame f is flow f's request, sized by it (then `sizes` is not used)
     FrameList replay;          // a capture replayed instead: its frames in turn (then neither is used)

@@ -248,6 +248,24 @@ CASES = [
         "frame sizes follow the requests",
     ),
     (
+        "ipv6 in frames too small for its headers",
+        bad(BASE_SPEC, "size: 64, flows: 16}", "size: 64, flows: 16, ip_version: 6, vlan: 10, protocol: tcp}"),
+        "traffic.size",
+        "a 64 B frame cannot hold IPv6, an 802.1Q tag and TCP headers: frames of 82 B at least",
+    ),
+    (
+        "ip version 5",
+        bad(BASE_SPEC, "size: 64, flows: 16}", "size: 128, flows: 16, ip_version: 5}"),
+        "traffic.ip_version",
+        "4 or 6",
+    ),
+    (
+        "vlan id beyond 4094",
+        bad(BASE_SPEC, "size: 64, flows: 16}", "size: 128, flows: 16, vlan: 4095}"),
+        "traffic.vlan",
+        "less than or equal to 4094",
+    ),
+    (
         "http over udp",
         bad(BASE_SPEC, "size: 64, flows: 16}", "flows: 16, protocol: udp, http: {}}"),
         "traffic.protocol",

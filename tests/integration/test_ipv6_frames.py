@@ -68,3 +68,47 @@ def test_ipv6_requests_pass_one_hop_lower_and_attacks_are_dropped_as_wireshark_r
         assert int(received_frame["ipv6.hlim"]) == int(sent_frame["ipv6.hlim"]) - 1
         for field in ("vlan.id", "ipv6.hopopts.nxt", "http.request.uri"):
             assert received_frame[field] == sent_frame[field], (field, sent_frame, received_frame)
+
+
+GENERATED = """\
+name: generated-ipv6
+duration: 1
+traffic: {rate: 20 kpps, flows: 10, ip_version: 6, vlan: 100, http: {malicious: 0.2}}
+scheduler: coop
+chains:
+  - name: c
+    nfs:
+      - {name: check, type: checkip, core: 1}
+      - name: fw
+        type: firewall
+        core: 1
+        args: {rules: [{src: '2001:db8::/32', proto: tcp, action: allow}], default: deny}
+      - {name: ttl, type: ttl, core: 1}
+      - {name: waf, type: validate_url, core: 1}
+"""
+
+
+def test_the_generator_sends_ipv6_in_a_tag_that_the_nfs_and_wireshark_read_alike(write_spec, tmp_path, machine_before):
+    captured = tmp_path / "delivered.pcap"
+    results = run(write_spec(GENERATED), tmp_path, "--capture", str(captured), "--capture-limit", "200")
+    chain = results["chains"][0]
+    reports = {nf["name"]: nf["report"] for nf in results["nfs"]}
+    assert results["accounting"]["exact"] and chain["generated"] > 1000, chain
+    # Every frame is IPv6 TCP from 2001:db8::/32 (the firewall allowed all), valid (checkip dropped none); 2 flows
+    # of 10 carry an SQL injection, which validate_url drops: everything else is delivered.
+    assert (
+        reports["fw"]["denied"] == 0 and reports["fw"]["allowed"] == chain["generated"] - chain["in_flight"]["total"]
+    ), reports
+    assert chain["dropped"]["nfs"].get("check", 0) == 0, chain["dropped"]
+    assert reports["waf"]["requests_checked"] > 0 and sum(reports["waf"]["dropped_by_pattern"]) > 0, reports["waf"]
+    seen = tshark_fields(
+        captured,
+        ["vlan.id", "ipv6.src", "ipv6.hlim", "tcp.checksum.status", "http.request.uri"],
+        ("-o", "tcp.check_checksum:TRUE"),
+    )
+    assert len(seen) == 200
+    assert {row["vlan.id"] for row in seen} == {"100"}
+    assert all(row["ipv6.src"].startswith("2001:db8::") for row in seen), seen[:3]
+    assert {row["ipv6.hlim"] for row in seen} == {"63"}  # 64 as sent, one hop lower through ttl
+    assert {row["tcp.checksum.status"] for row in seen} == {"1"}  # Wireshark's "good" (0 bad, 2 unverified)
+    assert all(row["http.request.uri"] and "%27" not in row["http.request.uri"] for row in seen), seen[:3]
