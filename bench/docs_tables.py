@@ -255,6 +255,10 @@ TABLES: dict[str, Callable[[Path], Rendered]] = {
     "ab-pool": whole("pool-lf-stack-ab"),
     "ab-ports": whole("ports-ab"),
     "ab-reshape": whole("reshape-ab"),
+    # NFs against attackers
+    "waf-detection": whole("waf-detection", 0),
+    "waf-detection-sources": whole("waf-detection", 1),
+    "fuzzing": whole("fuzzing"),
     # UNiS
     "unis-chain-length": whole("unis-chain-length"),
     "unis-chain-length-targets": notes("unis-chain-length"),

@@ -1,9 +1,13 @@
-// validate_url (μNF): drops HTTP requests whose decoded URL matches an attack signature (Hyperscan); passes the rest.
+// validate_url (μNF): drops HTTP requests that an attack detector judges hostile; passes the rest.
 #include <rte_cycles.h>
 
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "core_rule_set.h"
+#include "dataplane/packets/ip_view.h"
 #include "http_request.h"
 #include "nf.h"
 #include "request_line_stream.h"
@@ -18,13 +22,50 @@ std::vector<std::string> patterns_from(const json& args) {
   return args["patterns"].get<std::vector<std::string>>();
 }
 
+// The two detectors: Hyperscan signatures over the decoded URL (fast, few attacks), or the OWASP Core Rule Set run by
+// ModSecurity (what WAFs run: most attacks, hundreds of times the cost).
+constexpr const char* kSignatures = "signatures";
+constexpr const char* kCoreRuleSet = "crs";
+
+void check_core_rule_set(const json& args, const std::string& path, SpecErrors& errors) {
+  if (!args.value("patterns", json::array()).empty())
+    errors.push_back({path + ".patterns", "only the signatures engine takes patterns"});
+  json level = args.value("paranoia_level", json(1));
+  if (!level.is_number_integer()) return;  // the argument's own check says why
+  try {
+    CoreRuleSet rules(level.get<int>());  // loads in ~0.1 s: the spec is refused now, not when its NF starts
+  } catch (const std::exception& e) {
+    errors.push_back({path + ".engine", std::string(e.what()) +
+                                            " (Debian's modsecurity-crs is installed by "
+                                            "scripts/setup.sh; its rules are read from " +
+                                            CoreRuleSet::kRulesFolder + ")"});
+  }
+}
+
 class ValidateUrl final : public NetworkFunction {
  public:
-  explicit ValidateUrl(const std::vector<std::string>& patterns) : patterns_(patterns), matches_(patterns.size(), 0) {}
+  explicit ValidateUrl(const json& args) {
+    if (args["engine"] == kCoreRuleSet) {
+      rule_set_ = std::make_unique<CoreRuleSet>(args["paranoia_level"].get<int>());
+    } else {
+      std::vector<std::string> patterns = patterns_from(args);
+      patterns_ = std::make_unique<UrlPatterns>(patterns);
+      matches_.assign(patterns.size(), 0);
+    }
+  }
 
   void process(Batch& batch) override {
     uint64_t now = rte_get_tsc_cycles();
     batch.filter([&](rte_mbuf* m) {
+      // A request cut into IP fragments is judged by no one here (fragments are not reassembled) but whole by the
+      // server's kernel: its fragments are dropped, as a WAF drops what it cannot judge. Clients send TCP with DF
+      // set and segments that fit the path; a fragmented request is an evasion. A later IPv6 fragment does not say
+      // its protocol: dropped too.
+      IpInFrame ip = ip_in_frame(m);
+      if (ip.fragment && (ip.l4_protocol == IPPROTO_TCP || (ip.version == 6 && ip.l4_offset == 0))) {
+        fragments_++;
+        return false;
+      }
       RequestLineStreams::Segment segment = streams_.feed(m, now);
       switch (segment.verdict) {
         case RequestLineStreams::Verdict::kNotHttp:
@@ -48,46 +89,86 @@ class ValidateUrl final : public NetworkFunction {
       }
       checked_++;
       if (segment.spanned) reassembled_++;
-      decode_url(segment.line->url, decoded_);
-      std::optional<size_t> match = patterns_.first_match(decoded_);
-      if (match) {
-        matches_[*match]++;
-        return false;  // the flow stays before this segment: its retransmission is judged again
-      }
+      if (hostile(*segment.line)) return false;  // the flow stays before this segment: a retransmission is judged again
       streams_.take_line();
       return true;
     });
   }
 
   json report() const override {
-    return {{"requests_checked", checked_},   {"not_http", not_http_},
-            {"dropped_by_pattern", matches_}, {"reassembled", reassembled_},
-            {"partial_segments", partial_},   {"dropped_out_of_order", out_of_order_},
-            {"dropped_too_long", too_long_},  {"dropped_flows_full", table_full_}};
+    json report = {{"requests_checked", checked_},          {"not_http", not_http_},
+                   {"reassembled", reassembled_},           {"partial_segments", partial_},
+                   {"dropped_out_of_order", out_of_order_}, {"dropped_too_long", too_long_},
+                   {"dropped_flows_full", table_full_},     {"dropped_fragments", fragments_}};
+    if (rule_set_) {
+      report["dropped_by_crs"] = blocked_;
+      report["crs_rules_matched"] = json::object();  // by rule id: which of the CRS's rules found what it blocked
+      for (const auto& [id, count] : rules_matched_) report["crs_rules_matched"][std::to_string(id)] = count;
+    } else {
+      report["dropped_by_pattern"] = matches_;
+    }
+    return report;
   }
 
  private:
-  UrlPatterns patterns_;
+  bool hostile(const HttpRequestLine& line) {
+    if (rule_set_) {
+      if (!rule_set_->blocks(line.method, line.url, matched_rules_)) return false;
+      blocked_++;
+      for (uint32_t id : matched_rules_) rules_matched_[id]++;
+      return true;
+    }
+    decode_url(line.url, decoded_);
+    std::optional<size_t> match = patterns_->first_match(decoded_);
+    if (match) matches_[*match]++;
+    return match.has_value();
+  }
+
+  std::unique_ptr<UrlPatterns> patterns_;  // the signatures engine
+  std::unique_ptr<CoreRuleSet> rule_set_;  // the crs engine
   RequestLineStreams streams_;
   std::string decoded_;  // reused: no allocation per packet once it has grown to the longest URL
   std::vector<uint64_t> matches_;
+  std::vector<uint32_t> matched_rules_;  // reused across requests
+  std::map<uint32_t, uint64_t> rules_matched_;
+  uint64_t blocked_ = 0, fragments_ = 0;
   uint64_t checked_ = 0, not_http_ = 0, reassembled_ = 0, partial_ = 0, out_of_order_ = 0, too_long_ = 0,
            table_full_ = 0;
 };
 
 const NfRegistration registration({
     .name = "validate_url",
-    .help = "μNF: drops HTTP requests whose URL, percent-decoded, matches an attack signature (Hyperscan, all "
-            "patterns in one scan); other packets pass. A request line split across TCP segments is put back "
-            "together per flow and judged whole (the segment that completes it is dropped); segments beyond a gap in "
-            "one, a line over 8 KiB, and a new split line while 4,096 flows are followed are dropped.",
-    .args = {{.name = "patterns",
+    .help = "μNF: drops HTTP requests that its engine judges an attack: `signatures`, regular expressions over the "
+            "percent-decoded URL (Hyperscan, all patterns in one scan), or `crs`, the OWASP Core Rule Set's "
+            "SQL-injection rules run by ModSecurity on the request line (URL decoding and normalisation, libinjection; "
+            "catches most attacks at hundreds of times the cost); other packets pass. A request line split across TCP "
+            "segments is put back together per flow and judged whole (the segment that completes it is dropped); "
+            "segments beyond a gap in one, a line over 8 KiB, a new split line while 4,096 flows are followed, and "
+            "IP fragments of TCP (not reassembled: what the server would read whole) are dropped.",
+    .args = {{.name = "engine",
+              .type = ArgType::Choice,
+              .default_value = kSignatures,
+              .help = "`signatures` (Hyperscan over the decoded URL) or `crs` (the OWASP Core Rule Set's SQL-injection "
+                      "rules under ModSecurity)",
+              .choices = {kSignatures, kCoreRuleSet}},
+             {.name = "patterns",
               .type = ArgType::List,
               .default_value = json::array(),
-              .help = "regular expressions (case-insensitive); empty: the built-in SQL-injection signatures"}},
+              .help = "signatures engine: regular expressions (case-insensitive); empty: the built-in SQL-injection "
+                      "signatures"},
+             {.name = "paranoia_level",
+              .type = ArgType::Integer,
+              .default_value = 1,
+              .help = "crs engine: the CRS paranoia level (higher catches more and blocks more benign requests)",
+              .min = 1,
+              .max = 4}},
     .check =
         [](const json& args, const std::string& path, SpecErrors& errors) {
-          if (!args["patterns"].is_array()) return;
+          if (args.value("engine", kSignatures) == kCoreRuleSet) {
+            check_core_rule_set(args, path, errors);
+            return;
+          }
+          if (!args.contains("patterns") || !args["patterns"].is_array()) return;
           for (size_t i = 0; i < args["patterns"].size(); i++) {
             std::string where = path + ".patterns[" + std::to_string(i) + "]";
             if (!args["patterns"][i].is_string()) {
@@ -97,14 +178,15 @@ const NfRegistration registration({
             }
           }
         },
-    .create = [](const json& args, const NfContext&) { return std::make_unique<ValidateUrl>(patterns_from(args)); },
+    .create = [](const json& args, const NfContext&) { return std::make_unique<ValidateUrl>(args); },
     // Stateless to the composer: its flows only put lines back together, so two alike in a row judge alike (the
     // second sees what the first passed, whole lines and their pieces) and one of them is redundant.
-    // Addresses and ports: the flow of a split request line; L4Other: TCP's data offset, sequence number and flags.
+    // Addresses and ports: the flow of a split request line; L4Other: TCP's data offset, sequence number and flags;
+    // the fragment field: fragments are dropped.
     .descriptor = {.may_drop = true,
                    .reads = {HeaderField::EthType, HeaderField::Ipv4VersionIhl, HeaderField::Ipv4TotalLength,
-                             HeaderField::Ipv4Protocol, HeaderField::Ipv4Src, HeaderField::Ipv4Dst,
-                             HeaderField::L4SrcPort, HeaderField::L4DstPort, HeaderField::L4Other,
+                             HeaderField::Ipv4Fragment, HeaderField::Ipv4Protocol, HeaderField::Ipv4Src,
+                             HeaderField::Ipv4Dst, HeaderField::L4SrcPort, HeaderField::L4DstPort, HeaderField::L4Other,
                              HeaderField::Payload}},
 });
 

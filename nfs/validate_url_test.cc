@@ -1,4 +1,5 @@
-// Tests of the validate_url μNF: attacks dropped, other requests and non-HTTP packets passed, per-pattern counts.
+// Tests of the validate_url μNF under both engines: attacks dropped, the rest passed, what dropped them counted.
+#include "core_rule_set.h"
 #include "dataplane/packets/request_frames.h"
 #include "nf_test_support.h"
 
@@ -41,6 +42,70 @@ TEST(ValidateUrl, TakesItsOwnPatternsAndRefusesOnesHyperscanCannotCompile) {
   EXPECT_EQ(errors[0].path, "chains[0].nfs[1].args.patterns[1]");
   EXPECT_NE(errors[0].message.find("Hyperscan"), std::string::npos);
   EXPECT_EQ(errors[1].path, "chains[0].nfs[1].args.patterns[2]");
+}
+
+// A request cut into IP fragments would be read whole by the server, never by the NF: every TCP fragment is dropped.
+TEST(ValidateUrl, DropsTheFragmentsOfTcpPacketsAndPassesOtherFragments) {
+  auto nf = testing::make_nf("validate_url");
+  auto fragment = [](rte_mbuf* m, uint16_t offset_and_flags) {
+    auto* ip = rte_pktmbuf_mtod_offset(m, rte_ipv4_hdr*, sizeof(rte_ether_hdr));
+    ip->fragment_offset = rte_cpu_to_be_16(offset_and_flags);
+    return m;
+  };
+  std::vector<rte_mbuf*> frames = {
+      fragment(testing::make_tcp_frame_with(http_request("/item?id=1%27%20OR"), 1), RTE_IPV4_HDR_MF_FLAG),  // first
+      fragment(testing::make_tcp_frame_with("%20%271%27%3D%271 HTTP/1.1\r\n\r\n", 1), 4),                   // later
+      fragment(testing::make_frame(2, 128, IPPROTO_UDP), RTE_IPV4_HDR_MF_FLAG),
+      testing::make_ipv6_frame(IPPROTO_TCP, "GET /",
+                               {testing::fragment_at(3)}),  // a later IPv6 fragment: protocol unsaid
+      testing::make_tcp_frame_with(http_request("/index.html"), 3),
+  };
+  std::vector<rte_mbuf*> expected_kept = {frames[2], frames[4]};
+  testing::BatchOutcome out = testing::run_batch(*nf, frames);
+  EXPECT_EQ(out.kept, expected_kept);
+  EXPECT_EQ(nf->report()["dropped_fragments"], 3);
+  testing::free_all(out.kept);
+}
+
+// The crs engine: the OWASP Core Rule Set under ModSecurity judges the request line, decoding the URL itself.
+TEST(ValidateUrl, TheCoreRuleSetEngineDropsWhatItsRulesFindAndNamesThem) {
+  auto nf = testing::make_nf("validate_url", {{"engine", "crs"}});
+  std::vector<rte_mbuf*> frames = {
+      testing::make_tcp_frame_with(http_request("/index.html"), 1),
+      testing::make_tcp_frame_with(http_request("/item?id=1%20AND%205678%3D5678"), 2),  // the signatures miss it
+      testing::make_tcp_frame_with(http_request("/search?q=O%27Reilly+books"), 3),
+      testing::make_tcp_frame_with(http_request("/item?id=1%20UNION%20ALL%20SELECT%20NULL%2CNULL--"), 4),
+      testing::make_frame(5, 128, IPPROTO_UDP),
+  };
+  std::vector<rte_mbuf*> expected_kept = {frames[0], frames[2], frames[4]};
+  testing::BatchOutcome out = testing::run_batch(*nf, frames);
+  EXPECT_EQ(out.kept, expected_kept);
+  json report = nf->report();
+  EXPECT_EQ(report["requests_checked"], 4);
+  EXPECT_EQ(report["dropped_by_crs"], 2);
+  EXPECT_FALSE(report.contains("dropped_by_pattern"));
+  uint64_t findings = 0;
+  for (const auto& [id, count] : report["crs_rules_matched"].items()) {
+    EXPECT_EQ(id.substr(0, 3), "942") << id;  // SQL-injection rules only: the blocking evaluation is not a finding
+    findings += count.get<uint64_t>();
+  }
+  EXPECT_GE(findings, 2u);
+  testing::free_all(out.kept);
+
+  auto signatures = testing::make_nf("validate_url");  // the same boolean-based probe passes the signatures
+  std::vector<rte_mbuf*> probe = {testing::make_tcp_frame_with(http_request("/item?id=1%20AND%205678%3D5678"))};
+  testing::BatchOutcome passed = testing::run_batch(*signatures, probe);
+  EXPECT_EQ(passed.dropped, 0);
+  testing::free_all(passed.kept);
+}
+
+TEST(ValidateUrl, TheCoreRuleSetEngineRefusesPatternsAndLevelsItHasNot) {
+  SpecErrors errors;
+  nf_types().at("validate_url").check({{"engine", "crs"}, {"patterns", {"x"}}, {"paranoia_level", 2}}, "args", errors);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].path, "args.patterns");
+  EXPECT_THROW(CoreRuleSet(5), std::invalid_argument);
+  for (int level = 1; level <= 4; level++) EXPECT_NO_THROW(CoreRuleSet{level}) << level;
 }
 
 }  // namespace

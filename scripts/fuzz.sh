@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of tests/fuzz/ with clang, AddressSanitizer and UndefinedBehaviorSanitizer (in
-# build-fuzz/), then runs each for a bounded time from its seed corpus. Prints each target's executions and the
-# coverage it reached; exits 1 on the first crash or sanitizer report, keeping the input that caused it.
+# build-fuzz/), runs the NFs' unit tests built there under the same sanitizers, then runs each target for a bounded
+# time from its seed corpus. Prints each target's executions and the coverage it reached; exits 1 on the first
+# failing test, crash or sanitizer report, keeping the input that caused it.
 # Usage: scripts/fuzz.sh [SECONDS_PER_TARGET]   (default 30; the test command runs it)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -21,6 +22,14 @@ fi
 ninja -C build-fuzz >/dev/null
 # A sanitizer report is a crash: UBSan's too, and it must say where.
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+# The NFs' unit tests (known vectors for every frame they must read) under ASan, UBSan and LeakSanitizer.
+if ! meson test -C build-fuzz --print-errorlogs >"build-fuzz/unit-tests.log" 2>&1; then
+  tail -60 build-fuzz/unit-tests.log >&2
+  echo "fuzz: the NFs' unit tests failed under ASan and UBSan (build-fuzz/unit-tests.log)" >&2
+  exit 1
+fi
+echo "fuzz: the NFs' unit tests pass under ASan, UBSan and LeakSanitizer ($(grep -o '^Ok: *[0-9]*' \
+  build-fuzz/unit-tests.log | grep -o '[0-9]*$') suites)"
 work=$(mktemp -d /tmp/tandem-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 for target in build-fuzz/tests/fuzz/*_fuzz; do

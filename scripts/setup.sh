@@ -25,7 +25,7 @@ references=(tshark nftables)
 lab_tools=(iperf3 iputils-ping curl ethtool)
 # The fuzz targets' compiler and its libFuzzer, AddressSanitizer and UndefinedBehaviorSanitizer (scripts/fuzz.sh).
 fuzzing=(clang libclang-rt-14-dev)
-packages=(dpdk dpdk-dev libdpdk-dev meson ninja-build pkg-config g++ libgtest-dev nlohmann-json3-dev libboost-context-dev libssl-dev libhyperscan-dev libpcap-dev graphviz python3-venv clang-format "${references[@]}" "${lab_tools[@]}" "${fuzzing[@]}" "${servers[@]}")
+packages=(dpdk dpdk-dev libdpdk-dev meson ninja-build pkg-config g++ libgtest-dev nlohmann-json3-dev libboost-context-dev libssl-dev libhyperscan-dev libmodsecurity-dev modsecurity-crs libpcap-dev graphviz python3-venv clang-format "${references[@]}" "${lab_tools[@]}" "${fuzzing[@]}" "${servers[@]}")
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")

@@ -57,6 +57,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   nfs.push_back(make("counter"));
   nfs.push_back(make("http_classifier"));
   nfs.push_back(make("validate_url"));
+  nfs.push_back(make("validate_url", {{"engine", "crs"}}));  // our glue around ModSecurity: what it is handed
   nfs.push_back(make("ipsec"));
   nfs.push_back(make("macswap"));
   nfs.push_back(make("ttl"));

@@ -26,10 +26,10 @@ def checksum(data: bytes) -> int:
     return ~total & 0xFFFF
 
 
-def ipv4(protocol: int, l4: bytes, options: bytes = b"") -> bytes:
+def ipv4(protocol: int, l4: bytes, options: bytes = b"", source: bytes = bytes([10, 0, 0, 1])) -> bytes:
     header = bytearray(
         struct.pack("!BBHHHBBH4s4s", 0x45 + len(options) // 4, 0, 20 + len(options) + len(l4), 1, 0, 64, protocol, 0,
-                    bytes([10, 0, 0, 1]), bytes([192, 168, 0, 1])) + options
+                    source, bytes([192, 168, 0, 1])) + options
     )  # fmt: skip
     struct.pack_into("!H", header, 10, checksum(bytes(header)))
     return bytes(header) + l4

@@ -1,0 +1,97 @@
+// ModSecurity's C API behind CoreRuleSet: the rules loaded once, one transaction per judged request.
+#include "core_rule_set.h"
+
+#include <modsecurity/intervention.h>
+#include <modsecurity/modsecurity.h>
+#include <modsecurity/rules_set.h>
+#include <modsecurity/transaction.h>
+
+#include <cstdlib>
+#include <stdexcept>
+
+namespace tandem {
+
+namespace msc = modsecurity;
+
+namespace {
+
+// crs-setup.conf.example's active settings (anomaly scoring: rules log and pass, 949 blocks on the total), the
+// paranoia level asked for, and the three rule files. SecRequestBodyAccess On: ModSecurity runs phase 2, where the
+// CRS adds up the score, only when it may read a body (a GET has none). The client address given to every
+// transaction is fixed, so the CRS's per-client collections (initcol:ip) hold one entry, whatever addresses an
+// attacker sends from.
+std::string configuration(int paranoia_level) {
+  std::string level = std::to_string(paranoia_level);
+  std::string rules = CoreRuleSet::kRulesFolder;
+  return "SecRuleEngine On\n"
+         "SecRequestBodyAccess On\n"
+         "SecAuditEngine Off\n"
+         "SecDefaultAction \"phase:1,log,auditlog,pass\"\n"
+         "SecDefaultAction \"phase:2,log,auditlog,pass\"\n"
+         "SecCollectionTimeout 600\n"
+         "SecAction \"id:900990,phase:1,nolog,pass,t:none,setvar:tx.crs_setup_version=334\"\n"
+         "SecAction \"id:900000,phase:1,nolog,pass,t:none,setvar:tx.paranoia_level=" +
+         level +
+         "\"\n"
+         "Include " +
+         rules + "/REQUEST-901-INITIALIZATION.conf\n" + "Include " + rules +
+         "/REQUEST-942-APPLICATION-ATTACK-SQLI.conf\n" + "Include " + rules + "/REQUEST-949-BLOCKING-EVALUATION.conf\n";
+}
+
+// ModSecurity's message for a matched rule carries `[id "942100"]`.
+void note_rule(void* matched, const void* message) {
+  std::string_view text(static_cast<const char*>(message));
+  size_t at = text.find("[id \"");
+  if (at == std::string_view::npos) return;
+  uint32_t id = static_cast<uint32_t>(std::strtoul(text.data() + at + 5, nullptr, 10));
+  if (id / 1000 == 949) return;  // the blocking evaluation: the sum, not a finding
+  static_cast<std::vector<uint32_t>*>(matched)->push_back(id);
+}
+
+}  // namespace
+
+struct CoreRuleSet::Engine {
+  msc::ModSecurity* modsecurity = msc::msc_init();
+  msc::RulesSet* rules = msc::msc_create_rules_set();
+  uint64_t transactions = 0;
+  ~Engine() {
+    msc::msc_rules_cleanup(rules);
+    msc::msc_cleanup(modsecurity);
+  }
+};
+
+CoreRuleSet::CoreRuleSet(int paranoia_level) : engine_(std::make_unique<Engine>()) {
+  if (paranoia_level < 1 || paranoia_level > 4) throw std::invalid_argument("paranoia level must be 1 to 4");
+  msc::msc_set_log_cb(engine_->modsecurity, note_rule);
+  const char* error = nullptr;
+  if (msc::msc_rules_add(engine_->rules, configuration(paranoia_level).c_str(), &error) < 0) {
+    std::string why = error ? error : "unknown error";
+    std::free(const_cast<char*>(error));
+    throw std::runtime_error("the OWASP Core Rule Set did not load (" + why + ")");
+  }
+}
+
+CoreRuleSet::~CoreRuleSet() = default;
+
+bool CoreRuleSet::blocks(std::string_view method, std::string_view target, std::vector<uint32_t>& matched_rules) {
+  matched_rules.clear();
+  method_.assign(method);
+  target_.assign(target);
+  // A transaction id of our own: without one ModSecurity draws a random one, opening std::random_device each time.
+  std::string id = std::to_string(++engine_->transactions);
+  msc::Transaction* transaction =
+      msc::msc_new_transaction_with_id(engine_->modsecurity, engine_->rules, id.data(), &matched_rules);
+  msc::msc_process_connection(transaction, "192.0.2.1", 40000, "192.0.2.2", 80);
+  msc::msc_process_uri(transaction, target_.c_str(), method_.c_str(), "1.1");
+  msc::msc_process_request_headers(transaction);
+  msc::msc_process_request_body(transaction);
+  msc::ModSecurityIntervention intervention{};
+  intervention.status = 200;
+  bool blocked = msc::msc_intervention(transaction, &intervention) && intervention.disruptive;
+  std::free(intervention.url);
+  std::free(intervention.log);
+  msc::msc_transaction_cleanup(transaction);
+  return blocked;
+}
+
+}  // namespace tandem
