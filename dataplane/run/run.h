@@ -142,6 +142,7 @@ class Run {
     uint64_t generated = 0;  // packets that entered it, all of them
     double left_at_s = -1;
     bool drained = false;
+    bool out_of_sight = false;  // its workers run under the kernel's scheduler, the module's successor blind to them
   };
   void remove_chain(const json& command, double now_s);
   // A chain added (run_chain_addition.cc): checked against the running deployment, its rings made and its
@@ -171,6 +172,10 @@ class Run {
   // Why chain `chain` cannot be removed now ("" if it can).
   std::string why_chain_cannot_go(int chain) const;
   bool chain_drained(const ChainRemoval& removal) const;
+  // Whether the chain's rings are empty and a worker of it that the module holds holds packets: a module that
+  // decides by ring occupancy (UNiS) never gives that worker a turn again.
+  bool parked_with_packets(const ChainRemoval& removal) const;
+  void hand_to_the_kernel(ChainRemoval& removal);
   // A fresh scheduler module attached to the workers there are now (after restarts or a chain's removal), once
   // the module is away and no restart still needs it so.
   bool may_reattach() const { return !attached_ && !restart_pending() && !released_for_drain_; }

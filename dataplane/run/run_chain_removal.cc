@@ -77,29 +77,49 @@ bool Run::chain_drained(const ChainRemoval& removal) const {
   return true;
 }
 
+bool Run::parked_with_packets(const ChainRemoval& removal) const {
+  if (!attached_) return false;
+  for (int ring : d_.chains[removal.chain].rings)
+    if (rte_ring_count(rings_[ring]) != 0) return false;
+  for (size_t w : removal.workers)
+    for (const Segment& segment : d_.workers[w].segments)
+      if (held_by_segment(segment) != 0 && scheduler_->holds(w)) return true;
+  return false;
+}
+
+// The module lets every worker go (it may hold some stopped), and a fresh one takes the others at once (at the end of
+// follow_removals), the chain's out of its sight (their task forgotten, as a reaped worker's), so that they run under
+// the kernel's scheduler until they exit. Detached until they were gone, the others ran unscheduled for 10-30 ms and
+// rings overflowed under UNiS (14,000 drops a removal). Throttles and closed entries go with the old module; the
+// others keep how often to yield.
+void Run::hand_to_the_kernel(ChainRemoval& removal) {
+  detach_scheduler();
+  for (size_t w = 0; w < d_.workers.size(); w++) view_->hints.release(w);
+  for (size_t c = 0; c < d_.chains.size(); c++) view_->hints.set_entry_open(c, true);
+  for (size_t w : removal.workers) {
+    view_->hints.set_yield_policy(w, YieldPolicy{});
+    task_ids_[w] = 0;  // pids_ keeps it, to reap
+  }
+  removal.out_of_sight = true;
+}
+
 void Run::follow_removals(double now_s) {
   for (auto it = removals_.begin(); it != removals_.end();) {
     ChainRemoval& removal = *it;
     if (removal.left_at_s < 0) {
       removal.drained = chain_drained(removal);
       if (!removal.drained && now_s - removal.requested_s < kDrainSeconds) {
+        // A batch a parked worker holds would wait out the drain: under the kernel's scheduler it reaches the sink.
+        if (!removal.out_of_sight && parked_with_packets(removal)) hand_to_the_kernel(removal);
         ++it;
         continue;
       }
-      // Its processes must run to see `leave`: the module lets every worker go (it may hold some stopped), and a
-      // fresh one takes the others at once, the leaving ones out of its sight (their task forgotten, as a reaped
-      // worker's), so that they run under the kernel's scheduler until they exit. Detached until they were gone,
-      // the others ran unscheduled for 10-30 ms and rings overflowed under UNiS (14,000 drops a removal).
-      // Throttles and closed entries go with the old module; the others keep how often to yield.
-      detach_scheduler();
-      for (size_t w = 0; w < d_.workers.size(); w++) view_->hints.release(w);
-      for (size_t c = 0; c < d_.chains.size(); c++) view_->hints.set_entry_open(c, true);
+      // Its processes must run to see `leave`.
+      if (!removal.out_of_sight) hand_to_the_kernel(removal);
       for (size_t w : removal.workers) {
-        view_->hints.set_yield_policy(w, YieldPolicy{});
         workers_[w].removed = true;  // its exit is the point, not a crash
         flag_store(stats_->workers[w].leave, 1u);
         idle_wake(stats_->workers[w]);
-        task_ids_[w] = 0;  // pids_ keeps it, to reap
       }
       removal.left_at_s = now_s;
     }
