@@ -2,16 +2,18 @@
 injections) replayed through checkip, a firewall allowing only IPv6 TCP from 2001:db8::/32, ttl, validate_url and
 count_url: the benign requests pass, one hop limit lower,
 the attacks are dropped by validate_url, and Wireshark's dissector (tshark), reading what went in and what came out,
-agrees on every field; the accounting is exact."""
+agrees on every field; the accounting is exact. Then the generator's own IPv6 in a tag, and a capture that mixes
+IPv4 (plain, with options, in QinQ), IPv6 and requests split across segments, each packet meeting its promised fate."""
 
 from __future__ import annotations
 
 import shutil
+import struct
 
 import pytest
 
 from conftest import requires_root
-from fuzz.write_seeds import ethernet, ipv6, request, tcp
+from fuzz.write_seeds import ethernet, ipv4, ipv6, request, tcp
 from integration.test_pcap import replay_through, run
 from integration.test_tagged_frames import tagged, tshark_fields, write_pcap
 
@@ -112,3 +114,64 @@ def test_the_generator_sends_ipv6_in_a_tag_that_the_nfs_and_wireshark_read_alike
     assert {row["ipv6.hlim"] for row in seen} == {"63"}  # 64 as sent, one hop lower through ttl
     assert {row["tcp.checksum.status"] for row in seen} == {"1"}  # Wireshark's "good" (0 bad, 2 unverified)
     assert all(row["http.request.uri"] and "%27" not in row["http.request.uri"] for row in seen), seen[:3]
+
+
+MIXED = replay_through(
+    "name: check, type: checkip",
+    "name: fw, type: firewall, args: {rules: [{src: '2001:db8::/32', proto: tcp, action: allow}, "
+    "{src: 10.0.0.0/8, proto: tcp, action: allow}], default: deny}",
+    "name: ttl, type: ttl",
+    "name: waf, type: validate_url, args: {engine: crs}",
+    "name: urls, type: count_url",
+)
+SPLIT_ATTACK = "/item?id=1%20AND%205678%3D5678"  # boolean-based: only the CRS finds it
+
+
+def segment(payload: bytes, port: int, seq: int) -> bytes:
+    return struct.pack("!HHIIBBHHH", port, 80, seq, 0, 0x50, 0x18, 65535, 0, 0) + payload
+
+
+def split(url: str, port: int, version: int) -> list[bytes]:
+    """A request line cut in two TCP segments of one flow, as a client whose first write was short sends it."""
+    data = request(url)
+    cut = data.index(b"=") + 1  # inside the URL: neither piece is a request line alone
+    pieces = [segment(data[:cut], port, 1), segment(data[cut:], port, 1 + cut)]
+    if version == 4:
+        return [ethernet(ipv4(6, piece)) for piece in pieces]
+    return [ethernet(ipv6(6, piece), 0x86DD) for piece in pieces]
+
+
+def test_a_capture_mixing_ipv4_ipv6_tags_options_and_split_requests_meets_each_packets_promised_fate(
+    write_spec, tmp_path, machine_before
+):
+    sent, received = tmp_path / "sent.pcap", tmp_path / "received.pcap"
+    whole = {
+        "ipv4": lambda url: ethernet(ipv4(6, tcp(request(url)))),
+        "ipv4 with a router alert": lambda url: ethernet(ipv4(6, tcp(request(url)), options=b"\x94\x04\x00\x00")),
+        "ipv4 in qinq": lambda url: ethernet(ipv4(6, tcp(request(url))), tags=((0x88A8, 200), (0x8100, 100))),
+        "ipv6": lambda url: frame(url, 0),
+        "ipv6 behind a hop-by-hop header": lambda url: frame(url, 1),
+        "ipv6 in a tag": lambda url: frame(url, 2),
+    }
+    frames, fates = [], []  # what each frame must meet: delivered, or dropped by the waf
+    for make in whole.values():
+        for url in BENIGN + [ATTACK, SPLIT_ATTACK]:
+            frames.append(make(url))
+            fates.append("delivered" if url in BENIGN else "waf")
+    benign_split, attack_split = split("/search?q=split", 3000, 4), split(SPLIT_ATTACK, 3001, 6)
+    frames += benign_split + attack_split
+    fates += ["delivered", "delivered", "delivered", "waf"]  # the attack's first piece carries nothing to judge
+    write_pcap(sent, frames)
+
+    results = run(write_spec(MIXED.replace("PCAP", str(sent))), tmp_path, "--capture", str(received))
+    chain = results["chains"][0]
+    reports = {nf["name"]: nf["report"] for nf in results["nfs"]}
+    assert chain["generated"] == len(frames) and results["accounting"]["exact"], chain
+    assert chain["delivered"] == fates.count("delivered"), (chain, reports)
+    dropped_by = {nf: count for nf, count in chain["dropped"]["nfs"].items() if count}
+    assert dropped_by == {"waf": fates.count("waf")}, chain["dropped"]
+    assert reports["fw"]["denied"] == 0 and reports["waf"]["reassembled"] == 2, reports
+    assert reports["waf"]["dropped_by_crs"] == fates.count("waf") and reports["waf"]["dropped_fragments"] == 0
+    # Wireshark finds in what was delivered every benign request whole, and no attack.
+    delivered_uris = [row["http.request.uri"] for row in tshark_fields(received, ["http.request.uri"])]
+    assert sorted(uri for uri in delivered_uris if uri) == sorted(BENIGN * len(whole) + ["/search?q=split"])
