@@ -18,7 +18,6 @@ import gzip
 import json
 import re
 import statistics
-import struct
 import subprocess
 import sys
 from pathlib import Path
@@ -30,7 +29,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))  # the frames the fuzz seeds are 
 from bench.experiment_support import save_result  # noqa: E402
 from controlplane.machine.description import machine_description  # noqa: E402
 from controlplane.terminal.tables import table  # noqa: E402
-from fuzz.write_seeds import ethernet, ipv4, request  # noqa: E402
+from fuzz.write_seeds import ethernet, ipv4, request, tcp  # noqa: E402
 
 CORPORA = HERE / "corpora"
 GRAPH_EVAL = HERE.parent / "build" / "tandem-graph-eval"
@@ -62,8 +61,8 @@ def segments(target: str, flow: int) -> list[bytes]:
     port, host = 1024 + flow % 60000, flow // 60000
     frames = []
     for offset in range(0, len(data), SEGMENT_BYTES):
-        tcp = struct.pack("!HHIIBBHHH", port, 80, 1 + offset, 0, 0x50, 0x18, 65535, 0, 0)
-        frames.append(ethernet(ipv4(6, tcp + data[offset : offset + SEGMENT_BYTES], source=bytes([10, host, 0, 1]))))
+        piece = tcp(data[offset : offset + SEGMENT_BYTES], port, 1 + offset)
+        frames.append(ethernet(ipv4(6, piece, source=bytes([10, host, 0, 1]))))
     return frames
 
 

@@ -35,8 +35,9 @@ def ipv4(protocol: int, l4: bytes, options: bytes = b"", source: bytes = bytes([
     return bytes(header) + l4
 
 
-def tcp(payload: bytes) -> bytes:
-    return struct.pack("!HHIIBBHHH", 1024, 80, 1, 0, 0x50, 0x18, 65535, 0, 0) + payload
+def tcp(payload: bytes, port: int = 1024, seq: int = 1) -> bytes:
+    """A TCP segment (PSH, ACK) from `port` to 80 starting at sequence number `seq`, checksum left 0."""
+    return struct.pack("!HHIIBBHHH", port, 80, seq, 0, 0x50, 0x18, 65535, 0, 0) + payload
 
 
 def udp(payload: bytes) -> bytes:
