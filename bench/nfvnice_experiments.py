@@ -331,7 +331,12 @@ def two_nf_chains(repeat: int, duration: float, rate: float) -> None:
 
 DENSITY_NFS, DENSITY_CYCLES = 64, 50
 DENSITY_SCHEDULERS = ["rtc", "nfvnice", "coop", "bubble"]
-DENSITY_VARIANTS = {"nfvnice, wakeup_us 100": {"wakeup_us": 100}, "nfvnice, no backpressure": {"backpressure": False}}
+DENSITY_VARIANTS = {
+    "nfvnice, throttle: upstream (the paper)": {"throttle": "upstream"},
+    "nfvnice, wakeup_threshold 64": {"wakeup_threshold": 64, "wakeup_wait_us": 200},
+    "nfvnice, wakeup_threshold 256": {"wakeup_threshold": 256, "wakeup_wait_us": 1000},
+    "nfvnice, no backpressure": {"backpressure": False},
+}
 
 
 def density(repeat: int, duration: float) -> None:
@@ -374,6 +379,8 @@ def density(repeat: int, duration: float) -> None:
                     for w in r["workers"]
                 )
             )
+            # The core's time in the kernel on the NFs' behalf (system calls, switches, wake-ups).
+            kernel = median(lambda r: sum(w["os"].get("system_share") or 0 for w in r["workers"]))
             episodes = None
             if scheduler == "nfvnice":
                 episodes = median(
@@ -387,15 +394,17 @@ def density(repeat: int, duration: float) -> None:
                     fmt(delivered),
                     "n/a" if delivered is None or not rtc else f"{delivered / rtc:.0%}",
                     f"{switches:,.0f}",
+                    "n/a" if kernel is None else f"{kernel:.0%}",
                     "n/a" if episodes is None else f"{episodes:,.0f}",
                 ]
             )
     text = (
         f"NFVnice at density: a line of {DENSITY_NFS} cost NFs of {DENSITY_CYCLES} cycles on core 1, 64 B, the "
         f"generator's full rate\nmedian of {repeat} runs x {duration} s on {machine_description()}\n"
-        "cs/s: the NF processes' context switches a second (voluntary and involuntary); episodes/s: NFVnice's "
-        "congestion episodes a second, each throttling every NF upstream of the congested ring\n\n"
-        + table(["scheduler", "Mpps", "vs rtc", "cs/s", "episodes/s"], rows)
+        "cs/s: the NF processes' context switches a second (voluntary and involuntary); kernel: the share of the "
+        "core the NF processes spent in the kernel; episodes/s: NFVnice's congestion episodes a second, each "
+        "throttling the congested ring's producer (throttle: upstream, every NF before it)\n\n"
+        + table(["scheduler", "Mpps", "vs rtc", "cs/s", "kernel", "episodes/s"], rows)
         + "\n\n"
         + ", ".join(exact(c) for c in comparisons.values())
     )

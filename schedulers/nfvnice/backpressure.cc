@@ -11,7 +11,7 @@ uint32_t watermark(uint32_t capacity, double fraction, bool round_up) {
   return static_cast<uint32_t>(round_up ? std::ceil(packets) : std::floor(packets));
 }
 
-Backpressure::Backpressure(const Deployment& deployment, double high, double low)
+Backpressure::Backpressure(const Deployment& deployment, double high, double low, Throttle throttle)
     : deployment_(deployment),
       rings_(deployment.rings.size()),
       upstream_(deployment.rings.size()),
@@ -30,6 +30,7 @@ Backpressure::Backpressure(const Deployment& deployment, double high, double low
       if (seen[nf]) continue;
       seen[nf] = true;
       upstream_[ring.index].push_back(nf);
+      if (throttle == Throttle::Producer) break;
       for (int in : deployment.nfs[nf].in_rings)
         if (deployment.rings[in].from >= 0) todo.push_back(deployment.rings[in].from);
     }

@@ -1,5 +1,5 @@
 // NFVnice's chain backpressure: per-ring high/low watermarks with hysteresis decide which chains shed load
-// at their entry and which NFs (those upstream of a congested ring, along the graph's edges) are kept from running.
+// at their entry and which NFs (upstream of a congested ring, or only its producer) are kept from running.
 #pragma once
 
 #include <cstdint>
@@ -11,8 +11,14 @@ namespace tandem::nfvnice {
 
 class Backpressure {
  public:
+  // Which NFs a congested ring keeps from running.
+  enum class Throttle {
+    Upstream,  // every NF whose packets can reach it (the paper)
+    Producer,  // only the NF that writes it: the ones before stop in turn as their own output rings fill
+  };
+
   // `high` and `low` are fractions of each ring's capacity, 0 < low < high <= 1.
-  Backpressure(const Deployment& deployment, double high, double low);
+  Backpressure(const Deployment& deployment, double high, double low, Throttle throttle = Throttle::Upstream);
 
   // Feeds every ring's occupancy (indexed by ring); returns true if any chain or NF changed state.
   // A ring turns congested when it holds at least high x capacity and stays so until it holds no more
@@ -21,7 +27,8 @@ class Backpressure {
 
   bool ring_congested(int ring) const { return congested_[ring]; }
   bool entry_closed(int chain) const { return entry_closed_[chain]; }
-  // True while a ring the NF's packets can reach (along the edges out of it) is congested.
+  // True while a ring the NF's packets can reach (along the edges out of it; with Throttle::Producer, a ring it
+  // writes) is congested.
   bool nf_throttled(int nf) const { return nf_throttled_[nf]; }
   // Times a ring crossed its high watermark.
   uint64_t episodes() const { return episodes_; }
@@ -32,8 +39,7 @@ class Backpressure {
   };
   const Deployment& deployment_;
   std::vector<Watermarks> rings_;
-  std::vector<std::vector<int>>
-      upstream_;  // per ring: the NFs whose packets can reach it (its producer and all before)
+  std::vector<std::vector<int>> upstream_;  // per ring: the NFs it throttles (its producer, and all before it)
   std::vector<bool> congested_, entry_closed_, nf_throttled_;
   uint64_t episodes_ = 0;
 };

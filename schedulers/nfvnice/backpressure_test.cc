@@ -66,6 +66,21 @@ TEST(Backpressure, ThrottlesOnlyUpstreamNfsOfTheCongestedChain) {
   EXPECT_FALSE(bp.nf_throttled(3));
 }
 
+TEST(Backpressure, ProducerThrottleHoldsOnlyTheNfThatWritesTheCongestedRing) {
+  Deployment d = two_chains();
+  Backpressure bp(d, 0.8, 0.6, Backpressure::Throttle::Producer);
+  std::vector<uint32_t> occupancy(d.rings.size(), 0);
+  occupancy[d.chains[0].rings[2]] = 90;  // d's input, written by b
+  EXPECT_TRUE(bp.update(occupancy));
+  EXPECT_TRUE(bp.entry_closed(0)) << "the chain still sheds at its entry";
+  EXPECT_FALSE(bp.nf_throttled(0)) << "a runs on: its output ring has room for what it already took";
+  EXPECT_TRUE(bp.nf_throttled(1));
+  EXPECT_FALSE(bp.nf_throttled(2));
+  occupancy[d.chains[0].rings[1]] = 90;  // b's input fills in turn: a stops too
+  EXPECT_TRUE(bp.update(occupancy));
+  EXPECT_TRUE(bp.nf_throttled(0));
+}
+
 TEST(Backpressure, CongestedEntryClosesTheEntryButThrottlesNoNf) {
   Deployment d = two_chains();
   Backpressure bp(d, 0.8, 0.6);

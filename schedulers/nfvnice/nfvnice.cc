@@ -12,6 +12,7 @@
 #include "schedulers/mechanisms/kernel_policy.h"
 #include "schedulers/scheduler.h"
 #include "smoothed_rate.h"
+#include "wake_up_rule.h"
 
 namespace tandem::nfvnice {
 namespace {
@@ -23,8 +24,11 @@ struct Options {
   double smoothing_ms;
   bool backpressure;
   double high, low;
+  Backpressure::Throttle throttle;
   bool block_on_empty;
   double wakeup_us;
+  uint32_t wakeup_threshold;
+  double wakeup_wait_us;
   double share_tolerance;
   bool demand_rate;  // a downstream NF weighted by its chain's offer (else by what reached it, as the paper)
 
@@ -36,8 +40,12 @@ struct Options {
             o["backpressure"].get<bool>(),
             o["high_watermark"].get<double>(),
             o["low_watermark"].get<double>(),
+            o["throttle"].get<std::string>() == "producer" ? Backpressure::Throttle::Producer
+                                                           : Backpressure::Throttle::Upstream,
             o["block_on_empty"].get<bool>(),
             o["wakeup_us"].get<double>(),
+            o["wakeup_threshold"].get<uint32_t>(),
+            o["wakeup_wait_us"].get<double>(),
             o["share_tolerance"].get<double>(),
             o["rate"].get<std::string>() == "demand"};
   }
@@ -51,6 +59,7 @@ struct NfState {
   SmoothedRate rate, cost;
   uint64_t last_busy = 0, last_in = 0;
   double shares_seconds = 0;  // integral of cpu.shares over time, for the mean
+  PendingInput asleep_input;  // what waits for it while it sleeps
   NfState(double tau_s) : rate(tau_s), cost(tau_s) {}
 };
 
@@ -66,7 +75,8 @@ class NfvniceScheduler final : public Scheduler {
     std::optional<CgroupHierarchy> hierarchy = cgroup_hierarchy("cpu");
     if (!hierarchy) throw std::runtime_error("nfvnice: " + cgroup_hierarchy_missing("cpu"));
     cgroups_ = std::make_unique<CpuCgroups>(d.paths.cpu_cgroup_dir, *hierarchy);
-    if (options_.backpressure) backpressure_ = std::make_unique<Backpressure>(d, options_.high, options_.low);
+    if (options_.backpressure)
+      backpressure_ = std::make_unique<Backpressure>(d, options_.high, options_.low, options_.throttle);
     occupancy_.assign(d.rings.size(), 0);
     throttled_.assign(d.workers.size(), false);
     policy_ = KernelPolicy::from_options(options_.policy, json::object());
@@ -85,6 +95,8 @@ class NfvniceScheduler final : public Scheduler {
           plan.index, {.after_batches = 0, .on_empty = 0, .block_on_empty = options_.block_on_empty ? 1u : 0u});
     }
     period_cycles_ = static_cast<uint64_t>(options_.period_us * 1e-6 * hz_);
+    wake_up_rule_ = {.threshold = options_.wakeup_threshold,
+                     .wait_cycles = static_cast<uint64_t>(options_.wakeup_wait_us * 1e-6 * hz_)};
   }
 
   uint64_t tick_period_ns() const override { return static_cast<uint64_t>(options_.wakeup_us * 1e3); }
@@ -94,10 +106,14 @@ class NfvniceScheduler final : public Scheduler {
       for (size_t r = 0; r < view.rings().size(); r++) occupancy_[r] = rte_ring_count(view.rings()[r]);
       if (backpressure_->update(occupancy_)) apply_backpressure(view);
     }
-    // The wake-up subsystem: an NF asleep on an empty input is woken once its input holds packets.
+    // The wake-up subsystem: an NF asleep on an empty input is woken once packets reach it (wake_up_rule.h).
     for (size_t n = 0; n < nfs_.size(); n++) {
-      const NfState& nf = nfs_[n];
-      if (!throttled_[nf.worker] && view.hints.asleep(nf.worker) && view.waiting(static_cast<int>(n)) != 0) {
+      NfState& nf = nfs_[n];
+      if (throttled_[nf.worker] || !view.hints.asleep(nf.worker)) {
+        nf.asleep_input.forget();
+        continue;
+      }
+      if (nf.asleep_input.wake_now(wake_up_rule_, view.waiting(static_cast<int>(n)), now_tsc)) {
         view.hints.wake(nf.worker);
         wakeups_++;
       }
@@ -245,6 +261,7 @@ class NfvniceScheduler final : public Scheduler {
   std::vector<uint32_t> occupancy_;
   std::vector<bool> throttled_;  // by worker
   uint64_t period_cycles_ = 0, next_weights_tsc_ = 0;
+  WakeUpRule wake_up_rule_;
   uint64_t updates_ = 0, writes_ = 0, wakeups_ = 0;
   double first_update_s_ = 0, last_update_s_ = 0;
   std::vector<uint64_t> final_shares_;
@@ -334,6 +351,12 @@ const SchedulerRegistration registration({
              .help = "... and off again once it holds no more than this fraction",
              .min = 0,
              .max = 0.99},
+            {.name = "throttle",
+             .type = ArgType::Choice,
+             .default_value = "producer",
+             .help = "which NFs a congested ring blocks: every NF upstream of it (the paper), or only its producer "
+                     "(those before it stop in turn as their own output rings fill)",
+             .choices = {"upstream", "producer"}},
             {.name = "block_on_empty",
              .type = ArgType::Boolean,
              .default_value = true,
@@ -344,6 +367,19 @@ const SchedulerRegistration registration({
              .help = "how often the manager checks watermarks and wakes sleeping NFs",
              .min = 1,
              .max = 10000},
+            {.name = "wakeup_threshold",
+             .type = ArgType::Integer,
+             .default_value = 1,
+             .help = "packets a sleeping NF's input must hold before the manager wakes it (OpenNetVM's "
+                     "PKT_WAKEUP_THRESHOLD, 1 there)",
+             .min = 1,
+             .max = 4096},
+            {.name = "wakeup_wait_us",
+             .type = ArgType::Number,
+             .default_value = 100.0,
+             .help = "... or how long the first of fewer packets may wait before it is woken anyway",
+             .min = 0,
+             .max = 100000},
         },
     .requirements =
         [](const json& options) {
