@@ -273,6 +273,7 @@ TABLES: dict[str, Callable[[Path], Rendered]] = {
     "unis-switches": whole("unis-latency", 1),
     "unis-external": whole("unis-external"),
     "unis-low-load": whole("unis-low-load"),
+    "unis-light-chain-compare": whole("unis-light-chain-compare"),
     # NFVnice
     "nfvnice-fairness": whole("nfvnice-fairness", 0),
     "nfvnice-fairness-per-nf": per_nf_fairness,
@@ -495,6 +496,10 @@ VALUES.update(
         ),
         "unis-occupancy.off-on-125": cell("unis-occupancy", "125%", "off/on"),
         "unis-external.vs-cfs": cell("unis-external", "unis / cfs with testpmd", "Mpps"),
+        "unis-light-chain-compare.rounds": note(
+            "unis-light-chain-compare", r"unis / coop, round by round: ([0-9., ]+);"
+        ),
+        "unis-light-chain-compare.median": note("unis-light-chain-compare", r"; median ([0-9.]+) \("),
         # NFVnice
         "nfvnice.hetero-cpu-500": cell(
             "nfvnice-fairness", ("heterogeneous-even", "nfvnice", "nf1-500"), "CPU", index=1

@@ -38,8 +38,10 @@ from bench.experiment_support import (  # noqa: E402
     share_text,
 )
 from controlplane.machine.description import machine_description  # noqa: E402
+from controlplane.results.comparison_report import comparison_report  # noqa: E402
+from controlplane.results.comparison_rounds import rounds_of  # noqa: E402
 from controlplane.terminal.tables import table  # noqa: E402
-from tandem import Spec  # noqa: E402
+from tandem import Spec, load_spec  # noqa: E402
 
 SCHEDULERS = ["unis", "coop", "rtc", "cfs"]
 LIGHT, MEDIUM, HEAVY = 50, 150, 250  # the paper's cycles per packet (Sec. 5.1.2)
@@ -367,6 +369,27 @@ def low_load(repeat, duration):
     save("low-load", cases, text)
 
 
+# Issue 37's finding: examples/light-chain.yaml as a user compares it, and what compare says of the VM's modes.
+def light_chain_compare(repeat, duration):
+    spec = load_spec(HERE.parent / "examples" / "light-chain.yaml")
+    comparison = run(spec, ["cfs", "coop", "unis", "rtc"], repeat, duration)
+    entries = comparison["schedulers"]
+    coop = dict(zip(rounds_of(entries["coop"]["runs"]), entries["coop"]["runs"], strict=True))
+    ratios = [
+        run_["delivered_mpps"] / coop[round_]["delivered_mpps"]
+        for round_, run_ in zip(rounds_of(entries["unis"]["runs"]), entries["unis"]["runs"], strict=True)
+        if round_ in coop and coop[round_]["delivered_mpps"]
+    ]
+    median = statistics.median(ratios) if ratios else None
+    verdict = (
+        "unis / coop, round by round: "
+        + ", ".join(f"{r:.2f}" for r in ratios)
+        + ("; median n/a" if median is None else f"; median {median:.2f} (UNiS's promise >= 0.90: ")
+        + ("" if median is None else ("met)" if median >= 0.9 else "missed)"))
+    )
+    save("light-chain-compare", comparison, comparison_report(comparison) + "\n\n" + verdict)
+
+
 # 7. The non-intrusive claim: unmodified dpdk-testpmd processes as links of a chain, under unis and the kernel.
 def external(repeat, duration):
     def mixed(name: str, middle: list[dict]) -> Spec:
@@ -664,6 +687,7 @@ def main() -> int:
             "sampling",
             "slice-start",
             "low-load",
+            "light-chain-compare",
         ],
     )
     args = parser.parse_args()
@@ -679,6 +703,7 @@ def main() -> int:
         "sampling": lambda: sampling(args.repeat, args.duration),
         "slice-start": lambda: slice_start(args.repeat, args.duration),
         "low-load": lambda: low_load(args.repeat, args.duration),
+        "light-chain-compare": lambda: light_chain_compare(args.repeat, args.duration),
     }
     if args.render:
         if args.only != "chain-length":

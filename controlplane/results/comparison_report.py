@@ -14,13 +14,18 @@ from controlplane.results.comparison_rounds import (
     rounds_of,
     rtc_by_round,
     scheduler_rounds,
+    slow_modes,
     spread,
 )
 from controlplane.results.lab_comparison import lab_comparison_report
 from controlplane.results.lab_summary import lab_summary
+from controlplane.results.machine_modes import SLOW_MODE_EXTRA_CYCLES
 from controlplane.terminal.tables import count, number, table
 
 NOISE_MARK = "!"  # beside a noisy scheduler's spread, and before the sentence that says what it means
+MODES_MARK = "~"  # before the sentence that says the VM ran in both its modes, and what that did to the ratios
+# A ratio to rtc that moves by this much when the rounds run in two modes are left out was moved by the host.
+MODE_SHIFT = 0.05
 
 
 def run_summary(results: dict) -> dict:
@@ -164,7 +169,14 @@ def comparison_report(comparison: dict) -> str:
     lab = comparison.get("kernel") is not None or any(
         (entry.get("median") or {}).get("lab_commands_met") is not None for entry in comparison["schedulers"].values()
     )
-    return header + "\n\n" + body + noise_note(comparison) + ("\n\n" + lab_comparison_report(comparison) if lab else "")
+    return (
+        header
+        + "\n\n"
+        + body
+        + noise_note(comparison)
+        + mode_note(comparison)
+        + ("\n\n" + lab_comparison_report(comparison) if lab else "")
+    )
 
 
 def share(value: float | None) -> str:
@@ -190,6 +202,51 @@ def noise_note(comparison: dict) -> str:
     )
 
 
+def mode_note(comparison: dict) -> str:
+    """The sentence under the table when some runs ran in the VM's slow mode (machine_modes): which, and each
+    scheduler's vs rtc over every round and over the rounds where its run and rtc's ran in one mode, and which
+    moved."""
+    modes = slow_modes(comparison)
+    slow = {
+        name: [round_ for round_, flag in zip(rounds_of(entry["runs"]), modes[name], strict=True) if flag]
+        for name, entry in comparison["schedulers"].items()
+    }
+    if not any(slow.values()):
+        return ""
+    which = "; ".join(
+        f"{name} in round{'s' if len(rounds) > 1 else ''} {', '.join(map(str, rounds))}"
+        for name, rounds in slow.items()
+        if rounds
+    )
+    text = (
+        f"\n\n{MODES_MARK} Runs in the VM's slow mode (their first NFs paid over "
+        f"{SLOW_MODE_EXTRA_CYCLES:.0f} cycles a packet above the same scheduler's cheapest run: the host's memory, not "
+        f"the scheduler): {which}. A run against rtc's of its round in the other mode compares the host."
+    )
+    if "rtc" not in comparison["schedulers"]:
+        return text + " Run rtc beside them for ratios that leave those rounds out."
+    parts = []
+    for name in comparison["schedulers"]:
+        figures = scheduler_rounds(comparison, name)
+        every, same = figures["median_vs_rtc"], figures["median_vs_rtc_same_mode"]
+        if name == "rtc" or every is None:
+            continue
+        rounds = sum(r is not None for r in figures["vs_rtc"])
+        if same is None:
+            parts.append(f"{name} {share(every)} (no round in one mode)")
+            continue
+        kept = sum(r is not None for r in figures["vs_rtc_same_mode"])
+        moved = same - every
+        verdict = f"the modes moved it {100 * moved:+.0f} points" if abs(moved) >= MODE_SHIFT else "the scheduler's"
+        parts.append(f"{name} {share(every)}, {share(same)} over {kept} of {rounds} rounds: {verdict}")
+    return (
+        text
+        + " vs rtc over every round, then over the rounds in one mode only: "
+        + "; ".join(parts)
+        + f". A ratio that moves by {MODE_SHIFT:.0%} or more is the host's; one that does not is the scheduler's."
+    )
+
+
 CSV_COLUMNS = [
     "scheduler",
     "run",
@@ -198,6 +255,7 @@ CSV_COLUMNS = [
     "delivered_mpps",
     "vs_rtc",
     "vs_best_rtc",
+    "slow_mode",
     "spread",
     "noisy",
     "offered_mpps",
@@ -232,6 +290,7 @@ def comparison_csv(comparison: dict) -> str:
                     run["delivered_mpps"],
                     figures["vs_rtc"][index],
                     figures["vs_best_rtc"][index],
+                    figures["slow_mode"][index],
                     figures["spread"],
                     figures["noisy"],
                     run["offered_mpps"],
@@ -261,7 +320,7 @@ def sweep_rows(comparison: dict) -> list[list]:
             rows.append(
                 [f"rtc batch {batch}", index + 1, index + 1, batch, mpps]
                 + [mpps / base if mpps is not None and base else None, mpps / top if mpps is not None and top else None]
-                + [spread(rates), noisy(rates)]
-                + [None] * (len(CSV_COLUMNS) - 9)
+                + [None, spread(rates), noisy(rates)]  # a sweep run keeps only its rate: its mode is unknown
+                + [None] * (len(CSV_COLUMNS) - 10)
             )
     return rows

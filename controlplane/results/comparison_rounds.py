@@ -1,9 +1,12 @@
 """A comparison round by round: how far each scheduler's runs spread (noisy above 1.5x), each run against rtc's run
-of the same round, and the best-rtc sweep's per-batch medians."""
+of the same round (over every round, and over the rounds where both ran in one mode of the VM), and the best-rtc
+sweep's per-batch medians."""
 
 from __future__ import annotations
 
 import statistics
+
+from controlplane.results.machine_modes import same_mode, slow_runs
 
 # Runs of one scheduler more than this far apart (fastest over slowest delivered rate) say that the machine changed
 # speed between them: the median of a few such runs is whichever speed it landed on, not the scheduler's.
@@ -85,15 +88,31 @@ def sweep_summary(runs_by_batch: dict[int, list[float | None]]) -> dict:
     }
 
 
+def slow_modes(comparison: dict) -> dict[str, list[bool | None]]:
+    """Each scheduler's runs: which ran in the VM's slow mode (machine_modes), each against the cheapest first-NF cost
+    of the same scheduler's runs: what a first NF pays depends on the scheduler too (on our Intel guest rtc's ~15
+    cycles a packet above coop's and unis's in the same rounds), so across schedulers the offset would pass for a
+    mode. A scheduler whose runs all ran slow has none flagged."""
+    return {name: slow_runs(entry["runs"]) for name, entry in comparison["schedulers"].items()}
+
+
 def scheduler_rounds(comparison: dict, name: str) -> dict:
     """One scheduler's noise and per-round ratios: spread, noisy, each run's vs_rtc and vs_best_rtc, and their
-    medians (None where there is no rtc, or no best rtc)."""
+    medians (None where there is no rtc, or no best rtc); vs_rtc_same_mode: vs_rtc where the run and rtc's of its
+    round ran in one mode of the VM (else None), and its median."""
     runs = comparison["schedulers"][name]["runs"]
     rates = [run["delivered_mpps"] for run in runs]
     rtc = rtc_by_round(comparison)
     best = (comparison.get("ceilings") or {}).get("best_rtc") or {}
     vs_rtc = round_ratios(runs, rtc) if rtc else [None] * len(runs)
     vs_best = round_ratios(runs, best_rtc_by_round(best)) if best.get("mpps") else [None] * len(runs)
+    modes = slow_modes(comparison)
+    rtc_runs = comparison["schedulers"].get("rtc", {}).get("runs") or []
+    rtc_mode = dict(zip(rounds_of(rtc_runs), modes.get("rtc", []), strict=True))
+    vs_rtc_same_mode = [
+        ratio if same_mode(mode, rtc_mode.get(round_)) else None
+        for ratio, mode, round_ in zip(vs_rtc, modes[name], rounds_of(runs), strict=True)
+    ]
     return {
         "spread": spread(rates),
         "noisy": noisy(rates),
@@ -101,6 +120,9 @@ def scheduler_rounds(comparison: dict, name: str) -> dict:
         "vs_best_rtc": vs_best,
         "median_vs_rtc": median_or_none(vs_rtc),
         "median_vs_best_rtc": median_or_none(vs_best),
+        "slow_mode": modes[name],
+        "vs_rtc_same_mode": vs_rtc_same_mode,
+        "median_vs_rtc_same_mode": median_or_none(vs_rtc_same_mode),
     }
 
 
@@ -111,12 +133,16 @@ def summarise_rounds(comparison: dict) -> None:
         figures = scheduler_rounds(comparison, name)
         entry["spread"], entry["noisy"] = figures["spread"], figures["noisy"]
         rounds = rounds_of(entry["runs"])
-        for run, round_, vs_rtc, vs_best in zip(
-            entry["runs"], rounds, figures["vs_rtc"], figures["vs_best_rtc"], strict=True
+        for run, round_, vs_rtc, vs_best, slow in zip(
+            entry["runs"], rounds, figures["vs_rtc"], figures["vs_best_rtc"], figures["slow_mode"], strict=True
         ):
-            run.update(round=round_, vs_rtc=vs_rtc, vs_best_rtc=vs_best)
+            run.update(round=round_, vs_rtc=vs_rtc, vs_best_rtc=vs_best, slow_mode=slow)
         if entry.get("median"):
-            entry["median"].update(vs_rtc=figures["median_vs_rtc"], vs_best_rtc=figures["median_vs_best_rtc"])
+            entry["median"].update(
+                vs_rtc=figures["median_vs_rtc"],
+                vs_best_rtc=figures["median_vs_best_rtc"],
+                vs_rtc_same_mode=figures["median_vs_rtc_same_mode"],
+            )
 
 
 def noisy_names(comparison: dict) -> list[tuple[str, float | None]]:

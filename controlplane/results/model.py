@@ -245,6 +245,8 @@ class RunSummary(_Results):
     round: int | None = None
     vs_rtc: float | None = None
     vs_best_rtc: float | None = None
+    # Whether it ran in the VM's slow mode (results/machine_modes.py); None where its first NFs' cost is unknown
+    slow_mode: bool | None = None
     # A lab's runs: what its clients measured (results/lab_summary.py)
     lab_goodput_gbps: float | None = None
     lab_retransmits: float | None = None
@@ -259,7 +261,8 @@ class SchedulerRuns(_Results):
     runs: list[RunSummary]
     results: list[RunResults]
     # The medians of the runs' summary fields, and of their vs_rtc and vs_best_rtc (per-round ratios: the figures
-    # to rank by when the machine changed speed between rounds)
+    # to rank by when the machine changed speed between rounds), and vs_rtc_same_mode (vs_rtc over the rounds where
+    # the run and rtc's ran in one mode of the VM)
     median: dict[str, float | None] | None = None
     error: str | None = None  # why a run failed; the runs before it are kept
     spread: float | None = None  # fastest run's delivered rate over the slowest's; None with fewer than two

@@ -2,7 +2,8 @@
 
 import pytest
 
-from bench.experiment_support import paired_share, slow_runs
+from bench.experiment_support import paired_share
+from controlplane.results.machine_modes import slow_runs
 
 
 def comparison(unis: list[tuple[float, float | None]], coop: list[tuple[float, float | None]]) -> dict:
