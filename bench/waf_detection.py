@@ -6,7 +6,10 @@ in build/tandem-graph-eval: the attacks a widely used SQL-injection scanner send
 settings, by technique, and real benign request URLs. The engines: the Hyperscan signatures (validate_url's default)
 and the OWASP Core Rule Set under ModSecurity at paranoia levels 1 and 2. Target (issue 35): at least 90 % of the
 attacks caught with at most 0.1 % of the benign requests blocked. Detection is deterministic; the cost (TSC cycles in
-the NF's process() per request, over the whole corpus) is the median of --repeat rounds.
+the NF's process() per request, over the whole corpus) is the median of --repeat rounds. The target is judged on every
+benign request; the Rust playground's links, whose `code` parameter is a program, are what an operator exempts with a
+rule exclusion (`crs_exclusions`), so the CRS runs once more with that exclusion in place. sqlmap's attacks go in
+`id`, so the exclusion cannot change what is caught here: what it opens is `code` under its path, as in any WAF.
 
 Usage: .venv/bin/python bench/waf_detection.py [--repeat 3]
 Writes bench/results/waf-detection.{json.gz,md}."""
@@ -33,9 +36,12 @@ from fuzz.write_seeds import ethernet, ipv4, request, tcp  # noqa: E402
 
 CORPORA = HERE / "corpora"
 GRAPH_EVAL = HERE.parent / "build" / "tandem-graph-eval"
+# The Rust playground's links carry a program in `code` at its root: the exclusion its WAF's operator writes.
+PLAYGROUND_EXCLUSION = {"path": "/", "args": ["code"]}
 ENGINES = {
     "signatures": {},
     "crs, paranoia 1": {"engine": "crs", "paranoia_level": 1},
+    "crs, paranoia 1, code excluded": {"engine": "crs", "paranoia_level": 1, "crs_exclusions": [PLAYGROUND_EXCLUSION]},
     "crs, paranoia 2": {"engine": "crs", "paranoia_level": 2},
 }
 TECHNIQUES = {"B": "boolean-based", "E": "error-based", "U": "union-based", "S": "stacked queries", "T": "time-based",
@@ -45,7 +51,7 @@ CAUGHT_TARGET, FALSE_POSITIVE_TARGET = 0.90, 0.001
 
 SEGMENT_BYTES = 1400
 # Benign URLs that carry a program in a parameter (the Rust playground's `?code=`): real links, but an application
-# whose parameters are code is one a WAF's operator exempts from SQL-injection rules; counted apart.
+# whose parameters are code is one a WAF's operator exempts from SQL-injection rules; counted apart as well.
 CODE_IN_A_PARAMETER = re.compile(r"[?&]code=")
 
 
@@ -157,9 +163,7 @@ def main() -> None:
             "reports": {corpus: first[corpus][name]["report"] for corpus in ("attacks", "benign")},
         }
         document["summary"][name] = summary
-        meets = (
-            summary["caught"] >= CAUGHT_TARGET and summary["benign_blocked_share_without_code"] <= FALSE_POSITIVE_TARGET
-        )
+        meets = summary["caught"] >= CAUGHT_TARGET and summary["benign_blocked_share"] <= FALSE_POSITIVE_TARGET
         rows.append(
             [name, f"{summary['caught']:.1%}"]
             + [f"{by_technique[letter]:.0%}" for letter in TECHNIQUES]
@@ -196,7 +200,8 @@ def main() -> None:
         + "\n\nbenign requests blocked, by source (sources with none left out)\n\n"
         + table(["engine", "source", "requests", "blocked", "share"], source_rows, align_left=2)
         + f"\n\ntarget: >= {CAUGHT_TARGET:.0%} of the attacks caught, <= {FALSE_POSITIVE_TARGET:.1%} of the benign "
-        "requests blocked (without code in a parameter, which a WAF's operator exempts)"
+        "requests blocked (every one: the exemption of the playground's `code` is measured as the rule exclusion "
+        f"{PLAYGROUND_EXCLUSION} in the NF, not by leaving its requests out)"
     )
     save_result("waf-detection", document, text)
 

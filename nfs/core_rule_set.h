@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,13 +18,27 @@ namespace tandem {
 // administrator's edits to /etc/modsecurity do not change what a spec means).
 // Cost: ModSecurity builds a transaction per request (hundreds of µs on our 2 vCPU VMs, see README), so it judges
 // request lines only, never every packet.
+// A rule exclusion as a WAF's operator writes one for an application whose parameter legitimately carries what the
+// rules flag (a program, a query): under paths that begin with `path_prefix`, the SQL-injection rules do not read
+// these query arguments (the CRS's "exclusion rules before the CRS", ctl:ruleRemoveTargetByTag=attack-sqli;ARGS:x).
+// The other arguments of those requests, and those arguments elsewhere, are judged as before.
+struct CrsExclusion {
+  std::string path_prefix;
+  std::vector<std::string> arguments;
+};
+
+// Why an exclusion cannot be written into ModSecurity's configuration as asked (it is text the rule parser reads:
+// a quote or a separator would change the rule), naming the part ("path", "args[1]"); nullopt when it can.
+std::optional<std::pair<std::string, std::string>> crs_exclusion_problem(const CrsExclusion& exclusion);
+
 class CoreRuleSet {
  public:
   static constexpr const char* kRulesFolder = "/usr/share/modsecurity-crs/rules";
 
-  // Loads the rules at `paranoia_level` (1-4: higher catches more and blocks more benign requests); throws
-  // std::runtime_error with ModSecurity's reason when they do not load (the CRS not installed, say).
-  explicit CoreRuleSet(int paranoia_level);
+  // Loads the rules at `paranoia_level` (1-4: higher catches more and blocks more benign requests) with these
+  // exclusions (each checked by crs_exclusion_problem: std::invalid_argument otherwise); throws std::runtime_error
+  // with ModSecurity's reason when they do not load (the CRS not installed, say).
+  explicit CoreRuleSet(int paranoia_level, const std::vector<CrsExclusion>& exclusions = {});
   ~CoreRuleSet();
   CoreRuleSet(const CoreRuleSet&) = delete;
   CoreRuleSet& operator=(const CoreRuleSet&) = delete;

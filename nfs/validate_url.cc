@@ -27,13 +27,61 @@ std::vector<std::string> patterns_from(const json& args) {
 constexpr const char* kSignatures = "signatures";
 constexpr const char* kCoreRuleSet = "crs";
 
+// The spec's crs_exclusions ([{path, args: [...]}]) as the engine takes them; what is malformed goes to `errors`
+// (when given) under `path`.crs_exclusions[i] and is left out.
+std::vector<CrsExclusion> exclusions_from(const json& args, const std::string& path, SpecErrors* errors) {
+  std::vector<CrsExclusion> exclusions;
+  json given = args.value("crs_exclusions", json::array());
+  if (!given.is_array()) return exclusions;  // the argument's own check says why
+  for (size_t i = 0; i < given.size(); i++) {
+    std::string where = path + ".crs_exclusions[" + std::to_string(i) + "]";
+    const json& entry = given[i];
+    auto refuse = [&](const std::string& field, const std::string& why) {
+      if (errors) errors->push_back({where + (field.empty() ? "" : "." + field), why});
+    };
+    if (!entry.is_object()) {
+      refuse("", "must be an object {path: /prefix, args: [names]}");
+      continue;
+    }
+    for (const auto& [key, value] : entry.items())
+      if (key != "path" && key != "args") refuse(key, "unknown field (an exclusion has path and args)");
+    if (!entry.contains("path") || !entry["path"].is_string()) {
+      refuse("path", "must be a string: the path prefix the exclusion applies under");
+      continue;
+    }
+    if (!entry.contains("args") || !entry["args"].is_array()) {
+      refuse("args", "must be a list of query argument names");
+      continue;
+    }
+    CrsExclusion exclusion{entry["path"].get<std::string>(), {}};
+    bool names = true;
+    for (size_t a = 0; a < entry["args"].size(); a++) {
+      if (!entry["args"][a].is_string()) {
+        refuse("args[" + std::to_string(a) + "]", "must be a string");
+        names = false;
+      } else {
+        exclusion.arguments.push_back(entry["args"][a].get<std::string>());
+      }
+    }
+    if (!names) continue;
+    if (auto problem = crs_exclusion_problem(exclusion)) {
+      refuse(problem->first, problem->second);
+      continue;
+    }
+    exclusions.push_back(std::move(exclusion));
+  }
+  return exclusions;
+}
+
 void check_core_rule_set(const json& args, const std::string& path, SpecErrors& errors) {
   if (!args.value("patterns", json::array()).empty())
     errors.push_back({path + ".patterns", "only the signatures engine takes patterns"});
+  size_t before = errors.size();
+  std::vector<CrsExclusion> exclusions = exclusions_from(args, path, &errors);
   json level = args.value("paranoia_level", json(1));
-  if (!level.is_number_integer()) return;  // the argument's own check says why
+  if (!level.is_number_integer() || errors.size() != before) return;  // the argument's own check says why
   try {
-    CoreRuleSet rules(level.get<int>());  // loads in ~0.1 s: the spec is refused now, not when its NF starts
+    CoreRuleSet rules(level.get<int>(), exclusions);  // loads in ~0.1 s: the spec is refused now, not at NF start
   } catch (const std::exception& e) {
     errors.push_back({path + ".engine", std::string(e.what()) +
                                             " (Debian's modsecurity-crs is installed by "
@@ -46,7 +94,7 @@ class ValidateUrl final : public NetworkFunction {
  public:
   explicit ValidateUrl(const json& args) {
     if (args["engine"] == kCoreRuleSet) {
-      rule_set_ = std::make_unique<CoreRuleSet>(args["paranoia_level"].get<int>());
+      rule_set_ = std::make_unique<CoreRuleSet>(args["paranoia_level"].get<int>(), exclusions_from(args, "", nullptr));
     } else {
       std::vector<std::string> patterns = patterns_from(args);
       patterns_ = std::make_unique<UrlPatterns>(patterns);
@@ -161,13 +209,21 @@ const NfRegistration registration({
               .default_value = 1,
               .help = "crs engine: the CRS paranoia level (higher catches more and blocks more benign requests)",
               .min = 1,
-              .max = 4}},
+              .max = 4},
+             {.name = "crs_exclusions",
+              .type = ArgType::List,
+              .default_value = json::array(),
+              .help = "crs engine: rule exclusions, as a WAF's operator writes them for an application whose "
+                      "parameter carries code or queries: [{path: /prefix, args: [name, ...]}]: under paths that "
+                      "begin with the prefix, the SQL-injection rules do not read those query arguments"}},
     .check =
         [](const json& args, const std::string& path, SpecErrors& errors) {
           if (args.value("engine", kSignatures) == kCoreRuleSet) {
             check_core_rule_set(args, path, errors);
             return;
           }
+          if (!args.value("crs_exclusions", json::array()).empty())
+            errors.push_back({path + ".crs_exclusions", "only the crs engine takes exclusions"});
           if (!args.contains("patterns") || !args["patterns"].is_array()) return;
           for (size_t i = 0; i < args["patterns"].size(); i++) {
             std::string where = path + ".patterns[" + std::to_string(i) + "]";

@@ -108,5 +108,61 @@ TEST(ValidateUrl, TheCoreRuleSetEngineRefusesPatternsAndLevelsItHasNot) {
   for (int level = 1; level <= 4; level++) EXPECT_NO_THROW(CoreRuleSet{level}) << level;
 }
 
+// A real link to the Rust playground that the CRS at paranoia 1 blocks: its `code` parameter is a program.
+constexpr const char* kProgramInAParameter =
+    "code=%23!%5Ballow(unused)%5D%0Afn%20main()%20%7B%0Alet%20x%20%3D%20%22(%2F%2F%2F)%22.to_string()%3B%0Alet%20d%3A"
+    "%20Vec%3C_%3E%20%3D%20x.split(%27%2F%27).collect()%3B%0A%0Aassert_eq!(d%2C%20%26%5B%22(%22%2C%20%22%22%2C%20%22%22"
+    "%2C%20%22)%22%5D)%3B%0A%7D&edition=2021";
+
+TEST(ValidateUrl, AnExclusionStopsTheRulesReadingOneArgumentUnderOnePathAndNowhereElse) {
+  json exclusions = json::array({{{"path", "/play"}, {"args", {"code"}}}});
+  auto nf = testing::make_nf("validate_url", {{"engine", "crs"}, {"crs_exclusions", exclusions}});
+  std::string program = kProgramInAParameter;
+  std::string other_argument = "source" + program.substr(4);  // the same program in an argument not excluded
+  std::vector<rte_mbuf*> frames = {
+      testing::make_tcp_frame_with(http_request("/play?" + program), 1),
+      testing::make_tcp_frame_with(http_request("/?" + program), 2),  // not under /play
+      testing::make_tcp_frame_with(http_request("/play?" + other_argument), 3),
+      testing::make_tcp_frame_with(http_request("/play?" + program + "&id=1%20AND%205678%3D5678"), 4),
+      testing::make_tcp_frame_with(http_request("/playground/run?" + program), 5),  // a path that begins with /play
+  };
+  std::vector<rte_mbuf*> expected_kept = {frames[0], frames[4]};
+  testing::BatchOutcome out = testing::run_batch(*nf, frames);
+  EXPECT_EQ(out.kept, expected_kept) << "the attack in `id` beside the excluded program is still judged";
+  EXPECT_EQ(nf->report()["dropped_by_crs"], 3);
+  testing::free_all(out.kept);
+
+  auto without = testing::make_nf("validate_url", {{"engine", "crs"}});  // the same link blocked with no exclusion
+  std::vector<rte_mbuf*> link = {testing::make_tcp_frame_with(http_request("/play?" + program))};
+  testing::BatchOutcome blocked = testing::run_batch(*without, link);
+  EXPECT_EQ(blocked.dropped, 1);
+  testing::free_all(blocked.kept);
+}
+
+TEST(ValidateUrl, ExclusionsThatWouldRewriteTheRulesAreRefusedByName) {
+  auto problems = [](const json& exclusions, const std::string& engine = "crs") {
+    SpecErrors errors;
+    nf_types().at("validate_url").check({{"engine", engine}, {"crs_exclusions", exclusions}}, "args", errors);
+    std::vector<std::string> paths;
+    for (const SpecError& error : errors) paths.push_back(error.path);
+    return paths;
+  };
+  using Paths = std::vector<std::string>;
+  EXPECT_EQ(problems(json::array({{{"path", "/"}, {"args", {"code", "q"}}}})), Paths{});
+  EXPECT_EQ(problems(json::array({{{"path", "play"}, {"args", {"code"}}}})), Paths{"args.crs_exclusions[0].path"});
+  EXPECT_EQ(problems(json::array({{{"path", "/a\" id:1,deny\""}, {"args", {"code"}}}})),
+            Paths{"args.crs_exclusions[0].path"});
+  EXPECT_EQ(problems(json::array({{{"path", "/"}, {"args", {"x;REQUEST_URI"}}}})),
+            Paths{"args.crs_exclusions[0].args[0]"});
+  EXPECT_EQ(problems(json::array({{{"path", "/"}, {"args", json::array()}}})), Paths{"args.crs_exclusions[0].args"});
+  EXPECT_EQ(problems(json::array({{{"path", "/"}, {"args", {"a"}}, {"host", "x"}}})),
+            Paths{"args.crs_exclusions[0].host"});
+  EXPECT_EQ(problems(json::array({"/"})), Paths{"args.crs_exclusions[0]"});
+  EXPECT_EQ(problems(json::array({{{"path", "/"}, {"args", {"code"}}}}), "signatures"), Paths{"args.crs_exclusions"});
+  EXPECT_THROW(CoreRuleSet(1, {{"/", {"a,ctl:ruleEngine=Off"}}}), std::invalid_argument);
+  std::string nul_path("/a\0b", 4);
+  EXPECT_THROW(CoreRuleSet(1, {{nul_path, {"a"}}}), std::invalid_argument);
+}
+
 }  // namespace
 }  // namespace tandem
