@@ -172,7 +172,9 @@ class NfvniceScheduler final : public Scheduler {
             {"weight_updates", updates_},
             {"shares_writes", writes_},
             {"backpressure", options_.backpressure},
+            {"throttle", options_.throttle == Backpressure::Throttle::Producer ? "producer" : "upstream"},
             {"congestion_episodes", backpressure_ ? backpressure_->episodes() : 0},
+            {"wakeup_threshold", options_.wakeup_threshold},
             {"wakeups", wakeups_},
             {"nfs", nfs}};
   }
