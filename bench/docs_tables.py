@@ -501,6 +501,8 @@ VALUES.update(
         ),
         "unis-light-chain-compare.median": note("unis-light-chain-compare", r"; median ([0-9.]+) \("),
         # NFVnice
+        "nfvnice-density.upstream-kernel": cell("nfvnice-density", "nfvnice, throttle: upstream (the paper)", "kernel"),
+        "nfvnice-density.producer-kernel": cell("nfvnice-density", "nfvnice", "kernel"),
         "nfvnice.hetero-cpu-500": cell(
             "nfvnice-fairness", ("heterogeneous-even", "nfvnice", "nf1-500"), "CPU", index=1
         ),
