@@ -39,7 +39,7 @@ from bench.experiment_support import (  # noqa: E402
 )
 from controlplane.machine.description import machine_description  # noqa: E402
 from controlplane.results.comparison_report import comparison_report  # noqa: E402
-from controlplane.results.comparison_rounds import rounds_of  # noqa: E402
+from controlplane.results.comparison_rounds import round_ratios, rounds_of  # noqa: E402
 from controlplane.terminal.tables import table  # noqa: E402
 from tandem import Spec, load_spec  # noqa: E402
 
@@ -373,13 +373,9 @@ def low_load(repeat, duration):
 def light_chain_compare(repeat, duration):
     spec = load_spec(HERE.parent / "examples" / "light-chain.yaml")
     comparison = run(spec, ["cfs", "coop", "unis", "rtc"], repeat, duration)
-    entries = comparison["schedulers"]
-    coop = dict(zip(rounds_of(entries["coop"]["runs"]), entries["coop"]["runs"], strict=True))
-    ratios = [
-        run_["delivered_mpps"] / coop[round_]["delivered_mpps"]
-        for round_, run_ in zip(rounds_of(entries["unis"]["runs"]), entries["unis"]["runs"], strict=True)
-        if round_ in coop and coop[round_]["delivered_mpps"]
-    ]
+    coop_runs, unis_runs = (comparison["schedulers"][name]["runs"] for name in ("coop", "unis"))
+    coop = {round_: run_["delivered_mpps"] for round_, run_ in zip(rounds_of(coop_runs), coop_runs, strict=True)}
+    ratios = [ratio for ratio in round_ratios(unis_runs, coop) if ratio is not None]
     median = statistics.median(ratios) if ratios else None
     verdict = (
         "unis / coop, round by round: "

@@ -10,14 +10,6 @@
 
 namespace tandem {
 
-// Why ModSecurity and the CRS: they are what the field runs as a WAF (nginx, Apache, Envoy ports), with URL
-// decoding and normalisation (t:urlDecodeUni, t:utf8toUnicode, ...) and libinjection's SQL tokenizer (@detectSQLi)
-// behind the CRS's own expressions; a request is blocked when its anomaly score reaches the CRS's threshold (5, one
-// critical rule). The CRS comes from Debian's modsecurity-crs; only its initialisation (901), SQL-injection (942) and
-// request blocking (949) files are loaded, with the settings of its crs-setup.conf.example written here (so an
-// administrator's edits to /etc/modsecurity do not change what a spec means).
-// Cost: ModSecurity builds a transaction per request (hundreds of µs on our 2 vCPU VMs, see README), so it judges
-// request lines only, never every packet.
 // A rule exclusion as a WAF's operator writes one for an application whose parameter legitimately carries what the
 // rules flag (a program, a query): under paths that begin with `path_prefix`, the SQL-injection rules do not read
 // these query arguments (the CRS's "exclusion rules before the CRS", ctl:ruleRemoveTargetByTag=attack-sqli;ARGS:x).
@@ -31,6 +23,14 @@ struct CrsExclusion {
 // a quote or a separator would change the rule), naming the part ("path", "args[1]"); nullopt when it can.
 std::optional<std::pair<std::string, std::string>> crs_exclusion_problem(const CrsExclusion& exclusion);
 
+// Why ModSecurity and the CRS: they are what the field runs as a WAF (nginx, Apache, Envoy ports), with URL
+// decoding and normalisation (t:urlDecodeUni, t:utf8toUnicode, ...) and libinjection's SQL tokenizer (@detectSQLi)
+// behind the CRS's own expressions; a request is blocked when its anomaly score reaches the CRS's threshold (5, one
+// critical rule). The CRS comes from Debian's modsecurity-crs; only its initialisation (901), SQL-injection (942) and
+// request blocking (949) files are loaded, with the settings of its crs-setup.conf.example written here (so an
+// administrator's edits to /etc/modsecurity do not change what a spec means).
+// Cost: ModSecurity builds a transaction per request (hundreds of µs on our 2 vCPU VMs, see README), so it judges
+// request lines only, never every packet.
 class CoreRuleSet {
  public:
   static constexpr const char* kRulesFolder = "/usr/share/modsecurity-crs/rules";

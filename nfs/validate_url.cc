@@ -79,7 +79,8 @@ void check_core_rule_set(const json& args, const std::string& path, SpecErrors& 
   size_t before = errors.size();
   std::vector<CrsExclusion> exclusions = exclusions_from(args, path, &errors);
   json level = args.value("paranoia_level", json(1));
-  if (!level.is_number_integer() || errors.size() != before) return;  // the argument's own check says why
+  // A level that is no integer: the argument's own check says why; refused exclusions: said above.
+  if (!level.is_number_integer() || errors.size() != before) return;
   try {
     CoreRuleSet rules(level.get<int>(), exclusions);  // loads in ~0.1 s: the spec is refused now, not at NF start
   } catch (const std::exception& e) {
