@@ -455,6 +455,31 @@ STALE = {
         "the lock-free mbuf pool (16e11fc); re-measure with "
         "`.venv/bin/python bench/run_benchmarks.py --only chain-length`",
     ),
+    "live-changes": (
+        "6281b31f3a6ec6a3",
+        "its nfvnice rows (chains of several NFs) measured before NFVnice's backpressure came to throttle only a congested ring's producer (14fb3a3, the new default); re-measure with "
+        "`.venv/bin/python bench/live_changes.py`",
+    ),
+    "bubble-chain": (
+        "a6230196a7896af8",
+        "its nfvnice rows (chains of several NFs) measured before NFVnice's backpressure came to throttle only a congested ring's producer (14fb3a3, the new default); re-measure with "
+        "`.venv/bin/python bench/bubble_experiments.py --only chain`",
+    ),
+    "lab-kernel": (
+        "6501cc96666895cf",
+        "its nfvnice rows (chains of several NFs) measured before NFVnice's backpressure came to throttle only a congested ring's producer (14fb3a3, the new default); re-measure with "
+        "`.venv/bin/python bench/lab_experiments.py`",
+    ),
+    "profiler-three-firewalls": (
+        "7118fac953623e92",
+        "its nfvnice rows (chains of several NFs) measured before NFVnice's backpressure came to throttle only a congested ring's producer (14fb3a3, the new default); re-measure with "
+        "`.venv/bin/python bench/profiler_experiments.py --only breakdown`",
+    ),
+    "profiler-light-chain": (
+        "f4536410a8481967",
+        "its nfvnice rows (chains of several NFs) measured before NFVnice's backpressure came to throttle only a congested ring's producer (14fb3a3, the new default); re-measure with "
+        "`.venv/bin/python bench/profiler_experiments.py --only breakdown`",
+    ),
 }
 
 
