@@ -437,6 +437,11 @@ def case(name: str, scheduler: str) -> Callable[[dict], bool]:
 
 # A result produced by code older than what the docs describe. The note shows while the file is the one measured
 # then (by its SHA-256); measured again, the file changes and the note goes.
+# Why a result with nfvnice rows on chains of several NFs is stale until measured again.
+NFVNICE_PRODUCER_THROTTLE = (
+    "its nfvnice rows (chains of several NFs) measured before NFVnice's backpressure came to throttle only a "
+    "congested ring's producer (14fb3a3, the new default); re-measure with "
+)
 STALE = {
     "fault-soak": (
         "11a2e59b49da4612",
@@ -457,28 +462,23 @@ STALE = {
     ),
     "live-changes": (
         "6281b31f3a6ec6a3",
-        "its nfvnice rows (chains of several NFs) measured before NFVnice's backpressure came to throttle only a congested ring's producer (14fb3a3, the new default); re-measure with "
-        "`.venv/bin/python bench/live_changes.py`",
+        NFVNICE_PRODUCER_THROTTLE + "`.venv/bin/python bench/live_changes.py`",
     ),
     "bubble-chain": (
         "a6230196a7896af8",
-        "its nfvnice rows (chains of several NFs) measured before NFVnice's backpressure came to throttle only a congested ring's producer (14fb3a3, the new default); re-measure with "
-        "`.venv/bin/python bench/bubble_experiments.py --only chain`",
+        NFVNICE_PRODUCER_THROTTLE + "`.venv/bin/python bench/bubble_experiments.py --only chain`",
     ),
     "lab-kernel": (
         "6501cc96666895cf",
-        "its nfvnice rows (chains of several NFs) measured before NFVnice's backpressure came to throttle only a congested ring's producer (14fb3a3, the new default); re-measure with "
-        "`.venv/bin/python bench/lab_experiments.py`",
+        NFVNICE_PRODUCER_THROTTLE + "`.venv/bin/python bench/lab_experiments.py`",
     ),
     "profiler-three-firewalls": (
         "7118fac953623e92",
-        "its nfvnice rows (chains of several NFs) measured before NFVnice's backpressure came to throttle only a congested ring's producer (14fb3a3, the new default); re-measure with "
-        "`.venv/bin/python bench/profiler_experiments.py --only breakdown`",
+        NFVNICE_PRODUCER_THROTTLE + "`.venv/bin/python bench/profiler_experiments.py --only breakdown`",
     ),
     "profiler-light-chain": (
         "f4536410a8481967",
-        "its nfvnice rows (chains of several NFs) measured before NFVnice's backpressure came to throttle only a congested ring's producer (14fb3a3, the new default); re-measure with "
-        "`.venv/bin/python bench/profiler_experiments.py --only breakdown`",
+        NFVNICE_PRODUCER_THROTTLE + "`.venv/bin/python bench/profiler_experiments.py --only breakdown`",
     ),
 }
 
