@@ -274,6 +274,9 @@ TABLES: dict[str, Callable[[Path], Rendered]] = {
     "unis-external": whole("unis-external"),
     "unis-low-load": whole("unis-low-load"),
     "unis-light-chain-compare": whole("unis-light-chain-compare"),
+    # auto
+    "auto-goal": whole("auto-goal"),
+    "auto-idle": whole("auto-idle"),
     # NFVnice
     "nfvnice-fairness": whole("nfvnice-fairness", 0),
     "nfvnice-fairness-per-nf": per_nf_fairness,

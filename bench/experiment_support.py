@@ -113,6 +113,14 @@ def read_result(name: str) -> dict:
     return json.loads((RESULTS / f"{name}.json").read_text())
 
 
+def run_selected(steps: dict, only: str | None) -> int:
+    """Runs the experiment `only` names, or every one in order; 0 for main() to return."""
+    for name, step in steps.items():
+        if only in (None, name):
+            step()
+    return 0
+
+
 def refresh_docs() -> None:
     """The docs' results tables made again from bench/results; a table that cannot be made is said, not fatal
     (the result is saved either way)."""

@@ -34,6 +34,7 @@ from bench.experiment_support import (  # noqa: E402
     ratio,
     read_result,
     run,
+    run_selected,
     save_result,
     share_text,
 )
@@ -706,10 +707,7 @@ def main() -> int:
             parser.error("--render needs --only chain-length")
         render_chain_length(read_result("unis-chain-length"))
         return 0
-    for name, step in steps.items():
-        if args.only in (None, name):
-            step()
-    return 0
+    return run_selected(steps, args.only)
 
 
 if __name__ == "__main__":

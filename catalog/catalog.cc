@@ -59,8 +59,7 @@ json check_report(Deployment& deployment, const MachineRequirements& more) {
   json out = {{"errors", json::array()}};
   for (const SpecError& e : errors) out["errors"].push_back({{"path", e.path}, {"message", e.message}});
   if (!errors.empty()) return out;
-  MachineRequirements needs =
-      scheduler_types().at(deployment.scheduler.name).requirements(deployment.scheduler.options);
+  MachineRequirements needs = scheduler_requirements(scheduler_types().at(deployment.scheduler.name), deployment);
   for (const ChainConfig& chain : deployment.chains) needs.need_if(chain.io.enabled, MachineResource::KernelLinks);
   needs |= more;
   out["requirements"] = needs.to_json();

@@ -352,6 +352,17 @@ std::vector<int> scale_feeders(const Deployment& deployment, int scale_group) {
   return feeders;
 }
 
+bool same_layout(const std::vector<WorkerPlan>& a, const std::vector<WorkerPlan>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t w = 0; w < a.size(); w++) {
+    if (a[w].runtime != b[w].runtime || a[w].core != b[w].core || a[w].segments.size() != b[w].segments.size())
+      return false;
+    for (size_t s = 0; s < a[w].segments.size(); s++)
+      if (a[w].segments[s].nfs != b[w].segments[s].nfs) return false;
+  }
+  return true;
+}
+
 Segment segment_of(const std::vector<NfConfig>& all_nfs, std::vector<int> nfs) {
   Segment segment{all_nfs.at(nfs.front()).in_rings, {}, all_nfs.at(nfs.back()).out_rings};
   segment.nfs = std::move(nfs);

@@ -187,6 +187,9 @@ struct WorkerPlan {
   Runtime runtime = Runtime::PollLoop;
 };
 
+// Whether two plans run the same NFs in the same processes on the same cores (what a live scheduler switch keeps).
+bool same_layout(const std::vector<WorkerPlan>& a, const std::vector<WorkerPlan>& b);
+
 struct SchedulerConfig {
   std::string name;
   json options;  // resolved, with defaults

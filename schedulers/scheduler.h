@@ -90,6 +90,9 @@ struct SchedulerType {
   std::string help;
   std::vector<ArgSpec> options;
   std::function<MachineRequirements(const json& options)> requirements;
+  // Where what the run needs depends on its NFs as well as the options (auto: what the policies its NFs allow
+  // need): given, it answers for the deployment instead of `requirements`.
+  std::function<MachineRequirements(const Deployment& deployment)> deployment_requirements = nullptr;
   // Checks of the resolved options against the deployment (ring capacities, NF costs, the machine); optional.
   std::function<void(const Deployment& deployment, SpecErrors& errors)> check = nullptr;
   std::function<std::unique_ptr<Scheduler>(const json& options)> create;
@@ -102,6 +105,9 @@ struct SchedulerType {
 };
 
 const std::map<std::string, SchedulerType>& scheduler_types();
+
+// What a run of `deployment` under its scheduler (`type`, with the deployment's resolved options) needs.
+MachineRequirements scheduler_requirements(const SchedulerType& type, const Deployment& deployment);
 
 struct SchedulerRegistration {
   explicit SchedulerRegistration(SchedulerType type);

@@ -14,6 +14,11 @@ const std::map<std::string, SchedulerType>& scheduler_types() { return registry(
 
 SchedulerRegistration::SchedulerRegistration(SchedulerType type) { registry().emplace(type.name, std::move(type)); }
 
+MachineRequirements scheduler_requirements(const SchedulerType& type, const Deployment& deployment) {
+  return type.deployment_requirements ? type.deployment_requirements(deployment)
+                                      : type.requirements(deployment.scheduler.options);
+}
+
 std::vector<WorkerPlan> one_worker_per_nf(const Deployment& deployment) {
   std::vector<WorkerPlan> plans;
   for (const NfConfig& nf : deployment.nfs) {

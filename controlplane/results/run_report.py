@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import statistics
 
+from controlplane.results.auto_report import auto_decision_lines
 from controlplane.results.planning_report import placement_report
 from controlplane.results.port_report import lab_report, ports_report
 from controlplane.terminal.tables import count, number, table
@@ -176,6 +177,9 @@ def run_report(results: dict) -> str:
             )
         )
     report = scheduler.get("report", {})
+    if "decisions" in report:  # auto: what it chose and why, then the chosen policy's own report
+        lines += auto_decision_lines(report)
+        report = report.get("policy_report", {})
     if "switches" in report:
         seconds = max(results["chains"][0]["window"]["seconds"] + results["warmup_s"], 1e-9)
         per_switch_us = report.get("controller_us_per_switch")

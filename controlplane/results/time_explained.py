@@ -11,7 +11,9 @@ def switch_policy(scheduler: dict) -> str | None:
     """The kernel policy a run's NF processes switched under, as its scheduler module says in its own report (coop
     on FIFO by default, unis by its backend, nfvnice and scc by their options); None for results written before the
     modules said it, whose switches are then left unexplained rather than charged a guessed policy's latency."""
-    policy = (scheduler.get("report") or {}).get("policy")
+    report = scheduler.get("report") or {}
+    report = report.get("policy_report", report)  # auto's: the module it chose says it
+    policy = report.get("policy")
     return policy if policy in KERNEL_POLICIES else None
 
 

@@ -67,8 +67,6 @@ struct WorkerState {
 
 // A live change's refusal, as the `change` event answers it: the command's id and op, the field and why.
 json change_refusal(const json& command, const std::string& field, const std::string& message);
-// Whether two plans run the same NFs in the same processes on the same cores.
-bool same_layout(const std::vector<WorkerPlan>& a, const std::vector<WorkerPlan>& b);
 // A ring of the deployment in shared memory, named as the workers look it up; null with rte_errno set.
 rte_ring* make_ring(const RingConfig& config);
 // The names of the NFs worker `worker` runs, comma-separated.

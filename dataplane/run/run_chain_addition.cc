@@ -59,7 +59,7 @@ std::pair<std::string, std::string> Run::why_chain_cannot_come(Deployment& next)
   SpecErrors errors = check_deployment(next);
   if (!errors.empty()) return {errors.front().path, errors.front().message};
   const SchedulerType& type = scheduler_types().at(d_.scheduler.name);
-  if (type.requirements(d_.scheduler.options).needs(MachineResource::CycleCosts))
+  if (scheduler_requirements(type, d_).needs(MachineResource::CycleCosts))
     for (int n : chain.nfs)
       if (!(next.nfs[n].cost_cycles > 0))
         return {next.nfs[n].spec_path + ".cost_cycles",

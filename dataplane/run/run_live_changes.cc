@@ -45,17 +45,6 @@ json refusal(const json& command, const SpecErrors& errors) {
 
 }  // namespace
 
-bool same_layout(const std::vector<WorkerPlan>& a, const std::vector<WorkerPlan>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t w = 0; w < a.size(); w++) {
-    if (a[w].runtime != b[w].runtime || a[w].core != b[w].core || a[w].segments.size() != b[w].segments.size())
-      return false;
-    for (size_t s = 0; s < a[w].segments.size(); s++)
-      if (a[w].segments[s].nfs != b[w].segments[s].nfs) return false;
-  }
-  return true;
-}
-
 void Run::open_commands(int fd) {
   commands_fd_ = fd;
   if (fd >= 0) fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -63,7 +52,7 @@ void Run::open_commands(int fd) {
   // was made ready for); without its word, the run's module's alone.
   provided_requirements_ = original_.contains("prepared")
                                ? original_["prepared"]
-                               : scheduler_types().at(d_.scheduler.name).requirements(d_.scheduler.options).to_json();
+                               : scheduler_requirements(scheduler_types().at(d_.scheduler.name), d_).to_json();
   args_generation_.assign(d_.nfs.size(), 0);
   chain_removed_.assign(d_.chains.size(), false);
   if (fd >= 0) change_watch_ = std::make_unique<ChangeWatch>(hz_);
@@ -349,14 +338,14 @@ void Run::switch_scheduler(const json& command, double now_s) {
     if ((nf.external() && !type->second.external_nfs) || (nf.kernel_io && !type->second.kernel_io_nfs))
       return answer_change(change_refusal(command, "scheduler.name", name + " cannot schedule NF '" + nf.name + "'"));
   }
-  json needs = type->second.requirements(options).to_json();
+  Deployment trial = d_;
+  trial.scheduler = {name, options};
+  json needs = scheduler_requirements(type->second, trial).to_json();
   for (const auto& [resource, value] : needs.items())
     if (!provided_requirements_.contains(resource) || provided_requirements_[resource] != value)
       return answer_change(change_refusal(command, "scheduler",
                                           name + " needs " + resource + " (" + value.dump() +
                                               "), which this run did not prepare: serve with --ready-for " + name));
-  Deployment trial = d_;
-  trial.scheduler = {name, options};
   if (type->second.check) type->second.check(trial, errors);
   if (!errors.empty()) return answer_change(refusal(command, errors));
 

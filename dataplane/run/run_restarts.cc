@@ -36,14 +36,7 @@ std::string Run::why_not_restartable(size_t w) const {
   return "";
 }
 
-void Run::neutral_hints() {
-  for (size_t w = 0; w < d_.workers.size(); w++) {
-    view_->hints.set_yield_policy(w, YieldPolicy{});
-    view_->hints.set_load_window(w, false);
-    view_->hints.release(w);
-  }
-  for (size_t c = 0; c < d_.chains.size(); c++) view_->hints.set_entry_open(c, true);
-}
+void Run::neutral_hints() { view_->hints.neutral(d_.workers.size(), d_.chains.size()); }
 
 bool Run::schedule_restart(size_t w, double now_s) {
   if (!why_not_restartable(w).empty()) return false;

@@ -49,4 +49,13 @@ void WorkerHints::set_entry_open(size_t chain, bool open) {
   flag_store(stats_.chains[chain].entry_closed, open ? 0u : 1u);
 }
 
+void WorkerHints::neutral(size_t workers, size_t chains) {
+  for (size_t w = 0; w < workers; w++) {
+    set_yield_policy(w, YieldPolicy{});
+    set_load_window(w, false);
+    release(w);
+  }
+  for (size_t c = 0; c < chains; c++) set_entry_open(c, true);
+}
+
 }  // namespace tandem

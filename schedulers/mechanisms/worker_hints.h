@@ -42,6 +42,10 @@ class WorkerHints {
   // A closed entry drops a chain's new packets at the generator, before any NF spends work on them.
   void set_entry_open(size_t chain, bool open);
 
+  // Every hint back to what a worker does with no module steering it: no yields, no load window, nothing held,
+  // every entry open. What one module asked must not outlive it when another takes over.
+  void neutral(size_t workers, size_t chains);
+
  private:
   StatsZone& stats_;
 };

@@ -1,0 +1,311 @@
+"""`auto` against every single scheduler. goal: on each example a single core holds, and on a stepped-rate run,
+auto's delivered rate over the best single scheduler's of the same round (a median of at least 0.95), and what auto
+chose. idle: the NF core's CPU and the latency of an 8-NF chain offered a trickle, per scheduler. timeline: a
+stepped-rate run under auto, its offered and delivered rates and its decisions over time.
+
+Usage (as root): .venv/bin/python bench/auto_experiments.py [--repeat 3] [--duration 1] [--only goal|idle|timeline]
+    [--workload NAME]
+Writes bench/results/auto-{goal,idle,timeline}.json.gz, .md and .png. Each workload is one comparison in interleaved
+rounds (every scheduler once a round), so a ratio inside a round cancels the machine's drift; the medians are of
+those ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+import matplotlib  # noqa: E402
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+import tandem  # noqa: E402
+from bench.experiment_support import RESULTS, fmt, read_result, run, run_selected, save_result  # noqa: E402
+from controlplane.errors import SpecError  # noqa: E402
+from controlplane.machine.description import machine_description  # noqa: E402
+from controlplane.results.comparison_rounds import rounds_of  # noqa: E402
+from controlplane.spec import catalog  # noqa: E402
+from controlplane.spec.deployment import run_config  # noqa: E402
+from controlplane.terminal.tables import table  # noqa: E402
+from tandem import Spec, load_spec  # noqa: E402
+
+SINGLES = ["rtc", "bubble", "coop", "unis", "nfvnice", "scc", "cfs"]
+GOAL = 0.95
+# The examples whose NFs share core 1 and whose traffic is the generator's (the lab examples' clients set their own
+# load, and a lab takes minutes to build: they are left to bench/lab_experiments.py).
+EXAMPLES = [
+    "three-firewalls",
+    "light-chain",
+    "heterogeneous",
+    "parallel-graph",
+    "pcap-replay",
+    "http-waf",
+    "scale-out",
+    "testpmd-chain",
+    "kernel-chain",
+    "mixed-chain",
+]
+
+
+def stepped(steps: tuple[str, ...] = ("20 kpps", "50 Mpps"), options: dict | None = None) -> Spec:
+    """A light chain whose rate moves between a trickle and more than the core holds, every 1.5 s."""
+    return Spec.model_validate(
+        {
+            "name": "stepped-rate",
+            "ring_capacity": 4096,
+            "traffic": {"rate_steps": list(steps), "step_seconds": 1.5, "size": 64, "flows": 64},
+            "scheduler": {"name": "auto", "options": options or {}},
+            "chains": [
+                {
+                    "name": "c",
+                    "nfs": [{"name": f"n{i}", "type": "cost", "core": 1, "args": {"ns": 100}} for i in range(3)],
+                }
+            ],
+        }
+    )
+
+
+def accepting(spec: Spec, names: list[str]) -> list[str]:
+    """The schedulers that can run the spec (kernel-I/O and external NFs run under some only)."""
+    able = []
+    for name in names:
+        try:
+            catalog.check(run_config(spec, name), spec.name)
+            able.append(name)
+        except SpecError:
+            pass
+    return able
+
+
+def auto_choices(comparison: dict) -> str:
+    """What auto ran, run by run: its start policy, and where it switched, what it switched to."""
+    chosen = []
+    for results in comparison["schedulers"]["auto"]["results"]:
+        report = results["scheduler"]["report"]
+        start = report["decisions"][0]["policy"]
+        chosen.append(start if report["policy"] == start else f"{start}->{report['policy']}")
+    return ", ".join(sorted(set(chosen))) or "failed"
+
+
+def ratios_to_best(comparison: dict) -> tuple[list[float], list[str]]:
+    """Per round: auto's delivered Mpps over the best single scheduler's of that round, and which single that was."""
+    by_round: dict[int, dict[str, float]] = {}
+    for name, entry in comparison["schedulers"].items():
+        for round_, summary in zip(rounds_of(entry["runs"]), entry["runs"], strict=True):
+            if summary["delivered_mpps"] is not None:
+                by_round.setdefault(round_, {})[name] = summary["delivered_mpps"]
+    ratios, best_names = [], []
+    for rates in by_round.values():
+        singles = {name: mpps for name, mpps in rates.items() if name != "auto"}
+        if "auto" not in rates or not singles:
+            continue
+        best = max(singles, key=singles.get)
+        ratios.append(rates["auto"] / singles[best])
+        best_names.append(best)
+    return ratios, best_names
+
+
+def measure(names: list[str], repeat: int, duration: float) -> dict:
+    comparisons = {}
+    for name in names:
+        spec = stepped() if name == "stepped-rate" else load_spec(HERE.parent / "examples" / f"{name}.yaml")
+        schedulers = accepting(spec, [*SINGLES, "auto"])
+        if "auto" not in schedulers:
+            print(f"{name}: auto cannot run it; left out", file=sys.stderr)
+            continue
+        comparisons[name] = run(spec, schedulers, repeat, max(duration, 3.0) if name == "stepped-rate" else duration)
+    return comparisons
+
+
+def report(document: dict) -> str:
+    rows = []
+    for name, comparison in document["comparisons"].items():
+        ratios, best_names = ratios_to_best(comparison)
+        median = statistics.median(ratios) if ratios else None
+        auto_mpps = (comparison["schedulers"]["auto"]["median"] or {}).get("delivered_mpps")
+        rows.append(
+            [
+                name,
+                auto_choices(comparison),
+                ", ".join(sorted(set(best_names))) or "-",
+                fmt(auto_mpps),
+                " ".join(f"{r:.2f}" for r in ratios) or "-",
+                fmt(median, 2),
+                "-" if median is None else ("met" if median >= GOAL else "missed"),
+            ]
+        )
+    return (
+        f"auto against the best single scheduler of each round (goal: median >= {GOAL})\n"
+        f"{document['repeat']} rounds x {document['duration']} s (stepped-rate: 3 s) on {document['machine']}\n\n"
+        + table(
+            ["workload", "auto ran", "best single", "auto Mpps", "auto / best, per round", "median", "goal"],
+            rows,
+        )
+    )
+
+
+def plot(document: dict, path: Path) -> None:
+    names, medians = [], []
+    for name, comparison in document["comparisons"].items():
+        ratios, _ = ratios_to_best(comparison)
+        if ratios:
+            names.append(name)
+            medians.append(statistics.median(ratios))
+    fig, ax = plt.subplots(figsize=(8, 3.5))
+    ax.bar(names, medians, color=["tab:green" if m >= GOAL else "tab:red" for m in medians])
+    ax.axhline(GOAL, color="black", linestyle="--", linewidth=1, label=f"goal {GOAL}")
+    ax.set_ylabel("auto / best single (median of rounds)")
+    ax.set_ylim(0, max([1.2, *medians]) * 1.05)
+    ax.tick_params(axis="x", rotation=35)
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+IDLE_SCHEDULERS = ["rtc", "bubble", "coop", "unis", "nfvnice", "cfs", "auto"]
+
+
+def idle_spec() -> Spec:
+    """Eight NFs of 100 ns on core 1 offered 1 kpps: a chain that is idle almost all the time."""
+    nfs = [{"name": f"n{i}", "type": "cost", "core": 1, "args": {"ns": 100}} for i in range(8)]
+    return Spec.model_validate(
+        {
+            "name": "idle-chain",
+            "traffic": {"rate": "1 kpps", "size": 64, "flows": 16},
+            "scheduler": {"name": "auto", "options": {"objective": "efficiency"}},
+            "chains": [{"name": "c", "nfs": nfs}],
+        }
+    )
+
+
+def core_cpu_share(results: dict) -> float | None:
+    """The CPU the NF processes took over the measured window, summed once per worker process (rtc's and Bubble's
+    one worker runs every NF)."""
+    per_worker = {nf["worker"]: nf["os"].get("cpu_share") for nf in results["nfs"]}
+    shares = list(per_worker.values())
+    return None if any(share is None for share in shares) else sum(shares)
+
+
+def idle(repeat: int, duration: float) -> None:
+    comparison = run(idle_spec(), IDLE_SCHEDULERS, repeat, duration)
+    rows = []
+    for name, entry in comparison["schedulers"].items():
+        cpu = [c for c in (core_cpu_share(r) for r in entry["results"]) if c is not None]
+        median = entry["median"] or {}
+        chosen = auto_choices(comparison) if name == "auto" else ""
+        rows.append(
+            [
+                name + (f" ({chosen})" if chosen else ""),
+                "-" if not cpu else f"{100 * statistics.median(cpu):.1f} %",
+                fmt(median.get("p50_us"), 1),
+                fmt(median.get("p99_us"), 1),
+            ]
+        )
+    text = (
+        "An idle chain: 8 NFs of 100 ns on core 1 offered 1 kpps; the NF core's CPU (the NF processes' time on a CPU "
+        "per second) and the latency of packets that find the chain idle (targets: <= 1 % and <= 50 us); auto with "
+        f"objective efficiency\nmedian of {repeat} runs x {duration} s on {machine_description()}\n\n"
+        + table(["scheduler", "NF core CPU", "p50 us", "p99 us"], rows)
+    )
+    save_result("auto-idle", comparison, text)
+
+
+def timeline(duration: float) -> None:
+    """One stepped-rate run under auto (efficiency), its progress every 250 ms and its decisions."""
+    samples: list[dict] = []
+    last: dict = {}
+
+    def observe(event: dict) -> None:
+        if event.get("event") != "progress":
+            return
+        if last:
+            seconds = max(event["t"] - last["t"], 1e-9)
+            samples.append(
+                {
+                    "t_s": event["t"],
+                    "offered_mpps": (event["generated"] - last["generated"]) / seconds / 1e6,
+                    "delivered_mpps": event["mpps"],
+                }
+            )
+        last.update(event)
+
+    spec = stepped(("20 kpps", "50 Mpps", "20 kpps", "50 Mpps"), {"objective": "efficiency", "redecide_ms": 100})
+    outcome = tandem.run(spec, duration=max(duration, 6.0), on_event=observe)
+    if outcome.results is None:
+        raise SystemExit(f"timeline: the run failed: {outcome.error}")
+    results = outcome.results.as_json()
+    decisions = results["scheduler"]["report"]["decisions"]
+    lines = [
+        f"  {d['t_s']:.2f} s: {d['policy']} ({'applied' if d.get('applied', True) else 'advice'}): {d['reason']}"
+        for d in decisions
+    ]
+    text = (
+        "auto (efficiency) on a light chain whose rate steps 20 kpps / 50 Mpps every 1.5 s, deciding every 100 ms\n"
+        f"one run of {max(duration, 6.0)} s on {machine_description()}; accounting "
+        f"{'exact' if results['accounting']['exact'] else 'NOT exact'}\n\n"
+        + table(
+            ["t s", "offered Mpps", "delivered Mpps"],
+            [[f"{s['t_s']:.2f}", f"{s['offered_mpps']:.3f}", f"{s['delivered_mpps']:.3f}"] for s in samples],
+        )
+        + "\n\ndecisions:\n"
+        + "\n".join(lines)
+    )
+    save_result("auto-timeline", {"results": results, "samples": samples}, text)
+    fig, ax = plt.subplots(figsize=(8, 3.5))
+    ax.plot([s["t_s"] for s in samples], [s["offered_mpps"] for s in samples], label="offered")
+    ax.plot([s["t_s"] for s in samples], [s["delivered_mpps"] for s in samples], label="delivered")
+    ax.set_yscale("symlog", linthresh=0.01)
+    for d in decisions:
+        style = "-" if d.get("applied", True) else ":"
+        ax.axvline(d["t_s"], color="gray", linestyle=style, linewidth=1)
+        ax.annotate(d["policy"], (d["t_s"], ax.get_ylim()[1]), rotation=90, va="top", fontsize=8)
+    ax.set_xlabel("seconds (solid: auto ran it; dotted: it would, on a restart)")
+    ax.set_ylabel("Mpps")
+    ax.legend(loc="center right")
+    fig.tight_layout()
+    fig.savefig(RESULTS / "auto-timeline.png", dpi=110)
+    plt.close(fig)
+
+
+def goal(args) -> None:
+    if args.render:
+        document = read_result("auto-goal")
+    else:
+        names = [args.workload] if args.workload else [*EXAMPLES, "stepped-rate"]
+        document = {
+            "machine": machine_description(),
+            "repeat": args.repeat,
+            "duration": args.duration,
+            "comparisons": measure(names, args.repeat, args.duration),
+        }
+    save_result("auto-goal", document, report(document))
+    plot(document, RESULTS / "auto-goal.png")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--duration", type=float, default=1.0)
+    parser.add_argument("--only", choices=["goal", "idle", "timeline"], help="one experiment")
+    parser.add_argument("--workload", choices=[*EXAMPLES, "stepped-rate"], help="goal: one workload")
+    parser.add_argument(
+        "--render", action="store_true", help="goal: only redraw its table and plot from the saved result"
+    )
+    args = parser.parse_args()
+    steps = {
+        "goal": lambda: goal(args),
+        "idle": lambda: idle(args.repeat, args.duration),
+        "timeline": lambda: timeline(args.duration),
+    }
+    return run_selected(steps, args.only)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,352 @@
+// auto: one scheduler that picks the others: a model predicts each policy on the run's NFs for the spec's objective,
+// the best runs, and while traffic flows auto re-decides from measured rates and switches live where the layout allows.
+#include <rte_cycles.h>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <thread>
+
+#include "hysteresis.h"
+#include "policy_model.h"
+#include "schedulers/scheduler.h"
+
+namespace tandem::autosched {
+namespace {
+
+struct Options {
+  Objective objective;
+  std::optional<double> slo_p99_us;
+  double redecide_ms;
+  double margin;
+  int confirmations;
+  SwitchCosts costs;
+
+  static Options from(const json& o) {
+    Options options{objective_from_name(o["objective"].get<std::string>()),
+                    std::nullopt,
+                    o["redecide_ms"].get<double>(),
+                    o["margin"].get<double>(),
+                    o["confirmations"].get<int>(),
+                    {}};
+    if (double slo = o["slo_p99_us"].get<double>(); slo > 0) options.slo_p99_us = slo;
+    options.costs.yield_ns = o["yield_ns"].get<double>();
+    options.costs.wakeup_ns = o["wakeup_ns"].get<double>();
+    options.costs.priority_switch_ns = o["priority_switch_ns"].get<double>();
+    options.costs.thread_switch_ns = o["thread_switch_ns"].get<double>();
+    options.costs.ring_hop_cycles = o["ring_hop_cycles"].get<double>();
+    return options;
+  }
+};
+
+// TSC cycles per second. The plan is made before the manager starts DPDK, whose rte_get_tsc_hz() answers only after;
+// until then the TSC is counted over 20 ms of the steady clock (the model needs it to a few per cent).
+double tsc_hz() {
+  if (uint64_t hz = rte_get_tsc_hz(); hz > 0) return static_cast<double>(hz);
+  auto begin = std::chrono::steady_clock::now();
+  uint64_t tsc_begin = rte_rdtsc();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  uint64_t tsc_end = rte_rdtsc();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+  return static_cast<double>(tsc_end - tsc_begin) / seconds;
+}
+
+json default_options(const std::string& policy) {
+  SpecErrors errors;
+  return resolve_args(scheduler_types().at(policy).options, json::object(), "scheduler", errors);
+}
+
+// The model's view of the run: each NF's chain, core, cost and kind; each chain's offer (the spec's, or as measured).
+Workload workload_of(const Deployment& d, double hz, const std::vector<double>& measured_offer_pps) {
+  Workload w;
+  w.hz = hz;
+  w.batch = d.burst;
+  for (const NfConfig& nf : d.nfs)
+    w.nfs.push_back({.chain = nf.chain,
+                     .core = nf.core,
+                     .cost_cycles = nf.cost_cycles,
+                     .external = nf.external(),
+                     .kernel_io = nf.kernel_io});
+  for (const ChainConfig& chain : d.chains) {
+    // Before any measurement: the rate the run starts with (a stepped rate's first step, which auto re-decides
+    // from when the load moves); a port's traffic is unknown until it flows.
+    const std::vector<double>& steps = chain.traffic.rate_steps_pps;
+    double offer = chain.index < static_cast<int>(measured_offer_pps.size()) ? measured_offer_pps[chain.index]
+                   : chain.from_port >= 0                                    ? 0
+                   : !steps.empty() && steps.front() > 0                     ? steps.front()
+                                                                             : chain.traffic.mean_rate_pps;
+    double weight = chain.nfs.empty() ? 1 : d.nfs[chain.nfs.front()].weight;
+    w.chains.push_back({.offered_pps = offer, .weight = weight});
+  }
+  if (!d.chains.empty() && !d.chains.front().nfs.empty()) {
+    const NfConfig& first = d.nfs[d.chains.front().nfs.front()];
+    if (!first.in_rings.empty()) w.ring_capacity = d.rings[first.in_rings.front()].capacity;
+  }
+  return w;
+}
+
+// Whether every need of `policy` (with its defaults) is among what the run was prepared for.
+bool prepared_for(const std::string& policy, const MachineRequirements& prepared) {
+  const json have = prepared.to_json();
+  const json needs = scheduler_types().at(policy).requirements(default_options(policy)).to_json();
+  for (const auto& [resource, value] : needs.items())
+    if (!have.contains(resource) || have[resource] != value) return false;
+  return true;
+}
+
+// What auto may need: the costs its model reads, and what each policy the run's NFs and objective allow needs. The
+// costs are not known yet when this is asked (the control plane measures them after), so this follows the NFs'
+// kinds and the objective alone.
+MachineRequirements auto_requirements(const Deployment& d) {
+  Options o = Options::from(d.scheduler.options);
+  bool kernel_io = false, external = false;
+  for (const NfConfig& nf : d.nfs) {
+    kernel_io = kernel_io || nf.kernel_io;
+    external = external || nf.external();
+  }
+  std::vector<std::string> may_run;
+  if (kernel_io) {
+    may_run = {"scc"};
+  } else if (external) {
+    may_run = {"unis"};
+  } else if (o.objective == Objective::Fairness) {
+    may_run = {"nfvnice"};
+  } else if (o.objective == Objective::Efficiency) {
+    may_run = {"nfvnice", "coop"};  // sleepers at low load, the cheapest process switcher when the load rises
+  }
+  MachineRequirements needs(MachineResource::CycleCosts);
+  for (const std::string& policy : may_run) needs |= scheduler_types().at(policy).requirements(default_options(policy));
+  return needs;
+}
+
+class AutoScheduler final : public Scheduler {
+ public:
+  explicit AutoScheduler(Options options) : o_(std::move(options)), hysteresis_(o_.margin, o_.confirmations) {}
+
+  std::vector<WorkerPlan> plan_workers(const Deployment& d) const override {
+    decide_at_start(d);
+    return inner_->plan_workers(d);
+  }
+
+  void attach(SchedulerView& view) override {
+    decide_at_start(view.deployment);
+    hz_ = static_cast<double>(rte_get_tsc_hz());
+    inner_->attach(view);
+    start_tsc_ = last_decision_tsc_ = last_inner_tick_ = rte_get_tsc_cycles();
+    offers_at_last_decision_ = offers(view);
+  }
+
+  uint64_t tick_period_ns() const override { return tick_ns_; }
+
+  void tick(SchedulerView& view, uint64_t now_tsc) override {
+    if (inner_period_cycles() > 0 && now_tsc - last_inner_tick_ >= inner_period_cycles()) {
+      last_inner_tick_ = now_tsc;
+      inner_->tick(view, now_tsc);
+    }
+    if (o_.redecide_ms > 0 && now_tsc - last_decision_tsc_ >= o_.redecide_ms * 1e-3 * hz_) redecide(view, now_tsc);
+  }
+
+  void detach(SchedulerView& view) override {
+    if (inner_) inner_->detach(view);
+  }
+  bool holds(size_t worker) const override { return inner_ && inner_->holds(worker); }
+
+  json report(const SchedulerView& view) const override {
+    return {{"objective", objective_name(o_.objective)},
+            {"slo_p99_us", o_.slo_p99_us ? json(*o_.slo_p99_us) : json()},
+            {"policy", policy_},
+            {"switchable_to", family_},
+            {"decisions", decisions_},
+            {"policy_switches", switches_},
+            {"policy_report", inner_ ? inner_->report(view) : json::object()}};
+  }
+
+  json live_metrics(const SchedulerView& view) const override {
+    json metrics = inner_ ? inner_->live_metrics(view) : json::object();
+    if (!metrics.is_object()) metrics = json::object();
+    metrics["totals"]["decisions_total"] = decisions_.size();
+    metrics["totals"]["policy_switches_total"] = switches_;
+    return metrics;
+  }
+
+ private:
+  // The first decision, from the spec's rates and the measured costs: it fixes the layout (which processes run
+  // which NFs), so later switches go only to policies of the same layout that the run was prepared for.
+  void decide_at_start(const Deployment& d) const {
+    if (inner_) return;
+    double hz = tsc_hz();
+    Decision decision = decide(workload_of(d, hz, {}), o_.objective, o_.slo_p99_us, o_.costs);
+    policy_ = decision.policy;
+    inner_ = scheduler_types().at(policy_).create(default_options(policy_));
+    json event = to_json(decision);
+    event["t_s"] = 0.0;
+    event["measured"] = false;
+    decisions_.push_back(event);
+
+    MachineRequirements prepared = auto_requirements(d);
+    std::vector<WorkerPlan> layout = inner_->plan_workers(d);
+    uint64_t tick_ns = inner_->tick_period_ns();
+    family_ = json::array({policy_});
+    for (const Prediction& p : decision.predictions) {
+      if (!p.feasible || p.policy == policy_ || !prepared_for(p.policy, prepared)) continue;
+      std::unique_ptr<Scheduler> other = scheduler_types().at(p.policy).create(default_options(p.policy));
+      if (!same_layout(other->plan_workers(d), layout)) continue;
+      family_.push_back(p.policy);
+      if (uint64_t period = other->tick_period_ns(); period > 0) tick_ns = tick_ns ? std::min(tick_ns, period) : period;
+    }
+    uint64_t redecide_ns = static_cast<uint64_t>(o_.redecide_ms * 1e6);
+    if (family_.size() > 1 && redecide_ns > 0)
+      tick_ns = tick_ns ? std::min(tick_ns, redecide_ns) : redecide_ns;
+    else if (redecide_ns > 0 && tick_ns == 0)
+      tick_ns = redecide_ns;  // to say when another layout would do better
+    tick_ns_ = tick_ns;
+  }
+
+  // Whether the run can switch to `policy` live: the same layout as the one it started with, prepared for.
+  bool switchable_to(const std::string& policy) const {
+    for (const json& name : family_)
+      if (name == policy) return true;
+    return false;
+  }
+
+  uint64_t inner_period_cycles() const {
+    uint64_t ns = inner_ ? inner_->tick_period_ns() : 0;
+    return static_cast<uint64_t>(static_cast<double>(ns) * 1e-9 * hz_);
+  }
+
+  // Packets each chain has been offered so far: what its entry took or refused, and what its closed entry shed.
+  std::vector<double> offers(const SchedulerView& view) const {
+    std::vector<double> offered;
+    for (const ChainConfig& chain : view.deployment.chains)
+      offered.push_back(chain.nfs.empty() ? 0
+                                          : static_cast<double>(view.arrivals(chain.nfs.front()) +
+                                                                view.entry_backpressure(chain.index)));
+    return offered;
+  }
+
+  void redecide(SchedulerView& view, uint64_t now_tsc) {
+    std::vector<double> now = offers(view), rate(now.size(), 0);
+    const double seconds = static_cast<double>(now_tsc - last_decision_tsc_) / hz_;
+    for (size_t k = 0; k < now.size(); k++)
+      rate[k] =
+          std::max(0.0, now[k] - (k < offers_at_last_decision_.size() ? offers_at_last_decision_[k] : 0)) / seconds;
+    offers_at_last_decision_ = now;
+    last_decision_tsc_ = now_tsc;
+
+    Decision overall = decide(workload_of(view.deployment, hz_, rate), o_.objective, o_.slo_p99_us, o_.costs);
+    const Prediction* current = nullptr;
+    const Prediction* best = nullptr;
+    for (const Prediction& p : overall.predictions) {
+      if (!switchable_to(p.policy) || !p.feasible ||
+          (o_.slo_p99_us && p.latency_us > *o_.slo_p99_us && p.policy != policy_))
+        continue;
+      if (p.policy == policy_) current = &p;
+      if (!best || merit(p, o_.objective) > merit(*best, o_.objective)) best = &p;
+    }
+    const double t_s = static_cast<double>(now_tsc - start_tsc_) / hz_;
+    if (!switchable_to(overall.policy) && overall.policy != advised_) {
+      // The model would now choose a policy this run's layout cannot switch to: said once, for the next run.
+      advised_ = overall.policy;
+      json event = to_json(overall);
+      event.update({{"t_s", t_s},
+                    {"measured", true},
+                    {"offered_pps", rate},
+                    {"applied", false},
+                    {"why_not", overall.policy + " lays the NFs out otherwise, or the run was not prepared for it: "
+                                                 "it needs a restart"}});
+      decisions_.push_back(event);
+    }
+    if (!current || !best ||
+        !hysteresis_.switch_now(policy_, merit(*current, o_.objective), best->policy, merit(*best, o_.objective)))
+      return;
+    json event = {{"t_s", t_s},
+                  {"measured", true},
+                  {"offered_pps", rate},
+                  {"applied", true},
+                  {"from", policy_},
+                  {"policy", best->policy},
+                  {"reason", std::string(objective_name(o_.objective)) + ": at the measured rates " + best->policy +
+                                 " is predicted better than " + policy_ + " by more than the margin, " +
+                                 std::to_string(o_.confirmations) + " decisions running"},
+                  {"predictions", to_json(overall)["predictions"]}};
+    uint64_t begin = rte_get_tsc_cycles();
+    inner_->detach(view);
+    view.hints.neutral(view.worker_pids().size(), view.deployment.chains.size());
+    policy_ = best->policy;
+    inner_ = scheduler_types().at(policy_).create(default_options(policy_));
+    inner_->attach(view);
+    event["switch_us"] = static_cast<double>(rte_get_tsc_cycles() - begin) / hz_ * 1e6;
+    decisions_.push_back(event);
+    switches_++;
+  }
+
+  Options o_;
+  Hysteresis hysteresis_;
+  // Decided in the const plan_workers (the manager plans before it attaches); kept for the run.
+  mutable std::unique_ptr<Scheduler> inner_;
+  mutable std::string policy_;
+  mutable json decisions_ = json::array();
+  mutable json family_ = json::array();
+  mutable uint64_t tick_ns_ = 0;
+  double hz_ = 1;
+  uint64_t start_tsc_ = 0, last_decision_tsc_ = 0, last_inner_tick_ = 0;
+  std::vector<double> offers_at_last_decision_;
+  std::string advised_;
+  int switches_ = 0;
+};
+
+void check(const Deployment& d, SpecErrors& errors) {
+  Options o = Options::from(d.scheduler.options);
+  // The policy the NFs' kinds and the spec's rates point to must accept the deployment as its own check would.
+  Decision decision = decide(workload_of(d, tsc_hz(), {}), o.objective, o.slo_p99_us, o.costs);
+  const SchedulerType& type = scheduler_types().at(decision.policy);
+  if (!type.check) return;
+  Deployment trial = d;
+  trial.scheduler = {decision.policy, default_options(decision.policy)};
+  type.check(trial, errors);
+}
+
+ArgSpec number(const char* name, double value, const char* help, double min, double max) {
+  return {.name = name, .type = ArgType::Number, .default_value = value, .help = help, .min = min, .max = max};
+}
+
+const SchedulerRegistration registration({
+    .name = "auto",
+    .help = "Picks the scheduler: a model predicts every policy's throughput, latency, fairness and CPU for the run's "
+            "NFs, costs and rates; the best for the objective runs, and auto re-decides from measured rates and "
+            "switches live among the policies of the same layout, with hysteresis.",
+    .options =
+        {
+            {.name = "objective",
+             .type = ArgType::Choice,
+             .default_value = "throughput",
+             .help =
+                 "what the choice maximises: throughput, latency (the shortest turn), fairness (Jain's index of the "
+                 "chains' served shares) or efficiency (packets per busy CPU second)",
+             .choices = {"throughput", "latency", "fairness", "efficiency"}},
+            number("slo_p99_us", 0, "a latency bound (us): only policies predicted to meet it; 0 = none", 0, 1e7),
+            number("redecide_ms", 500, "how often auto re-decides from the measured rates; 0 = at the start only", 0,
+                   60000),
+            number("margin", 0.1, "how much better (a fraction) another policy must be predicted to take over", 0, 10),
+            {.name = "confirmations",
+             .type = ArgType::Integer,
+             .default_value = 3,
+             .help = "decisions running in which it must be so",
+             .min = 1,
+             .max = 100},
+            number("yield_ns", 1350, "the model's sched_yield hand-off between processes on a core (coop)", 0, 1e7),
+            number("wakeup_ns", 2700, "the model's sleep and wake-up of an NF process (nfvnice)", 0, 1e7),
+            number("priority_switch_ns", 13000, "the model's SCHED_FIFO priority switch (unis)", 0, 1e7),
+            number("thread_switch_ns", 11, "the model's user-level thread switch (bubble)", 0, 1e7),
+            number("ring_hop_cycles", 40, "the model's enqueue and dequeue per packet between two NFs", 0, 1e6),
+        },
+    .requirements = [](const json&) { return MachineRequirements(MachineResource::CycleCosts); },
+    .deployment_requirements = auto_requirements,
+    .check = check,
+    .create = [](const json& options) { return std::make_unique<AutoScheduler>(Options::from(options)); },
+    .external_nfs = true,
+    .kernel_io_nfs = true,
+});
+
+}  // namespace
+}  // namespace tandem::autosched

@@ -1,0 +1,343 @@
+// auto's model: predicted throughput, latency, fairness and CPU per candidate policy, and the choice among them.
+#include "policy_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+namespace tandem::autosched {
+
+namespace {
+
+constexpr double kUnbounded = std::numeric_limits<double>::infinity();
+// Candidates within this fraction of the best figure are a tie, which the simpler candidate wins: the model's
+// inputs (costs, switch times) are themselves measured no closer than this.
+constexpr double kTie = 0.02;
+
+// How a policy divides a core between the chains that have NFs on it.
+enum class Sharing {
+  EqualTurns,    // every NF with input takes a batch in turn: chains get equal packet rates (rtc, coop, UNiS)
+  Proportional,  // CPU follows arrival rate x cost x weight: chains get rates in proportion to their offer x weight
+  FixedSlices,   // the kernel gives every runnable process its share, busy-polling or not (CFS)
+};
+
+struct PolicyTraits {
+  Sharing sharing;
+  bool sleeps_when_idle;  // its NFs block on an empty input, so an idle core is free (NFVnice's wake-ups)
+  bool external_nfs;      // it can schedule an unmodified application's process
+};
+
+const std::map<std::string, PolicyTraits>& traits() {
+  static const std::map<std::string, PolicyTraits> table = {
+      {"rtc", {Sharing::EqualTurns, false, false}},      {"bubble", {Sharing::Proportional, false, false}},
+      {"coop", {Sharing::EqualTurns, false, false}},     {"unis", {Sharing::EqualTurns, false, true}},
+      {"nfvnice", {Sharing::Proportional, true, false}}, {"cfs", {Sharing::FixedSlices, false, true}},
+  };
+  return table;
+}
+
+// TSC cycles a policy adds to each packet at each NF, beyond the NF's own cost: its switches spread over the
+// packets of a turn, and the ring between two NFs that are not one function call.
+double overhead_cycles(const std::string& policy, const Workload& w, const SwitchCosts& c) {
+  const double per_ns = w.hz / 1e9;
+  const double batch = std::max<uint32_t>(w.batch, 1);
+  if (policy == "rtc") return 0;  // a core's NFs of one chain are consecutive calls in one process
+  if (policy == "bubble") return c.thread_switch_ns * per_ns / batch + c.ring_hop_cycles;
+  if (policy == "coop") return c.yield_ns * per_ns / batch + c.ring_hop_cycles;
+  if (policy == "nfvnice") return c.wakeup_ns * per_ns / batch + c.ring_hop_cycles;
+  // UNiS switches when an input has gathered or its slice expired: under load a turn drains a full ring.
+  if (policy == "unis")
+    return c.priority_switch_ns * per_ns / std::max<uint32_t>(w.ring_capacity, 1) + c.ring_hop_cycles;
+  return c.ring_hop_cycles;  // cfs: its switches come at slice ends, accounted as the slices themselves
+}
+
+// Packets a turn takes at one NF, and the switch that ends it, in cycles: what a packet waits for the others.
+double turn_cycles(const std::string& policy, double cost, const Workload& w, const SwitchCosts& c) {
+  const double per_ns = w.hz / 1e9;
+  const double batch = w.batch;
+  if (policy == "rtc") return batch * cost;
+  if (policy == "bubble") return batch * (cost + c.ring_hop_cycles) + c.thread_switch_ns * per_ns;
+  if (policy == "coop") return batch * (cost + c.ring_hop_cycles) + c.yield_ns * per_ns;
+  if (policy == "nfvnice") return batch * (cost + c.ring_hop_cycles) + c.wakeup_ns * per_ns;
+  if (policy == "unis") return w.ring_capacity * (cost + c.ring_hop_cycles) + c.priority_switch_ns * per_ns;
+  return c.cfs_slice_ms * 1e-3 * w.hz;
+}
+
+// Water-filling: rates x_k = min(demand_k, level x share_k) with sum x_k work_k = capacity, or every demand met.
+std::vector<double> fill(double capacity, const std::vector<double>& work, const std::vector<double>& share,
+                         const std::vector<double>& demand) {
+  const size_t n = work.size();
+  std::vector<double> rate(n, 0);
+  std::vector<bool> done(n, false);
+  double left = capacity;
+  for (size_t round = 0; round < n; round++) {
+    double weighted = 0;  // cycles per unit of level for the chains still growing
+    for (size_t k = 0; k < n; k++)
+      if (!done[k]) weighted += share[k] * work[k];
+    if (weighted <= 0) break;
+    double level = left / weighted;
+    // The chain whose demand caps it first at this level is served in full; the rest share what is left.
+    size_t capped = n;
+    for (size_t k = 0; k < n; k++)
+      if (!done[k] && demand[k] < level * share[k] &&
+          (capped == n || demand[k] / share[k] < demand[capped] / share[capped]))
+        capped = k;
+    if (capped == n) {
+      for (size_t k = 0; k < n; k++)
+        if (!done[k]) rate[k] = level * share[k];
+      break;
+    }
+    rate[capped] = demand[capped];
+    done[capped] = true;
+    left -= demand[capped] * work[capped];
+  }
+  return rate;
+}
+
+double jain(const std::vector<double>& values) {
+  double sum = 0, squares = 0;
+  for (double v : values) {
+    sum += v;
+    squares += v * v;
+  }
+  return squares > 0 ? sum * sum / (static_cast<double>(values.size()) * squares) : 1;
+}
+
+std::string format(double value, int digits = 3) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*g", digits, value);
+  return text;
+}
+
+}  // namespace
+
+Objective objective_from_name(const std::string& name) {
+  if (name == "throughput") return Objective::Throughput;
+  if (name == "latency") return Objective::Latency;
+  if (name == "fairness") return Objective::Fairness;
+  if (name == "efficiency") return Objective::Efficiency;
+  throw std::invalid_argument("unknown objective '" + name + "'");
+}
+
+const char* objective_name(Objective objective) {
+  switch (objective) {
+    case Objective::Throughput:
+      return "throughput";
+    case Objective::Latency:
+      return "latency";
+    case Objective::Fairness:
+      return "fairness";
+    case Objective::Efficiency:
+      return "efficiency";
+  }
+  return "?";
+}
+
+const std::vector<std::string>& candidate_policies() {
+  static const std::vector<std::string> order = {"rtc", "bubble", "coop", "unis", "nfvnice", "cfs"};
+  return order;
+}
+
+Prediction predict(const std::string& policy, const Workload& w, const SwitchCosts& c) {
+  Prediction p;
+  p.policy = policy;
+  const PolicyTraits& t = traits().at(policy);
+  for (const ModelNf& nf : w.nfs) {
+    if (nf.kernel_io) {
+      p.feasible = false;
+      p.infeasible_because = "kernel-I/O NFs have no rings to take turns by";
+    } else if (nf.external && !t.external_nfs) {
+      p.feasible = false;
+      p.infeasible_because = "it runs NFs inside Tandem's workers, and an external NF is its own program";
+    }
+  }
+  // An NF whose cost is unknown counts as the cheapest known one: the model then errs towards more packets.
+  double cheapest = kUnbounded;
+  for (const ModelNf& nf : w.nfs)
+    if (nf.cost_cycles > 0) cheapest = std::min(cheapest, nf.cost_cycles);
+  if (cheapest == kUnbounded) cheapest = 1;
+  auto cost_of = [&](const ModelNf& nf) { return nf.cost_cycles > 0 ? nf.cost_cycles : cheapest; };
+
+  const size_t chains = w.chains.size();
+  std::vector<double> demand(chains), chain_work(chains, 0);
+  for (size_t k = 0; k < chains; k++) demand[k] = w.chains[k].offered_pps > 0 ? w.chains[k].offered_pps : kUnbounded;
+  std::set<int> cores;
+  for (const ModelNf& nf : w.nfs) cores.insert(nf.core);
+  const double overhead = overhead_cycles(policy, w, c);
+
+  std::vector<double> rate(chains, kUnbounded);
+  double busy_cycles = 0, worst_round = 0;
+  for (int core : cores) {
+    std::vector<double> work(chains, 0);
+    std::vector<int> nfs_here(chains, 0);
+    int on_core = 0;
+    double round = 0;
+    for (const ModelNf& nf : w.nfs) {
+      if (nf.core != core) continue;
+      work[nf.chain] += cost_of(nf) + overhead;
+      chain_work[nf.chain] += cost_of(nf) + overhead;
+      nfs_here[nf.chain]++;
+      on_core++;
+      round += turn_cycles(policy, cost_of(nf), w, c);
+    }
+    worst_round = std::max(worst_round, round);
+    std::vector<double> here(chains, kUnbounded);
+    if (t.sharing == Sharing::FixedSlices) {
+      // Each process polls for its slice whether it has packets or not, and in a slice takes at most what its input
+      // ring held: a chain goes at its slowest NF's pace, and at most a ring per round of every NF's slice.
+      const double per_round = w.ring_capacity / (on_core * c.cfs_slice_ms * 1e-3);
+      for (const ModelNf& nf : w.nfs)
+        if (nf.core == core)
+          here[nf.chain] = std::min({here[nf.chain], w.hz / on_core / (cost_of(nf) + c.ring_hop_cycles), per_round});
+      for (size_t k = 0; k < chains; k++) here[k] = std::min(here[k], demand[k]);
+    } else {
+      std::vector<double> share(chains, 1), served_work, served_share, served_demand;
+      std::vector<size_t> present;
+      for (size_t k = 0; k < chains; k++) {
+        if (nfs_here[k] == 0) continue;
+        present.push_back(k);
+        double weight = w.chains[k].weight > 0 ? w.chains[k].weight : 1;
+        share[k] = t.sharing == Sharing::Proportional
+                       ? weight * (w.chains[k].offered_pps > 0 ? w.chains[k].offered_pps : 1.0)
+                       : 1.0;
+        served_work.push_back(work[k]);
+        served_share.push_back(share[k]);
+        served_demand.push_back(demand[k]);
+      }
+      // Proportional shares with some offers unknown: the unknown ones cannot be weighed against rates.
+      bool any_unknown = false;
+      for (size_t k : present) any_unknown = any_unknown || w.chains[k].offered_pps <= 0;
+      if (t.sharing == Sharing::Proportional && any_unknown)
+        for (size_t i = 0; i < present.size(); i++) served_share[i] = std::max(w.chains[present[i]].weight, 1e-9);
+      std::vector<double> filled = fill(w.hz, served_work, served_share, served_demand);
+      for (size_t i = 0; i < present.size(); i++) here[present[i]] = filled[i];
+    }
+    for (size_t k = 0; k < chains; k++) rate[k] = std::min(rate[k], here[k]);
+  }
+  for (size_t k = 0; k < chains; k++) {
+    if (rate[k] == kUnbounded) rate[k] = 0;  // a chain with no NF on any core: nothing the policy decides
+  }
+  // What the cores spend on the packets the chains get (a chain limited elsewhere takes less here).
+  for (const ModelNf& nf : w.nfs) busy_cycles += rate[nf.chain] * (cost_of(nf) + overhead);
+  p.chain_pps = rate;
+  for (double r : rate) p.throughput_pps += r;
+  p.latency_us = worst_round / w.hz * 1e6;
+  const double core_count = std::max<size_t>(cores.size(), 1);
+  p.cpu_share = t.sleeps_when_idle ? std::min(1.0, busy_cycles / (w.hz * core_count)) : 1.0;
+  p.packets_per_cpu_second = p.throughput_pps / std::max(p.cpu_share * core_count, 1e-9);
+  bool all_bounded = true;
+  for (double d : demand) all_bounded = all_bounded && d != kUnbounded;
+  std::vector<double> served;
+  for (size_t k = 0; k < chains; k++) {
+    double weight = w.chains[k].weight > 0 ? w.chains[k].weight : 1;
+    // Offered rates known: the share of each offer delivered; else the CPU each chain gets per unit of weight.
+    served.push_back(all_bounded ? rate[k] / demand[k] / weight : rate[k] * chain_work[k] / weight);
+  }
+  p.jain = jain(served);
+  return p;
+}
+
+double merit(const Prediction& p, Objective objective) {
+  switch (objective) {
+    case Objective::Throughput:
+      return p.throughput_pps;
+    case Objective::Latency:
+      return p.latency_us > 0 ? 1.0 / p.latency_us : kUnbounded;
+    case Objective::Fairness:
+      return p.jain;
+    case Objective::Efficiency:
+      return p.packets_per_cpu_second;
+  }
+  return 0;
+}
+
+Decision decide(const Workload& w, Objective objective, std::optional<double> slo_p99_us, const SwitchCosts& costs) {
+  Decision d;
+  bool kernel_io = false, external = false;
+  for (const ModelNf& nf : w.nfs) {
+    kernel_io = kernel_io || nf.kernel_io;
+    external = external || nf.external;
+  }
+  for (const std::string& policy : candidate_policies()) d.predictions.push_back(predict(policy, w, costs));
+  if (kernel_io) {
+    d.policy = "scc";
+    d.reason =
+        "kernel-I/O NFs: scc is the runtime for kernel-driver NFs (longer quanta, batched system calls), and "
+        "the model predicts none of the ring-watching policies for them";
+    return d;
+  }
+  std::vector<const Prediction*> feasible;
+  for (const Prediction& p : d.predictions)
+    if (p.feasible) feasible.push_back(&p);
+  std::string constraint;
+  if (slo_p99_us) {
+    std::vector<const Prediction*> meeting;
+    for (const Prediction* p : feasible)
+      if (p->latency_us <= *slo_p99_us) meeting.push_back(p);
+    if (meeting.empty()) {
+      const Prediction* fastest = *std::min_element(feasible.begin(), feasible.end(),
+                                                    [](auto* a, auto* b) { return a->latency_us < b->latency_us; });
+      d.policy = fastest->policy;
+      d.reason = "no candidate is predicted to meet the SLO of " + format(*slo_p99_us) + " us; " + d.policy +
+                 " is predicted the lowest latency (" + format(fastest->latency_us) + " us)";
+      return d;
+    }
+    if (meeting.size() < feasible.size())
+      constraint = "; the SLO of " + format(*slo_p99_us) + " us rules out " +
+                   std::to_string(feasible.size() - meeting.size()) + " candidate(s)";
+    feasible = meeting;
+  }
+  double best = 0;
+  for (const Prediction* p : feasible) best = std::max(best, merit(*p, objective));
+  const Prediction* chosen = nullptr;
+  for (const Prediction* p : feasible)  // in preference order: the first within the tie of the best
+    if (!chosen && merit(*p, objective) >= best * (1 - kTie)) chosen = p;
+  const Prediction* runner_up = nullptr;
+  for (const Prediction* p : feasible)
+    if (p != chosen && (!runner_up || merit(*p, objective) > merit(*runner_up, objective))) runner_up = p;
+  d.policy = chosen->policy;
+  auto figure = [&](const Prediction& p) -> std::string {
+    switch (objective) {
+      case Objective::Throughput:
+        return format(p.throughput_pps / 1e6) + " Mpps";
+      case Objective::Latency:
+        return format(p.latency_us) + " us a turn";
+      case Objective::Fairness:
+        return "Jain " + format(p.jain);
+      case Objective::Efficiency:
+        return format(p.packets_per_cpu_second / 1e6) + " Mpps per busy core";
+    }
+    return "";
+  };
+  d.reason = std::string(objective_name(objective)) + ": " + d.policy + " is predicted " + figure(*chosen);
+  if (runner_up) d.reason += ", the next best " + runner_up->policy + " " + figure(*runner_up);
+  if (external) d.reason += "; an external NF leaves only the policies that schedule processes from outside";
+  d.reason += constraint;
+  return d;
+}
+
+nlohmann::json to_json(const Prediction& p) {
+  nlohmann::json out = {{"policy", p.policy}, {"feasible", p.feasible}};
+  if (!p.feasible) {
+    out["infeasible_because"] = p.infeasible_because;
+    return out;
+  }
+  out.update({{"throughput_pps", p.throughput_pps},
+              {"chain_pps", p.chain_pps},
+              {"latency_us", p.latency_us},
+              {"jain", p.jain},
+              {"cpu_share", p.cpu_share},
+              {"packets_per_cpu_second", p.packets_per_cpu_second}});
+  return out;
+}
+
+nlohmann::json to_json(const Decision& d) {
+  nlohmann::json predictions = nlohmann::json::array();
+  for (const Prediction& p : d.predictions) predictions.push_back(to_json(p));
+  return {{"policy", d.policy}, {"reason", d.reason}, {"predictions", predictions}};
+}
+
+}  // namespace tandem::autosched

@@ -1,0 +1,136 @@
+// Tests of auto's model and choice on synthetic runs: the policy each case should get, and why.
+#include "policy_model.h"
+
+#include <gtest/gtest.h>
+
+namespace tandem::autosched {
+namespace {
+
+constexpr double kHz = 2e9;
+
+// A line of `nfs` NFs of `cost` cycles on core 1, offered `pps` (0: as fast as the generator can).
+Workload line(int nfs, double cost, double pps = 0) {
+  Workload w;
+  w.hz = kHz;
+  for (int i = 0; i < nfs; i++) w.nfs.push_back({.chain = 0, .core = 1, .cost_cycles = cost});
+  w.chains.push_back({.offered_pps = pps});
+  return w;
+}
+
+const Prediction& of(const Decision& d, const std::string& policy) {
+  for (const Prediction& p : d.predictions)
+    if (p.policy == policy) return p;
+  throw std::logic_error("no prediction for " + policy);
+}
+
+TEST(PolicyModel, NativeNfsAtFullLoadGoToRunToCompletion) {
+  Decision d = decide(line(3, 300), Objective::Throughput, std::nullopt, {});
+  EXPECT_EQ(d.policy, "rtc") << d.reason;
+  // Every switch a policy adds per packet costs it throughput: the order the papers' tables show.
+  EXPECT_NEAR(of(d, "rtc").throughput_pps, kHz / 900, 1);
+  EXPECT_GT(of(d, "rtc").throughput_pps, of(d, "bubble").throughput_pps);
+  EXPECT_GT(of(d, "bubble").throughput_pps, of(d, "coop").throughput_pps);
+  EXPECT_GT(of(d, "coop").throughput_pps, of(d, "nfvnice").throughput_pps);
+  // A poll-mode NF under CFS busy-polls through its 3 ms slice, having drained its input ring long before: a
+  // ring's worth of packets per round of the three slices, far below rtc (the papers' 50-100x).
+  EXPECT_NEAR(of(d, "cfs").throughput_pps, 1024 / 9e-3, 1);
+  EXPECT_LT(of(d, "cfs").throughput_pps * 10, of(d, "rtc").throughput_pps);
+}
+
+TEST(PolicyModel, CheapNfsMakeSwitchesTheCost) {
+  // At 50 cycles an NF, a sched_yield per 32-packet batch (1.35 us = 2700 cycles here) adds 84 cycles a packet:
+  // coop at about 50/(50+40+84) of rtc's rate, as the density measurements found (56 %).
+  Decision d = decide(line(64, 50), Objective::Throughput, std::nullopt, {});
+  double coop_vs_rtc = of(d, "coop").throughput_pps / of(d, "rtc").throughput_pps;
+  EXPECT_NEAR(coop_vs_rtc, 50.0 / (50 + 40 + 2700.0 / 32), 0.01);
+}
+
+TEST(PolicyModel, AnExternalNfLeavesThePoliciesThatScheduleProcesses) {
+  Workload w = line(3, 300);
+  w.nfs[1].external = true;
+  Decision d = decide(w, Objective::Throughput, std::nullopt, {});
+  EXPECT_EQ(d.policy, "unis") << d.reason;
+  EXPECT_FALSE(of(d, "rtc").feasible);
+  EXPECT_FALSE(of(d, "bubble").feasible);
+  EXPECT_TRUE(of(d, "cfs").feasible);
+  EXPECT_NE(d.reason.find("external"), std::string::npos);
+}
+
+TEST(PolicyModel, KernelIoNfsGoToScc) {
+  Workload w = line(3, 300);
+  for (ModelNf& nf : w.nfs) nf.kernel_io = true;
+  Decision d = decide(w, Objective::Latency, std::nullopt, {});
+  EXPECT_EQ(d.policy, "scc");
+  EXPECT_NE(d.reason.find("kernel-I/O"), std::string::npos);
+}
+
+TEST(PolicyModel, FairnessBetweenUnequalOffersGoesToRateProportionalSharing) {
+  // Two chains on one core, offered 3:1, together twice what the core holds. Equal turns serve the small one in
+  // full and the large one a third; NFVnice's rate-cost shares serve both the same fraction.
+  Workload w;
+  w.hz = kHz;
+  w.nfs = {{.chain = 0, .core = 1, .cost_cycles = 1000}, {.chain = 1, .core = 1, .cost_cycles = 1000}};
+  double capacity = kHz / 1000;
+  w.chains = {{.offered_pps = 1.5 * capacity}, {.offered_pps = 0.5 * capacity}};
+  Decision d = decide(w, Objective::Fairness, std::nullopt, {});
+  EXPECT_EQ(d.policy, "bubble") << d.reason;  // Bubble's batches follow rates too, with cheaper switches
+  const Prediction& nfvnice = of(d, "nfvnice");
+  EXPECT_NEAR(nfvnice.chain_pps[0] / nfvnice.chain_pps[1], 3.0, 1e-6);
+  EXPECT_NEAR(nfvnice.jain, 1.0, 1e-9);
+  EXPECT_LT(of(d, "rtc").jain, 0.9);
+  EXPECT_NEAR(of(d, "rtc").chain_pps[1], 0.5 * capacity, 1);  // the small chain fully served under equal turns
+
+  // The same run for throughput: every policy without switches delivers the core's capacity; rtc, the simplest.
+  EXPECT_EQ(decide(w, Objective::Throughput, std::nullopt, {}).policy, "rtc");
+}
+
+TEST(PolicyModel, EfficiencyAtLowLoadGoesToAPolicyWhoseNfsSleep) {
+  Decision light = decide(line(8, 200, 10'000), Objective::Efficiency, std::nullopt, {});
+  EXPECT_EQ(light.policy, "nfvnice") << light.reason;
+  EXPECT_LT(of(light, "nfvnice").cpu_share, 0.05);
+  EXPECT_EQ(of(light, "rtc").cpu_share, 1.0);
+  // Saturated, every policy keeps its core busy: the one with the most packets per busy second wins.
+  Decision full = decide(line(8, 200), Objective::Efficiency, std::nullopt, {});
+  EXPECT_EQ(full.policy, "rtc") << full.reason;
+}
+
+TEST(PolicyModel, TheSloRulesOutPoliciesPredictedSlowerThanIt) {
+  Workload w = line(8, 200, 10'000);
+  Decision free = decide(w, Objective::Efficiency, std::nullopt, {});
+  ASSERT_EQ(free.policy, "nfvnice");
+  double nfvnice_us = of(free, "nfvnice").latency_us, rtc_us = of(free, "rtc").latency_us;
+  ASSERT_LT(rtc_us, nfvnice_us);
+  Decision bound = decide(w, Objective::Efficiency, (rtc_us + nfvnice_us) / 2, {});
+  EXPECT_NE(bound.policy, "nfvnice") << bound.reason;
+  EXPECT_LE(of(bound, bound.policy).latency_us, (rtc_us + nfvnice_us) / 2);
+  EXPECT_NE(bound.reason.find("SLO"), std::string::npos);
+  // An SLO no policy meets: the lowest predicted latency, and the reason says so.
+  Decision impossible = decide(w, Objective::Throughput, rtc_us / 10, {});
+  EXPECT_EQ(impossible.policy, "rtc");
+  EXPECT_NE(impossible.reason.find("no candidate"), std::string::npos);
+}
+
+TEST(PolicyModel, LatencyPrefersNoSwitches) {
+  Decision d = decide(line(4, 500), Objective::Latency, std::nullopt, {});
+  EXPECT_EQ(d.policy, "rtc");
+  EXPECT_LT(of(d, "rtc").latency_us, of(d, "coop").latency_us);
+  EXPECT_LT(of(d, "coop").latency_us, of(d, "unis").latency_us);  // UNiS lets a ring's worth gather
+  EXPECT_GT(of(d, "cfs").latency_us, 1000);                       // slices of milliseconds
+}
+
+TEST(PolicyModel, AChainAcrossCoresGoesAtItsSlowestCoresPace) {
+  Workload w;
+  w.hz = kHz;
+  w.nfs = {{.chain = 0, .core = 1, .cost_cycles = 100}, {.chain = 0, .core = 2, .cost_cycles = 400}};
+  w.chains = {{}};
+  Prediction rtc = predict("rtc", w, {});
+  EXPECT_NEAR(rtc.throughput_pps, kHz / 400, 1);
+}
+
+TEST(PolicyModel, UnknownObjectivesAreRefused) {
+  EXPECT_EQ(objective_from_name("fairness"), Objective::Fairness);
+  EXPECT_THROW(objective_from_name("speed"), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace tandem::autosched

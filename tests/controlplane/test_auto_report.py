@@ -1,0 +1,74 @@
+"""auto's decisions as the run report shows them: the chosen policy and why, every candidate's predictions, and the
+later decisions, applied or not."""
+
+from __future__ import annotations
+
+from controlplane.results.auto_report import auto_decision_lines
+from controlplane.results.time_explained import switch_policy
+
+
+def prediction(policy: str, mpps: float, feasible: bool = True) -> dict:
+    if not feasible:
+        return {"policy": policy, "feasible": False, "infeasible_because": "an external NF"}
+    return {
+        "policy": policy,
+        "feasible": True,
+        "throughput_pps": mpps * 1e6,
+        "latency_us": 10.0,
+        "jain": 1.0,
+        "cpu_share": 1.0,
+    }
+
+
+REPORT = {
+    "objective": "efficiency",
+    "slo_p99_us": None,
+    "policy": "unis",
+    "policy_switches": 1,
+    "decisions": [
+        {
+            "policy": "nfvnice",
+            "reason": "efficiency: nfvnice is predicted 1.5 Mpps per busy core",
+            "t_s": 0.0,
+            "measured": False,
+            "predictions": [prediction("rtc", 2.0, feasible=False), prediction("nfvnice", 0.02)],
+        },
+        {
+            "policy": "rtc",
+            "reason": "efficiency: rtc is predicted 2.8 Mpps per busy core",
+            "t_s": 1.6,
+            "measured": True,
+            "applied": False,
+            "offered_pps": [5e7],
+            "why_not": "it needs a restart",
+        },
+        {
+            "policy": "unis",
+            "from": "nfvnice",
+            "reason": "at the measured rates unis is predicted better",
+            "t_s": 1.8,
+            "measured": True,
+            "applied": True,
+            "offered_pps": [5e7],
+            "switch_us": 16016.0,
+        },
+    ],
+    "policy_report": {"policy": "fifo", "switches": 10},
+}
+
+
+def test_the_report_says_what_auto_chose_why_and_what_it_did_later():
+    text = "\n".join(auto_decision_lines(REPORT))
+    assert "auto (efficiency): runs unis" in text
+    assert "auto at the start: nfvnice: efficiency: nfvnice is predicted" in text
+    assert "nfvnice*" in text  # the chosen row of the predictions
+    assert "cannot run here: an external NF" in text
+    assert "would choose rtc" in text and "not applied: it needs a restart" in text
+    assert "switched nfvnice -> unis in 16016 us" in text
+    assert "offered 50 Mpps" in text
+
+
+def test_switches_are_explained_at_the_chosen_modules_policy():
+    assert switch_policy({"name": "auto", "report": REPORT}) == "fifo"
+    assert switch_policy({"name": "coop", "report": {"policy": "fifo"}}) == "fifo"
+    assert switch_policy({"name": "rtc", "report": {}}) is None
