@@ -467,21 +467,9 @@ STALE = {
         "6281b31f3a6ec6a3",
         NFVNICE_PRODUCER_THROTTLE + "`.venv/bin/python bench/live_changes.py`",
     ),
-    "bubble-chain": (
-        "a6230196a7896af8",
-        NFVNICE_PRODUCER_THROTTLE + "`.venv/bin/python bench/bubble_experiments.py --only chain`",
-    ),
     "lab-kernel": (
         "6501cc96666895cf",
         NFVNICE_PRODUCER_THROTTLE + "`.venv/bin/python bench/lab_experiments.py`",
-    ),
-    "profiler-three-firewalls": (
-        "7118fac953623e92",
-        NFVNICE_PRODUCER_THROTTLE + "`.venv/bin/python bench/profiler_experiments.py --only breakdown`",
-    ),
-    "profiler-light-chain": (
-        "f4536410a8481967",
-        NFVNICE_PRODUCER_THROTTLE + "`.venv/bin/python bench/profiler_experiments.py --only breakdown`",
     ),
 }
 
