@@ -463,10 +463,6 @@ STALE = {
         "the lock-free mbuf pool (16e11fc); re-measure with "
         "`.venv/bin/python bench/run_benchmarks.py --only chain-length`",
     ),
-    "live-changes": (
-        "6281b31f3a6ec6a3",
-        NFVNICE_PRODUCER_THROTTLE + "`.venv/bin/python bench/live_changes.py`",
-    ),
     "lab-kernel": (
         "6501cc96666895cf",
         NFVNICE_PRODUCER_THROTTLE + "`.venv/bin/python bench/lab_experiments.py`",
