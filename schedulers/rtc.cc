@@ -7,6 +7,11 @@ namespace {
 
 class RunToCompletion final : public Scheduler {
  public:
+  // idle: sleep: a worker whose every input is empty sleeps on its futex, and the manager's loop wakes it once any
+  // input holds a packet: an idle core costs next to nothing, and a packet that finds it asleep waits for the
+  // wake-up (a tick of `wakeup_us` and a futex wake) on top.
+  RunToCompletion(bool sleep_when_idle, double wakeup_us) : sleep_when_idle_(sleep_when_idle), wakeup_us_(wakeup_us) {}
+
   // One worker per core; on it, each maximal run of NFs of a chain joined by single edges becomes one segment.
   std::vector<WorkerPlan> plan_workers(const Deployment& deployment) const override {
     std::vector<WorkerPlan> plans;
@@ -44,20 +49,70 @@ class RunToCompletion final : public Scheduler {
     return plans;
   }
   void attach(SchedulerView& view) override {
-    for (pid_t pid : view.worker_pids()) KernelPolicy::restore(pid);  // plain SCHED_OTHER: each is alone on its core
+    for (size_t w = 0; w < view.worker_pids().size(); w++) {
+      KernelPolicy::restore(view.worker_pids()[w]);  // plain SCHED_OTHER: each is alone on its core
+      if (sleep_when_idle_) view.hints.set_yield_policy(w, {.after_batches = 0, .on_empty = 0, .block_on_empty = 1});
+    }
   }
-  void detach(SchedulerView&) override {}
+  uint64_t tick_period_ns() const override { return sleep_when_idle_ ? static_cast<uint64_t>(wakeup_us_ * 1e3) : 0; }
+  void tick(SchedulerView& view, uint64_t) override {
+    const std::vector<WorkerPlan>& workers = view.deployment.workers;
+    for (size_t w = 0; w < workers.size() && w < view.worker_pids().size(); w++) {
+      if (!view.hints.asleep(w)) continue;
+      for (const Segment& segment : workers[w].segments)
+        if (view.waiting(segment.nfs.front()) > 0) {
+          view.hints.wake(w);
+          wakeups_++;
+          break;
+        }
+    }
+  }
+  void detach(SchedulerView& view) override {
+    for (size_t w = 0; w < view.worker_pids().size(); w++) {
+      view.hints.set_yield_policy(w, YieldPolicy{});
+      view.hints.wake(w);
+    }
+  }
   json report(const SchedulerView& view) const override {
-    return {{"policy", "cfs"}, {"workers", view.worker_pids().size()}};
+    json out = {
+        {"policy", "cfs"}, {"workers", view.worker_pids().size()}, {"idle", sleep_when_idle_ ? "sleep" : "poll"}};
+    if (sleep_when_idle_) out["wakeups"] = wakeups_;
+    return out;
   }
+  json live_metrics(const SchedulerView&) const override {
+    return sleep_when_idle_ ? json{{"totals", {{"wakeups_total", wakeups_}}}} : json::object();
+  }
+
+ private:
+  bool sleep_when_idle_;
+  double wakeup_us_;
+  uint64_t wakeups_ = 0;
 };
 
 const SchedulerRegistration registration({
     .name = "rtc",
     .help = "Run-to-completion ceiling: the NFs on a core run as consecutive function calls in one process.",
-    .options = {},
+    .options =
+        {
+            {.name = "idle",
+             .type = ArgType::Choice,
+             .default_value = "poll",
+             .help = "poll: the worker polls its inputs always (the ceiling); sleep: it sleeps while every input is "
+                     "empty, woken by the manager once a packet arrives (an idle core costs next to nothing)",
+             .choices = {"poll", "sleep"}},
+            {.name = "wakeup_us",
+             .type = ArgType::Number,
+             .default_value = 10.0,
+             .help = "idle: sleep: how often the manager looks for packets at a sleeping worker's inputs",
+             .min = 1,
+             .max = 100000},
+        },
     .requirements = [](const json&) { return MachineRequirements{}; },
-    .create = [](const json&) { return std::make_unique<RunToCompletion>(); },
+    .create =
+        [](const json& options) {
+          return std::make_unique<RunToCompletion>(options["idle"].get<std::string>() == "sleep",
+                                                   options["wakeup_us"].get<double>());
+        },
 });
 
 }  // namespace

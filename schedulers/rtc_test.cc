@@ -6,6 +6,13 @@
 namespace tandem {
 namespace {
 
+// rtc with its options at their defaults, as the manager creates it from a resolved spec.
+std::unique_ptr<Scheduler> default_rtc() {
+  const SchedulerType& rtc = scheduler_types().at("rtc");
+  SpecErrors errors;
+  return rtc.create(resolve_args(rtc.options, json::object(), "scheduler", errors));
+}
+
 Deployment two_chain_deployment() {
   json chain_a = {{"name", "a"},
                   {"traffic", {{"sizes", {{64, 1}}}}},
@@ -37,7 +44,7 @@ TEST(WorkerPlans, OneWorkerPerNfWithUniqueLcores) {
 
 TEST(WorkerPlans, RtcGroupsConsecutiveNfsOnACore) {
   Deployment d = two_chain_deployment();
-  auto scheduler = scheduler_types().at("rtc").create(json::object());
+  auto scheduler = default_rtc();
   std::vector<WorkerPlan> plans = scheduler->plan_workers(d);
   ASSERT_EQ(plans.size(), 2u);  // core 1 and core 2
   const WorkerPlan& core1 = plans[0];
@@ -64,7 +71,7 @@ TEST(WorkerPlans, RtcEndsASegmentAtAFanOutAndAtAJoin) {
                   {{"from", "cls"}, {"to", "out"}, {"label", "other"}},
                   {{"from", "waf"}, {"to", "out"}}}}};
   Deployment d = parse_deployment({{"scheduler", {{"name", "rtc"}}}, {"chains", {chain}}});
-  std::vector<WorkerPlan> plans = scheduler_types().at("rtc").create(json::object())->plan_workers(d);
+  std::vector<WorkerPlan> plans = default_rtc()->plan_workers(d);
   ASSERT_EQ(plans.size(), 1u);
   ASSERT_EQ(plans[0].segments.size(), 3u);
   EXPECT_EQ(plans[0].segments[0].nfs, std::vector<int>{0});

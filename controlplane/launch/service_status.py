@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 
 
-def _bound_of_percentile(now: dict | None, before: dict | None, share: float) -> float | None:
+def bound_of_percentile(now: dict | None, before: dict | None, share: float) -> float | None:
     """The latency histogram's bound (us) under which `share` of the packets sampled since the last report fell (all
     since the start, without one): live metrics keep cumulative buckets, so the last interval is their difference."""
     if not now or not now.get("count"):
@@ -102,8 +102,8 @@ class ServiceStatus:
                     "delivered_mpps": _rate(chain, previous, "delivered", seconds),
                     "entry_backpressure": chain["entry_backpressure"],
                     # Bucket bounds: the latency the median (99th) packet of the last interval stayed under.
-                    "latency_p50_us_under": _bound_of_percentile(latency, earlier_latency, 0.5),
-                    "latency_p99_us_under": _bound_of_percentile(latency, earlier_latency, 0.99),
+                    "latency_p50_us_under": bound_of_percentile(latency, earlier_latency, 0.5),
+                    "latency_p99_us_under": bound_of_percentile(latency, earlier_latency, 0.99),
                     "removed": chain["name"] in removed,
                 }
             )

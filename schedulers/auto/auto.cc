@@ -2,6 +2,7 @@
 // the best runs, and while traffic flows auto re-decides from measured rates and switches live where the layout allows.
 #include <rte_cycles.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <optional>
@@ -21,6 +22,7 @@ struct Options {
   double margin;
   int confirmations;
   SwitchCosts costs;
+  std::vector<std::string> candidates;  // the spec's choice among candidate_policies(); empty: every one
 
   static Options from(const json& o) {
     Options options{objective_from_name(o["objective"].get<std::string>()),
@@ -35,6 +37,12 @@ struct Options {
     options.costs.priority_switch_ns = o["priority_switch_ns"].get<double>();
     options.costs.thread_switch_ns = o["thread_switch_ns"].get<double>();
     options.costs.ring_hop_cycles = o["ring_hop_cycles"].get<double>();
+    std::string list = o["candidates"].get<std::string>();
+    for (size_t begin = 0; begin < list.size();) {
+      size_t end = std::min(list.find(',', begin), list.size());
+      if (end > begin) options.candidates.push_back(list.substr(begin, end - begin));
+      begin = end + 1;
+    }
     return options;
   }
 };
@@ -51,10 +59,21 @@ double tsc_hz() {
   return static_cast<double>(tsc_end - tsc_begin) / seconds;
 }
 
-json default_options(const std::string& policy) {
-  SpecErrors errors;
-  return resolve_args(scheduler_types().at(policy).options, json::object(), "scheduler", errors);
-}
+// What a candidate runs: "rtc-sleep" is rtc with idle: sleep; the others are the schedulers of their name. With
+// every other option at its default.
+struct CandidateScheduler {
+  std::string name;
+  json options;
+
+  explicit CandidateScheduler(const std::string& candidate) : name(candidate == "rtc-sleep" ? "rtc" : candidate) {
+    SpecErrors errors;
+    json given = candidate == "rtc-sleep" ? json{{"idle", "sleep"}} : json::object();
+    options = resolve_args(type().options, given, "scheduler", errors);
+  }
+  const SchedulerType& type() const { return scheduler_types().at(name); }
+  std::unique_ptr<Scheduler> create() const { return type().create(options); }
+  MachineRequirements requirements() const { return type().requirements(options); }
+};
 
 // The model's view of the run: each NF's chain, core, cost and kind; each chain's offer (the spec's, or as measured).
 Workload workload_of(const Deployment& d, double hz, const std::vector<double>& measured_offer_pps) {
@@ -88,15 +107,16 @@ Workload workload_of(const Deployment& d, double hz, const std::vector<double>& 
 // Whether every need of `policy` (with its defaults) is among what the run was prepared for.
 bool prepared_for(const std::string& policy, const MachineRequirements& prepared) {
   const json have = prepared.to_json();
-  const json needs = scheduler_types().at(policy).requirements(default_options(policy)).to_json();
+  const json needs = CandidateScheduler(policy).requirements().to_json();
   for (const auto& [resource, value] : needs.items())
     if (!have.contains(resource) || have[resource] != value) return false;
   return true;
 }
 
-// What auto may need: the costs its model reads, and what each policy the run's NFs and objective allow needs. The
-// costs are not known yet when this is asked (the control plane measures them after), so this follows the NFs'
-// kinds and the objective alone.
+// What auto may need: the costs its model reads, and what each policy it may run needs. The costs are not known yet
+// when this is asked (the control plane measures them after), so this follows the NFs' kinds, the objective and
+// the spec's candidates alone: an external NF leaves unis and cfs, kernel-I/O NFs scc; for native NFs the model's
+// choices without requirements (rtc, rtc-sleep, bubble) beat the others, but for fairness nfvnice may come close.
 MachineRequirements auto_requirements(const Deployment& d) {
   Options o = Options::from(d.scheduler.options);
   bool kernel_io = false, external = false;
@@ -107,15 +127,16 @@ MachineRequirements auto_requirements(const Deployment& d) {
   std::vector<std::string> may_run;
   if (kernel_io) {
     may_run = {"scc"};
+  } else if (!o.candidates.empty()) {
+    for (const std::string& candidate : o.candidates)
+      if (!external || candidate == "unis" || candidate == "cfs") may_run.push_back(candidate);
   } else if (external) {
     may_run = {"unis"};
   } else if (o.objective == Objective::Fairness) {
     may_run = {"nfvnice"};
-  } else if (o.objective == Objective::Efficiency) {
-    may_run = {"nfvnice", "coop"};  // sleepers at low load, the cheapest process switcher when the load rises
   }
   MachineRequirements needs(MachineResource::CycleCosts);
-  for (const std::string& policy : may_run) needs |= scheduler_types().at(policy).requirements(default_options(policy));
+  for (const std::string& policy : may_run) needs |= CandidateScheduler(policy).requirements();
   return needs;
 }
 
@@ -175,9 +196,9 @@ class AutoScheduler final : public Scheduler {
   void decide_at_start(const Deployment& d) const {
     if (inner_) return;
     double hz = tsc_hz();
-    Decision decision = decide(workload_of(d, hz, {}), o_.objective, o_.slo_p99_us, o_.costs);
+    Decision decision = decide(workload_of(d, hz, {}), o_.objective, o_.slo_p99_us, o_.costs, o_.candidates);
     policy_ = decision.policy;
-    inner_ = scheduler_types().at(policy_).create(default_options(policy_));
+    inner_ = CandidateScheduler(policy_).create();
     json event = to_json(decision);
     event["t_s"] = 0.0;
     event["measured"] = false;
@@ -189,7 +210,7 @@ class AutoScheduler final : public Scheduler {
     family_ = json::array({policy_});
     for (const Prediction& p : decision.predictions) {
       if (!p.feasible || p.policy == policy_ || !prepared_for(p.policy, prepared)) continue;
-      std::unique_ptr<Scheduler> other = scheduler_types().at(p.policy).create(default_options(p.policy));
+      std::unique_ptr<Scheduler> other = CandidateScheduler(p.policy).create();
       if (!same_layout(other->plan_workers(d), layout)) continue;
       family_.push_back(p.policy);
       if (uint64_t period = other->tick_period_ns(); period > 0) tick_ns = tick_ns ? std::min(tick_ns, period) : period;
@@ -233,7 +254,8 @@ class AutoScheduler final : public Scheduler {
     offers_at_last_decision_ = now;
     last_decision_tsc_ = now_tsc;
 
-    Decision overall = decide(workload_of(view.deployment, hz_, rate), o_.objective, o_.slo_p99_us, o_.costs);
+    Decision overall =
+        decide(workload_of(view.deployment, hz_, rate), o_.objective, o_.slo_p99_us, o_.costs, o_.candidates);
     const Prediction* current = nullptr;
     const Prediction* best = nullptr;
     for (const Prediction& p : overall.predictions) {
@@ -273,7 +295,7 @@ class AutoScheduler final : public Scheduler {
     inner_->detach(view);
     view.hints.neutral(view.worker_pids().size(), view.deployment.chains.size());
     policy_ = best->policy;
-    inner_ = scheduler_types().at(policy_).create(default_options(policy_));
+    inner_ = CandidateScheduler(policy_).create();
     inner_->attach(view);
     event["switch_us"] = static_cast<double>(rte_get_tsc_cycles() - begin) / hz_ * 1e6;
     decisions_.push_back(event);
@@ -297,13 +319,20 @@ class AutoScheduler final : public Scheduler {
 
 void check(const Deployment& d, SpecErrors& errors) {
   Options o = Options::from(d.scheduler.options);
+  const std::vector<std::string>& known = candidate_policies();
+  std::string names;
+  for (const std::string& name : known) names += (names.empty() ? "" : ", ") + name;
+  for (const std::string& candidate : o.candidates)
+    if (std::find(known.begin(), known.end(), candidate) == known.end())
+      errors.push_back({"scheduler.candidates", "unknown candidate '" + candidate + "' (known: " + names + ")"});
+  if (!errors.empty()) return;
   // The policy the NFs' kinds and the spec's rates point to must accept the deployment as its own check would.
-  Decision decision = decide(workload_of(d, tsc_hz(), {}), o.objective, o.slo_p99_us, o.costs);
-  const SchedulerType& type = scheduler_types().at(decision.policy);
-  if (!type.check) return;
+  Decision decision = decide(workload_of(d, tsc_hz(), {}), o.objective, o.slo_p99_us, o.costs, o.candidates);
+  CandidateScheduler chosen(decision.policy);
+  if (!chosen.type().check) return;
   Deployment trial = d;
-  trial.scheduler = {decision.policy, default_options(decision.policy)};
-  type.check(trial, errors);
+  trial.scheduler = {chosen.name, chosen.options};
+  chosen.type().check(trial, errors);
 }
 
 ArgSpec number(const char* name, double value, const char* help, double min, double max) {
@@ -324,6 +353,11 @@ const SchedulerRegistration registration({
                  "what the choice maximises: throughput, latency (the shortest turn), fairness (Jain's index of the "
                  "chains' served shares) or efficiency (packets per busy CPU second)",
              .choices = {"throughput", "latency", "fairness", "efficiency"}},
+            {.name = "candidates",
+             .type = ArgType::String,
+             .default_value = "",
+             .help = "the policies auto may choose, comma-separated (rtc, rtc-sleep, bubble, coop, unis, nfvnice, cfs; "
+                     "rtc-sleep: rtc whose worker sleeps while idle); empty: every one"},
             number("slo_p99_us", 0, "a latency bound (us): only policies predicted to meet it; 0 = none", 0, 1e7),
             number("redecide_ms", 500, "how often auto re-decides from the measured rates; 0 = at the start only", 0,
                    60000),

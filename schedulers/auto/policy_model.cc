@@ -32,9 +32,10 @@ struct PolicyTraits {
 
 const std::map<std::string, PolicyTraits>& traits() {
   static const std::map<std::string, PolicyTraits> table = {
-      {"rtc", {Sharing::EqualTurns, false, false}},      {"bubble", {Sharing::Proportional, false, false}},
-      {"coop", {Sharing::EqualTurns, false, false}},     {"unis", {Sharing::EqualTurns, false, true}},
-      {"nfvnice", {Sharing::Proportional, true, false}}, {"cfs", {Sharing::FixedSlices, false, true}},
+      {"rtc", {Sharing::EqualTurns, false, false}},      {"rtc-sleep", {Sharing::EqualTurns, true, false}},
+      {"bubble", {Sharing::Proportional, false, false}}, {"coop", {Sharing::EqualTurns, false, false}},
+      {"unis", {Sharing::EqualTurns, false, true}},      {"nfvnice", {Sharing::Proportional, true, false}},
+      {"cfs", {Sharing::FixedSlices, false, true}},
   };
   return table;
 }
@@ -44,7 +45,7 @@ const std::map<std::string, PolicyTraits>& traits() {
 double overhead_cycles(const std::string& policy, const Workload& w, const SwitchCosts& c) {
   const double per_ns = w.hz / 1e9;
   const double batch = std::max<uint32_t>(w.batch, 1);
-  if (policy == "rtc") return 0;  // a core's NFs of one chain are consecutive calls in one process
+  if (policy == "rtc" || policy == "rtc-sleep") return 0;  // a core's NFs of a chain: consecutive calls, one process
   if (policy == "bubble") return c.thread_switch_ns * per_ns / batch + c.ring_hop_cycles;
   if (policy == "coop") return c.yield_ns * per_ns / batch + c.ring_hop_cycles;
   if (policy == "nfvnice") return c.wakeup_ns * per_ns / batch + c.ring_hop_cycles;
@@ -58,7 +59,7 @@ double overhead_cycles(const std::string& policy, const Workload& w, const Switc
 double turn_cycles(const std::string& policy, double cost, const Workload& w, const SwitchCosts& c) {
   const double per_ns = w.hz / 1e9;
   const double batch = w.batch;
-  if (policy == "rtc") return batch * cost;
+  if (policy == "rtc" || policy == "rtc-sleep") return batch * cost;
   if (policy == "bubble") return batch * (cost + c.ring_hop_cycles) + c.thread_switch_ns * per_ns;
   if (policy == "coop") return batch * (cost + c.ring_hop_cycles) + c.yield_ns * per_ns;
   if (policy == "nfvnice") return batch * (cost + c.ring_hop_cycles) + c.wakeup_ns * per_ns;
@@ -137,7 +138,7 @@ const char* objective_name(Objective objective) {
 }
 
 const std::vector<std::string>& candidate_policies() {
-  static const std::vector<std::string> order = {"rtc", "bubble", "coop", "unis", "nfvnice", "cfs"};
+  static const std::vector<std::string> order = {"rtc", "rtc-sleep", "bubble", "coop", "unis", "nfvnice", "cfs"};
   return order;
 }
 
@@ -183,6 +184,7 @@ Prediction predict(const std::string& policy, const Workload& w, const SwitchCos
       on_core++;
       round += turn_cycles(policy, cost_of(nf), w, c);
     }
+    if (policy == "rtc-sleep") round += c.sleeper_wakeup_ns * w.hz / 1e9;  // the core's one worker woken first
     worst_round = std::max(worst_round, round);
     std::vector<double> here(chains, kUnbounded);
     if (t.sharing == Sharing::FixedSlices) {
@@ -254,14 +256,21 @@ double merit(const Prediction& p, Objective objective) {
   return 0;
 }
 
-Decision decide(const Workload& w, Objective objective, std::optional<double> slo_p99_us, const SwitchCosts& costs) {
+Decision decide(const Workload& w, Objective objective, std::optional<double> slo_p99_us, const SwitchCosts& costs,
+                const std::vector<std::string>& allowed) {
   Decision d;
   bool kernel_io = false, external = false;
   for (const ModelNf& nf : w.nfs) {
     kernel_io = kernel_io || nf.kernel_io;
     external = external || nf.external;
   }
-  for (const std::string& policy : candidate_policies()) d.predictions.push_back(predict(policy, w, costs));
+  for (const std::string& policy : candidate_policies()) {
+    d.predictions.push_back(predict(policy, w, costs));
+    if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), policy) == allowed.end()) {
+      d.predictions.back().feasible = false;
+      d.predictions.back().infeasible_because = "not among the spec's candidates";
+    }
+  }
   if (kernel_io) {
     d.policy = "scc";
     d.reason =
@@ -272,6 +281,14 @@ Decision decide(const Workload& w, Objective objective, std::optional<double> sl
   std::vector<const Prediction*> feasible;
   for (const Prediction& p : d.predictions)
     if (p.feasible) feasible.push_back(&p);
+  if (feasible.empty()) {  // the spec's candidates cannot run these NFs: the first that can, saying so
+    for (const Prediction& p : d.predictions)
+      if (p.infeasible_because == "not among the spec's candidates" && predict(p.policy, w, costs).feasible) {
+        d.policy = p.policy;
+        d.reason = "none of the spec's candidates can run these NFs; " + p.policy + " can";
+        return d;
+      }
+  }
   std::string constraint;
   if (slo_p99_us) {
     std::vector<const Prediction*> meeting;

@@ -38,6 +38,8 @@ struct SwitchCosts {
   double thread_switch_ns = 11;       // a Boost.Context switch between user-level threads (Bubble)
   double ring_hop_cycles = 40;        // an enqueue and a dequeue per packet between two NFs that are not one call
   double cfs_slice_ms = 3;            // what CFS gives a runnable poll-mode process before the next (latency)
+  // A sleeping worker woken for a packet (rtc's idle: sleep): half the manager's 10 us look and a futex wake.
+  double sleeper_wakeup_ns = 10000;
 };
 
 struct Workload {
@@ -67,15 +69,18 @@ struct Decision {
   std::vector<Prediction> predictions;  // every candidate, feasible or not, in the order of preference on ties
 };
 
-// The candidates in the order preferred on a tie: simplest and cheapest to run first.
+// The candidates in the order preferred on a tie: simplest and cheapest to run first. Each is a scheduler, or
+// "rtc-sleep": rtc whose worker sleeps while its inputs are empty (rtc's option idle: sleep).
 const std::vector<std::string>& candidate_policies();
 
 Prediction predict(const std::string& policy, const Workload& workload, const SwitchCosts& costs);
 
 // The feasible candidate best for `objective`; with a p99 SLO, only those predicted to meet it (or, if none is,
 // the one with the lowest latency, saying so). Kernel-I/O NFs go to scc, which the model does not predict.
+// `allowed`: the candidates the spec lets auto choose from (empty: every one); the others are predicted too, and
+// marked infeasible.
 Decision decide(const Workload& workload, Objective objective, std::optional<double> slo_p99_us,
-                const SwitchCosts& costs);
+                const SwitchCosts& costs, const std::vector<std::string>& allowed = {});
 
 // The objective's figure of merit for a prediction: larger is better.
 double merit(const Prediction& prediction, Objective objective);

@@ -86,23 +86,32 @@ TEST(PolicyModel, FairnessBetweenUnequalOffersGoesToRateProportionalSharing) {
 
 TEST(PolicyModel, EfficiencyAtLowLoadGoesToAPolicyWhoseNfsSleep) {
   Decision light = decide(line(8, 200, 10'000), Objective::Efficiency, std::nullopt, {});
-  EXPECT_EQ(light.policy, "nfvnice") << light.reason;
-  EXPECT_LT(of(light, "nfvnice").cpu_share, 0.05);
+  EXPECT_EQ(light.policy, "rtc-sleep") << light.reason;
+  EXPECT_LT(of(light, "rtc-sleep").cpu_share, 0.01);
+  EXPECT_LT(of(light, "rtc-sleep").cpu_share, of(light, "nfvnice").cpu_share) << "no switches between NF processes";
   EXPECT_EQ(of(light, "rtc").cpu_share, 1.0);
-  // Saturated, every policy keeps its core busy: the one with the most packets per busy second wins.
+  // Saturated, every policy keeps its core busy: the one with the most packets per busy second, the simplest of a tie.
   Decision full = decide(line(8, 200), Objective::Efficiency, std::nullopt, {});
   EXPECT_EQ(full.policy, "rtc") << full.reason;
+  EXPECT_EQ(of(full, "rtc-sleep").throughput_pps, of(full, "rtc").throughput_pps);
+}
+
+TEST(PolicyModel, TheSpecsCandidatesBoundTheChoice) {
+  Decision d = decide(line(8, 200, 10'000), Objective::Efficiency, std::nullopt, {}, {"coop", "unis", "nfvnice"});
+  EXPECT_EQ(d.policy, "nfvnice") << d.reason;  // of the three, the one whose NFs sleep
+  EXPECT_FALSE(of(d, "rtc").feasible);
+  EXPECT_EQ(of(d, "rtc").infeasible_because, "not among the spec's candidates");
+  EXPECT_GT(of(d, "rtc").throughput_pps, 0) << "still predicted, for the report";
 }
 
 TEST(PolicyModel, TheSloRulesOutPoliciesPredictedSlowerThanIt) {
   Workload w = line(8, 200, 10'000);
   Decision free = decide(w, Objective::Efficiency, std::nullopt, {});
-  ASSERT_EQ(free.policy, "nfvnice");
-  double nfvnice_us = of(free, "nfvnice").latency_us, rtc_us = of(free, "rtc").latency_us;
-  ASSERT_LT(rtc_us, nfvnice_us);
-  Decision bound = decide(w, Objective::Efficiency, (rtc_us + nfvnice_us) / 2, {});
-  EXPECT_NE(bound.policy, "nfvnice") << bound.reason;
-  EXPECT_LE(of(bound, bound.policy).latency_us, (rtc_us + nfvnice_us) / 2);
+  ASSERT_EQ(free.policy, "rtc-sleep");
+  double sleeper_us = of(free, "rtc-sleep").latency_us, rtc_us = of(free, "rtc").latency_us;
+  ASSERT_LT(rtc_us, sleeper_us) << "a sleeping worker is woken first";
+  Decision bound = decide(w, Objective::Efficiency, (rtc_us + sleeper_us) / 2, {});
+  EXPECT_EQ(bound.policy, "rtc") << bound.reason;
   EXPECT_NE(bound.reason.find("SLO"), std::string::npos);
   // An SLO no policy meets: the lowest predicted latency, and the reason says so.
   Decision impossible = decide(w, Objective::Throughput, rtc_us / 10, {});
