@@ -30,7 +30,7 @@ from controlplane.errors import SpecError  # noqa: E402
 from controlplane.experiment import pipeline  # noqa: E402
 from controlplane.launch.service_status import bound_of_percentile  # noqa: E402
 from controlplane.machine.description import machine_description  # noqa: E402
-from controlplane.results.comparison_rounds import rounds_of  # noqa: E402
+from controlplane.results.comparison_rounds import round_ratios, rounds_of  # noqa: E402
 from controlplane.spec import catalog  # noqa: E402
 from controlplane.spec.deployment import run_config  # noqa: E402
 from controlplane.terminal.tables import table  # noqa: E402
@@ -96,20 +96,18 @@ def auto_choices(comparison: dict) -> str:
 
 def ratios_to_best(comparison: dict) -> tuple[list[float], list[str]]:
     """Per round: auto's delivered Mpps over the best single scheduler's of that round, and which single that was."""
-    by_round: dict[int, dict[str, float]] = {}
+    best: dict[int, tuple[float, str]] = {}
     for name, entry in comparison["schedulers"].items():
-        for round_, summary in zip(rounds_of(entry["runs"]), entry["runs"], strict=True):
-            if summary["delivered_mpps"] is not None:
-                by_round.setdefault(round_, {})[name] = summary["delivered_mpps"]
-    ratios, best_names = [], []
-    for rates in by_round.values():
-        singles = {name: mpps for name, mpps in rates.items() if name != "auto"}
-        if "auto" not in rates or not singles:
+        if name == "auto":
             continue
-        best = max(singles, key=singles.get)
-        ratios.append(rates["auto"] / singles[best])
-        best_names.append(best)
-    return ratios, best_names
+        for round_, summary in zip(rounds_of(entry["runs"]), entry["runs"], strict=True):
+            mpps = summary["delivered_mpps"]
+            if mpps is not None and (round_ not in best or mpps > best[round_][0]):
+                best[round_] = (mpps, name)
+    auto_runs = comparison["schedulers"]["auto"]["runs"]
+    by_round = round_ratios(auto_runs, {round_: mpps for round_, (mpps, _) in best.items()})
+    kept = [(r, best[round_][1]) for round_, r in zip(rounds_of(auto_runs), by_round, strict=True) if r is not None]
+    return [r for r, _ in kept], [name for _, name in kept]
 
 
 def measure(names: list[str], repeat: int, duration: float) -> dict:

@@ -48,15 +48,19 @@ struct Options {
 };
 
 // TSC cycles per second. The plan is made before the manager starts DPDK, whose rte_get_tsc_hz() answers only after;
-// until then the TSC is counted over 20 ms of the steady clock (the model needs it to a few per cent).
+// until then the TSC is counted over 20 ms of the steady clock (the model needs it to a few per cent), once per
+// process: a check and a plan each ask, and the rate does not change between them.
 double tsc_hz() {
   if (uint64_t hz = rte_get_tsc_hz(); hz > 0) return static_cast<double>(hz);
-  auto begin = std::chrono::steady_clock::now();
-  uint64_t tsc_begin = rte_rdtsc();
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  uint64_t tsc_end = rte_rdtsc();
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-  return static_cast<double>(tsc_end - tsc_begin) / seconds;
+  static const double counted = [] {
+    auto begin = std::chrono::steady_clock::now();
+    uint64_t tsc_begin = rte_rdtsc();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    uint64_t tsc_end = rte_rdtsc();
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    return static_cast<double>(tsc_end - tsc_begin) / seconds;
+  }();
+  return counted;
 }
 
 // What a candidate runs: "rtc-sleep" is rtc with idle: sleep; the others are the schedulers of their name. With
@@ -207,7 +211,7 @@ class AutoScheduler final : public Scheduler {
     MachineRequirements prepared = auto_requirements(d);
     std::vector<WorkerPlan> layout = inner_->plan_workers(d);
     uint64_t tick_ns = inner_->tick_period_ns();
-    family_ = json::array({policy_});
+    family_ = {policy_};
     for (const Prediction& p : decision.predictions) {
       if (!p.feasible || p.policy == policy_ || !prepared_for(p.policy, prepared)) continue;
       std::unique_ptr<Scheduler> other = CandidateScheduler(p.policy).create();
@@ -225,9 +229,7 @@ class AutoScheduler final : public Scheduler {
 
   // Whether the run can switch to `policy` live: the same layout as the one it started with, prepared for.
   bool switchable_to(const std::string& policy) const {
-    for (const json& name : family_)
-      if (name == policy) return true;
-    return false;
+    return std::find(family_.begin(), family_.end(), policy) != family_.end();
   }
 
   uint64_t inner_period_cycles() const {
@@ -308,7 +310,7 @@ class AutoScheduler final : public Scheduler {
   mutable std::unique_ptr<Scheduler> inner_;
   mutable std::string policy_;
   mutable json decisions_ = json::array();
-  mutable json family_ = json::array();
+  mutable std::vector<std::string> family_;
   mutable uint64_t tick_ns_ = 0;
   double hz_ = 1;
   uint64_t start_tsc_ = 0, last_decision_tsc_ = 0, last_inner_tick_ = 0;

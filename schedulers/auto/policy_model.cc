@@ -264,8 +264,10 @@ Decision decide(const Workload& w, Objective objective, std::optional<double> sl
     kernel_io = kernel_io || nf.kernel_io;
     external = external || nf.external;
   }
+  std::string first_runnable;  // the first candidate that can run these NFs, whether the spec allows it or not
   for (const std::string& policy : candidate_policies()) {
     d.predictions.push_back(predict(policy, w, costs));
+    if (first_runnable.empty() && d.predictions.back().feasible) first_runnable = policy;
     if (!allowed.empty() && std::find(allowed.begin(), allowed.end(), policy) == allowed.end()) {
       d.predictions.back().feasible = false;
       d.predictions.back().infeasible_because = "not among the spec's candidates";
@@ -282,12 +284,9 @@ Decision decide(const Workload& w, Objective objective, std::optional<double> sl
   for (const Prediction& p : d.predictions)
     if (p.feasible) feasible.push_back(&p);
   if (feasible.empty()) {  // the spec's candidates cannot run these NFs: the first that can, saying so
-    for (const Prediction& p : d.predictions)
-      if (p.infeasible_because == "not among the spec's candidates" && predict(p.policy, w, costs).feasible) {
-        d.policy = p.policy;
-        d.reason = "none of the spec's candidates can run these NFs; " + p.policy + " can";
-        return d;
-      }
+    d.policy = first_runnable;
+    d.reason = "none of the spec's candidates can run these NFs; " + first_runnable + " can";
+    return d;
   }
   std::string constraint;
   if (slo_p99_us) {
