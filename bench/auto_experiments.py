@@ -1,13 +1,14 @@
 """`auto` against every single scheduler. goal: on each example a single core holds, and on a stepped-rate run,
 auto's delivered rate over the best single scheduler's of the same round (a median of at least 0.95), and what auto
-chose. idle: the NF core's CPU and the latency of an 8-NF chain offered a trickle, per scheduler. timeline: a
-stepped-rate run under auto, its offered and delivered rates and its decisions over time.
+chose. mixed: a core of native NFs and an unmodified testpmd under auto, hybrid and every single policy that can run
+an unmodified process. idle: the NF core's CPU and the latency of an 8-NF chain offered a trickle, per scheduler.
+timeline: a stepped-rate run under auto, its offered and delivered rates and its decisions over time.
 
-Usage (as root): .venv/bin/python bench/auto_experiments.py [--repeat 3] [--duration 1] [--only goal|idle|timeline]
-    [--workload NAME]
-Writes bench/results/auto-{goal,idle,timeline}.json.gz, .md and .png. Each workload is one comparison in interleaved
-rounds (every scheduler once a round), so a ratio inside a round cancels the machine's drift; the medians are of
-those ratios.
+Usage (as root): .venv/bin/python bench/auto_experiments.py [--repeat 3] [--duration 1]
+    [--only goal|mixed|idle|timeline] [--workload NAME]
+Writes bench/results/auto-{goal,mixed,idle,timeline}.json.gz, .md and .png. Each workload is one comparison in
+interleaved rounds (every scheduler once a round), so a ratio inside a round cancels the machine's drift; the medians
+are of those ratios. goal --workload NAME measures that workload again and keeps the others' saved comparisons.
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ from controlplane.terminal.tables import table  # noqa: E402
 from tandem import Spec, load_spec  # noqa: E402
 
 SINGLES = ["rtc", "bubble", "coop", "unis", "nfvnice", "scc", "cfs"]
+# Where an unmodified process leaves only the policies that switch processes from outside: the kernel's others too.
+PROCESS_SINGLES = ["unis", "scc", "cfs", "batch", "rr", "fifo"]
 GOAL = 0.95
 # The examples whose NFs share core 1 and whose traffic is the generator's (the lab examples' clients set their own
 # load, and a lab takes minutes to build: they are left to bench/lab_experiments.py).
@@ -49,6 +52,7 @@ EXAMPLES = [
     "http-waf",
     "scale-out",
     "testpmd-chain",
+    "native-and-testpmd",
     "kernel-chain",
     "mixed-chain",
 ]
@@ -114,7 +118,9 @@ def measure(names: list[str], repeat: int, duration: float) -> dict:
     comparisons = {}
     for name in names:
         spec = stepped() if name == "stepped-rate" else load_spec(HERE.parent / "examples" / f"{name}.yaml")
-        schedulers = accepting(spec, [*SINGLES, "auto"])
+        external = any(nf.type == "external" for chain in spec.chains for nf in chain.nfs or [])
+        singles = [*SINGLES, *(n for n in PROCESS_SINGLES if n not in SINGLES)] if external else SINGLES
+        schedulers = accepting(spec, [*singles, "auto"])
         if "auto" not in schedulers:
             print(f"{name}: auto cannot run it; left out", file=sys.stderr)
             continue
@@ -165,6 +171,63 @@ def plot(document: dict, path: Path) -> None:
     ax.legend(loc="lower right")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+# Cores of native NFs beside unmodified testpmd processes; hybrid is auto's combination, measured by itself too.
+MIXED_WORKLOADS = ["native-and-testpmd", "testpmd-chain"]
+MIXED_SCHEDULERS = ["auto", "hybrid", *PROCESS_SINGLES]
+
+
+def mixed_rows(comparison: dict) -> list[list[str]]:
+    """Per scheduler: its median Mpps and p99, and its delivered rate over auto's, round by round (median)."""
+    auto_runs = comparison["schedulers"]["auto"]["runs"]
+    auto_by_round = {
+        round_: summary["delivered_mpps"] for round_, summary in zip(rounds_of(auto_runs), auto_runs, strict=True)
+    }
+    rows = []
+    for name, entry in comparison["schedulers"].items():
+        median = entry["median"] or {}
+        ratios = [r for r in round_ratios(entry["runs"], auto_by_round) if r is not None]
+        rows.append(
+            [
+                name + (f" ({auto_choices(comparison)})" if name == "auto" else ""),
+                fmt(median.get("delivered_mpps")),
+                # Nothing delivered (fifo: the first NF keeps the core): no latency to tell, not a failed run.
+                "-" if median.get("delivered_mpps") == 0 else fmt(median.get("p99_us"), 0),
+                " ".join(f"{r:.2f}" for r in ratios) or "-",
+                fmt(statistics.median(ratios) if ratios else None, 2),
+            ]
+        )
+    return rows
+
+
+def mixed(repeat: int, duration: float) -> None:
+    comparisons = {}
+    for name in MIXED_WORKLOADS:
+        spec = load_spec(HERE.parent / "examples" / f"{name}.yaml")
+        comparisons[name] = run(spec, accepting(spec, MIXED_SCHEDULERS), repeat, duration)
+    text = (
+        "Native NFs and an unmodified testpmd on core 1: auto (which runs hybrid there), hybrid by itself, and every "
+        "single policy that can run an unmodified process; a scheduler's delivered rate over auto's of the same round\n"
+        f"{repeat} rounds x {duration} s on {machine_description()}\n"
+    )
+    for name, comparison in comparisons.items():
+        text += f"\n{name}:\n" + table(
+            ["scheduler", "Mpps", "p99 us", "/ auto, per round", "median"], mixed_rows(comparison)
+        )
+        text += "\n"
+    save_result("auto-mixed", {"repeat": repeat, "duration": duration, "comparisons": comparisons}, text.rstrip())
+    fig, axes = plt.subplots(1, len(comparisons), figsize=(4.5 * len(comparisons), 3.5), squeeze=False)
+    for axis, (name, comparison) in zip(axes[0], comparisons.items(), strict=True):
+        names = list(comparison["schedulers"])
+        rates = [(comparison["schedulers"][n]["median"] or {}).get("delivered_mpps") or 0 for n in names]
+        axis.bar(names, rates, color=["tab:green" if n in ("auto", "hybrid") else "tab:gray" for n in names])
+        axis.set_title(name)
+        axis.set_ylabel("delivered Mpps (median)")
+        axis.tick_params(axis="x", rotation=45)
+    fig.tight_layout()
+    fig.savefig(RESULTS / "auto-mixed.png", dpi=110)
     plt.close(fig)
 
 
@@ -303,6 +366,20 @@ def goal(args) -> None:
             "duration": args.duration,
             "comparisons": measure(names, args.repeat, args.duration),
         }
+        if args.workload and (RESULTS / "auto-goal.json.gz").exists():
+            saved = read_result("auto-goal")
+            if (saved["repeat"], saved["duration"]) != (args.repeat, args.duration):
+                raise SystemExit(
+                    f"--workload {args.workload}: the saved goal ran {saved['repeat']} rounds x {saved['duration']} s; "
+                    "measure it again with the same --repeat and --duration, or every workload"
+                )
+            # This workload's comparison replaces the saved one (or joins them), in the order of the list above.
+            merged = saved["comparisons"] | document["comparisons"]
+            order = [*EXAMPLES, "stepped-rate"]
+            document["comparisons"] = dict(
+                sorted(merged.items(), key=lambda item: order.index(item[0]) if item[0] in order else len(order))
+            )
+            document["machine"] = saved["machine"]
     save_result("auto-goal", document, report(document))
     plot(document, RESULTS / "auto-goal.png")
 
@@ -311,7 +388,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--duration", type=float, default=1.0)
-    parser.add_argument("--only", choices=["goal", "idle", "timeline"], help="one experiment")
+    parser.add_argument("--only", choices=["goal", "mixed", "idle", "timeline"], help="one experiment")
     parser.add_argument("--workload", choices=[*EXAMPLES, "stepped-rate"], help="goal: one workload")
     parser.add_argument(
         "--render", action="store_true", help="goal: only redraw its table and plot from the saved result"
@@ -319,6 +396,7 @@ def main() -> int:
     args = parser.parse_args()
     steps = {
         "goal": lambda: goal(args),
+        "mixed": lambda: mixed(args.repeat, args.duration),
         "idle": lambda: idle(args.repeat, args.duration),
         "timeline": lambda: timeline(args.duration),
     }

@@ -277,6 +277,8 @@ TABLES: dict[str, Callable[[Path], Rendered]] = {
     # auto
     "auto-goal": whole("auto-goal"),
     "auto-idle": whole("auto-idle"),
+    "auto-mixed-native": whole("auto-mixed", 0),
+    "auto-mixed-testpmd": whole("auto-mixed", 1),
     # NFVnice
     "nfvnice-fairness": whole("nfvnice-fairness", 0),
     "nfvnice-fairness-per-nf": per_nf_fairness,

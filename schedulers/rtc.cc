@@ -1,5 +1,6 @@
 // rtc: the run-to-completion ceiling: all NFs placed on one core run as consecutive calls in one process.
 #include "mechanisms/kernel_policy.h"
+#include "run_to_completion_plan.h"
 #include "scheduler.h"
 
 namespace tandem {
@@ -14,39 +15,8 @@ class RunToCompletion final : public Scheduler {
 
   // One worker per core; on it, each maximal run of NFs of a chain joined by single edges becomes one segment.
   std::vector<WorkerPlan> plan_workers(const Deployment& deployment) const override {
-    std::vector<WorkerPlan> plans;
-    auto worker_for_core = [&](int core) -> WorkerPlan& {
-      for (WorkerPlan& plan : plans)
-        if (plan.core == core) return plan;
-      WorkerPlan plan;
-      plan.index = static_cast<int>(plans.size());
-      plan.name = "rtc@core" + std::to_string(core);
-      plan.core = core;
-      plan.lcore_id = plan.index + 1;
-      plans.push_back(plan);
-      return plans.back();
-    };
-    // Along the graph in topological order: a segment goes on to the next NF while the edge to it is the only
-    // way out of the last and the only way into the next, and the next shares the core.
-    std::vector<bool> placed(deployment.nfs.size(), false);
-    for (const ChainConfig& chain : deployment.chains)
-      for (int first : chain.nfs) {
-        if (placed[first]) continue;
-        std::vector<int> nfs = {first};
-        placed[first] = true;
-        while (true) {
-          const NfConfig& last = deployment.nfs[nfs.back()];
-          if (last.out_rings.size() != 1 || !deployment.rings[last.out_rings[0]].label.empty()) break;
-          int next = deployment.rings[last.out_rings[0]].to;
-          if (next < 0 || placed[next] || deployment.nfs[next].in_rings.size() != 1 ||
-              deployment.nfs[next].core != last.core)
-            break;
-          nfs.push_back(next);
-          placed[next] = true;
-        }
-        worker_for_core(deployment.nfs[first].core).segments.push_back(segment_of(deployment.nfs, nfs));
-      }
-    return plans;
+    return run_to_completion_workers(
+        deployment, [](const NfConfig&) { return true; }, "rtc@core");
   }
   void attach(SchedulerView& view) override {
     for (size_t w = 0; w < view.worker_pids().size(); w++) {

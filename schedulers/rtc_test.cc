@@ -81,5 +81,35 @@ TEST(WorkerPlans, RtcEndsASegmentAtAFanOutAndAtAJoin) {
   EXPECT_EQ(plans[0].segments[2].in_rings.size(), 2u);  // the join polls both
 }
 
+TEST(WorkerPlans, HybridGroupsACoresNativeNfsAndLeavesEachExternalOneItsOwn) {
+  // a1 -> pmd -> a3 -> a4 on core 1, a5 on core 2: the native NFs of core 1 in one worker (a1; a3+a4), testpmd alone.
+  auto node = [](const std::string& name, const std::string& type, int core) {
+    return json{{"name", name}, {"type", type}, {"core", core}};
+  };
+  json chain = {{"name", "a"},
+                {"traffic", {{"sizes", {{64, 1}}}}},
+                {"nfs",
+                 {node("a1", "macswap", 1), node("pmd", "external", 1), node("a3", "macswap", 1),
+                  node("a4", "macswap", 1), node("a5", "macswap", 2)}}};
+  Deployment d = parse_deployment({{"scheduler", {{"name", "hybrid"}}}, {"chains", {chain}}});
+  const SchedulerType& hybrid = scheduler_types().at("hybrid");
+  SpecErrors errors;
+  std::vector<WorkerPlan> plans =
+      hybrid.create(resolve_args(hybrid.options, json::object(), "scheduler", errors))->plan_workers(d);
+  ASSERT_EQ(plans.size(), 3u);
+  EXPECT_EQ(plans[0].name, "native@core1");
+  ASSERT_EQ(plans[0].segments.size(), 2u);
+  EXPECT_EQ(plans[0].segments[0].nfs, std::vector<int>{0});
+  EXPECT_EQ(plans[0].segments[1].nfs, (std::vector<int>{2, 3}));  // a call after a call: no ring, no switch
+  EXPECT_EQ(plans[0].runtime, Runtime::PollLoop);
+  EXPECT_EQ(plans[1].name, "native@core2");
+  EXPECT_EQ(plans[2].name, "pmd");
+  EXPECT_EQ(plans[2].runtime, Runtime::External);
+  for (size_t i = 0; i < plans.size(); i++) {
+    EXPECT_EQ(plans[i].index, static_cast<int>(i));
+    EXPECT_EQ(plans[i].lcore_id, static_cast<int>(i) + 1);
+  }
+}
+
 }  // namespace
 }  // namespace tandem

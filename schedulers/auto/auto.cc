@@ -84,12 +84,21 @@ Workload workload_of(const Deployment& d, double hz, const std::vector<double>& 
   Workload w;
   w.hz = hz;
   w.batch = d.burst;
-  for (const NfConfig& nf : d.nfs)
+  for (const NfConfig& nf : d.nfs) {
+    // The NF before it, where the two could be consecutive calls (run_to_completion_workers' rule).
+    int follows = -1;
+    if (nf.in_rings.size() == 1) {
+      const RingConfig& in = d.rings[nf.in_rings[0]];
+      if (in.from >= 0 && in.label.empty() && d.nfs[in.from].out_rings.size() == 1 && d.nfs[in.from].core == nf.core)
+        follows = in.from;
+    }
     w.nfs.push_back({.chain = nf.chain,
                      .core = nf.core,
                      .cost_cycles = nf.cost_cycles,
                      .external = nf.external(),
-                     .kernel_io = nf.kernel_io});
+                     .kernel_io = nf.kernel_io,
+                     .follows = follows});
+  }
   for (const ChainConfig& chain : d.chains) {
     // Before any measurement: the rate the run starts with (a stepped rate's first step, which auto re-decides
     // from when the load moves); a port's traffic is unknown until it flows.
@@ -119,8 +128,9 @@ bool prepared_for(const std::string& policy, const MachineRequirements& prepared
 
 // What auto may need: the costs its model reads, and what each policy it may run needs. The costs are not known yet
 // when this is asked (the control plane measures them after), so this follows the NFs' kinds, the objective and
-// the spec's candidates alone: an external NF leaves unis and cfs, kernel-I/O NFs scc; for native NFs the model's
-// choices without requirements (rtc, rtc-sleep, bubble) beat the others, but for fairness nfvnice may come close.
+// the spec's candidates alone: an external NF leaves unis, hybrid and cfs, kernel-I/O NFs scc; for native NFs the
+// model's choices without requirements (rtc, rtc-sleep, bubble) beat the others, but for fairness nfvnice may come
+// close.
 MachineRequirements auto_requirements(const Deployment& d) {
   Options o = Options::from(d.scheduler.options);
   bool kernel_io = false, external = false;
@@ -133,9 +143,9 @@ MachineRequirements auto_requirements(const Deployment& d) {
     may_run = {"scc"};
   } else if (!o.candidates.empty()) {
     for (const std::string& candidate : o.candidates)
-      if (!external || candidate == "unis" || candidate == "cfs") may_run.push_back(candidate);
+      if (!external || candidate == "unis" || candidate == "hybrid" || candidate == "cfs") may_run.push_back(candidate);
   } else if (external) {
-    may_run = {"unis"};
+    may_run = {"unis", "hybrid"};
   } else if (o.objective == Objective::Fairness) {
     may_run = {"nfvnice"};
   }
@@ -358,8 +368,9 @@ const SchedulerRegistration registration({
             {.name = "candidates",
              .type = ArgType::String,
              .default_value = "",
-             .help = "the policies auto may choose, comma-separated (rtc, rtc-sleep, bubble, coop, unis, nfvnice, cfs; "
-                     "rtc-sleep: rtc whose worker sleeps while idle); empty: every one"},
+             .help =
+                 "the policies auto may choose, comma-separated (rtc, rtc-sleep, bubble, coop, unis, hybrid, nfvnice, "
+                 "cfs; rtc-sleep: rtc whose worker sleeps while idle); empty: every one"},
             number("slo_p99_us", 0, "a latency bound (us): only policies predicted to meet it; 0 = none", 0, 1e7),
             number("redecide_ms", 500, "how often auto re-decides from the measured rates; 0 = at the start only", 0,
                    60000),

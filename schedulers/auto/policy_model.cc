@@ -34,15 +34,28 @@ const std::map<std::string, PolicyTraits>& traits() {
   static const std::map<std::string, PolicyTraits> table = {
       {"rtc", {Sharing::EqualTurns, false, false}},      {"rtc-sleep", {Sharing::EqualTurns, true, false}},
       {"bubble", {Sharing::Proportional, false, false}}, {"coop", {Sharing::EqualTurns, false, false}},
-      {"unis", {Sharing::EqualTurns, false, true}},      {"nfvnice", {Sharing::Proportional, true, false}},
-      {"cfs", {Sharing::FixedSlices, false, true}},
+      {"unis", {Sharing::EqualTurns, false, true}},      {"hybrid", {Sharing::EqualTurns, false, true}},
+      {"nfvnice", {Sharing::Proportional, true, false}}, {"cfs", {Sharing::FixedSlices, false, true}},
   };
   return table;
 }
 
-// TSC cycles a policy adds to each packet at each NF, beyond the NF's own cost: its switches spread over the
+// hybrid runs a core's native NFs in one worker: a native NF whose input comes straight from another native NF is a
+// call after it (no ring), and the worker takes one turn for all of them, so only the core's first native NF (in
+// the order of Workload::nfs) pays the worker's switch.
+bool continues_native_run(const Workload& w, size_t i) {
+  const ModelNf& nf = w.nfs[i];
+  return !nf.external && nf.follows >= 0 && !w.nfs[static_cast<size_t>(nf.follows)].external;
+}
+bool first_native_on_core(const Workload& w, size_t i) {
+  for (size_t j = 0; j < i; j++)
+    if (w.nfs[j].core == w.nfs[i].core && !w.nfs[j].external) return false;
+  return true;
+}
+
+// TSC cycles a policy adds to each packet at NF `i`, beyond the NF's own cost: its switches spread over the
 // packets of a turn, and the ring between two NFs that are not one function call.
-double overhead_cycles(const std::string& policy, const Workload& w, const SwitchCosts& c) {
+double overhead_cycles(const std::string& policy, const Workload& w, size_t i, const SwitchCosts& c) {
   const double per_ns = w.hz / 1e9;
   const double batch = std::max<uint32_t>(w.batch, 1);
   if (policy == "rtc" || policy == "rtc-sleep") return 0;  // a core's NFs of a chain: consecutive calls, one process
@@ -50,13 +63,18 @@ double overhead_cycles(const std::string& policy, const Workload& w, const Switc
   if (policy == "coop") return c.yield_ns * per_ns / batch + c.ring_hop_cycles;
   if (policy == "nfvnice") return c.wakeup_ns * per_ns / batch + c.ring_hop_cycles;
   // UNiS switches when an input has gathered or its slice expired: under load a turn drains a full ring.
-  if (policy == "unis")
-    return c.priority_switch_ns * per_ns / std::max<uint32_t>(w.ring_capacity, 1) + c.ring_hop_cycles;
+  const double unis_switch = c.priority_switch_ns * per_ns / std::max<uint32_t>(w.ring_capacity, 1);
+  if (policy == "unis") return unis_switch + c.ring_hop_cycles;
+  if (policy == "hybrid") {
+    const bool switched = w.nfs[i].external || first_native_on_core(w, i);
+    return (switched ? unis_switch : 0) + (continues_native_run(w, i) ? 0 : c.ring_hop_cycles);
+  }
   return c.ring_hop_cycles;  // cfs: its switches come at slice ends, accounted as the slices themselves
 }
 
-// Packets a turn takes at one NF, and the switch that ends it, in cycles: what a packet waits for the others.
-double turn_cycles(const std::string& policy, double cost, const Workload& w, const SwitchCosts& c) {
+// What NF `i` adds to a turn of every NF on its core, in cycles: the packets it takes and the switch that ends its
+// turn. What a packet may wait for the others.
+double turn_cycles(const std::string& policy, const Workload& w, size_t i, double cost, const SwitchCosts& c) {
   const double per_ns = w.hz / 1e9;
   const double batch = w.batch;
   if (policy == "rtc" || policy == "rtc-sleep") return batch * cost;
@@ -64,6 +82,11 @@ double turn_cycles(const std::string& policy, double cost, const Workload& w, co
   if (policy == "coop") return batch * (cost + c.ring_hop_cycles) + c.yield_ns * per_ns;
   if (policy == "nfvnice") return batch * (cost + c.ring_hop_cycles) + c.wakeup_ns * per_ns;
   if (policy == "unis") return w.ring_capacity * (cost + c.ring_hop_cycles) + c.priority_switch_ns * per_ns;
+  if (policy == "hybrid") {
+    const bool switched = w.nfs[i].external || first_native_on_core(w, i);
+    return w.ring_capacity * (cost + (continues_native_run(w, i) ? 0 : c.ring_hop_cycles)) +
+           (switched ? c.priority_switch_ns * per_ns : 0);
+  }
   return c.cfs_slice_ms * 1e-3 * w.hz;
 }
 
@@ -138,7 +161,8 @@ const char* objective_name(Objective objective) {
 }
 
 const std::vector<std::string>& candidate_policies() {
-  static const std::vector<std::string> order = {"rtc", "rtc-sleep", "bubble", "coop", "unis", "nfvnice", "cfs"};
+  static const std::vector<std::string> order = {"rtc",  "rtc-sleep", "bubble",  "coop",
+                                                 "unis", "hybrid",    "nfvnice", "cfs"};
   return order;
 }
 
@@ -167,7 +191,8 @@ Prediction predict(const std::string& policy, const Workload& w, const SwitchCos
   for (size_t k = 0; k < chains; k++) demand[k] = w.chains[k].offered_pps > 0 ? w.chains[k].offered_pps : kUnbounded;
   std::set<int> cores;
   for (const ModelNf& nf : w.nfs) cores.insert(nf.core);
-  const double overhead = overhead_cycles(policy, w, c);
+  std::vector<double> overhead(w.nfs.size());
+  for (size_t i = 0; i < w.nfs.size(); i++) overhead[i] = overhead_cycles(policy, w, i, c);
 
   std::vector<double> rate(chains, kUnbounded);
   double busy_cycles = 0, worst_round = 0;
@@ -176,13 +201,14 @@ Prediction predict(const std::string& policy, const Workload& w, const SwitchCos
     std::vector<int> nfs_here(chains, 0);
     int on_core = 0;
     double round = 0;
-    for (const ModelNf& nf : w.nfs) {
+    for (size_t i = 0; i < w.nfs.size(); i++) {
+      const ModelNf& nf = w.nfs[i];
       if (nf.core != core) continue;
-      work[nf.chain] += cost_of(nf) + overhead;
-      chain_work[nf.chain] += cost_of(nf) + overhead;
+      work[nf.chain] += cost_of(nf) + overhead[i];
+      chain_work[nf.chain] += cost_of(nf) + overhead[i];
       nfs_here[nf.chain]++;
       on_core++;
-      round += turn_cycles(policy, cost_of(nf), w, c);
+      round += turn_cycles(policy, w, i, cost_of(nf), c);
     }
     if (policy == "rtc-sleep") round += c.sleeper_wakeup_ns * w.hz / 1e9;  // the core's one worker woken first
     worst_round = std::max(worst_round, round);
@@ -223,7 +249,7 @@ Prediction predict(const std::string& policy, const Workload& w, const SwitchCos
     if (rate[k] == kUnbounded) rate[k] = 0;  // a chain with no NF on any core: nothing the policy decides
   }
   // What the cores spend on the packets the chains get (a chain limited elsewhere takes less here).
-  for (const ModelNf& nf : w.nfs) busy_cycles += rate[nf.chain] * (cost_of(nf) + overhead);
+  for (size_t i = 0; i < w.nfs.size(); i++) busy_cycles += rate[w.nfs[i].chain] * (cost_of(w.nfs[i]) + overhead[i]);
   p.chain_pps = rate;
   for (double r : rate) p.throughput_pps += r;
   p.latency_us = worst_round / w.hz * 1e6;

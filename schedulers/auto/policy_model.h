@@ -22,6 +22,9 @@ struct ModelNf {
   double cost_cycles = 0;  // measured TSC cycles per packet (0: unknown, taken as the cheapest known)
   bool external = false;   // an unmodified application in its own process: only schedulers from outside run it
   bool kernel_io = false;  // a kernel-I/O NF: blocks in poll(), fed by packet sockets, not rings
+  // The NF (its index in Workload::nfs) whose only output is this NF's only input, on the same core: the two can be
+  // consecutive calls in one worker (rtc's segments, hybrid's native worker); -1: none.
+  int follows = -1;
 };
 
 struct ModelChain {

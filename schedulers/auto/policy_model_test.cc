@@ -49,11 +49,46 @@ TEST(PolicyModel, AnExternalNfLeavesThePoliciesThatScheduleProcesses) {
   Workload w = line(3, 300);
   w.nfs[1].external = true;
   Decision d = decide(w, Objective::Throughput, std::nullopt, {});
-  EXPECT_EQ(d.policy, "unis") << d.reason;
+  // The native NFs on either side of it share one worker under hybrid: one switch fewer a round than unis.
+  EXPECT_EQ(d.policy, "hybrid") << d.reason;
+  EXPECT_TRUE(of(d, "unis").feasible);
+  EXPECT_GT(of(d, "hybrid").throughput_pps, of(d, "unis").throughput_pps);
   EXPECT_FALSE(of(d, "rtc").feasible);
   EXPECT_FALSE(of(d, "bubble").feasible);
   EXPECT_TRUE(of(d, "cfs").feasible);
   EXPECT_NE(d.reason.find("external"), std::string::npos);
+}
+
+// A line whose NFs each take their only input from the one before (what a worker could run as consecutive calls).
+Workload consecutive(Workload w) {
+  for (size_t i = 1; i < w.nfs.size(); i++) w.nfs[i].follows = static_cast<int>(i - 1);
+  return w;
+}
+
+TEST(PolicyModel, NativeNfsBesideAnExternalOneGoToHybrid) {
+  // Three native NFs, then testpmd, all on core 1: unis switches four processes and hands each packet over three
+  // rings and the exit; hybrid switches two (the native worker and testpmd) and the native NFs are calls in a row.
+  Workload w = consecutive(line(4, 300));
+  w.nfs[3].external = true;
+  w.ring_capacity = 2048;
+  SwitchCosts costs;
+  Decision d = decide(w, Objective::Throughput, std::nullopt, costs);
+  EXPECT_EQ(d.policy, "hybrid") << d.reason;
+  const double per_switch = costs.priority_switch_ns * kHz / 1e9 / 2048, hop = costs.ring_hop_cycles;
+  EXPECT_NEAR(of(d, "unis").throughput_pps, kHz / (1200 + 4 * (per_switch + hop)), 1);
+  EXPECT_NEAR(of(d, "hybrid").throughput_pps, kHz / (1200 + 2 * (per_switch + hop)), 1);
+  // A turn of the core: the native worker's (a ring's worth through three NFs) and testpmd's, each ended by a switch.
+  const double switch_cycles = costs.priority_switch_ns * kHz / 1e9;
+  EXPECT_NEAR(of(d, "hybrid").latency_us, (2048 * (900 + hop) + 2048 * (300 + hop) + 2 * switch_cycles) / kHz * 1e6,
+              0.01);
+}
+
+TEST(PolicyModel, WithoutNativeNfsToGroupHybridIsUnisAndUnisWinsTheTie) {
+  Workload w = consecutive(line(3, 300));
+  for (ModelNf& nf : w.nfs) nf.external = true;
+  Decision d = decide(w, Objective::Throughput, std::nullopt, {});
+  EXPECT_EQ(d.policy, "unis") << d.reason;
+  EXPECT_DOUBLE_EQ(of(d, "hybrid").throughput_pps, of(d, "unis").throughput_pps);
 }
 
 TEST(PolicyModel, KernelIoNfsGoToScc) {

@@ -10,6 +10,7 @@
 #include "interface_monitor.h"
 #include "schedulers/chain_order.h"
 #include "schedulers/mechanisms/process_controller.h"
+#include "schedulers/run_to_completion_plan.h"
 #include "schedulers/scheduler.h"
 #include "wait_queue.h"
 
@@ -54,13 +55,37 @@ struct Options {
 
 class UnisScheduler final : public Scheduler {
  public:
-  explicit UnisScheduler(Options options)
-      : options_(std::move(options)), every_interval_(options_.sampling == "every_interval") {}
+  // `group_native`: hybrid: the native NFs of a core run to completion in one worker, which UNiS switches against
+  // the core's external processes as it would one NF.
+  UnisScheduler(Options options, bool group_native)
+      : options_(std::move(options)),
+        every_interval_(options_.sampling == "every_interval"),
+        group_native_(group_native) {}
+
+  std::vector<WorkerPlan> plan_workers(const Deployment& d) const override {
+    if (!group_native_) return one_worker_per_nf(d);
+    std::vector<WorkerPlan> plans = run_to_completion_workers(
+        d, [](const NfConfig& nf) { return !nf.external(); }, "native@core");
+    for (const WorkerPlan& plan : one_worker_per_nf(d)) {
+      if (!d.nfs[plan.segments.front().nfs.front()].external()) continue;
+      WorkerPlan external = plan;
+      external.index = static_cast<int>(plans.size());
+      external.lcore_id = external.index + 1;
+      plans.push_back(external);
+    }
+    return plans;
+  }
 
   void attach(SchedulerView& view) override {
     const Deployment& d = view.deployment;
     double hz = static_cast<double>(rte_get_tsc_hz());
-    // Each NF's input and output as interfaces; in a line each is one ring, shared by neighbours as in the paper.
+    worker_of_nf_.assign(d.nfs.size(), -1);
+    for (const WorkerPlan& plan : d.workers)
+      for (const Segment& segment : plan.segments)
+        for (int nf : segment.nfs) worker_of_nf_[nf] = plan.index;
+    // What UNiS switches is a worker process: one NF, or (hybrid) a core's native NFs. Its input is what its segments
+    // take from outside it, its output what they give outside it; in a line of one-NF workers each is one ring,
+    // shared by neighbours as in the paper.
     std::vector<Interface> interfaces;
     std::map<std::pair<std::vector<int>, bool>, int> known;
     auto interface_of = [&](const std::vector<int>& rings, bool fullest) {
@@ -69,14 +94,21 @@ class UnisScheduler final : public Scheduler {
       if (added) interfaces.push_back({key.first, key.second});
       return found->second;
     };
-    std::vector<std::pair<int, int>> sides(d.nfs.size());  // per NF: its ingress and egress interface
-    for (const NfConfig& nf : d.nfs)
-      sides[nf.index] = {interface_of(nf.in_rings, false), interface_of(nf.out_rings, true)};
+    auto outside = [&](int nf, int worker) { return nf < 0 || worker_of_nf_[nf] != worker; };
+    std::vector<std::pair<int, int>> sides(d.workers.size());  // per worker: its ingress and egress interface
+    for (const WorkerPlan& plan : d.workers) {
+      std::vector<int> in, out;
+      for (const Segment& segment : plan.segments) {
+        for (int ring : segment.in_rings)
+          if (outside(d.rings[ring].from, plan.index)) in.push_back(ring);
+        for (int ring : segment.out_rings)
+          if (outside(d.rings[ring].to, plan.index)) out.push_back(ring);
+      }
+      sides[plan.index] = {interface_of(in, false), interface_of(out, true)};
+    }
     monitor_ = std::make_unique<InterfaceMonitor>(view.rings(), std::move(interfaces),
                                                   static_cast<uint64_t>(options_.interval_us * 1e-6 * hz));
     controller_ = make_process_controller(options_.backend, d.paths.cgroup_dir);
-    worker_of_nf_.assign(d.nfs.size(), -1);
-    for (const WorkerPlan& plan : d.workers) worker_of_nf_[plan.segments.front().nfs.front()] = plan.index;
     held_.assign(d.workers.size(), true);
 
     std::set<int> cores;
@@ -86,18 +118,31 @@ class UnisScheduler final : public Scheduler {
             0))  // the control plane fills costs in (the cycle_costs resource): this is a bug, not bad input
         throw std::runtime_error("unis has no cycle estimate for NF " + nf.name);
     for (int core : cores) {
+      // Each worker where its first NF comes in the chain order; it stands for the worker in the wait queue.
       std::vector<ScheduledNf> queue;
+      std::set<int> queued;
       for (int nf : chain_order_on_core(d, core)) {
-        auto [ingress, egress] = sides[nf];
+        int worker = worker_of_nf_[nf];
+        if (!queued.insert(worker).second) continue;
+        auto [ingress, egress] = sides[worker];
         uint32_t capacity = monitor_->capacity(egress);
+        // A packet crosses one segment of the worker: the cheapest one is how fast its rings can move (when to look
+        // again); all of them together, how long a turn may take to move a ring's worth through each.
+        double cheapest_segment = 0, all = 0;
+        for (const Segment& segment : d.workers[worker].segments) {
+          double cost = 0;
+          for (int member : segment.nfs) cost += d.nfs[member].cost_cycles;
+          cheapest_segment = cheapest_segment > 0 ? std::min(cheapest_segment, cost) : cost;
+          all += cost;
+        }
         queue.push_back({.nf = nf,
-                         .worker = worker_of_nf_[nf],
+                         .worker = worker,
                          .ingress = ingress,
                          .egress = egress,
-                         .slice_cycles = time_slice_cycles(d.nfs[nf].cost_cycles, options_.slice_fraction, capacity),
+                         .slice_cycles = time_slice_cycles(all, options_.slice_fraction, capacity),
                          .theta_min = options_.theta_min_for(d),
                          .theta_max = options_.theta_max_for(capacity),
-                         .cost_cycles = d.nfs[nf].cost_cycles});
+                         .cost_cycles = cheapest_segment});
       }
       cores_.emplace_back(
           core, CoreQueue(std::move(queue), options_.occupancy,
@@ -180,7 +225,7 @@ class UnisScheduler final : public Scheduler {
     json nfs = json::object();
     for (const auto& [core, queue] : cores_)
       for (const ScheduledNf& nf : queue.nfs())
-        nfs[view.deployment.nfs[nf.nf].name] = {
+        nfs[view.deployment.workers[nf.worker].name] = {
             {"switches_in_total", switches_to_.count(nf.nf) ? switches_to_.at(nf.nf) : 0}};
     return {{"nfs", nfs}};
   }
@@ -188,20 +233,31 @@ class UnisScheduler final : public Scheduler {
   json report(const SchedulerView& view) const override {
     const Deployment& d = view.deployment;
     double hz = static_cast<double>(rte_get_tsc_hz());
+    // By the process switched: an NF's own, or (hybrid) a core's native worker with its NFs as members.
     json nfs = json::object();
     for (const auto& [core, queue] : cores_)
-      for (const ScheduledNf& nf : queue.nfs())
-        nfs[d.nfs[nf.nf].name] = {{"core", core},
-                                  {"cost_cycles", d.nfs[nf.nf].cost_cycles},
-                                  {"slice_us", static_cast<double>(nf.slice_cycles) / hz * 1e6},
-                                  {"theta_min", nf.theta_min},
-                                  {"theta_max", nf.theta_max},
-                                  {"switched_in", switches_to_.count(nf.nf) ? switches_to_.at(nf.nf) : 0},
-                                  {"yielded", yields_json(nf.nf)}};
+      for (const ScheduledNf& nf : queue.nfs()) {
+        const WorkerPlan& worker = d.workers[nf.worker];
+        json members = json::array();
+        double cost = 0;
+        for (const Segment& segment : worker.segments)
+          for (int member : segment.nfs) {
+            members.push_back(d.nfs[member].name);
+            cost += d.nfs[member].cost_cycles;
+          }
+        json& entry = nfs[worker.name] = {{"core", core},
+                                          {"cost_cycles", cost},
+                                          {"slice_us", static_cast<double>(nf.slice_cycles) / hz * 1e6},
+                                          {"theta_min", nf.theta_min},
+                                          {"theta_max", nf.theta_max},
+                                          {"switched_in", switches_to_.count(nf.nf) ? switches_to_.at(nf.nf) : 0},
+                                          {"yielded", yields_json(nf.nf)}};
+        if (members.size() > 1) entry["members"] = members;
+      }
     json order = json::object();
     for (const auto& [core, queue] : cores_) {
       json names = json::array();
-      for (const ScheduledNf& nf : queue.nfs()) names.push_back(d.nfs[nf.nf].name);
+      for (const ScheduledNf& nf : queue.nfs()) names.push_back(d.workers[nf.worker].name);
       order[std::to_string(core)] = names;
     }
     // The policy the NFs' switches are made under (explain charges each switch at this policy's latency): the fifo
@@ -229,6 +285,7 @@ class UnisScheduler final : public Scheduler {
  private:
   Options options_;
   bool every_interval_;  // options_.sampling, decided once: tick() runs every loop of the manager
+  bool group_native_;
   std::unique_ptr<InterfaceMonitor> monitor_;
   std::unique_ptr<ProcessController> controller_;
   std::vector<std::pair<int, CoreQueue>> cores_;
@@ -269,96 +326,113 @@ void check(const Deployment& d, SpecErrors& errors) {
   }
 }
 
+// The options unis and hybrid share: hybrid is UNiS with the native NFs of a core grouped into one worker.
+std::vector<ArgSpec> unis_options() {
+  return {
+      {.name = "gamma",
+       .type = ArgType::Number,
+       .default_value = 0.75,
+       .help = "head-room factor in (0, 1]: time slice = cost x gamma x capacity(egress); theta_max = gamma x "
+               "capacity",
+       .min = 0,
+       .max = 1},
+      {.name = "slice_fraction",
+       .type = ArgType::Number,
+       .default_value = 0,
+       .help = "time slice as a fraction of cost x capacity(egress), for the paper's slice sweep; 0 = gamma",
+       .min = 0,
+       .max = 4},
+      {.name = "theta_min",
+       .type = ArgType::Integer,
+       .default_value = -1,
+       .help = "preempt when the input ring holds no more than this; -1 = burst - 8",
+       .min = -1,
+       .max = 1 << 20},
+      {.name = "theta_max",
+       .type = ArgType::Integer,
+       .default_value = -1,
+       .help = "preempt when the output ring holds at least this; -1 = gamma x capacity",
+       .min = -1,
+       .max = 1 << 20},
+      {.name = "interval_us",
+       .type = ArgType::Number,
+       .default_value = 1.0,
+       .help = "scheduling interval T: the monitoring timer's period in microseconds",
+       .min = 0.1,
+       .max = 100000},
+      {.name = "sampling",
+       .type = ArgType::Choice,
+       .default_value = "predicted",
+       .help = "predicted: read a running NF's rings when, at its estimated cost, it could first reach a threshold "
+               "(at "
+               "least T apart), and the other rings only to pick a successor; every_interval: read every ring each T "
+               "(the paper), which makes the NFs pay to take their ring counters back from the control core",
+       .choices = {"every_interval", "predicted"}},
+      {.name = "slice_start",
+       .type = ArgType::Choice,
+       .default_value = "progress",
+       .help = "when a turn's time slice starts: progress = when the NF is first seen to move its rings (the switch "
+               "reaches its core 10-14 us after the decision on a KVM guest); decision = when UNiS decides (the "
+               "paper)",
+       .choices = {"decision", "progress"}},
+      {.name = "idle_handover_us",
+       .type = ArgType::Number,
+       .default_value = 20.0,
+       .help = "low load: an NF whose input has stayed empty this long hands the core to an NF with any packet, "
+               "below theta_min; -1 = never (the paper: a packet below theta_min waits for more to arrive)",
+       .min = -1,
+       .max = 100000},
+      {.name = "residue_wait_us",
+       .type = ArgType::Number,
+       .default_value = 1000.0,
+       .help = "under load: packets below theta_min that have waited this long make their NF worth a turn when "
+               "the running one yields (a chain's last packets, a scaled NF's old instance, a light chain "
+               "beside a busy one); -1 = never (the paper: they wait until more arrive or the core is idle)",
+       .min = -1,
+       .max = 1000000},
+      {.name = "occupancy",
+       .type = ArgType::Boolean,
+       .default_value = true,
+       .help = "interface-occupancy optimisation; false = switch only when the slice expires (the paper's ablation)"},
+      {.name = "backend",
+       .type = ArgType::Choice,
+       .default_value = "fifo",
+       .help = "process controller: SCHED_FIFO priority switching, SIGSTOP/SIGCONT, or the cgroup v2 freezer",
+       .choices = kProcessControllerBackends},
+  };
+}
+
+MachineRequirements unis_requirements(const json& options) {
+  std::string backend = options["backend"];
+  return MachineRequirements(MachineResource::CycleCosts)
+      .need_if(backend == "fifo", MachineResource::RtUnthrottled)
+      .need_if(backend == "freezer", MachineResource::CgroupV2Dir);
+}
+
 const SchedulerRegistration registration({
     .name = "unis",
     .help =
         "UNiS: a user-space, chain-order-aware scheduler that only watches ring occupancy and switches unmodified NF "
         "processes (Algorithm 1 on the control core).",
-    .options =
-        {
-            {.name = "gamma",
-             .type = ArgType::Number,
-             .default_value = 0.75,
-             .help = "head-room factor in (0, 1]: time slice = cost x gamma x capacity(egress); theta_max = gamma x "
-                     "capacity",
-             .min = 0,
-             .max = 1},
-            {.name = "slice_fraction",
-             .type = ArgType::Number,
-             .default_value = 0,
-             .help = "time slice as a fraction of cost x capacity(egress), for the paper's slice sweep; 0 = gamma",
-             .min = 0,
-             .max = 4},
-            {.name = "theta_min",
-             .type = ArgType::Integer,
-             .default_value = -1,
-             .help = "preempt when the input ring holds no more than this; -1 = burst - 8",
-             .min = -1,
-             .max = 1 << 20},
-            {.name = "theta_max",
-             .type = ArgType::Integer,
-             .default_value = -1,
-             .help = "preempt when the output ring holds at least this; -1 = gamma x capacity",
-             .min = -1,
-             .max = 1 << 20},
-            {.name = "interval_us",
-             .type = ArgType::Number,
-             .default_value = 1.0,
-             .help = "scheduling interval T: the monitoring timer's period in microseconds",
-             .min = 0.1,
-             .max = 100000},
-            {.name = "sampling",
-             .type = ArgType::Choice,
-             .default_value = "predicted",
-             .help =
-                 "predicted: read a running NF's rings when, at its estimated cost, it could first reach a threshold "
-                 "(at "
-                 "least T apart), and the other rings only to pick a successor; every_interval: read every ring each T "
-                 "(the paper), which makes the NFs pay to take their ring counters back from the control core",
-             .choices = {"every_interval", "predicted"}},
-            {.name = "slice_start",
-             .type = ArgType::Choice,
-             .default_value = "progress",
-             .help =
-                 "when a turn's time slice starts: progress = when the NF is first seen to move its rings (the switch "
-                 "reaches its core 10-14 us after the decision on a KVM guest); decision = when UNiS decides (the "
-                 "paper)",
-             .choices = {"decision", "progress"}},
-            {.name = "idle_handover_us",
-             .type = ArgType::Number,
-             .default_value = 20.0,
-             .help = "low load: an NF whose input has stayed empty this long hands the core to an NF with any packet, "
-                     "below theta_min; -1 = never (the paper: a packet below theta_min waits for more to arrive)",
-             .min = -1,
-             .max = 100000},
-            {.name = "residue_wait_us",
-             .type = ArgType::Number,
-             .default_value = 1000.0,
-             .help = "under load: packets below theta_min that have waited this long make their NF worth a turn when "
-                     "the running one yields (a chain's last packets, a scaled NF's old instance, a light chain "
-                     "beside a busy one); -1 = never (the paper: they wait until more arrive or the core is idle)",
-             .min = -1,
-             .max = 1000000},
-            {.name = "occupancy",
-             .type = ArgType::Boolean,
-             .default_value = true,
-             .help =
-                 "interface-occupancy optimisation; false = switch only when the slice expires (the paper's ablation)"},
-            {.name = "backend",
-             .type = ArgType::Choice,
-             .default_value = "fifo",
-             .help = "process controller: SCHED_FIFO priority switching, SIGSTOP/SIGCONT, or the cgroup v2 freezer",
-             .choices = kProcessControllerBackends},
-        },
-    .requirements =
-        [](const json& options) {
-          std::string backend = options["backend"];
-          return MachineRequirements(MachineResource::CycleCosts)
-              .need_if(backend == "fifo", MachineResource::RtUnthrottled)
-              .need_if(backend == "freezer", MachineResource::CgroupV2Dir);
-        },
+    .options = unis_options(),
+    .requirements = unis_requirements,
     .check = check,
-    .create = [](const json& options) { return std::make_unique<UnisScheduler>(Options::from(options)); },
+    .create = [](const json& options) { return std::make_unique<UnisScheduler>(Options::from(options), false); },
+    .external_nfs = true,
+});
+
+// None of the papers combines these: a core holding Tandem's NFs and unmodified processes runs the native NFs to
+// completion in one worker (no rings, no switches between them) and UNiS switches that worker and the external
+// processes by ring occupancy, as it would NFs.
+const SchedulerRegistration hybrid_registration({
+    .name = "hybrid",
+    .help = "UNiS over a core's external processes and one run-to-completion worker holding the core's native NFs: "
+            "the native NFs run as consecutive calls, and the worker takes turns with the unmodified processes by "
+            "ring occupancy.",
+    .options = unis_options(),
+    .requirements = unis_requirements,
+    .check = check,
+    .create = [](const json& options) { return std::make_unique<UnisScheduler>(Options::from(options), true); },
     .external_nfs = true,
 });
 

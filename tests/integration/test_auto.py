@@ -50,13 +50,21 @@ def test_native_examples_run_to_completion(example, tmp_path, machine_before):
     assert all(chain["delivered"] > 0 for chain in results["chains"])
 
 
+# An unmodified application beside Tandem's NFs: only the policies that switch processes from outside can run it, and
+# hybrid switches fewer of them (the native NFs of the core in one worker) than unis.
 @pytest.mark.skipif(shutil.which("dpdk-testpmd") is None, reason="dpdk-testpmd (Debian package dpdk) is missing")
-def test_an_unmodified_application_goes_to_unis(tmp_path, machine_before):
-    results = run_auto(REPO / "examples" / "testpmd-chain.yaml", tmp_path, "--duration", "1")
+@pytest.mark.parametrize("example", ["testpmd-chain", "native-and-testpmd"])
+def test_unmodified_applications_beside_native_nfs_go_to_hybrid(example, tmp_path, machine_before):
+    results = run_auto(REPO / "examples" / f"{example}.yaml", tmp_path, "--duration", "1")
     start = start_decision(results)
-    assert start["policy"] == "unis", start["reason"]
+    assert start["policy"] == "hybrid", start["reason"]
     assert "external" in start["reason"]
     assert not prediction(start, "rtc")["feasible"] and not prediction(start, "bubble")["feasible"]
+    assert prediction(start, "hybrid")["throughput_pps"] > prediction(start, "unis")["throughput_pps"]
+    workers = [w["name"] for w in results["workers"]]
+    assert "native@core1" in workers and len(workers) == len(results["nfs"]) - (
+        2 if example == "native-and-testpmd" else 1
+    )
     assert results["chains"][0]["delivered"] > 0
 
 

@@ -90,6 +90,44 @@ def test_unis_schedules_testpmd_between_tandem_nfs(write_spec, tmp_path, machine
     assert not results["warnings"], results["warnings"]
 
 
+def test_hybrid_runs_the_native_nfs_in_one_worker_switched_against_testpmd(write_spec, tmp_path, machine_before):
+    # fw -> count -> ttl -> testpmd: the three native NFs are consecutive calls in one worker, which UNiS switches
+    # against testpmd by the occupancy of the one ring between them.
+    spec = (
+        mixed_spec("hybrid")
+        .replace(
+            "name: pmd1, type: external, core: 1, cost_cycles: 30, args: {forward_mode: io}",
+            "name: count, type: counter, core: 1, cost_cycles: 30",
+        )
+        .replace(
+            "      - {name: pmd2, type: external, core: 1, cost_cycles: 30, args: {forward_mode: macswap}}\n"
+            "      - {name: ttl, type: ttl, core: 1, cost_cycles: 30}\n",
+            "      - {name: ttl, type: ttl, core: 1, cost_cycles: 30}\n"
+            "      - {name: pmd, type: external, core: 1, cost_cycles: 30, args: {forward_mode: macswap}}\n",
+        )
+    )
+    out = tmp_path / "r.json"
+    result = tandem("run", str(write_spec(spec)), "--json", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    results = run_results(out)
+    assert_accounted(results)  # the hops of fw, count and ttl in order, testpmd after them
+    workers = {w["name"]: w for w in results["workers"]}
+    assert set(workers) == {"native@core1", "pmd"}
+    assert workers["native@core1"]["nfs"] == "fw,count,ttl" and workers["pmd"]["nfs"] == "pmd"
+    assert {w["exit"] for w in workers.values()} == {"exited with status 0"}
+    report = results["scheduler"]["report"]
+    assert report["wait_queues"] == {"1": ["native@core1", "pmd"]}
+    assert report["nfs"]["native@core1"]["members"] == ["fw", "count", "ttl"]
+    # Both took turns, and the worker's turn is sized for its three NFs together (60 + 30 + 30 cycles to 30).
+    assert report["nfs"]["native@core1"]["switched_in"] > 10 and report["nfs"]["pmd"]["switched_in"] > 10
+    assert report["nfs"]["native@core1"]["slice_us"] == pytest.approx(4 * report["nfs"]["pmd"]["slice_us"], rel=0.01)
+    assert sum(sum(u["yielded"].values()) for u in report["nfs"].values()) == report["switches"]
+    # 1 Mpps to ~120 cycles a packet: all of it arrives (as with unis above).
+    chain = results["chains"][0]
+    assert chain["window"]["delivered_mpps"] > 0.9 * chain["window"]["offered_mpps"], chain["window"]
+    assert not results["warnings"], results["warnings"]
+
+
 def test_packets_testpmd_drops_at_a_full_ring_are_accounted(write_spec, tmp_path, machine_before):
     # Behind testpmd an NF too slow to empty the ring in its CFS turn: the ring overflows, and testpmd frees what it
     # refuses.

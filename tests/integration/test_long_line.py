@@ -46,11 +46,12 @@ PROMISE = {
     "rtc": "delivers",
     "bubble": "delivers",
     "unis": "delivers",
+    "hybrid": "delivers",  # UNiS over one native worker: rtc's single process, with nothing to switch it against
     "nfvnice": "delivers",
     "auto": "delivers",  # its model picks rtc for a line of native NFs
 }
 SCHEDULER_SPEC = {"rr": f"{{name: rr, options: {{timeslice_ms: {int(RR_TIMESLICE_S * 1000)}}}}}"}
-ONE_PROCESS = {"rtc", "bubble", "auto"}  # a core's NFs as one worker (auto: as rtc, which it picks)
+ONE_PROCESS = {"rtc", "bubble", "hybrid", "auto"}  # a core's NFs as one worker (auto: as rtc, which it picks)
 
 
 def test_every_scheduler_has_a_promise_here():
