@@ -277,6 +277,7 @@ TABLES: dict[str, Callable[[Path], Rendered]] = {
     # auto
     "auto-goal": whole("auto-goal"),
     "auto-idle": whole("auto-idle"),
+    "auto-latency": whole("auto-latency"),
     "auto-mixed-native": whole("auto-mixed", 0),
     "auto-mixed-testpmd": whole("auto-mixed", 1),
     # NFVnice

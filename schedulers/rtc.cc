@@ -70,9 +70,11 @@ const SchedulerRegistration registration({
              .help = "poll: the worker polls its inputs always (the ceiling); sleep: it sleeps while every input is "
                      "empty, woken by the manager once a packet arrives (an idle core costs next to nothing)",
              .choices = {"poll", "sleep"}},
+            // The manager's loop generates the traffic (or takes it from the ports) and looks in the same turn: at
+            // 1 us a sleeping worker's wake-up follows the enqueue within a turn or so, as if the generator woke it.
             {.name = "wakeup_us",
              .type = ArgType::Number,
-             .default_value = 10.0,
+             .default_value = 1.0,
              .help = "idle: sleep: how often the manager looks for packets at a sleeping worker's inputs",
              .min = 1,
              .max = 100000},

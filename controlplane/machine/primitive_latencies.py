@@ -1,7 +1,8 @@
 """This machine's primitive latencies (SCC Table 2 and Fig. 3): a context switch per scheduling policy, system calls
-(a null one and a kernel-I/O NF's packet-socket calls), a cache line moved between cores, and memory latency by
-working-set size and stride, measured by build/tandem-primitives (Debian 12 has no lmbench) with the machine held
-like a run, cached per machine with their spread, and shown as tables and a plot."""
+(a null one and a kernel-I/O NF's packet-socket calls), a cache line moved between cores, a sleeping thread's
+wake-up on a core idle 1, 10 or 100 ms (what a sleeping worker adds to the first packet after an idle spell), and
+memory latency by working-set size and stride, measured by build/tandem-primitives (Debian 12 has no lmbench) with
+the machine held like a run, cached per machine with their spread, and shown as tables and a plot."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from controlplane.terminal.tables import table
 
 TOOL = Path(__file__).resolve().parents[2] / "build" / "tandem-primitives"
 CACHE_PATH = Path(os.environ.get("TANDEM_CACHE_DIR", Path.home() / ".cache" / "tandem")) / "primitive-latencies.json"
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # 2: the idle wake-ups
 TIMEOUT_SECONDS = 600  # the full memory sweep takes about a minute here
 
 
@@ -79,6 +80,9 @@ def report(document: dict) -> str:
     rows.append(
         [f"cache line, core {results['core']} <-> core {results['other_core']}", *_cell(results["cache_line_transfer"])]
     )
+    rows += [
+        [f"futex wake-up, core {results['core']} idle {idle}", *_cell(m)] for idle, m in results["idle_wake"].items()
+    ]
     lines = [
         f"primitive latencies on {document['machine']} ({document['date']}; median and range of "
         f"{results['repetitions']} repetitions; switches on core {results['core']})",

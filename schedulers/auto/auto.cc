@@ -37,6 +37,7 @@ struct Options {
     options.costs.priority_switch_ns = o["priority_switch_ns"].get<double>();
     options.costs.thread_switch_ns = o["thread_switch_ns"].get<double>();
     options.costs.ring_hop_cycles = o["ring_hop_cycles"].get<double>();
+    options.costs.sleeper_wakeup_ns = o["sleeper_wakeup_ns"].get<double>();
     std::string list = o["candidates"].get<std::string>();
     for (size_t begin = 0; begin < list.size();) {
       size_t end = std::min(list.find(',', begin), list.size());
@@ -386,6 +387,10 @@ const SchedulerRegistration registration({
             number("priority_switch_ns", 13000, "the model's SCHED_FIFO priority switch (unis)", 0, 1e7),
             number("thread_switch_ns", 11, "the model's user-level thread switch (bubble)", 0, 1e7),
             number("ring_hop_cycles", 40, "the model's enqueue and dequeue per packet between two NFs", 0, 1e6),
+            number(
+                "sleeper_wakeup_ns", 45000,
+                "the model's wake-up of a worker asleep on an idle core (rtc-sleep; ./tandem primitives measures it)",
+                0, 1e8),
         },
     .requirements = [](const json&) { return MachineRequirements(MachineResource::CycleCosts); },
     .deployment_requirements = auto_requirements,

@@ -41,8 +41,10 @@ struct SwitchCosts {
   double thread_switch_ns = 11;       // a Boost.Context switch between user-level threads (Bubble)
   double ring_hop_cycles = 40;        // an enqueue and a dequeue per packet between two NFs that are not one call
   double cfs_slice_ms = 3;            // what CFS gives a runnable poll-mode process before the next (latency)
-  // A sleeping worker woken for a packet (rtc's idle: sleep): half the manager's 10 us look and a futex wake.
-  double sleeper_wakeup_ns = 10000;
+  // A sleeping worker woken for a packet (rtc's idle: sleep): a futex wake-up on a core idle about a millisecond, as
+  // `./tandem primitives` measures it (41-51 us on our KVM guests: the host runs the halted vCPU again; longer
+  // after longer idle spells), the manager's look every 1 us aside.
+  double sleeper_wakeup_ns = 45000;
 };
 
 struct Workload {

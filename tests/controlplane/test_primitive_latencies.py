@@ -25,6 +25,7 @@ def document(machine: str) -> dict:
             },
             "syscall": {"getppid": {"median_ns": 90.0, "min_ns": 88.0, "max_ns": 95.0, "samples": 3}},
             "cache_line_transfer": {"unsupported": "needs two cores; this machine gives one"},
+            "idle_wake": {"1 ms": {"median_ns": 41000.0, "min_ns": 40000.0, "max_ns": 45000.0, "samples": 3}},
             "memory": [
                 {"bytes": 4096, "stride": 64, "median_ns": 1.2, "min_ns": 1.1, "max_ns": 1.3, "samples": 3},
                 {"bytes": 1 << 20, "stride": 64, "median_ns": 8.0, "min_ns": 7.0, "max_ns": 9.0, "samples": 3},
@@ -48,6 +49,7 @@ def test_the_report_shows_unsupported_measurements_with_their_reason():
     assert "context switch, cfs" in text and "2500.0" in text and "2400.0...2700.0" in text
     assert "fifo: Operation not permitted" in text and "needs two cores" in text
     assert "1 MiB" in text and "4 KiB" in text
+    assert "futex wake-up, core 1 idle 1 ms" in text and "41000.0" in text
 
 
 def test_memory_latency_is_that_of_the_largest_working_set_not_above_the_one_asked():

@@ -20,6 +20,7 @@ def test_primitives_are_measured_cached_and_reported(tmp_path, monkeypatch, mach
         *results["context_switch"].values(),
         *results["syscall"].values(),
         results["cache_line_transfer"],
+        *results["idle_wake"].values(),
         *results["memory"],
     ]
     for entry in measured:
@@ -28,6 +29,7 @@ def test_primitives_are_measured_cached_and_reported(tmp_path, monkeypatch, mach
             assert entry["min_ns"] <= entry["median_ns"] <= entry["max_ns"] and entry["median_ns"] > 0, entry
     assert {"cfs", "batch", "rr", "fifo"} == set(results["context_switch"])
     assert "median_ns" in results["syscall"]["getppid"]
+    assert set(results["idle_wake"]) == {"1 ms", "10 ms", "100 ms"}
     line_chase = sorted((e["bytes"], e["median_ns"]) for e in results["memory"] if e["stride"] == 64)
     assert line_chase[-1][1] > line_chase[0][1]  # 16 MiB chased at random is slower than 4 KiB, on any machine
     assert (tmp_path / "p.png").stat().st_size > 0

@@ -1,6 +1,7 @@
 // tandem-primitives: measures the primitive latencies the profiler explains packets' time with (SCC Table 2 and
-// Fig. 3) on this machine, and prints them as JSON. Usage (as root): tandem-primitives [--core N] [--other-core M]
-// [--repetitions R] [--quick]. It runs in a network namespace of its own and leaves nothing behind.
+// Fig. 3), and a sleeping worker's wake-up on an idle core, on this machine, and prints them as JSON. Usage (as
+// root): tandem-primitives [--core N] [--other-core M] [--repetitions R] [--quick]. It runs in a network namespace
+// of its own and leaves nothing behind.
 #include <net/if.h>
 #include <sched.h>
 #include <sys/ioctl.h>
@@ -13,6 +14,7 @@
 
 #include "cache_line.h"
 #include "context_switch.h"
+#include "idle_wake.h"
 #include "pointer_chase.h"
 #include "syscall_cost.h"
 
@@ -75,6 +77,10 @@ int main(int argc, char** argv) {
     out["syscall"][name] =
         loopback.empty() || name == "getppid" ? measurement.to_json() : json{{"unsupported", loopback}};
   out["cache_line_transfer"] = cache_line_transfer_ns(core, other_core, repetitions).to_json();
+  // A sleeping worker's wake-up after idle spells of a packet every 1, 10 and 100 ms.
+  for (double idle_ms : {1.0, 10.0, 100.0})
+    out["idle_wake"][std::to_string(static_cast<int>(idle_ms)) + " ms"] =
+        idle_wake_ns(core, other_core, idle_ms, repetitions).to_json();
   out["memory"] = json::array();
   size_t largest = quick ? (size_t{16} << 20) : (size_t{256} << 20);
   for (size_t stride : {size_t{64}, size_t{256}, size_t{4096}})

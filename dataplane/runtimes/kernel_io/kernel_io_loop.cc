@@ -24,7 +24,7 @@ void run_kernel_io_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats,
     if (!any_input) {
       // As an interrupt-driven NF does: the kernel wakes the process when a frame arrives. The timeout bounds
       // how late it sees `stop`, and keeps its heartbeat going.
-      poll(waits.data(), waits.size(), static_cast<int>(kIdleTimeoutUs / 1000));
+      poll(waits.data(), waits.size(), kKernelPollTimeoutMs);
       counter_add(control.sleeps, uint64_t{1});
     }
     counter_add(control.heartbeat, uint64_t{1});
