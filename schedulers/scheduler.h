@@ -51,6 +51,13 @@ class SchedulerView {
   const std::vector<rte_ring*>& rings() const { return rings_; }  // what a module that watches occupancy samples
   // Loop iterations of a worker so far (the address, for a measurement that waits for it to move).
   const uint64_t& heartbeat(int worker) const { return stats_.workers[worker].heartbeat; }
+  // Whether an NF has new arguments waiting that it has neither taken nor refused: a live change that its runtime takes
+  // only by running (dataplane/runtimes/live_args.h), even with no packet to process.
+  bool live_change_waiting(int nf) const {
+    const NfControl& control = stats_.nf_control[nf];
+    uint32_t wanted = flag_load(control.args_wanted);
+    return wanted != flag_load(control.args_running) && wanted != flag_load(control.args_refused);
+  }
   // Packets the generator shed at a chain's closed entry so far.
   uint64_t entry_backpressure(int chain) const { return counter_read(stats_.chains[chain].entry_backpressure); }
   // By worker index; 0 once a worker has exited.

@@ -215,6 +215,11 @@ void Run::follow_changes(double now_s) {
       build_cycles = std::max(build_cycles, counter_read(control.args_build_cycles));
     }
     if (!applied && refused.empty()) {
+      // An instance that has not taken it yet may be asleep on an empty input (a parked spare), its build done: woken
+      // every housekeeping turn, it runs its loop once and swaps (a no-op for a worker that is awake).
+      for (int target : change.nfs)
+        if (flag_load(stats_->nf_control[target].args_running) != change.generation)
+          view_->hints.wake(static_cast<size_t>(place_of_nf(target).worker));
       ++it;
       continue;
     }

@@ -169,10 +169,11 @@ class UnisScheduler final : public Scheduler {
   uint64_t tick_period_ns() const override { return 1; }
 
   void tick(SchedulerView& view, uint64_t now_tsc) override {
+    const Errand errand = [&](const ScheduledNf& unit) { return on_errand(view, unit); };
     if (every_interval_) {
       if (!monitor_->poll(now_tsc)) return;
       intervals_++;
-      for (auto& [core, queue] : cores_) carry_out(view, queue.decide(now_tsc, monitor_->occupancy()));
+      for (auto& [core, queue] : cores_) carry_out(view, queue.decide(now_tsc, monitor_->occupancy(), {}, errand));
       return;
     }
     // "predicted": per core, read the running NF's two rings when it could next have to yield; when it must,
@@ -185,19 +186,33 @@ class UnisScheduler final : public Scheduler {
       monitor_->sample(running.ingress);
       monitor_->sample(running.egress);
       queue.observe_turn(now_tsc, monitor_->occupancy());
-      if (!queue.must_yield(now_tsc, monitor_->occupancy())) {
+      if (!queue.must_yield(now_tsc, monitor_->occupancy(), errand)) {
         next_check_[i] = queue.next_check_tsc(now_tsc, monitor_->occupancy(), interval_cycles_);
         continue;
       }
-      std::optional<Switch> change = queue.decide(now_tsc, monitor_->occupancy(), [&](const ScheduledNf& candidate) {
-        monitor_->sample(candidate.ingress);
-        monitor_->sample(candidate.egress);
-      });
+      std::optional<Switch> change = queue.decide(
+          now_tsc, monitor_->occupancy(),
+          [&](const ScheduledNf& candidate) {
+            monitor_->sample(candidate.ingress);
+            monitor_->sample(candidate.egress);
+          },
+          errand);
       carry_out(view, change);
       // After a switch, the new NF's rings were just read; without one, nobody else was worth the core yet.
       next_check_[i] =
           change ? queue.next_check_tsc(now_tsc, monitor_->occupancy(), interval_cycles_) : now_tsc + interval_cycles_;
     }
+  }
+
+  // A process with a live change waiting, awake: it takes the change only by running its loop (a spare instance
+  // parked on its empty input, which the manager wakes for it, would otherwise never get a turn by occupancy).
+  // The change first: its words are written once a change, while the worker's `idle` shares a cache line with the
+  // heartbeat it writes every loop, which a read from here would make it take back.
+  static bool on_errand(const SchedulerView& view, const ScheduledNf& unit) {
+    for (const Segment& segment : view.deployment.workers[unit.worker].segments)
+      for (int nf : segment.nfs)
+        if (view.live_change_waiting(nf)) return !view.hints.asleep(static_cast<size_t>(unit.worker));
+    return false;
   }
 
   void carry_out(SchedulerView& view, const std::optional<Switch>& change) {

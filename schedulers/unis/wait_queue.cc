@@ -49,9 +49,11 @@ void CoreQueue::observe_turn(uint64_t now_tsc, const std::vector<uint32_t>& occu
   slice_.reset(began, current.slice_cycles);
 }
 
-std::optional<YieldReason> CoreQueue::yield_reason(uint64_t now_tsc, const std::vector<uint32_t>& occupancy) const {
+std::optional<YieldReason> CoreQueue::yield_reason(uint64_t now_tsc, const std::vector<uint32_t>& occupancy,
+                                                   const Errand& errand) const {
   const ScheduledNf& current = nfs_[running_];
-  if (occupancy_rules_ && starved_of_input(current, occupancy)) return YieldReason::kInputStarved;
+  const bool on_errand = errand && errand(current);  // it needs the core for its errand, packets or not
+  if (occupancy_rules_ && !on_errand && starved_of_input(current, occupancy)) return YieldReason::kInputStarved;
   if (occupancy_rules_ && egress_full(current, occupancy)) return YieldReason::kOutputFull;
   if (slice_.expired(now_tsc)) return YieldReason::kSliceExpired;
   return std::nullopt;
@@ -76,10 +78,11 @@ uint64_t CoreQueue::next_check_tsc(uint64_t now_tsc, const std::vector<uint32_t>
 }
 
 std::optional<Switch> CoreQueue::decide(uint64_t now_tsc, const std::vector<uint32_t>& occupancy,
-                                        const std::function<void(const ScheduledNf&)>& before_judging) {
+                                        const std::function<void(const ScheduledNf&)>& before_judging,
+                                        const Errand& errand) {
   observe_turn(now_tsc, occupancy);
   const ScheduledNf& current = nfs_[running_];
-  std::optional<YieldReason> why = yield_reason(now_tsc, occupancy);
+  std::optional<YieldReason> why = yield_reason(now_tsc, occupancy, errand);
   if (!why || queue_.empty()) return std::nullopt;
   // Lines 8-12: requeue the running NF, then take NFs from the front until one has work and room.
   // At most one pass: reaching the running NF again means nobody else is worth a switch.
@@ -89,7 +92,8 @@ std::optional<Switch> CoreQueue::decide(uint64_t now_tsc, const std::vector<uint
   if (occupancy_rules_) {
     auto unfit = [&](size_t position) {
       if (before_judging) before_judging(nfs_[position]);
-      bool starved = starved_of_input(nfs_[position], occupancy) && !residue_waited(position, now_tsc, occupancy);
+      bool starved = starved_of_input(nfs_[position], occupancy) && !residue_waited(position, now_tsc, occupancy) &&
+                     !(errand && errand(nfs_[position]));
       return starved || egress_full(nfs_[position], occupancy);
     };
     while (candidate != running_ && unfit(candidate)) {

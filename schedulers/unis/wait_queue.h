@@ -58,6 +58,11 @@ struct Switch {
 // seen to have moved its rings (drained its ingress or filled its egress), dated back by its estimated cost.
 enum class SliceStart { kDecision, kFirstProgress };
 
+// Whether an NF must run for something other than packets (a live change to take): it is worth a turn with no input,
+// and keeps the turn while it lasts (the slice and a full output still end it). Tandem's addition: UNiS's NFs only
+// ever need the core for packets.
+using Errand = std::function<bool(const ScheduledNf&)>;
+
 // One core's scheduling state. `occupancy` in decide() is indexed by ring, as sampled by the interface monitor.
 class CoreQueue {
  public:
@@ -77,17 +82,20 @@ class CoreQueue {
   // requeue the running one, take the candidate and restart the timer. Returns the switch to carry out.
   // `before_judging`, if given, is called with each candidate before its rings are looked at in `occupancy`
   // (so they can be read then, and only the candidates looked at are read).
+  // `errand`, if given, says which NFs must run for something other than packets.
   std::optional<Switch> decide(uint64_t now_tsc, const std::vector<uint32_t>& occupancy,
-                               const std::function<void(const ScheduledNf&)>& before_judging = {});
+                               const std::function<void(const ScheduledNf&)>& before_judging = {},
+                               const Errand& errand = {});
   // With SliceStart::kFirstProgress: once per turn, when the running NF's rings show it has worked since the
   // decision, moves its slice to start then. decide() calls it; a caller that asks must_yield() first, too.
   void observe_turn(uint64_t now_tsc, const std::vector<uint32_t>& occupancy);
   // Algorithm 1, line 6: whether the running NF must yield (slice expired, or, with the occupancy rules,
   // its ingress holds no more than theta_min or its egress at least theta_max).
-  bool must_yield(uint64_t now_tsc, const std::vector<uint32_t>& occupancy) const {
-    return yield_reason(now_tsc, occupancy).has_value();
+  bool must_yield(uint64_t now_tsc, const std::vector<uint32_t>& occupancy, const Errand& errand = {}) const {
+    return yield_reason(now_tsc, occupancy, errand).has_value();
   }
-  std::optional<YieldReason> yield_reason(uint64_t now_tsc, const std::vector<uint32_t>& occupancy) const;
+  std::optional<YieldReason> yield_reason(uint64_t now_tsc, const std::vector<uint32_t>& occupancy,
+                                          const Errand& errand = {}) const;
   // The earliest time must_yield() could turn true, given the running NF's rings as sampled now: packets only
   // leave its ingress and enter its egress as fast as it processes them (arrivals upstream and departures
   // downstream only delay both thresholds), so neither is reached before margin x cycles per packet, taken at

@@ -87,6 +87,31 @@ TEST(Algorithm1, TheIdleHandoverWaitsUntilTheInputHasStayedEmptyForItsTime) {
   EXPECT_FALSE(paper.decide(1'000'000, rings({0, 0, 0, 1, 0})).has_value());  // the paper's rule: never
 }
 
+TEST(Algorithm1, AnNfOnAnErrandGetsATurnWithoutInputAndKeepsItUntilTheErrandIsDone) {
+  // D (13) has a live change to take and no packet; C (12) has nothing either. A's slice ends.
+  bool errand = true;
+  Errand d_on_errand = [&](const ScheduledNf& candidate) { return errand && candidate.nf == 13; };
+  const std::vector<uint32_t> empty_but_a = rings({100, 0, 0, 0, 0});
+  CoreQueue without = paper_example();
+  without.start(0);
+  EXPECT_FALSE(without.decide(1000, empty_but_a).has_value());  // by occupancy alone nobody else is worth it
+  CoreQueue with = paper_example();
+  with.start(0);
+  auto change = with.decide(1000, empty_but_a, {}, d_on_errand);
+  ASSERT_TRUE(change.has_value());
+  EXPECT_EQ(change->to, 13);
+  // Its input is empty, which would end a turn at once: on the errand it keeps the core (its slice still bounds it).
+  EXPECT_FALSE(with.must_yield(1010, empty_but_a, d_on_errand));
+  EXPECT_TRUE(with.must_yield(1010 + 1000, empty_but_a, d_on_errand));  // the slice expired
+  // Done with its errand, its empty input ends the turn.
+  errand = false;
+  EXPECT_TRUE(with.must_yield(1020, empty_but_a, d_on_errand));
+  auto back = with.decide(1020, empty_but_a, {}, d_on_errand);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->to, 10);
+  EXPECT_EQ(back->why, YieldReason::kInputStarved);
+}
+
 TEST(Algorithm1, UnderLoadPacketsBelowThetaMinThatWaitedTheResidueTimeGetTheirNfATurn) {
   // A's input stays full (the core never idles); C holds 3 packets, its chain's last (its entry closed); D none.
   auto queue = [](uint64_t residue_wait) {

@@ -277,6 +277,36 @@ def test_a_scaled_nf_is_scaled_by_command_and_given_back_to_its_rule(write_spec,
     assert not group["count_by_command_at_end"]
 
 
+@pytest.mark.parametrize("scheduler", runnable(["coop", "unis", "nfvnice"]))
+def test_new_arguments_reach_the_parked_spare_instances_before_their_first_flow(
+    scheduler, write_spec, tmp_path, machine_before
+):
+    # fw's second and third instances are parked spares, asleep on their empty inputs (under UNiS never given a turn
+    # by occupancy): the change is answered once they took it too, and scaled out afterwards they deny from the first
+    # packet on, as the first instance does.
+    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    with serving(write_spec(SCALED_SPEC.replace("scheduler: coop", f"scheduler: {scheduler}")), socket, out) as process:
+        denied = ctl(socket, "args", "fw", "-", stdin="{synthetic_rules: 10, default: deny}")
+        assert denied.returncode == 0, denied.stderr
+        change = answered(socket, json.loads(denied.stdout))
+        assert change["state"] == "applied" and change["ring_drops_during"] == 0, change
+        # Within seconds, not at some later event that happens to run the spares (a build takes well under one).
+        assert change["t_done"] - change["t_requested"] < 10, change
+        scaled = ctl(socket, "scale", "fw", "3")
+        assert scaled.returncode == 0, scaled.stderr
+        assert answered(socket, json.loads(scaled.stdout))["state"] == "applied"
+        time.sleep(2 * STATUS_PERIOD)
+        for name in ("fw.2", "fw.3"):
+            spare = nf_status(socket, name)
+            # Every packet it took, it denied (a batch may be between the two counters when status reads them).
+            assert spare["packets_in"] > 0 and spare["packets_in"] - spare["packets_dropped"] <= 64, spare
+        assert ctl(socket, "stop").returncode == 0
+        stdout, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr
+    results = json.loads(out.read_text())
+    assert results["accounting"]["exact"] and results["accounting"]["in_flight"] == 0, results["accounting"]
+
+
 TWO_CHAINS = """\
 name: two-chains
 traffic: {{rate: 100 kpps, size: 64, flows: 16}}
