@@ -100,19 +100,25 @@ def auto_choices(comparison: dict) -> str:
     return ", ".join(sorted(set(chosen))) or "failed"
 
 
-def ratios_to_best(comparison: dict) -> tuple[list[float], list[str]]:
-    """Per round: auto's delivered Mpps over the best single scheduler's of that round, and which single that was."""
+def ratios_to_best(
+    comparison: dict, metric: str = "delivered_mpps", lowest: bool = False
+) -> tuple[list[float], list[str]]:
+    """Per round: auto's `metric` over the best single scheduler's of that round (the highest; the lowest where
+    `lowest`, as for a latency), and which single that was. A round without both is left out."""
     best: dict[int, tuple[float, str]] = {}
     for name, entry in comparison["schedulers"].items():
         if name == "auto":
             continue
         for round_, summary in zip(rounds_of(entry["runs"]), entry["runs"], strict=True):
-            mpps = summary["delivered_mpps"]
-            if mpps is not None and (round_ not in best or mpps > best[round_][0]):
-                best[round_] = (mpps, name)
+            value = summary.get(metric)
+            if value and (round_ not in best or (value < best[round_][0] if lowest else value > best[round_][0])):
+                best[round_] = (value, name)
     auto_runs = comparison["schedulers"]["auto"]["runs"]
-    by_round = round_ratios(auto_runs, {round_: mpps for round_, (mpps, _) in best.items()})
-    kept = [(r, best[round_][1]) for round_, r in zip(rounds_of(auto_runs), by_round, strict=True) if r is not None]
+    kept = [
+        (summary[metric] / best[round_][0], best[round_][1])
+        for round_, summary in zip(rounds_of(auto_runs), auto_runs, strict=True)
+        if summary.get(metric) is not None and round_ in best
+    ]
     return [r for r, _ in kept], [name for _, name in kept]
 
 
@@ -195,30 +201,11 @@ LATENCY_WORKLOADS = [
 ]
 
 
-def p99_ratios_to_best(comparison: dict) -> tuple[list[float], list[str]]:
-    """Per round: auto's p99 over the lowest p99 of a single scheduler in that round, and which single that was."""
-    best: dict[int, tuple[float, str]] = {}
-    for name, entry in comparison["schedulers"].items():
-        if name == "auto":
-            continue
-        for round_, summary in zip(rounds_of(entry["runs"]), entry["runs"], strict=True):
-            p99 = summary.get("p99_us")
-            if p99 and (round_ not in best or p99 < best[round_][0]):
-                best[round_] = (p99, name)
-    auto_runs = comparison["schedulers"]["auto"]["runs"]
-    kept = [
-        (summary["p99_us"] / best[round_][0], best[round_][1])
-        for round_, summary in zip(rounds_of(auto_runs), auto_runs, strict=True)
-        if summary.get("p99_us") and round_ in best
-    ]
-    return [r for r, _ in kept], [name for _, name in kept]
-
-
 def latency(repeat: int, duration: float) -> None:
     comparisons = measure(LATENCY_WORKLOADS, repeat, duration, {"objective": "latency"})
     rows = []
     for name, comparison in comparisons.items():
-        ratios, best_names = p99_ratios_to_best(comparison)
+        ratios, best_names = ratios_to_best(comparison, "p99_us", lowest=True)
         median = statistics.median(ratios) if ratios else None
         auto = comparison["schedulers"]["auto"]["median"] or {}
         rows.append(

@@ -3,6 +3,14 @@
 
 namespace tandem {
 
+int consecutive_feeder(const Deployment& deployment, const NfConfig& nf) {
+  if (nf.in_rings.size() != 1) return -1;
+  const RingConfig& in = deployment.rings[nf.in_rings[0]];
+  if (in.from < 0 || !in.label.empty()) return -1;
+  const NfConfig& feeder = deployment.nfs[in.from];
+  return feeder.out_rings.size() == 1 && feeder.core == nf.core ? in.from : -1;
+}
+
 std::vector<WorkerPlan> run_to_completion_workers(const Deployment& deployment,
                                                   const std::function<bool(const NfConfig&)>& joins,
                                                   const std::string& name_prefix, int first_index) {
@@ -18,8 +26,8 @@ std::vector<WorkerPlan> run_to_completion_workers(const Deployment& deployment,
     plans.push_back(plan);
     return plans.back();
   };
-  // Along the graph in topological order: a segment goes on to the next NF while the edge to it is the only way
-  // out of the last and the only way into the next, and the next shares the core and joins too.
+  // Along the graph in topological order: a segment goes on to the next NF while the last is its consecutive feeder
+  // and the next joins too.
   std::vector<bool> placed(deployment.nfs.size(), false);
   for (const ChainConfig& chain : deployment.chains)
     for (int first : chain.nfs) {
@@ -28,10 +36,10 @@ std::vector<WorkerPlan> run_to_completion_workers(const Deployment& deployment,
       placed[first] = true;
       while (true) {
         const NfConfig& last = deployment.nfs[nfs.back()];
-        if (last.out_rings.size() != 1 || !deployment.rings[last.out_rings[0]].label.empty()) break;
+        if (last.out_rings.size() != 1) break;
         int next = deployment.rings[last.out_rings[0]].to;
-        if (next < 0 || placed[next] || deployment.nfs[next].in_rings.size() != 1 ||
-            deployment.nfs[next].core != last.core || !joins(deployment.nfs[next]))
+        if (next < 0 || placed[next] || consecutive_feeder(deployment, deployment.nfs[next]) != last.index ||
+            !joins(deployment.nfs[next]))
           break;
         nfs.push_back(next);
         placed[next] = true;

@@ -10,6 +10,7 @@
 
 #include "hysteresis.h"
 #include "policy_model.h"
+#include "schedulers/run_to_completion_plan.h"
 #include "schedulers/scheduler.h"
 
 namespace tandem::autosched {
@@ -85,21 +86,13 @@ Workload workload_of(const Deployment& d, double hz, const std::vector<double>& 
   Workload w;
   w.hz = hz;
   w.batch = d.burst;
-  for (const NfConfig& nf : d.nfs) {
-    // The NF before it, where the two could be consecutive calls (run_to_completion_workers' rule).
-    int follows = -1;
-    if (nf.in_rings.size() == 1) {
-      const RingConfig& in = d.rings[nf.in_rings[0]];
-      if (in.from >= 0 && in.label.empty() && d.nfs[in.from].out_rings.size() == 1 && d.nfs[in.from].core == nf.core)
-        follows = in.from;
-    }
+  for (const NfConfig& nf : d.nfs)
     w.nfs.push_back({.chain = nf.chain,
                      .core = nf.core,
                      .cost_cycles = nf.cost_cycles,
                      .external = nf.external(),
                      .kernel_io = nf.kernel_io,
-                     .follows = follows});
-  }
+                     .follows = consecutive_feeder(d, nf)});
   for (const ChainConfig& chain : d.chains) {
     // Before any measurement: the rate the run starts with (a stepped rate's first step, which auto re-decides
     // from when the load moves); a port's traffic is unknown until it flows.
