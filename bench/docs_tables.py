@@ -275,6 +275,7 @@ TABLES: dict[str, Callable[[Path], Rendered]] = {
     "unis-low-load": whole("unis-low-load"),
     "unis-light-chain-compare": whole("unis-light-chain-compare"),
     # auto
+    "placement-scale": whole("placement-scale"),
     "auto-goal": whole("auto-goal"),
     "auto-idle": whole("auto-idle"),
     "auto-latency": whole("auto-latency"),

@@ -16,16 +16,20 @@ step_done() {
 }
 
 # Servers the tests start themselves, on ports and directories of their own: prometheus (the metrics integration
-# test) and Open vSwitch (kernel-I/O chains with link: ovs or ovs-userspace, started privately for each run).
-servers=(prometheus openvswitch-switch)
+# test), Open vSwitch (kernel-I/O chains with link: ovs or ovs-userspace, started privately for each run) and etcd
+# (the store of the Kubernetes API server the CRD tests apply manifests to).
+servers=(prometheus openvswitch-switch etcd-server)
 # The reference implementations tests hold Tandem's packets against: Wireshark's dissectors (tshark) and nftables.
 references=(tshark nftables)
+# openssl makes the service-account key of the Kubernetes API server the CRD tests start (scripts/test.sh builds
+# the server itself: scripts/kubernetes-binaries.sh).
+kubernetes_tools=(openssl)
 # The real clients and servers of lab specs and of their tests (iperf3, ping, curl in the hosts' namespaces), and
 # ethtool, with which a lab turns off its veths' offloads.
 lab_tools=(iperf3 iputils-ping curl ethtool)
 # The fuzz targets' compiler and its libFuzzer, AddressSanitizer and UndefinedBehaviorSanitizer (scripts/fuzz.sh).
 fuzzing=(clang libclang-rt-14-dev)
-packages=(dpdk dpdk-dev libdpdk-dev meson ninja-build pkg-config g++ libgtest-dev nlohmann-json3-dev libboost-context-dev libssl-dev libhyperscan-dev libmodsecurity-dev modsecurity-crs libpcap-dev graphviz python3-venv clang-format "${references[@]}" "${lab_tools[@]}" "${fuzzing[@]}" "${servers[@]}")
+packages=(dpdk dpdk-dev libdpdk-dev meson ninja-build pkg-config g++ libgtest-dev nlohmann-json3-dev libboost-context-dev libssl-dev libhyperscan-dev libmodsecurity-dev modsecurity-crs libpcap-dev graphviz python3-venv clang-format "${references[@]}" "${lab_tools[@]}" "${fuzzing[@]}" "${kubernetes_tools[@]}" "${servers[@]}")
 missing=()
 for package in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" || missing+=("$package")
@@ -45,7 +49,8 @@ if [ ${#missing[@]} -gt 0 ]; then
     # resident server would take cycles from the cores being measured and hold its port or its datapath. So: no
     # recommends, and every instance the install started is stopped and disabled.
     DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing_servers[@]}"
-    for server in "${missing_servers[@]}"; do
+    for package in "${missing_servers[@]}"; do
+      server=${package%-server}  # etcd-server's service is etcd
       if [ -d /run/systemd/system ]; then
         systemctl disable --now --quiet "$server.service" || true
       elif command -v invoke-rc.d >/dev/null; then

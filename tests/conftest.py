@@ -100,13 +100,18 @@ def background(*args: str):
     try:
         yield process
     finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.communicate(timeout=60)
-            except subprocess.TimeoutExpired:
-                process.kill()
-        process.wait()
+        end(process, 60)
+
+
+def end(process: subprocess.Popen, grace_s: float) -> None:
+    """SIGTERM, SIGKILL after `grace_s`, and reaped (its pipes drained, so that it cannot block on a full one)."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.communicate(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    process.wait()
 
 
 def tandem(*args: str, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:

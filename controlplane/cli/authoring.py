@@ -97,12 +97,15 @@ def cmd_compose(args) -> int:
 
 
 def cmd_schema(args) -> int:
-    from controlplane.sfc.schema import schema_text
+    if args.crd:
+        from controlplane.kubernetes.crd import crd_text as text
+    else:
+        from controlplane.sfc.schema import schema_text as text
 
     if args.out:
-        write_text(args.out, schema_text())
+        write_text(args.out, text())
     else:
-        print(schema_text(), end="")
+        print(text(), end="")
     return EXIT_OK
 
 

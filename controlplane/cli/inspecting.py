@@ -76,6 +76,7 @@ def cmd_place(args) -> int:
         require_all=args.all,
         say=say,
         objective="fewest_cores" if fewest else "throughput",
+        time_limit_s=args.time_limit,
     )
     if args.json:  # files first, as in cmd_run
         write_json(args.json, {"spec": args.spec, "models": models, "solution": solution})

@@ -152,8 +152,8 @@ def parser() -> argparse.ArgumentParser:
 
     place = commands.add_parser(
         "place",
-        help="choose NF cores and batch sizes with the placement solver (HiGHS): Bubble's "
-        "most weighted throughput, or μNF's fewest cores",
+        help="choose NF cores and planned rates with the placement solver (HiGHS): Bubble's "
+        "most weighted throughput, or μNF's fewest cores (Bubble derives its initial batches from the planned rates)",
     )
     place.add_argument("spec")
     place.add_argument("--all", action="store_true", help="every chain must be placed whole at its offered rate")
@@ -163,6 +163,13 @@ def parser() -> argparse.ArgumentParser:
         help="μNF-MC: every chain at its rate on as few cores as carry it, "
         "consecutive NFs that pass the most traffic together "
         "(the default where the spec says placement: fewest_cores)",
+    )
+    place.add_argument(
+        "--time-limit",
+        type=_positive,
+        default=20.0,
+        metavar="SECONDS",
+        help="stop the search after this long with the best placement found and the gap it proved (default 20)",
     )
     place.add_argument("--json", metavar="PATH", help="write the models and the solution as JSON")
     place.add_argument("--quiet", action="store_true", help="no progress messages")
@@ -202,6 +209,12 @@ def parser() -> argparse.ArgumentParser:
         "schema", help="print the JSON Schema of specs and SFC requests (for editors; schema/tandem.schema.json)"
     )
     schema.add_argument("--out", metavar="PATH", help="write it to PATH instead")
+    schema.add_argument(
+        "--crd",
+        action="store_true",
+        help="the ServiceChain CustomResourceDefinition for Kubernetes instead "
+        "(deploy/kubernetes/crd/servicechain.yaml)",
+    )
     schema.set_defaults(handler=_command("authoring", "cmd_schema"))
 
     serve = commands.add_parser(

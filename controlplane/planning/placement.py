@@ -18,14 +18,23 @@ Objectives:
 Equation 2's b_i / T_i is not linear in the batch sizes; the per-packet cost is taken at the upper batch bound
 (k + c/b_max, what the runtime pays under load). Each NF is given its chain's solved rate as its planned rate;
 Bubble turns planned rates into initial batches (schedulers/bubble/batch_size.cc, initial_batch), the one place
-that rounds batches."""
+that rounds batches.
+
+The search (solve) starts from first fit (first_fit.py), stops at a time limit with the best placement found and
+the gap it proved (placement_program.py), and cuts an instance too large for one program into blocks of cores
+(placement_blocks.py); where the cores sit on several nodes, fewest cores parts the fewest packets between them."""
 
 from __future__ import annotations
 
+import functools
+import time
 from dataclasses import dataclass
 
 from controlplane.errors import EXIT_BAD_INPUT, TandemError
 from controlplane.planning.batch_model import batch_models
+from controlplane.planning.first_fit import fewest_cores_bound, first_fit, throughput_bound
+from controlplane.planning.placement_blocks import BLOCK_CORES, chunks_of, solve_by_blocks
+from controlplane.planning.placement_program import ProgramResult, crossing_cost, nodes_of, solve_program
 from controlplane.planning.rate_shares import chain_shares
 
 
@@ -69,6 +78,12 @@ def require_target_rates(rates: dict[str, float | None]) -> None:
         )
 
 
+# A program with more NF-on-core choices than this is solved in blocks of cores: past it, building the program
+# in Python and HiGHS's search both grow past seconds (bench/placement_scale.py measures both ways).
+MAX_PROGRAM_CHOICES = 4000
+DEFAULT_TIME_LIMIT_S = 20.0
+
+
 def solve(
     nfs: list[PlacedNf],
     cores: list[int],
@@ -78,10 +93,15 @@ def solve(
     serve_offered: bool = True,
     objective: str = "throughput",
     edges: list[tuple[str, str, float]] | None = None,
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+    node_of: dict[int, str] | None = None,
 ) -> dict:
     """Returns {placement: {nf: core}, planned_rate_pps: {nf: pps}, throughput_pps: {chain: pps}, accepted, rejected,
-    objective, core_utilisation, cores_used, crossing_edges}. `edges`: (from NF, to NF, share of the chain's
-    packets on the edge), for fewest_cores' tie-break. Raises PlacementError naming the constraint when nothing
+    objective, bound, optimality_gap, stopped, method, solve_seconds, core_utilisation, cores_used, crossing_edges}.
+    `edges`: (from NF, to NF, share of the chain's packets on the edge), for fewest_cores' tie-break. `node_of`:
+    each core's node where the cores sit on several machines (fewest cores then parts the fewest packets between
+    nodes, and blocks never span two). The search starts from first fit and stops after `time_limit_s` with the
+    best placement found and the gap it proved. Raises PlacementError naming the constraint when nothing
     satisfies them."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective {objective!r}: one of {OBJECTIVES}")
@@ -91,93 +111,131 @@ def solve(
         require_target_rates({nf.chain: nf.rate_pps for nf in nfs})
         require_all = serve_offered = True
     highspy = _solver()
-    h = highspy.Highs()
-    h.silent()
-    chains = list(dict.fromkeys(nf.chain for nf in nfs))
-    # The LP works in Mpps and in cores (fractions of hz): numbers near 1 keep the solver well conditioned.
-    scale = 1e6
-    unbounded = hz / scale  # no chain can exceed one core's cycles at one cycle a packet
-    offered = {nf.chain: (nf.rate_pps / scale if nf.rate_pps else None) for nf in nfs}
-    y = {c: h.addBinary() for c in chains}
-    t = {c: h.addVariable(lb=0, ub=offered[c] if offered[c] is not None else unbounded) for c in chains}
-    x, z = {}, {}
-    for i, nf in enumerate(nfs):
-        for core in cores:
-            x[i, core] = h.addBinary()
-            z[i, core] = h.addVariable(lb=0)
-            h.addConstr(z[i, core] <= (offered[nf.chain] or unbounded) * nf.share * x[i, core])
-        h.addConstr(sum(x[i, core] for core in cores) == y[nf.chain])  # integrity: all NFs of a chain, or none
-        h.addConstr(sum(z[i, core] for core in cores) == nf.share * t[nf.chain])  # its share of the chain's rate
-    for c in chains:
-        h.addConstr(t[c] <= (offered[c] or unbounded) * y[c])
-        if serve_offered and offered[c] is not None:
-            h.addConstr(t[c] >= offered[c] * y[c])
-        if require_all:
-            h.addConstr(y[c] == 1)
-    for core in cores:
-        cost = [(k_per_packet(nf, upper) * scale / hz, z[i, core]) for i, nf in enumerate(nfs)]
-        h.addConstr(sum(coefficient * variable for coefficient, variable in cost) <= 1)
-    crossing = {}
-    if objective == "throughput":
-        h.maximize(sum(nf.weight * nf.share * t[nf.chain] for nf in nfs) if nfs else 0)
+    began = time.monotonic()
+    per_packet = functools.partial(k_per_packet, upper=upper)
+    node_of = node_of or {}
+    whole = len(nfs) * len(cores) <= MAX_PROGRAM_CHOICES
+    chunks = [cores] if whole else chunks_of(cores, node_of)
+    start = first_fit(nfs, cores, hz, per_packet, objective, blocks=chunks)
+    program = functools.partial(
+        solve_program,
+        highspy,
+        hz=hz,
+        per_packet=per_packet,
+        require_all=require_all,
+        serve_offered=serve_offered,
+        objective=objective,
+        node_of=node_of,
+    )
+    if whole:
+        usable = not (require_all and start.rejected)
+        result = program(
+            nfs, cores, edges=edges or [], start=_start(start) if usable else None, time_limit_s=time_limit_s
+        )
+        method = "one program, started from first fit"
     else:
-        crossing = _fewest_cores_objective(h, nfs, cores, x, edges or [], offered)
-
-    status = h.modelStatusToString(h.getModelStatus())
-    if status == "Infeasible":
+        result = solve_by_blocks(program, nfs, chunks, edges or [], start, require_all, began + time_limit_s)
+        method = f"one program per block of {BLOCK_CORES} cores, with the chains first fit put in it, started from it"
+        if result.status in ("optimal", "time limit"):
+            # Blocks cost each block's leftover; first fit over whole nodes (all cores, where they are on one) may
+            # pack tighter: the better one wins. A chain still stays on one node where it fits one.
+            fit = first_fit(nfs, cores, hz, per_packet, objective, blocks=list(nodes_of(cores, node_of).values()))
+            plain = _from_first_fit(fit, nfs, result.status)
+            if not (require_all and fit.rejected) and _better(
+                plain, result, nfs, cores, edges or [], objective, node_of
+            ):
+                result, method = plain, "first fit over whole nodes' cores (better than the blocks' programs)"
+            result.status = "time limit" if result.status == "time limit" else "each block optimal"
+    if result.status == "infeasible":
         raise PlacementError(_why_infeasible(nfs, cores, hz, upper, serve_offered))
-    if status != "Optimal":
-        raise PlacementError(f"the placement solver stopped without an optimum: {status}")
+    if result.status.startswith("no placement found for chain"):
+        raise PlacementError(result.status)
+    if result.status not in ("optimal", "time limit", "each block optimal"):
+        raise PlacementError(
+            f"the placement solver stopped without a placement: {result.status} (a longer --time-limit may find one)"
+        )
+    if objective == "fewest_cores":
+        result = _compacted(result, cores, nfs, edges or [], node_of)
+    bound = _bound(result, nfs, cores, hz, per_packet, objective)
+    solution = _solution(nfs, cores, hz, upper, objective, result, bound, method, time.monotonic() - began)
+    if len(nodes_of(cores, node_of)) > 1:
+        solution["node_of"] = {nf: node_of[core] for nf, core in solution["placement"].items()}
+        solution["edges_between_nodes"] = [
+            [a, b] for a, b in solution["crossing_edges"] if solution["node_of"][a] != solution["node_of"][b]
+        ]
+    return solution
 
-    placement, rates = {}, {c: h.val(t[c]) * scale for c in chains}
-    for i, nf in enumerate(nfs):
-        for core in cores:
-            if h.val(x[i, core]) > 0.5:
-                placement[nf.name] = core
+
+def _start(fit) -> dict:
+    return {"core_of": fit.core_of, "rate_pps": fit.rate_pps}
+
+
+def _from_first_fit(fit, nfs, status: str) -> ProgramResult:
+    order = list(dict.fromkeys(nf.chain for nf in nfs))
+    result = ProgramResult(status, core_of=dict(fit.core_of), accepted=[c for c in order if c in fit.rate_pps])
+    result.rate_pps = {chain: fit.rate_pps.get(chain, 0.0) for chain in order}
+    result.objective = sum(nf.weight * nf.share * result.rate_pps[nf.chain] for nf in nfs)
+    return result
+
+
+def _better(candidate: ProgramResult, incumbent: ProgramResult, nfs, cores, edges, objective: str, node_of) -> bool:
+    if objective == "throughput":
+        return candidate.objective > incumbent.objective
+    mine = _compacted(candidate, cores, nfs, edges, node_of).objective
+    return mine < _compacted(incumbent, cores, nfs, edges, node_of).objective
+
+
+def _compacted(result: ProgramResult, cores: list[int], nfs, edges, node_of: dict[int, str]) -> ProgramResult:
+    """Fewest cores: the cores in use renumbered onto each node's first cores (a node's cores are alike), and the
+    objective (cores + the crossing term, below 1/2) for the whole placement."""
+    renumber = {}
+    for members in nodes_of(cores, node_of).values():
+        in_use = [core for core in members if core in set(result.core_of.values())]
+        renumber.update(zip(in_use, members, strict=False))
+    result.core_of = {i: renumber[core] for i, core in result.core_of.items()}
+    cost, result.crossing, _ = crossing_cost(result.core_of, nfs, edges, cores, node_of)
+    result.objective = len(renumber) + cost
+    return result
+
+
+def _bound(result: ProgramResult, nfs, cores, hz, per_packet, objective: str) -> float:
+    """The best objective any placement could reach: HiGHS's proof where one program was solved, never weaker than
+    the counting bound (first_fit.py)."""
+    if objective == "fewest_cores":
+        counted = fewest_cores_bound(nfs, hz, per_packet)
+        return max(counted, result.dual_bound or 0.0)
+    counted = throughput_bound(nfs, len(cores), hz, per_packet)
+    return min(counted, result.dual_bound) if result.dual_bound is not None else counted
+
+
+def _solution(nfs, cores, hz, upper, objective, result: ProgramResult, bound: float, method: str, seconds: float):
+    placement = {nfs[i].name: core for i, core in sorted(result.core_of.items())}
+    rates = result.rate_pps
     planned = {nf.name: rates[nf.chain] * nf.share for nf in nfs}
     utilisation = {
         core: sum(planned[nf.name] * k_per_packet(nf, upper) for nf in nfs if placement.get(nf.name) == core) / hz
         for core in cores
     }
-    accepted = [c for c in chains if h.val(y[c]) > 0.5]
+    objective_value = result.objective
+    gap = abs(objective_value - bound) / max(abs(objective_value), abs(bound), 1e-12)
     return {
         "placement": placement,
         "planned_rate_pps": planned,
         "throughput_pps": rates,
-        "accepted": accepted,
-        "rejected": [c for c in chains if c not in accepted],
+        "accepted": result.accepted,
+        "rejected": [c for c in rates if c not in result.accepted],
         "objective_kind": objective,
-        "objective": h.getInfo().objective_function_value * (scale if objective == "throughput" else 1),
+        "objective": objective_value,
+        "bound": bound,
+        "optimality_gap": gap,
+        "stopped": result.status,
+        "method": method,
+        "solve_seconds": seconds,
         "core_utilisation": utilisation,
         "cores_used": sorted({core for core in placement.values()}),
-        "crossing_edges": [[a, b] for (a, b) in crossing if placement.get(a) != placement.get(b)],
+        "crossing_edges": [[a, b] for (a, b) in result.crossing],
         "solver": "HiGHS (highspy), mixed-integer linear program",
     }
-
-
-def _fewest_cores_objective(
-    h, nfs: list[PlacedNf], cores: list[int], x: dict, edges: list[tuple[str, str, float]], offered: dict
-) -> dict:
-    """Adds μNF-MC's objective to `h` and solves: cores used first, then the traffic between cores. Returns the
-    edges' crossing variables."""
-    index = {nf.name: i for i, nf in enumerate(nfs)}
-    chain_of = {nf.name: nf.chain for nf in nfs}
-    used = {core: h.addBinary() for core in cores}
-    for i, _ in enumerate(nfs):
-        for core in cores:
-            h.addConstr(x[i, core] <= used[core])
-    for before, after in zip(cores, cores[1:], strict=False):
-        h.addConstr(used[before] >= used[after])  # cores are alike: use them in order (fewer symmetric optima)
-    traffic = {(a, b): share * offered[chain_of[a]] for a, b, share in edges if a in index and b in index}
-    total = sum(traffic.values())
-    crossing = {}
-    for (a, b), _ in traffic.items():
-        crossing[a, b] = h.addVariable(lb=0, ub=1)
-        for core in cores:
-            h.addConstr(crossing[a, b] >= x[index[a], core] - x[index[b], core])
-    # The crossing term stays below one core (its weights sum to at most 1/2): the core count always comes first.
-    h.minimize(sum(used.values()) + sum((0.5 * traffic[e] / total) * crossing[e] for e in crossing if total > 0))
-    return crossing
 
 
 def k_per_packet(nf: PlacedNf, upper: int) -> float:
@@ -204,7 +262,13 @@ def _why_infeasible(nfs: list[PlacedNf], cores: list[int], hz: float, upper: int
 
 
 def place_config(
-    config: dict, source: str, options: dict, require_all: bool, say=None, objective: str = "throughput"
+    config: dict,
+    source: str,
+    options: dict,
+    require_all: bool,
+    say=None,
+    objective: str = "throughput",
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S,
 ) -> tuple[dict, dict]:
     """Profiles the batch-time models (cached), measures how each graph chain splits its traffic (cached), and
     solves the placement for a run config's chains on its placement cores; returns the solution and the models.
@@ -237,6 +301,7 @@ def place_config(
         require_all=require_all,
         objective=objective,
         edges=edges,
+        time_limit_s=time_limit_s,
     )
     solution["rate_shares"] = {
         chain: {"nfs": entry["nfs"], "source": entry["source"]} for chain, entry in shares.items()

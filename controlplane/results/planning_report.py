@@ -16,6 +16,11 @@ def placement_report(solution: dict, config: dict | None = None) -> str:
         )
     else:
         goal = f"objective {solution['objective'] / 1e6:.3f} weighted Mpps"
+    if "optimality_gap" in solution:
+        goal += (
+            f"; {solution['stopped']} after {solution['solve_seconds']:.1f} s, within "
+            f"{solution['optimality_gap']:.2%} of the best possible ({solution['method']})"
+        )
     lines = [
         f"placement by {solution['solver']}: {goal}; "
         f"accepted {', '.join(solution['accepted']) or 'none'}"

@@ -27,6 +27,7 @@ PYTHON_LAYERS = [
     ["launch"],  # one launch of the data plane
     ["planning"],  # costs, rate shares and batch models measured by launches; placement from them
     ["experiment"],  # validate -> place -> cost -> launch (pipeline); repeated runs (compare)
+    ["kubernetes"],  # Tandem on a cluster: the ServiceChain resource and its CRD
     ["api"],  # the Python API (tandem.py)
     ["cli"],  # the command line on it
     ["__main__"],  # python -m controlplane

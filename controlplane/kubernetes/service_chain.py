@@ -1,0 +1,64 @@
+"""The ServiceChain resource's spec and status as pydantic models, built from the spec's own models: one source of
+truth for `./tandem run`, the JSON Schema and the CRD (controlplane/kubernetes/crd.py)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from controlplane.sfc.sfc_request import SfcGraph
+from controlplane.spec.models import ChainSpec, SchedulerSpec, Strict, Traffic
+
+
+class ServiceChainSpec(Strict):
+    """Chains of NFs as a spec's `chains` (lines or graphs), or one SFC request of VNF templates (`sfc`), to be
+    placed across the cluster's Tandem nodes."""
+
+    chains: list[ChainSpec] | None = Field(default=None, min_length=1, max_length=64)
+    sfc: SfcGraph | None = None
+    traffic: Traffic = Field(default_factory=Traffic)  # every chain's, where a chain names none (as in a spec)
+    scheduler: SchedulerSpec | None = None  # on every node the chain uses; left out: auto
+    placement: Literal["fewest_cores", "throughput"] = "fewest_cores"
+
+    @model_validator(mode="after")
+    def _one_kind_of_chain(self) -> ServiceChainSpec:
+        if (self.chains is None) == (self.sfc is None):
+            raise ValueError("give chains (a spec's chains) or sfc (an SFC request), exactly one of them")
+        return self
+
+
+class Condition(Strict):
+    """A Kubernetes condition (metav1.Condition's fields)."""
+
+    type: str = Field(min_length=1, max_length=316)
+    status: Literal["True", "False", "Unknown"]
+    reason: str = Field(min_length=1, max_length=1024, pattern=r"^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$")
+    message: str = Field(default="", max_length=32768)
+    lastTransitionTime: str = Field(min_length=1)  # RFC 3339
+    observedGeneration: int | None = Field(default=None, ge=0)
+
+
+class NfPlacement(Strict):
+    nf: str = Field(min_length=1)
+    node: str = Field(min_length=1)
+    core: int = Field(ge=0)
+
+
+class HopStatus(Strict):
+    """One hop of a chain: a ring between two NFs on a node, or the wire between two nodes (`node: wire`)."""
+
+    source: str = Field(alias="from", min_length=1)
+    to: str = Field(min_length=1)
+    node: str = Field(min_length=1)
+    rateMpps: float = Field(ge=0)
+    dropped: int = Field(ge=0)
+    latencyP50Us: float | None = Field(default=None, ge=0)
+    latencyP99Us: float | None = Field(default=None, ge=0)
+
+
+class ServiceChainStatus(Strict):
+    conditions: list[Condition] = Field(default_factory=list)
+    placement: list[NfPlacement] = Field(default_factory=list)
+    hops: list[HopStatus] = Field(default_factory=list)
+    observedGeneration: int | None = Field(default=None, ge=0)

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds kube-apiserver and kubectl of one Kubernetes release from the Go module proxy into a cache kept across
+# runs (Debian packages neither; the tests need a real API server to apply the manifests to). Prints the folder.
+# Usage: scripts/kubernetes-binaries.sh [CACHE]   (default /var/cache/tandem/kubernetes-$VERSION)
+set -euo pipefail
+version=1.33.13
+cache="${1:-/var/cache/tandem/kubernetes-v$version}"
+if [ -x "$cache/kube-apiserver" ] && [ -x "$cache/kubectl" ]; then
+  echo "$cache"
+  exit 0
+fi
+command -v go >/dev/null || { echo "kubernetes-binaries: needs Go (go.dev/dl)" >&2; exit 2; }
+
+# `go install k8s.io/kubernetes/cmd/...@v1.33.13` is refused: the module replaces its 31 staging modules with
+# folders of its own repository. A module of our own that requires it and points each staging module at its
+# published v0.33.13 builds the same code.
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+staging=$(curl -fsS "https://proxy.golang.org/k8s.io/kubernetes/@v/v$version.mod" | awk '$2 == "=>" && $3 ~ /^\.\/staging/ {print $1}')
+[ -n "$staging" ] || { echo "kubernetes-binaries: cannot read k8s.io/kubernetes v$version's go.mod" >&2; exit 1; }
+{
+  printf 'module tandem.invalid/kubernetes-binaries\n\ngo 1.24\n\nrequire k8s.io/kubernetes v%s\n\nreplace (\n' "$version"
+  for module in $staging; do printf '\t%s => %s v0.%s\n' "$module" "$module" "${version#1.}"; done
+  printf ')\n'
+} > "$work/go.mod"
+printf '//go:build tools\n\npackage tools\n\nimport (\n\t_ "k8s.io/kubernetes/cmd/kube-apiserver"\n\t_ "k8s.io/kubernetes/cmd/kubectl"\n)\n' > "$work/tools.go"
+cd "$work"
+GOFLAGS=-mod=mod go mod tidy >&2
+mkdir -p "$cache.partial"
+# kubectl reads the server's version: without it set at link time, it reports v0.0.0 and refuses to parse it.
+GOFLAGS=-mod=mod go build -trimpath -o "$cache.partial/" \
+  -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$version" | cut -d. -f2)" \
+  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl >&2
+rm -rf "$cache"
+mv "$cache.partial" "$cache"
+echo "$cache"
