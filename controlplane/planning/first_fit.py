@@ -24,18 +24,14 @@ class FirstFit:
     rejected: list[str] = field(default_factory=list)
 
 
-def need(nf, rate_pps: float, hz: float, per_packet) -> float:
-    """The share of a core NF `nf` takes at its chain's rate `rate_pps`."""
-    return rate_pps * nf.share * per_packet(nf) / hz
-
-
 def first_fit(
-    nfs: list, cores: list[int], hz: float, per_packet, objective: str, blocks: list[list[int]] | None = None
+    nfs: list, cores: list[int], seconds, cheapest, objective: str, blocks: list[list[int]] | None = None
 ) -> FirstFit:
     """Places whole chains at their offered rates, or rejects them; a chain without a rate (best effort) is placed
-    at rate 0 on the emptiest cores (the solver gives it what is left). `per_packet(nf)`: cycles a packet. With
-    `blocks` (lists of the cores), a chain's NFs stay in one block (the first it fits), so that each block can be
-    solved alone."""
+    at rate 0 on the emptiest cores (the solver gives it what is left). `seconds(nf, core)`: the seconds of that
+    core a packet of the NF takes (its share of the core at 1 pps); `cheapest(nf)`: the least of them over the
+    nodes. With `blocks` (lists of the cores), a chain's NFs stay in one block (the first it fits), so that each
+    block can be solved alone."""
     by_chain: dict[str, list[int]] = {}
     for index, nf in enumerate(nfs):
         by_chain.setdefault(nf.chain, []).append(index)
@@ -45,24 +41,26 @@ def first_fit(
 
     def chain_need(chain: str) -> float:
         rate = nfs[by_chain[chain][0]].rate_pps or 0.0
-        return sum(need(nfs[i], rate, hz, per_packet) for i in by_chain[chain])
+        return sum(rate * nfs[i].share * cheapest(nfs[i]) for i in by_chain[chain])
 
     def density(chain: str) -> float:
         value = sum(nfs[i].weight * nfs[i].share for i in by_chain[chain])
-        cost = sum(nfs[i].share * per_packet(nfs[i]) for i in by_chain[chain])
+        cost = sum(nfs[i].share * cheapest(nfs[i]) for i in by_chain[chain])
         return value / cost
+
+    def needs(i: int, core: int, rate: float) -> float:
+        return rate * nfs[i].share * seconds(nfs[i], core)
 
     def fit(chain: str, block: list[int], rate: float) -> dict[int, int] | None:
         added: dict[int, float] = {}
         placed: dict[int, int] = {}
         previous = None
         for i in by_chain[chain]:
-            share = need(nfs[i], rate, hz, per_packet)
             candidates = ([previous] if previous is not None else []) + block
-            core = next((c for c in candidates if load[c] + added.get(c, 0.0) + share <= _FULL), None)
+            core = next((c for c in candidates if load[c] + added.get(c, 0.0) + needs(i, c, rate) <= _FULL), None)
             if core is None:
                 return None
-            added[core] = added.get(core, 0.0) + share
+            added[core] = added.get(core, 0.0) + needs(i, core, rate)
             placed[i] = previous = core
         for core, share in added.items():
             load[core] += share
@@ -88,27 +86,28 @@ def first_fit(
     return result
 
 
-def fewest_cores_bound(nfs: list, hz: float, per_packet) -> int:
-    """No placement serves every chain at its rate on fewer cores than their work adds up to."""
-    total = sum(need(nf, nf.rate_pps or 0.0, hz, per_packet) for nf in nfs)
+def fewest_cores_bound(nfs: list, cheapest) -> int:
+    """No placement serves every chain at its rate on fewer cores than their work adds up to (each NF on its
+    cheapest node)."""
+    total = sum((nf.rate_pps or 0.0) * nf.share * cheapest(nf) for nf in nfs)
     return max(1, math.ceil(total - 1e-9))
 
 
-def throughput_bound(nfs: list, core_count: int, hz: float, per_packet) -> float:
-    """The most weighted packets a second (pps) any placement reaches: the cores' cycles pooled and handed to the
-    chains with the most weighted throughput per cycle first (the fractional knapsack, which drops chain integrity
-    and the cores' edges: an upper bound)."""
+def throughput_bound(nfs: list, core_count: int, cheapest) -> float:
+    """The most weighted packets a second (pps) any placement reaches: the cores' seconds pooled and handed to the
+    chains with the most weighted throughput per second of core first, each NF on its cheapest node (the
+    fractional knapsack, which drops chain integrity and the cores' edges: an upper bound)."""
     chains: dict[str, list] = {}
     for nf in nfs:
         chains.setdefault(nf.chain, []).append(nf)
     items = []
     for members in chains.values():
         value = sum(nf.weight * nf.share for nf in members)  # weighted throughput a chain packet a second buys
-        cycles = sum(nf.share * per_packet(nf) for nf in members)
-        items.append((value / cycles, cycles, members[0].rate_pps))
-    left, bound = core_count * hz, 0.0
-    for value_per_cycle, cycles, rate in sorted(items, key=lambda item: item[0], reverse=True):
-        spend = min(left, rate * cycles) if rate else left
-        bound += spend * value_per_cycle
+        cost = sum(nf.share * cheapest(nf) for nf in members)
+        items.append((value / cost, cost, members[0].rate_pps))
+    left, bound = float(core_count), 0.0
+    for value_per_second, cost, rate in sorted(items, key=lambda item: item[0], reverse=True):
+        spend = min(left, rate * cost) if rate else left
+        bound += spend * value_per_second
         left -= spend
     return bound

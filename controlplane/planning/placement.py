@@ -53,6 +53,7 @@ class PlacedNf:
     k_cycles: float
     c_cycles: float
     share: float = 1.0  # of the chain's packets that reach this NF
+    node_cycles: dict[str, tuple[float, float]] | None = None  # (k, c) on a node whose profile differs
 
 
 OBJECTIVES = ("throughput", "fewest_cores")
@@ -95,14 +96,16 @@ def solve(
     edges: list[tuple[str, str, float]] | None = None,
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     node_of: dict[int, str] | None = None,
+    node_hz: dict[str, float] | None = None,
 ) -> dict:
     """Returns {placement: {nf: core}, planned_rate_pps: {nf: pps}, throughput_pps: {chain: pps}, accepted, rejected,
     objective, bound, optimality_gap, stopped, method, solve_seconds, core_utilisation, cores_used, crossing_edges}.
     `edges`: (from NF, to NF, share of the chain's packets on the edge), for fewest_cores' tie-break. `node_of`:
     each core's node where the cores sit on several machines (fewest cores then parts the fewest packets between
-    nodes, and blocks never span two). The search starts from first fit and stops after `time_limit_s` with the
-    best placement found and the gap it proved. Raises PlacementError naming the constraint when nothing
-    satisfies them."""
+    nodes, and blocks never span two); `node_hz`: a node's TSC rate where it is not `hz`, and an NF's
+    `node_cycles` its costs on a node where they are not k and c. The search starts from first fit and stops after
+    `time_limit_s` with the best placement found and the gap it proved. Raises PlacementError naming the
+    constraint when nothing satisfies them."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective {objective!r}: one of {OBJECTIVES}")
     if not cores:
@@ -112,16 +115,15 @@ def solve(
         require_all = serve_offered = True
     highspy = _solver()
     began = time.monotonic()
-    per_packet = functools.partial(k_per_packet, upper=upper)
     node_of = node_of or {}
+    seconds, cheapest = _costs(cores, node_of, node_hz or {}, hz, upper)
     whole = len(nfs) * len(cores) <= MAX_PROGRAM_CHOICES
     chunks = [cores] if whole else chunks_of(cores, node_of)
-    start = first_fit(nfs, cores, hz, per_packet, objective, blocks=chunks)
+    start = first_fit(nfs, cores, seconds, cheapest, objective, blocks=chunks)
     program = functools.partial(
         solve_program,
         highspy,
-        hz=hz,
-        per_packet=per_packet,
+        seconds=seconds,
         require_all=require_all,
         serve_offered=serve_offered,
         objective=objective,
@@ -139,7 +141,7 @@ def solve(
         if result.status in ("optimal", "time limit"):
             # Blocks cost each block's leftover; first fit over whole nodes (all cores, where they are on one) may
             # pack tighter: the better one wins. A chain still stays on one node where it fits one.
-            fit = first_fit(nfs, cores, hz, per_packet, objective, blocks=list(nodes_of(cores, node_of).values()))
+            fit = first_fit(nfs, cores, seconds, cheapest, objective, blocks=list(nodes_of(cores, node_of).values()))
             plain = _from_first_fit(fit, nfs, result.status)
             if not (require_all and fit.rejected) and _better(
                 plain, result, nfs, cores, edges or [], objective, node_of
@@ -147,7 +149,7 @@ def solve(
                 result, method = plain, "first fit over whole nodes' cores (better than the blocks' programs)"
             result.status = "time limit" if result.status == "time limit" else "each block optimal"
     if result.status == "infeasible":
-        raise PlacementError(_why_infeasible(nfs, cores, hz, upper, serve_offered))
+        raise PlacementError(_why_infeasible(nfs, cores, cheapest, serve_offered))
     if result.status.startswith("no placement found for chain"):
         raise PlacementError(result.status)
     if result.status not in ("optimal", "time limit", "each block optimal"):
@@ -156,8 +158,8 @@ def solve(
         )
     if objective == "fewest_cores":
         result = _compacted(result, cores, nfs, edges or [], node_of)
-    bound = _bound(result, nfs, cores, hz, per_packet, objective)
-    solution = _solution(nfs, cores, hz, upper, objective, result, bound, method, time.monotonic() - began)
+    bound = _bound(result, nfs, cores, cheapest, objective)
+    solution = _solution(nfs, cores, seconds, objective, result, bound, method, time.monotonic() - began)
     if len(nodes_of(cores, node_of)) > 1:
         solution["node_of"] = {nf: node_of[core] for nf, core in solution["placement"].items()}
         solution["edges_between_nodes"] = [
@@ -198,23 +200,22 @@ def _compacted(result: ProgramResult, cores: list[int], nfs, edges, node_of: dic
     return result
 
 
-def _bound(result: ProgramResult, nfs, cores, hz, per_packet, objective: str) -> float:
+def _bound(result: ProgramResult, nfs, cores, cheapest, objective: str) -> float:
     """The best objective any placement could reach: HiGHS's proof where one program was solved, never weaker than
     the counting bound (first_fit.py)."""
     if objective == "fewest_cores":
-        counted = fewest_cores_bound(nfs, hz, per_packet)
+        counted = fewest_cores_bound(nfs, cheapest)
         return max(counted, result.dual_bound or 0.0)
-    counted = throughput_bound(nfs, len(cores), hz, per_packet)
+    counted = throughput_bound(nfs, len(cores), cheapest)
     return min(counted, result.dual_bound) if result.dual_bound is not None else counted
 
 
-def _solution(nfs, cores, hz, upper, objective, result: ProgramResult, bound: float, method: str, seconds: float):
+def _solution(nfs, cores, cost, objective, result: ProgramResult, bound: float, method: str, seconds: float):
     placement = {nfs[i].name: core for i, core in sorted(result.core_of.items())}
     rates = result.rate_pps
     planned = {nf.name: rates[nf.chain] * nf.share for nf in nfs}
     utilisation = {
-        core: sum(planned[nf.name] * k_per_packet(nf, upper) for nf in nfs if placement.get(nf.name) == core) / hz
-        for core in cores
+        core: sum(planned[nf.name] * cost(nf, core) for nf in nfs if placement.get(nf.name) == core) for core in cores
     }
     objective_value = result.objective
     gap = abs(objective_value - bound) / max(abs(objective_value), abs(bound), 1e-12)
@@ -238,14 +239,33 @@ def _solution(nfs, cores, hz, upper, objective, result: ProgramResult, bound: fl
     }
 
 
+def _costs(cores: list[int], node_of: dict[int, str], node_hz: dict[str, float], hz: float, upper: int):
+    """seconds(nf, core): the seconds of that core a packet of the NF takes, at its node's costs and TSC rate;
+    cheapest(nf): the least of them over the nodes."""
+
+    def on_node(nf: PlacedNf, node: str) -> float:
+        k, c = (nf.node_cycles or {}).get(node, (nf.k_cycles, nf.c_cycles))
+        return max(k + c / upper, 1e-6) / node_hz.get(node, hz)
+
+    nodes = sorted({node_of.get(core, "") for core in cores})
+
+    def seconds(nf: PlacedNf, core: int) -> float:
+        return on_node(nf, node_of.get(core, ""))
+
+    def cheapest(nf: PlacedNf) -> float:
+        return min(on_node(nf, node) for node in nodes)
+
+    return seconds, cheapest
+
+
 def k_per_packet(nf: PlacedNf, upper: int) -> float:
     """Cycles a packet costs at the upper batch bound: the slope plus the per-batch overhead shared by the batch."""
     return max(nf.k_cycles + nf.c_cycles / upper, 1e-6)
 
 
-def _why_infeasible(nfs: list[PlacedNf], cores: list[int], hz: float, upper: int, serve_offered: bool) -> str:
+def _why_infeasible(nfs: list[PlacedNf], cores: list[int], cheapest, serve_offered: bool) -> str:
     def need(nf: PlacedNf) -> float:
-        return (nf.rate_pps or 0) * nf.share * k_per_packet(nf, upper) / hz
+        return (nf.rate_pps or 0) * nf.share * cheapest(nf)
 
     total = sum(need(nf) for nf in nfs)
     if serve_offered and total > len(cores):

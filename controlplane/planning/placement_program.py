@@ -33,8 +33,7 @@ def solve_program(
     highspy,
     nfs: list,
     cores: list[int],
-    hz: float,
-    per_packet,
+    seconds,
     require_all: bool,
     serve_offered: bool,
     objective: str,
@@ -44,12 +43,14 @@ def solve_program(
     node_of: dict[int, str] | None = None,
 ) -> ProgramResult:
     """`start`: {"core_of": {NF index: core}, "rate_pps": {chain: pps}} for accepted chains, a feasible placement
-    HiGHS starts from; None to start cold. `node_of`: each core's node, where the cores sit on several."""
+    HiGHS starts from; None to start cold. `seconds(nf, core)`: that core's seconds a packet of the NF takes.
+    `node_of`: each core's node, where the cores sit on several."""
     h = highspy.Highs()
     h.silent()
     h.setOptionValue("time_limit", max(time_limit_s, 0.01))
     chains = list(dict.fromkeys(nf.chain for nf in nfs))
-    unbounded = hz / _SCALE  # no chain can exceed one core's cycles at one cycle a packet
+    # No chain is faster than its cheapest NF alone on a core: the bound of a chain without a rate, in Mpps.
+    unbounded = 1 / (_SCALE * min((seconds(nf, core) for nf in nfs for core in cores), default=1e-9))
     offered = {nf.chain: (nf.rate_pps / _SCALE if nf.rate_pps else None) for nf in nfs}
     y = {c: h.addBinary() for c in chains}
     t = {c: h.addVariable(lb=0, ub=offered[c] if offered[c] is not None else unbounded) for c in chains}
@@ -68,7 +69,7 @@ def solve_program(
         if require_all:
             h.addConstr(y[c] == 1)
     for core in cores:
-        cost = [(per_packet(nf) * _SCALE / hz, z[i, core]) for i, nf in enumerate(nfs)]
+        cost = [(seconds(nf, core) * _SCALE, z[i, core]) for i, nf in enumerate(nfs)]
         h.addConstr(sum(coefficient * variable for coefficient, variable in cost) <= 1)
     used, crossing, apart = {}, {}, {}
     if objective == "throughput":

@@ -3,7 +3,6 @@ instances too large for one program, and the optimum still found where an exhaus
 
 from __future__ import annotations
 
-import functools
 import itertools
 import random
 
@@ -101,10 +100,13 @@ def test_the_search_finds_the_optimum_an_exhaustive_search_finds(objective):
 @pytest.mark.parametrize("objective", ["throughput", "fewest_cores"])
 def test_first_fit_is_a_feasible_start(objective):
     rng = random.Random(3)
-    per_packet = functools.partial(k_per_packet, upper=1024)
+
+    def cheapest(nf):
+        return k_per_packet(nf, 1024) / HZ
+
     for _ in range(50):
         nfs = random_chains(rng, 12, 3, 6, rng.uniform(0.4, 1.4))
-        fit = first_fit(nfs, list(range(6)), HZ, per_packet, objective)
+        fit = first_fit(nfs, list(range(6)), lambda nf, core: cheapest(nf), cheapest, objective)
         load: dict[int, float] = {}
         for i, core in fit.core_of.items():
             load[core] = load.get(core, 0.0) + nfs[i].rate_pps * nfs[i].k_cycles / HZ
@@ -194,3 +196,19 @@ def test_a_large_instance_across_nodes_is_solved_a_node_at_a_time():
         used = sorted(core for core in solution["cores_used"] if node_of[core] == node)
         first = sorted(core for core in node_of if node_of[core] == node)[: len(used)]
         assert used == first
+
+
+def test_across_nodes_each_node_counts_its_own_tsc_rate_and_costs():
+    # Three NFs of 100 cycles at 5 Mpps: half a core each at 1 GHz (1.5 cores), a quarter at 2 GHz (one core).
+    nfs = [PlacedNf(f"n{k}", "c", 5e6, 1.0, 100, 0.0) for k in range(3)]
+    node_of = {1: "slow", 2: "slow", 3: "fast", 4: "fast"}
+    kwargs = {"objective": "fewest_cores", "edges": line_edges(nfs), "node_of": node_of}
+    solution = solve(nfs, [1, 2, 3, 4], HZ, node_hz={"fast": 2e9}, **kwargs)
+    assert solution["cores_used"] == [3]
+    assert solution["core_utilisation"][3] == pytest.approx(0.75)
+    assert solution["bound"] == 1  # the counting bound takes each NF on its cheapest node
+    # The same NFs where the fast node measured them at 300 cycles (0.75 of a core each there): two cores either
+    # way, and the slow node's two cores carry them with 0.5 + 0.5 and 0.5, the fast node's would need three.
+    costly = [PlacedNf(nf.name, nf.chain, nf.rate_pps, 1.0, 100, 0.0, node_cycles={"fast": (300.0, 0.0)}) for nf in nfs]
+    solution = solve(costly, [1, 2, 3, 4], HZ, node_hz={"fast": 2e9}, **kwargs)
+    assert solution["cores_used"] == [1, 2] and set(solution["node_of"].values()) == {"slow"}
