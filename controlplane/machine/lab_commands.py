@@ -4,7 +4,6 @@ status, time, output and figures."""
 
 from __future__ import annotations
 
-import ctypes
 import os
 import queue
 import shlex
@@ -20,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import IO
 
 from controlplane.errors import SetupError, SpecError
+from controlplane.machine.child_death import die_with_the_control_plane
 from controlplane.machine.lab_figures import figures
 
 __all__ = ["LabCommands", "check", "figures"]
@@ -32,15 +32,6 @@ LISTEN_WAIT = 5.0  # seconds the servers have to open their sockets
 TERM_GRACE = 2.0  # seconds a process group has between SIGTERM and SIGKILL
 POLL = 0.05  # seconds between looks at a running command
 OUTPUT_TAIL_LINES = 20
-
-_libc = ctypes.CDLL(None, use_errno=True)
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_the_control_plane() -> None:
-    """In the child, before it runs the command: SIGKILL when the thread that started it ends (the control plane
-    killed with SIGKILL included). Safe beside other threads: one call, resolved before the fork, no lock."""
-    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def _addresses(lab: dict) -> dict[str, str]:
@@ -89,7 +80,7 @@ def check(lab: dict, source: str = "spec") -> None:
 
 class _Launcher:
     """The thread that starts a lab's every command, alive until closed (when the lab stops): a command gets SIGKILL
-    when the thread that started it ends (_die_with_the_control_plane), and the caller's threads (a run drives the lab
+    when the thread that started it ends (die_with_the_control_plane), and the caller's threads (a run drives the lab
     from one that ends with the clients) may end long before the lab's servers should."""
 
     def __init__(self):
@@ -329,7 +320,7 @@ class LabCommands:
             stdout=command.output[0],
             stderr=command.output[1],
             start_new_session=True,
-            preexec_fn=_die_with_the_control_plane,
+            preexec_fn=die_with_the_control_plane,
         )
         with self._journal_lock:
             self._session.own_process(command.process.pid)

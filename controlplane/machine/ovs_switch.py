@@ -6,23 +6,18 @@ are journaled too, so the next run stops any that outlived it."""
 
 from __future__ import annotations
 
-import ctypes
 import os
 import shutil
-import signal
 import subprocess
 import time
 from pathlib import Path
 
 from controlplane.errors import SetupError
+from controlplane.machine.child_death import die_with_the_control_plane
 
 SCHEMA = Path("/usr/share/openvswitch/vswitch.ovsschema")
 KERNEL_MODULE = Path("/sys/module/openvswitch")
 START_SECONDS = 10  # for a socket or a pid file to appear
-
-
-def _die_with_parent() -> None:
-    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def missing_reason(datapath: str) -> str | None:
@@ -85,7 +80,7 @@ class OvsSwitch:
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            preexec_fn=_die_with_parent,
+            preexec_fn=die_with_the_control_plane,
         )
         session.own_process(process.pid)
         deadline = time.monotonic() + START_SECONDS

@@ -131,9 +131,7 @@ def solve(
     )
     if whole:
         usable = not (require_all and start.rejected)
-        result = program(
-            nfs, cores, edges=edges or [], start=_start(start) if usable else None, time_limit_s=time_limit_s
-        )
+        result = program(nfs, cores, edges=edges or [], start=start if usable else None, time_limit_s=time_limit_s)
         method = "one program, started from first fit"
     else:
         result = solve_by_blocks(program, nfs, chunks, edges or [], start, require_all, began + time_limit_s)
@@ -168,10 +166,6 @@ def solve(
     return solution
 
 
-def _start(fit) -> dict:
-    return {"core_of": fit.core_of, "rate_pps": fit.rate_pps}
-
-
 def _from_first_fit(fit, nfs, status: str) -> ProgramResult:
     order = list(dict.fromkeys(nf.chain for nf in nfs))
     result = ProgramResult(status, core_of=dict(fit.core_of), accepted=[c for c in order if c in fit.rate_pps])
@@ -183,20 +177,25 @@ def _from_first_fit(fit, nfs, status: str) -> ProgramResult:
 def _better(candidate: ProgramResult, incumbent: ProgramResult, nfs, cores, edges, objective: str, node_of) -> bool:
     if objective == "throughput":
         return candidate.objective > incumbent.objective
-    mine = _compacted(candidate, cores, nfs, edges, node_of).objective
-    return mine < _compacted(incumbent, cores, nfs, edges, node_of).objective
+    mine = _fewest_cores_value(candidate.core_of, nfs, edges, cores, node_of)
+    return mine < _fewest_cores_value(incumbent.core_of, nfs, edges, cores, node_of)
+
+
+def _fewest_cores_value(core_of: dict[int, int], nfs, edges, cores, node_of) -> float:
+    """Fewest cores' objective for a placement: cores used + the crossing term (below 1/2). Renumbering cores within
+    a node changes neither."""
+    return len(set(core_of.values())) + crossing_cost(core_of, nfs, edges, cores, node_of)[0]
 
 
 def _compacted(result: ProgramResult, cores: list[int], nfs, edges, node_of: dict[int, str]) -> ProgramResult:
     """Fewest cores: the cores in use renumbered onto each node's first cores (a node's cores are alike), and the
     objective (cores + the crossing term, below 1/2) for the whole placement."""
-    renumber = {}
+    renumber, used = {}, set(result.core_of.values())
     for members in nodes_of(cores, node_of).values():
-        in_use = [core for core in members if core in set(result.core_of.values())]
-        renumber.update(zip(in_use, members, strict=False))
+        renumber.update(zip([core for core in members if core in used], members, strict=False))
     result.core_of = {i: renumber[core] for i, core in result.core_of.items()}
-    cost, result.crossing, _ = crossing_cost(result.core_of, nfs, edges, cores, node_of)
-    result.objective = len(renumber) + cost
+    _, result.crossing, _ = crossing_cost(result.core_of, nfs, edges, cores, node_of)
+    result.objective = _fewest_cores_value(result.core_of, nfs, edges, cores, node_of)
     return result
 
 
@@ -244,8 +243,7 @@ def _costs(cores: list[int], node_of: dict[int, str], node_hz: dict[str, float],
     cheapest(nf): the least of them over the nodes."""
 
     def on_node(nf: PlacedNf, node: str) -> float:
-        k, c = (nf.node_cycles or {}).get(node, (nf.k_cycles, nf.c_cycles))
-        return max(k + c / upper, 1e-6) / node_hz.get(node, hz)
+        return k_per_packet(nf, upper, node) / node_hz.get(node, hz)
 
     nodes = sorted({node_of.get(core, "") for core in cores})
 
@@ -258,9 +256,11 @@ def _costs(cores: list[int], node_of: dict[int, str], node_hz: dict[str, float],
     return seconds, cheapest
 
 
-def k_per_packet(nf: PlacedNf, upper: int) -> float:
-    """Cycles a packet costs at the upper batch bound: the slope plus the per-batch overhead shared by the batch."""
-    return max(nf.k_cycles + nf.c_cycles / upper, 1e-6)
+def k_per_packet(nf: PlacedNf, upper: int, node: str = "") -> float:
+    """Cycles a packet costs at the upper batch bound: the slope plus the per-batch overhead shared by the batch (on
+    `node`, where its profile there differs)."""
+    k, c = (nf.node_cycles or {}).get(node, (nf.k_cycles, nf.c_cycles))
+    return max(k + c / upper, 1e-6)
 
 
 def _why_infeasible(nfs: list[PlacedNf], cores: list[int], cheapest, serve_offered: bool) -> str:

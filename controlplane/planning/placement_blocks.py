@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 
+from controlplane.planning.first_fit import FirstFit
 from controlplane.planning.placement_program import ProgramResult, nodes_of
 
 # Eight cores of a few dozen NFs: a program HiGHS builds in milliseconds and searches well in its share of the time.
@@ -34,16 +35,16 @@ def solve_by_blocks(program, nfs, chunks, edges, start, require_all: bool, deadl
     blocks = [block for block in blocks if block[0] and block[1]]
     for number, (members, block_cores) in enumerate(blocks):
         chains = {nfs[i].chain for i in members}
-        local = {
-            "core_of": {k: start.core_of[i] for k, i in enumerate(members) if i in start.core_of},
-            "rate_pps": {chain: rate for chain, rate in start.rate_pps.items() if chain in chains},
-        }
+        local = FirstFit(
+            core_of={k: start.core_of[i] for k, i in enumerate(members) if i in start.core_of},
+            rate_pps={chain: rate for chain, rate in start.rate_pps.items() if chain in chains},
+        )
         names = {nfs[i].name for i in members}
         part = program(
             [nfs[i] for i in members],
             block_cores,
             edges=[edge for edge in edges if edge[0] in names],
-            start=None if require_all and len(local["rate_pps"]) < len(chains) else local,
+            start=None if require_all and len(local.rate_pps) < len(chains) else local,
             time_limit_s=(deadline - time.monotonic()) / (len(blocks) - number),
         )
         if part.status not in ("optimal", "time limit"):

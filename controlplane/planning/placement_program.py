@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from controlplane.planning.first_fit import FirstFit
+
 # The program works in Mpps and in cores (fractions of hz): numbers near 1 keep the solver well conditioned.
 _SCALE = 1e6
 # Fewest cores' tie-break, in cores: the traffic crossing between cores, and between nodes where cores sit on
@@ -38,13 +40,13 @@ def solve_program(
     serve_offered: bool,
     objective: str,
     edges: list[tuple[str, str, float]],
-    start: dict | None,
+    start: FirstFit | None,
     time_limit_s: float,
     node_of: dict[int, str] | None = None,
 ) -> ProgramResult:
-    """`start`: {"core_of": {NF index: core}, "rate_pps": {chain: pps}} for accepted chains, a feasible placement
-    HiGHS starts from; None to start cold. `seconds(nf, core)`: that core's seconds a packet of the NF takes.
-    `node_of`: each core's node, where the cores sit on several."""
+    """`start`: a feasible placement HiGHS starts from (first_fit.FirstFit: core_of {NF index: core}, rate_pps
+    {chain: pps} of the accepted chains); None to start cold. `seconds(nf, core)`: that core's seconds a packet of
+    the NF takes. `node_of`: each core's node, where the cores sit on several."""
     h = highspy.Highs()
     h.silent()
     h.setOptionValue("time_limit", max(time_limit_s, 0.01))
@@ -165,12 +167,12 @@ def crossing_cost(core_of: dict[int, int], nfs, edges, cores, node_of: dict[int,
 def _start_vector(h, highspy, nfs, start, y, t, x, z, used, crossing, apart, node_of):
     """Every column's value in the start placement, as HiGHS's solution vector."""
     values = [0.0] * h.getNumCol()
-    rates = start["rate_pps"]
+    rates = start.rate_pps
     for c in y:
         values[y[c].index] = 1.0 if c in rates else 0.0
         values[t[c].index] = rates.get(c, 0.0) / _SCALE
     for i, nf in enumerate(nfs):
-        core = start["core_of"].get(i)
+        core = start.core_of.get(i)
         if core is None:
             continue
         values[x[i, core].index] = 1.0
@@ -178,7 +180,7 @@ def _start_vector(h, highspy, nfs, start, y, t, x, z, used, crossing, apart, nod
         if used:
             values[used[core].index] = 1.0
     names = {nf.name: i for i, nf in enumerate(nfs)}
-    where = start["core_of"]
+    where = start.core_of
     for (a, b), variable in crossing.items():
         values[variable.index] = float(where.get(names[a]) != where.get(names[b]))
     for (a, b), variable in apart.items():

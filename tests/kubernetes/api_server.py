@@ -3,9 +3,7 @@ temporary folder, killed with the test process (PR_SET_PDEATHSIG) and removed af
 
 from __future__ import annotations
 
-import ctypes
 import shutil
-import signal
 import socket
 import subprocess
 import tempfile
@@ -13,16 +11,13 @@ import time
 from pathlib import Path
 
 from conftest import REPO, end
+from controlplane.machine.child_death import die_with_the_control_plane
 
 START_SECONDS = 60  # etcd and kube-apiserver are ready in ~2 s here; a loaded CI host gets a wide margin
 BINARIES = REPO / "scripts" / "kubernetes-binaries.sh"
 TOKEN = "tandem-test-token"
 # The services' virtual addresses: in the benchmarking range, never an address of the machine's own network.
 SERVICE_RANGE = "198.18.16.0/20"
-
-
-def _die_with_the_tests() -> None:
-    ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def _free_port() -> int:
@@ -113,7 +108,7 @@ class ApiServer:
     def _spawn(self, name: str, command: list[str]) -> None:
         log = open(self.folder / f"{name}.log", "w")  # noqa: SIM115 (the process holds it until it ends)
         self.processes.append(
-            subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_the_tests)
+            subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, preexec_fn=die_with_the_control_plane)
         )
 
     def _check_running(self) -> None:
