@@ -276,6 +276,8 @@ TABLES: dict[str, Callable[[Path], Rendered]] = {
     "unis-light-chain-compare": whole("unis-light-chain-compare"),
     # auto
     "placement-scale": whole("placement-scale"),
+    "operator-scale": whole("operator-scale"),
+    "operator-heal": whole("operator-heal"),
     "auto-goal": whole("auto-goal"),
     "auto-idle": whole("auto-idle"),
     "auto-latency": whole("auto-latency"),

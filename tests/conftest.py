@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from controlplane.machine import mounts
+from controlplane.machine.child_death import end
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -101,17 +102,6 @@ def background(*args: str):
         yield process
     finally:
         end(process, 60)
-
-
-def end(process: subprocess.Popen, grace_s: float) -> None:
-    """SIGTERM, SIGKILL after `grace_s`, and reaped (its pipes drained, so that it cannot block on a full one)."""
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.communicate(timeout=grace_s)
-        except subprocess.TimeoutExpired:
-            process.kill()
-    process.wait()
 
 
 def tandem(*args: str, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:

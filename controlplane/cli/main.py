@@ -217,26 +217,29 @@ def parser() -> argparse.ArgumentParser:
     )
     schema.set_defaults(handler=_command("authoring", "cmd_schema"))
 
-    serve = commands.add_parser(
-        "serve", help="run a spec as a service until `ctl stop`, SIGTERM or Ctrl-C, with a control API"
-    )
-    serve.add_argument("spec")
-    serve.add_argument("--scheduler", help="scheduler to use instead of the spec's")
-    serve.add_argument(
+    serving = argparse.ArgumentParser(add_help=False)  # a service's arguments: `serve`'s, and a node agent's
+    serving.add_argument("spec")
+    serving.add_argument("--scheduler", help="scheduler to use instead of the spec's")
+    serving.add_argument(
         "--ready-for",
         metavar="S1,S2",
         default="",
         help="schedulers to be able to switch to live (`ctl scheduler`): the machine is prepared for them too",
     )
-    serve.add_argument("--socket", default=str(DEFAULT_SOCKET), help=f"the control socket (default {DEFAULT_SOCKET})")
-    serve.add_argument(
+    serving.add_argument("--socket", default=str(DEFAULT_SOCKET), help=f"the control socket (default {DEFAULT_SOCKET})")
+    serving.add_argument(
         "--listen",
         metavar="[HOST]:PORT",
         help="also serve the control API on TCP (default host 127.0.0.1; another host needs --token-file)",
     )
-    serve.add_argument("--token-file", help="a file (mode 0600) whose token every TCP request must carry")
-    serve.add_argument("--json", metavar="PATH", help="write the full results as JSON when it stops")
-    serve.add_argument("--quiet", action="store_true", help="no live progress")
+    serving.add_argument("--token-file", help="a file (mode 0600) whose token every TCP request must carry")
+    serving.add_argument("--json", metavar="PATH", help="write the full results as JSON when it stops")
+    serving.add_argument("--quiet", action="store_true", help="no live progress")
+    serve = commands.add_parser(
+        "serve",
+        parents=[serving],
+        help="run a spec as a service until `ctl stop`, SIGTERM or Ctrl-C, with a control API",
+    )
     serve.set_defaults(handler=_command("service", "cmd_serve"))
 
     ctl = commands.add_parser(
@@ -274,6 +277,44 @@ def parser() -> argparse.ArgumentParser:
     )
     add.add_argument("file", help="the chain, as a spec's chains entry: a YAML or JSON mapping (- for standard input)")
     ctl.set_defaults(handler=_command("service", "cmd_ctl"))
+
+    node = commands.add_parser(
+        "node",
+        parents=[serving],
+        help="run a cluster node's Tandem agent: a service whose cores and measured NF costs its Node reports",
+    )
+    node.add_argument("--node", default=os.environ.get("NODE_NAME"), help="its Node's name (default $NODE_NAME)")
+    node.add_argument(
+        "--advertise", metavar="HOST:PORT", help="where the operator reaches the control API (default: --listen's)"
+    )
+    node.add_argument("--measure", metavar="FILE", help="more NFs to measure and offer: a YAML list of {type, args}")
+    node.add_argument("--kubeconfig", help="the cluster's kubeconfig (default: $KUBECONFIG, then the pod's account)")
+    node.set_defaults(handler=_command("cluster", "cmd_node"))
+
+    operator = commands.add_parser(
+        "operator",
+        help="run the ServiceChain operator: place ServiceChains across the cluster's Tandem nodes and keep them",
+    )
+    operator.add_argument(
+        "--token-file", help="the token of the nodes' control APIs (a file of mode 0600; the cluster's Secret)"
+    )
+    operator.add_argument("--namespace", help="watch ServiceChains in this namespace only (default: every namespace)")
+    operator.add_argument(
+        "--time-limit",
+        type=_positive,
+        default=10.0,
+        metavar="SECONDS",
+        help="stop each placement's search after this long with the best found (default 10)",
+    )
+    operator.add_argument(
+        "--kubeconfig", help="the cluster's kubeconfig (default: $KUBECONFIG, then the pod's service account)"
+    )
+    operator.add_argument(
+        "--plan-only",
+        action="store_true",
+        help="place ServiceChains and write where in their status, without configuring any node (capacity planning)",
+    )
+    operator.set_defaults(handler=_command("cluster", "cmd_operator"))
 
     nfs = commands.add_parser("nfs", help="list NF types and schedulers with their arguments")
     nfs.add_argument("--json", action="store_true")

@@ -17,14 +17,15 @@ from controlplane.terminal.progress import say as tell_user
 from controlplane.terminal.tables import count, number, table
 
 
-def cmd_serve(args) -> int:
+def cmd_serve(args, spec=None) -> int:
+    """`spec`: args.spec's spec where the caller loaded (and adapted) it already (`./tandem node`)."""
     # Here, not at the top: `ctl` (this module's other command) runs without the experiment pipeline's imports.
     from controlplane import api
     from controlplane.cli.running import report_outcome
     from controlplane.sfc.spec_or_request import load_spec_or_request
     from controlplane.terminal.progress import ProgressLine
 
-    spec = load_spec_or_request(args.spec)
+    spec = spec if spec is not None else load_spec_or_request(args.spec)
     progress = None if args.quiet else ProgressLine("", None)
     tcp = f" and on TCP {args.listen} (ctl --connect)" if args.listen else ""
     tell_user(

@@ -62,3 +62,5 @@ class ServiceChainStatus(Strict):
     placement: list[NfPlacement] = Field(default_factory=list)
     hops: list[HopStatus] = Field(default_factory=list)
     observedGeneration: int | None = Field(default=None, ge=0)
+    # Seconds from finding a node it used lost to its chains placed and running again (the last such heal).
+    healSeconds: float | None = Field(default=None, ge=0)

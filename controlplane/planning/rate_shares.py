@@ -20,15 +20,17 @@ def is_graph(chain: dict) -> bool:
     return bool(chain.get("edges"))
 
 
-def line_shares(chain: dict) -> dict:
-    """A line's NFs and edges all counted at the chain's whole rate: its drops only thin it, so this is an upper
-    bound."""
+def upper_bound_shares(chain: dict) -> dict:
+    """Every NF and edge counted at the chain's whole rate: exact for a line but for its drops, which only thin it;
+    for a graph, whose fan-outs split the traffic, an upper bound where nothing measured the split."""
     names = [nf["name"] for nf in chain["nfs"]]
-    return {
-        "nfs": {name: 1.0 for name in names},
-        "edges": [(a, b, 1.0) for a, b in zip(names, names[1:], strict=False)],
-        "source": "a line: every NF at the chain's rate",
-    }
+    if is_graph(chain):
+        edges = [(edge["from"], edge["to"], 1.0) for edge in chain["edges"]]
+        source = "not measured: every NF at the chain's whole rate (an upper bound)"
+    else:
+        edges = [(a, b, 1.0) for a, b in zip(names, names[1:], strict=False)]
+        source = "a line: every NF at the chain's rate"
+    return {"nfs": {name: 1.0 for name in names}, "edges": edges, "source": source}
 
 
 def share_run_config(config: dict, chain: dict) -> dict:
@@ -85,7 +87,7 @@ def chain_shares(config: dict, source: str, say=None) -> dict:
     shares = {}
     for chain in config["chains"]:
         if not is_graph(chain):
-            shares[chain["name"]] = line_shares(chain)
+            shares[chain["name"]] = upper_bound_shares(chain)
             continue
 
         def measure(chain=chain) -> dict:

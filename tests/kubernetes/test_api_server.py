@@ -1,6 +1,7 @@
-"""The ServiceChain CRD on a real Kubernetes API server (etcd and kube-apiserver, tests/kubernetes/api_server.py):
-the server takes the CRD (it refuses one whose schema is not structural), accepts every example resource, and
-refuses a bad one naming the field, as a user applying it with kubectl sees."""
+"""The ServiceChain CRD and Tandem's manifests on a real Kubernetes API server (etcd and kube-apiserver,
+bench/kubernetes_cluster.py): the server takes the CRD (it refuses one whose schema is not structural) and every
+manifest of the kustomization (operator, node agents, their RBAC), accepts every example resource, and refuses a bad
+one naming the field, as a user applying it with kubectl sees."""
 
 from __future__ import annotations
 
@@ -8,27 +9,19 @@ import json
 
 import pytest
 import yaml
-from api_server import ApiServer
 
+from bench.kubernetes_cluster import api_server_with_the_crd
 from conftest import REPO
-from controlplane.kubernetes.crd import CRD_PATH, GROUP, PLURAL
 from controlplane.kubernetes.service_chain import ServiceChainStatus
 
-EXAMPLES = sorted((REPO / "deploy" / "kubernetes" / "examples").glob("*.yaml"))
+DEPLOY = REPO / "deploy" / "kubernetes"
+EXAMPLES = sorted((DEPLOY / "examples").glob("*.yaml"))
 
 
 @pytest.fixture(scope="module")
 def cluster():
-    server = ApiServer()
-    try:
-        server.start()
-        applied = server.kubectl("apply", "-f", str(CRD_PATH))
-        assert applied.returncode == 0, applied.stderr
-        established = server.kubectl("wait", "--for=condition=Established", "--timeout=30s", f"crd/{PLURAL}.{GROUP}")
-        assert established.returncode == 0, established.stderr
+    with api_server_with_the_crd() as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda path: path.name)
@@ -89,3 +82,25 @@ def test_the_api_server_refuses_a_bad_resource_naming_the_field(cluster, change,
     applied = cluster.kubectl("apply", "--dry-run=server", "-f", "-", stdin=yaml.safe_dump(resource))
     assert applied.returncode != 0
     assert says in applied.stderr, applied.stderr
+
+
+def test_the_kustomization_installs_every_manifest_and_the_api_server_accepts_them(cluster):
+    kustomization = yaml.safe_load((DEPLOY / "kustomization.yaml").read_text())
+    manifests = {path.relative_to(DEPLOY).as_posix() for path in DEPLOY.rglob("*.yaml")}
+    manifests -= {"kustomization.yaml"} | {path.relative_to(DEPLOY).as_posix() for path in EXAMPLES}
+    assert set(kustomization["resources"]) == manifests  # none forgotten, none missing
+    built = cluster.kubectl("kustomize", str(DEPLOY))
+    assert built.returncode == 0, built.stderr
+    objects = list(yaml.safe_load_all(built.stdout))
+    kinds = {(item["kind"], item["metadata"]["name"]) for item in objects}
+    assert {("DaemonSet", "tandem-node"), ("Deployment", "tandem-operator")} <= kinds
+    # Every container runs Tandem's image, pinned by the kustomization; the node agent is a Guaranteed pod.
+    pods = [item["spec"]["template"]["spec"] for item in objects if item["kind"] in ("DaemonSet", "Deployment")]
+    assert {container["image"] for pod in pods for container in pod["containers"]} == {"localhost/tandem:dev"}
+    [agent] = [item for item in objects if item["kind"] == "DaemonSet"]
+    resources = agent["spec"]["template"]["spec"]["containers"][0]["resources"]
+    assert resources["requests"] == resources["limits"] and float(resources["limits"]["cpu"]).is_integer()
+    assert cluster.kubectl("apply", "-f", str(DEPLOY / "namespace.yaml")).returncode == 0  # dry runs need it
+    applied = cluster.kubectl("apply", "--dry-run=server", "-k", str(DEPLOY))
+    assert applied.returncode == 0, applied.stderr
+    assert applied.stdout.count("(server dry run)") == len(objects), applied.stdout

@@ -1,0 +1,203 @@
+"""Where a ServiceChain's NFs run across the cluster: its chains as a run config, each NF's costs as every Tandem
+node measured them, and Tandem's placement model over the nodes' free cores (fewest packets between nodes); then
+each node's share as chains its agent can add."""
+
+from __future__ import annotations
+
+import copy
+import statistics
+from dataclasses import dataclass, field
+
+from controlplane.errors import SpecError
+from controlplane.kubernetes.service_chain import ServiceChainSpec
+from controlplane.kubernetes.tandem_nodes import TandemNode
+from controlplane.planning import profile
+from controlplane.planning.placement import PlacedNf, PlacementError, solve
+from controlplane.planning.rate_shares import upper_bound_shares
+from controlplane.sfc.spec_or_request import compose_request
+from controlplane.spec.deployment import run_config
+from controlplane.spec.loading import spec_from_document
+
+CANDIDATE_NODES = 8
+
+
+class CostsUnknown(PlacementError):
+    """No Tandem node measured an NF's costs: nothing says how many cores it needs."""
+
+
+@dataclass
+class ClusterPlacement:
+    where: dict[str, tuple[str, int]]  # NF (as the resource names it) -> (node, core)
+    chains_by_node: dict[str, list[dict]]  # per node, the chains (a spec's `chains` entries) its agent adds
+    split: list[str] = field(default_factory=list)  # chains whose NFs sit on more than one node
+    edges_between_nodes: list[tuple[str, str]] = field(default_factory=list)
+    solution: dict = field(default_factory=dict)
+
+    def nodes(self) -> set[str]:
+        return {node for node, _ in self.where.values()}
+
+
+def agent_name(resource: str, name: str) -> str:
+    """A chain's or an NF's name on a node's agent, which serves many resources' chains: the resource's name first."""
+    return f"{resource}.{name}"
+
+
+def chains_of(resource: str, spec: ServiceChainSpec) -> list[dict]:
+    """The resource's chains as a spec's `chains` entries (an SFC request composed), each with its own traffic
+    (the resource's where the chain gives none), as written in the resource: NF names not yet prefixed."""
+    defaults = spec.traffic.model_dump(exclude_none=True, by_alias=True)
+    if spec.sfc is not None:
+        document = {"name": resource, "sfc": spec.sfc.model_dump(exclude_none=True, by_alias=True)}
+        document |= {"placement": "fewest_cores", "traffic": defaults}
+        composed, _ = compose_request(f"ServiceChain {resource}", document)
+        chains = [chain.model_dump(exclude_none=True, by_alias=True) for chain in composed.chains]
+    else:
+        chains = [chain.model_dump(exclude_none=True, by_alias=True) for chain in spec.chains]
+    for chain in chains:
+        chain["traffic"] = defaults | chain.get("traffic", {})
+    return chains
+
+
+def run_config_of(resource: str, chains: list[dict], spec: ServiceChainSpec) -> dict:
+    """The run config of the chains (as `./tandem place` reads a spec): rates in packets per second, NF args checked."""
+    document = {"name": resource, "chains": chains, "placement": spec.placement, "placement_cores": [1]}
+    if spec.scheduler is not None:
+        document["scheduler"] = spec.scheduler.model_dump()
+    try:
+        return run_config(spec_from_document(document, f"ServiceChain {resource}"))
+    except SpecError:
+        raise
+    except ValueError as error:  # a chain's own rule that the resource's schema cannot express
+        raise SpecError(f"ServiceChain {resource}", [("spec.chains", str(error))]) from None
+
+
+def place(
+    resource: str,
+    spec: ServiceChainSpec,
+    nodes: list[TandemNode],
+    taken: dict[str, set[int]] | None = None,
+    time_limit_s: float = 10.0,
+) -> ClusterPlacement:
+    """Places the resource's NFs on the ready nodes' cores that no other resource holds (`taken`: node -> cores).
+    Raises CostsUnknown (no node measured an NF) or PlacementError (the cores do not carry the chains at their
+    rates, naming the constraint)."""
+    taken = taken or {}
+    chains = chains_of(resource, spec)
+    config = run_config_of(resource, chains, spec)
+    usable = [node for node in nodes if node.ready]
+    if not usable:
+        raise PlacementError("no ready Tandem node (a node's agent reports itself on its Node when it starts)")
+    nfs, edges = _placed_nfs(config, usable)
+    # A node's free cores are alike (its costs, whole cores): N NFs never use more than N of them, so no more are
+    # offered; and only the CANDIDATE_NODES nodes with room where the chains cost the least, so the program stays
+    # small however large the cluster. The answer is the best over what was offered.
+    most = len(nfs)
+    free = {node.name: [core for core in node.cores if core not in taken.get(node.name, set())] for node in usable}
+    offered = sorted(
+        (node for node in usable if free[node.name]), key=lambda node: (_seconds(nfs, node, config["burst"]), node.name)
+    )
+    node_of = {}
+    core_ids: dict[tuple[str, int], int] = {}  # placement numbers each offered core once
+    for node in offered[:CANDIDATE_NODES]:
+        for core in free[node.name][:most]:
+            core_ids[(node.name, core)] = len(core_ids)
+            node_of[core_ids[(node.name, core)]] = node.name
+    if not core_ids:
+        raise PlacementError(
+            "no free core on a ready Tandem node (every core is held by other ServiceChains, or no node is ready)"
+        )
+    solution = solve(
+        nfs,
+        list(node_of),
+        usable[0].tsc_hz,
+        config["burst"],
+        require_all=True,
+        objective=spec.placement,
+        edges=edges,
+        time_limit_s=time_limit_s,
+        node_of=node_of,
+        node_hz={node.name: node.tsc_hz for node in usable},
+    )
+    by_id = {number: key for key, number in core_ids.items()}
+    where = {nf: by_id[core] for nf, core in solution["placement"].items()}
+    return _on_agents(resource, chains, where, solution)
+
+
+def _placed_nfs(config: dict, nodes: list[TandemNode]) -> tuple[list[PlacedNf], list[tuple[str, str, float]]]:
+    """The chains' NFs as the placement model takes them, each with its costs on every node, and their edges."""
+    nfs, edges = [], []
+    for chain in config["chains"]:
+        shares = upper_bound_shares(chain)
+        edges += shares["edges"]
+        for nf in chain["nfs"]:
+            k, c, node_cycles = _costs(nf, nodes)
+            nfs.append(
+                PlacedNf(
+                    name=nf["name"],
+                    chain=chain["name"],
+                    rate_pps=chain["traffic"]["mean_rate_pps"] or None,
+                    weight=nf.get("weight", 1.0),
+                    k_cycles=k,
+                    c_cycles=c,
+                    share=shares["nfs"][nf["name"]],
+                    node_cycles=node_cycles,
+                )
+            )
+    return nfs, edges
+
+
+def _seconds(nfs: list[PlacedNf], node: TandemNode, upper: int) -> float:
+    """Seconds of a core a second that the NFs take on `node` at their rates, in batches of `upper` packets."""
+    return sum(
+        (nf.rate_pps or 0) * nf.share * (k + c / upper) / node.tsc_hz
+        for nf in nfs
+        for k, c in [nf.node_cycles[node.name]]
+    )
+
+
+def _costs(nf: dict, nodes: list[TandemNode]) -> tuple[float, float, dict[str, tuple[float, float]]]:
+    """An NF's (k, c) on the reference node (the first), and on each node: as the node measured it, or, where it
+    did not, the median of those that did (nodes of one kind of machine count alike)."""
+    key = profile.cost_key(nf)
+    measured = {node.name: node.costs[key] for node in nodes if key in node.costs}
+    if not measured:
+        raise CostsUnknown(
+            f"no Tandem node measured the costs of NF {nf['name']} (type {nf['type']} with its args): a node's agent "
+            "reports what it measured (tandem.dev/costs), so nothing says how many cores it needs"
+        )
+    fallback = (
+        statistics.median(k for k, _ in measured.values()),
+        statistics.median(c for _, c in measured.values()),
+    )
+    per_node = {node.name: measured.get(node.name, fallback) for node in nodes}
+    k, c = per_node[nodes[0].name]
+    return k, c, per_node
+
+
+def _on_agents(resource: str, chains: list[dict], where: dict, solution: dict) -> ClusterPlacement:
+    placement = ClusterPlacement(where=where, chains_by_node={}, solution=solution)
+    placement.edges_between_nodes = [tuple(edge) for edge in solution.get("edges_between_nodes", [])]
+    for chain in chains:
+        names = [nf["name"] for nf in _nfs(chain)]
+        nodes = {where[name][0] for name in names}
+        if len(nodes) > 1:
+            placement.split.append(chain["name"])
+            continue
+        placement.chains_by_node.setdefault(nodes.pop(), []).append(_for_agent(resource, chain, where))
+    return placement
+
+
+def _nfs(chain: dict) -> list[dict]:
+    return chain["nfs"] if chain.get("nfs") is not None else chain["graph"]["nodes"]
+
+
+def _for_agent(resource: str, chain: dict, where: dict) -> dict:
+    """The chain as its node's agent adds it: chain and NF names prefixed with the resource's, each NF on its core."""
+    entry = copy.deepcopy(chain)
+    entry["name"] = agent_name(resource, chain["name"])
+    for nf in _nfs(entry):
+        nf["core"] = where[nf["name"]][1]
+        nf["name"] = agent_name(resource, nf["name"])
+    for edge in (entry.get("graph") or {}).get("edges", []):
+        edge["from"], edge["to"] = agent_name(resource, edge["from"]), agent_name(resource, edge["to"])
+    return entry

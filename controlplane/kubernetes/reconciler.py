@@ -1,0 +1,285 @@
+"""What the operator does for a ServiceChain, apart from Kubernetes' events: place it on the Tandem nodes' free
+cores, add its chains on each node's agent (all of them, or none), write what it did as the resource's status, remove
+it from the agents, and place it again when a node it uses is lost."""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from controlplane.errors import SetupError, SpecError
+from controlplane.kubernetes.cluster_placement import ClusterPlacement, CostsUnknown, agent_name, place
+from controlplane.kubernetes.service_chain import ServiceChainSpec
+from controlplane.kubernetes.tandem_nodes import TandemNode
+from controlplane.launch.control_api import Status
+from controlplane.launch.control_client import Control
+from controlplane.planning.placement import PlacementError
+
+AGENT_TIMEOUT_S = 5.0  # an agent that does not answer status in this long counts as lost
+HOPS_INTERVAL_S = 10.0  # how often a resource's status gets its hops' rates anew
+STATUS_FRESH_S = 1.0  # an agent's status serves every resource on its node for this long
+CHANGE_TIMEOUT_S = 60.0  # an added chain's NF processes start one by one
+RETRY_S = 5.0  # a resource that could not be placed (no capacity, costs unknown, an agent refused) is tried again
+LOST_RETRY_S = 2.0  # a node whose agent stopped answering is asked again after this long, then takes chains again
+
+
+@dataclass
+class Held:
+    """A placed resource: its placement, and what its agents run (node -> the chains added there)."""
+
+    placement: ClusterPlacement
+    added: dict[str, list[str]] = field(default_factory=dict)
+
+
+@dataclass
+class Outcome:
+    """A reconcile's answer: the status to write, and whether it should be tried again later."""
+
+    status: dict
+    retry: bool = False
+
+
+class Reconciler:
+    """Holds the cluster's Tandem nodes (from Node events) and what each ServiceChain holds of them."""
+
+    def __init__(self, token: str | None, time_limit_s: float = 10.0, plan_only: bool = False):
+        # plan_only: place and say where, never ask an agent (capacity planning; the operator at scale on fake nodes)
+        self.token, self.time_limit_s, self.plan_only = token, time_limit_s, plan_only
+        self.nodes: dict[str, TandemNode] = {}
+        self.held: dict[str, Held] = {}  # "namespace/name" -> what it holds
+        self.lost_at: dict[str, float] = {}  # node -> when its agent was found not answering
+        self.retry_at: dict[str, float] = {}  # resource -> when to try placing it again (it could not be, yet)
+        self.hops_written_at: dict[str, float] = {}
+        self.lost_since: dict[str, float] = {}  # resource -> when a node it ran on was found lost (not healed yet)
+        self.statuses: dict[str, tuple[float, Status | None]] = {}  # node -> when its agent was asked, its answer
+        self.lock = threading.Lock()  # kopf runs synchronous handlers on threads
+
+    def agent(self, node: str) -> Control:
+        return Control(tcp=self.nodes[node].control, token=self.token, timeout=CHANGE_TIMEOUT_S)
+
+    def taken(self, besides: str) -> dict[str, set[int]]:
+        cores: dict[str, set[int]] = {}
+        for key, held in self.held.items():
+            if key != besides:
+                for node, core in held.placement.where.values():
+                    cores.setdefault(node, set()).add(core)
+        return cores
+
+    def apply(self, key: str, resource: str, spec: dict, generation: int | None) -> Outcome:
+        """Places the resource and adds its chains on the agents, after removing what it ran before (a changed spec,
+        a lost node). On any refusal, what this call added is removed again: the agents run all of it or none. An
+        outcome to retry is due again RETRY_S later (due())."""
+        with self.lock:
+            outcome = self._apply(key, resource, spec, generation)
+            if outcome.status["conditions"][0]["reason"] in ("Running", "Planned") and key in self.lost_since:
+                outcome.status["healSeconds"] = round(time.monotonic() - self.lost_since.pop(key), 3)
+            if outcome.retry:
+                self.retry_at[key] = time.monotonic() + RETRY_S
+            else:
+                self.retry_at.pop(key, None)
+            return outcome
+
+    def node_seen(self, name: str, node: TandemNode | None) -> None:
+        """A Node event: the node as its annotations now describe it, or None where it is gone or no Tandem node. A
+        node that comes (or comes back, or becomes ready) makes every resource that waits to be placed due at once."""
+        with self.lock:
+            known = self.nodes.pop(name, None)
+            if node is None:
+                return
+            self.nodes[name] = node
+            if known is None or (node.ready and not known.ready):
+                self.lost_at.pop(name, None)
+                for key in self.retry_at:
+                    self.retry_at[key] = 0.0
+
+    def due(self, key: str) -> bool:
+        """Whether the resource waits to be placed again and its time has come."""
+        return key in self.retry_at and time.monotonic() >= self.retry_at[key]
+
+    def _apply(self, key: str, resource: str, spec: dict, generation: int | None) -> Outcome:
+        self.remove(key)
+        began = time.monotonic()
+        try:
+            model = ServiceChainSpec.model_validate(spec)
+            placement = place(resource, model, self.usable(), self.taken(key), time_limit_s=self.time_limit_s)
+        except CostsUnknown as error:
+            return Outcome(_status(generation, "False", "CostsUnknown", str(error)), retry=True)
+        except PlacementError as error:
+            return Outcome(_status(generation, "False", "NoCapacity", str(error)), retry=True)
+        except (SpecError, ValueError) as error:
+            return Outcome(_status(generation, "False", "InvalidSpec", _spec_message(error)))
+        if self.plan_only:
+            self.held[key] = Held(placement)
+            spans = f"; chains {', '.join(placement.split)} span nodes" if placement.split else ""
+            message = (
+                f"planned on {', '.join(sorted(placement.nodes()))} in {time.monotonic() - began:.3f} s{spans} "
+                "(plan only: no agent was asked)"
+            )
+            return Outcome(_status(generation, "False", "Planned", message, placement))
+        if placement.split:
+            message = (
+                f"chains {', '.join(placement.split)} do not fit one node: a chain across nodes needs the wire "
+                "hops between them, which Tandem does not build yet"
+            )
+            return Outcome(_status(generation, "False", "SpansNodes", message, placement), retry=True)
+        held = Held(placement)
+        self.held[key] = held
+        try:
+            for node, chains in sorted(placement.chains_by_node.items()):
+                for chain in chains:
+                    agent = self.agent(node)
+                    reply = agent.answer_of(agent.add_chain(chain), CHANGE_TIMEOUT_S)
+                    if reply.state != "applied":
+                        problems = "; ".join(f"{e.get('path')}: {e.get('message')}" for e in reply.errors)
+                        raise SetupError(f"node {node} refused chain {chain['name']}: {problems or reply.state}")
+                    held.added.setdefault(node, []).append(chain["name"])
+        except SetupError as error:
+            self.remove(key)
+            return Outcome(_status(generation, "False", "AgentRefused", str(error), placement), retry=True)
+        nodes = ", ".join(sorted(placement.nodes()))
+        message = f"on {nodes}, placed and added in {time.monotonic() - began:.3f} s"
+        return Outcome(_status(generation, "True", "Running", message, placement))
+
+    def usable(self) -> list[TandemNode]:
+        """The nodes that may take chains: a lost one once its agent answers again (asked at most every
+        LOST_RETRY_S)."""
+        now = time.monotonic()
+        for name in list(self.lost_at):
+            if name in self.nodes and now - self.lost_at[name] >= LOST_RETRY_S:
+                self.statuses.pop(name, None)  # asked anew, not answered from before it was lost
+                if self._answers(name):
+                    del self.lost_at[name]
+                else:
+                    self.lost_at[name] = now
+        return [node for name, node in self.nodes.items() if name not in self.lost_at]
+
+    def _answers(self, node: str) -> bool:
+        return self.agent_status(node) is not None
+
+    def agent_status(self, node: str) -> Status | None:
+        """The node's agent's status, or None where it does not answer; asked at most once per STATUS_FRESH_S,
+        however many resources run on the node."""
+        asked_at, status = self.statuses.get(node, (-STATUS_FRESH_S, None))
+        if time.monotonic() - asked_at < STATUS_FRESH_S:
+            return status
+        try:
+            status = Control(tcp=self.nodes[node].control, token=self.token, timeout=AGENT_TIMEOUT_S).status()
+        except (SetupError, KeyError):
+            status = None
+        self.statuses[node] = (time.monotonic(), status)
+        return status
+
+    def mark_lost(self, key: str, nodes: list[str]) -> None:
+        """The resource's `nodes` found lost: they take no chain until their agents answer again, and the
+        resource's heal time counts from now until it runs again."""
+        for node in nodes:
+            self.lost_at[node] = time.monotonic()
+        self.lost_since.setdefault(key, time.monotonic())
+
+    def forget_earlier(self, resource: str, nodes: list[str]) -> None:
+        """Removes the chains an earlier operator added for the resource on `nodes` (its status's placement), so
+        that placing it again starts from nothing; an agent that does not answer has nothing to remove."""
+        prefix = agent_name(resource, "")
+        for node in sorted(set(nodes) & self.nodes.keys()):
+            try:
+                agent = self.agent(node)
+                for chain in agent.status().chains:
+                    if chain.name.startswith(prefix) and not chain.removed:
+                        agent.answer_of(agent.remove_chain(chain.name), CHANGE_TIMEOUT_S)
+            except SetupError:
+                continue
+
+    def remove(self, key: str) -> list[str]:
+        """Removes the resource's chains from the agents that are still there; returns what could not be removed."""
+        held = self.held.pop(key, None)
+        self.retry_at.pop(key, None)
+        self.hops_written_at.pop(key, None)
+        left = []
+        for node, chains in (held.added if held else {}).items():
+            for chain in chains:
+                if node not in self.nodes:
+                    continue  # the node is gone, and its agent with it
+                try:
+                    agent = self.agent(node)
+                    agent.answer_of(agent.remove_chain(chain), CHANGE_TIMEOUT_S)
+                except SetupError as error:
+                    left.append(f"{chain} on {node}: {error}")
+        return left
+
+    def lost_nodes(self, key: str) -> list[str]:
+        """The nodes the resource runs on that are gone, not ready, or whose agent does not answer."""
+        held = self.held.get(key)
+        if held is None:
+            return []
+        lost = []
+        if self.plan_only:
+            return sorted(
+                node for node in held.placement.nodes() if node not in self.nodes or not self.nodes[node].ready
+            )
+        for node in sorted(held.added):
+            if node not in self.nodes or not self.nodes[node].ready or not self._answers(node):
+                lost.append(node)
+        return lost
+
+    def hops_due(self, key: str) -> bool:
+        """Whether the resource's hops are to be written again: every HOPS_INTERVAL_S (a status write per resource
+        every few seconds would be most of the API server's load in a cluster of thousands)."""
+        if time.monotonic() - self.hops_written_at.get(key, -HOPS_INTERVAL_S) < HOPS_INTERVAL_S:
+            return False
+        self.hops_written_at[key] = time.monotonic()
+        return True
+
+    def hops(self, key: str, resource: str) -> list[dict]:
+        """Each hop of the resource's chains as their agents count it: the ring into an NF (from the chain's entry or
+        the NF before it, in a line's order), the NF's rate in, and what the full ring dropped."""
+        held = self.held.get(key)
+        hops = []
+        for node, chains in sorted((held.added if held else {}).items()):
+            status = self.agent_status(node) if node in self.nodes else None
+            if status is None:
+                continue
+            prefix = agent_name(resource, "")
+            by_chain: dict[str, list] = {}
+            for nf in status.nfs:
+                if nf.chain in chains and not nf.removed:
+                    by_chain.setdefault(nf.chain, []).append(nf)
+            for chain, nfs in by_chain.items():
+                previous = "entry"
+                for nf in nfs:
+                    name = nf.name.removeprefix(prefix)
+                    ring = f"{chain}:entry" if previous == "entry" else f"{chain}:{prefix + previous}->{nf.name}"
+                    hops.append(
+                        {
+                            "from": previous,
+                            "to": name,
+                            "node": node,
+                            "rateMpps": round(nf.in_mpps or 0.0, 6),
+                            "dropped": int(status.drops_by_ring.get(ring, 0)),  # by the full ring into the NF
+                        }
+                    )
+                    previous = name
+        return hops
+
+
+def _spec_message(error: Exception) -> str:
+    if isinstance(error, SpecError):
+        return "; ".join(f"{where or 'spec'}: {message}" for where, message in error.problems)
+    return str(error)
+
+
+def _status(
+    generation: int | None, ready: str, reason: str, message: str, placement: ClusterPlacement | None = None
+) -> dict:
+    now = datetime.fromtimestamp(time.time(), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    condition = {"type": "Ready", "status": ready, "reason": reason, "message": message[:32768]}
+    condition |= {"lastTransitionTime": now}
+    if generation is not None:
+        condition["observedGeneration"] = generation
+    status: dict = {"conditions": [condition], "observedGeneration": generation}
+    status["placement"] = [
+        {"nf": nf, "node": node, "core": core}
+        for nf, (node, core) in sorted((placement.where if placement else {}).items())
+    ]
+    return status
