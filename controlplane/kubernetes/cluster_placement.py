@@ -5,6 +5,7 @@ each node's share as chains its agent can add."""
 from __future__ import annotations
 
 import copy
+import functools
 import statistics
 from dataclasses import dataclass, field
 
@@ -19,6 +20,7 @@ from controlplane.spec.deployment import run_config
 from controlplane.spec.loading import spec_from_document
 
 CANDIDATE_NODES = 8
+MIN_ROOM = 0.02  # a core in use with less of it left is not offered
 
 
 class CostsUnknown(PlacementError):
@@ -32,6 +34,14 @@ class ClusterPlacement:
     split: list[str] = field(default_factory=list)  # chains whose NFs sit on more than one node
     edges_between_nodes: list[tuple[str, str]] = field(default_factory=list)
     solution: dict = field(default_factory=dict)
+    shares: dict[str, float] = field(default_factory=dict)  # NF -> the share of its core it takes at its rate
+
+    def load(self) -> dict[tuple[str, int], float]:
+        """(node, core) -> the share of it this resource's NFs take."""
+        cores: dict[tuple[str, int], float] = {}
+        for nf, where in self.where.items():
+            cores[where] = cores.get(where, 0.0) + self.shares.get(nf, 0.0)
+        return cores
 
     def nodes(self) -> set[str]:
         return {node for node, _ in self.where.values()}
@@ -75,52 +85,91 @@ def place(
     resource: str,
     spec: ServiceChainSpec,
     nodes: list[TandemNode],
-    taken: dict[str, set[int]] | None = None,
+    load: dict[str, dict[int, float]] | None = None,
     time_limit_s: float = 10.0,
 ) -> ClusterPlacement:
-    """Places the resource's NFs on the ready nodes' cores that no other resource holds (`taken`: node -> cores).
-    Raises CostsUnknown (no node measured an NF) or PlacementError (the cores do not carry the chains at their
-    rates, naming the constraint)."""
-    taken = taken or {}
+    """Places the resource's NFs on the ready nodes' cores: beside other resources' NFs where a core has room
+    (`load`: node -> core -> the share of it they take), or on new cores. Raises CostsUnknown (no node measured an
+    NF) or PlacementError (the cores do not carry the chains at their rates, naming the constraint)."""
+    load = load or {}
     chains = chains_of(resource, spec)
     config = run_config_of(resource, chains, spec)
     usable = [node for node in nodes if node.ready]
     if not usable:
         raise PlacementError("no ready Tandem node (a node's agent reports itself on its Node when it starts)")
     nfs, edges = _placed_nfs(config, usable)
-    # A node's free cores are alike (its costs, whole cores): N NFs never use more than N of them, so no more are
-    # offered; and only the CANDIDATE_NODES nodes with room where the chains cost the least, so the program stays
-    # small however large the cluster. The answer is the best over what was offered.
+    # A node's new cores are alike (its costs, whole cores), and so are, nearly, its cores in use with the most room:
+    # N NFs never use more than N of either, so no more are offered; and only on the CANDIDATE_NODES nodes with room
+    # where the chains cost the least, so each program stays small however large the cluster. The answer is the
+    # best over what was offered: the resource on the one node where it takes the fewest new cores (or, for
+    # throughput, carries the most), and across those nodes only where no one node carries it (a chain across
+    # nodes waits for the wire hops between them).
     most = len(nfs)
-    free = {node.name: [core for core in node.cores if core not in taken.get(node.name, set())] for node in usable}
-    offered = sorted(
-        (node for node in usable if free[node.name]), key=lambda node: (_seconds(nfs, node, config["burst"]), node.name)
+    offers = {node.name: _offered_cores(node, load.get(node.name, {}), most) for node in usable}
+    upper = config["burst"]
+    by_cost = sorted(
+        (node for node in usable if offers[node.name]), key=lambda node: (_seconds(nfs, node, upper), node.name)
     )
-    node_of = {}
-    core_ids: dict[tuple[str, int], int] = {}  # placement numbers each offered core once
-    for node in offered[:CANDIDATE_NODES]:
-        for core in free[node.name][:most]:
-            core_ids[(node.name, core)] = len(core_ids)
-            node_of[core_ids[(node.name, core)]] = node.name
-    if not core_ids:
-        raise PlacementError(
-            "no free core on a ready Tandem node (every core is held by other ServiceChains, or no node is ready)"
-        )
+    if not by_cost:
+        raise PlacementError("no core with room on a ready Tandem node (other ServiceChains' NFs fill every core)")
+    solve_on = functools.partial(_solve_on, nfs, edges, offers, usable, upper, spec.placement, time_limit_s)
+    found = []
+    for node in [node for node in by_cost if _may_carry(nfs, node, offers[node.name], upper)][:CANDIDATE_NODES]:
+        try:
+            found.append(solve_on([node]))
+        except PlacementError:
+            continue
+    if found:
+        better = max if spec.placement == "throughput" else min
+        where, solution = better(found, key=lambda answer: answer[1]["objective"])  # the first of equals: cheapest
+    else:
+        where, solution = solve_on(by_cost[:CANDIDATE_NODES])
+    placement = _on_agents(resource, chains, where, solution)
+    hz = {node.name: node.tsc_hz for node in usable}
+    for nf in nfs:
+        node, _ = where[nf.name]
+        k, c = nf.node_cycles[node]
+        placement.shares[nf.name] = solution["planned_rate_pps"][nf.name] * (k + c / config["burst"]) / hz[node]
+    return placement
+
+
+def _solve_on(nfs, edges, offers, usable, upper, objective, time_limit_s, nodes: list[TandemNode]):
+    """The placement over `nodes`' offered cores: ({NF: (node, core)}, the solution); PlacementError if they do not
+    carry the chains."""
+    node_of, room = {}, {}
+    core_ids: dict[tuple[str, int], int] = {}  # placement numbers each offered core once, cores in use first
+    for node in nodes:
+        for core, left in offers[node.name]:
+            number = core_ids[(node.name, core)] = len(core_ids)
+            node_of[number] = node.name
+            if left < 1.0:
+                room[number] = left
     solution = solve(
         nfs,
         list(node_of),
         usable[0].tsc_hz,
-        config["burst"],
+        upper,
         require_all=True,
-        objective=spec.placement,
+        objective=objective,
         edges=edges,
         time_limit_s=time_limit_s,
         node_of=node_of,
         node_hz={node.name: node.tsc_hz for node in usable},
+        room=room,
     )
     by_id = {number: key for key, number in core_ids.items()}
-    where = {nf: by_id[core] for nf, core in solution["placement"].items()}
-    return _on_agents(resource, chains, where, solution)
+    return {nf: by_id[core] for nf, core in solution["placement"].items()}, solution
+
+
+def _offered_cores(node: TandemNode, load: dict[int, float], most: int) -> list[tuple[int, float]]:
+    """(core, the share of it left): up to `most` of the node's cores in use with the most room, then up to `most`
+    of its new cores."""
+    in_use = sorted(
+        ((core, 1.0 - load[core]) for core in node.cores if core in load and 1.0 - load[core] >= MIN_ROOM),
+        key=lambda offer: -offer[1],
+    )
+    new = [(core, 1.0) for core in node.cores if core not in load]
+    return in_use[:most] + new[:most]
 
 
 def _placed_nfs(config: dict, nodes: list[TandemNode]) -> tuple[list[PlacedNf], list[tuple[str, str, float]]]:
@@ -144,6 +193,14 @@ def _placed_nfs(config: dict, nodes: list[TandemNode]) -> tuple[list[PlacedNf], 
                 )
             )
     return nfs, edges
+
+
+def _may_carry(nfs: list[PlacedNf], node: TandemNode, offered: list[tuple[int, float]], upper: int) -> bool:
+    """Whether the node's offered cores may carry the NFs: their room adds up to the NFs' work, and the largest NF
+    fits the roomiest core (necessary, not sufficient: the program decides)."""
+    rooms = [left for _, left in offered]
+    need = [_seconds([nf], node, upper) for nf in nfs]
+    return bool(rooms) and sum(rooms) >= sum(need) and max(rooms) >= max(need, default=0.0)
 
 
 def _seconds(nfs: list[PlacedNf], node: TandemNode, upper: int) -> float:

@@ -59,12 +59,13 @@ class Reconciler:
     def agent(self, node: str) -> Control:
         return Control(tcp=self.nodes[node].control, token=self.token, timeout=CHANGE_TIMEOUT_S)
 
-    def taken(self, besides: str) -> dict[str, set[int]]:
-        cores: dict[str, set[int]] = {}
+    def load(self, besides: str) -> dict[str, dict[int, float]]:
+        """node -> core -> the share of it every other resource's NFs take."""
+        cores: dict[str, dict[int, float]] = {}
         for key, held in self.held.items():
             if key != besides:
-                for node, core in held.placement.where.values():
-                    cores.setdefault(node, set()).add(core)
+                for (node, core), share in held.placement.load().items():
+                    cores.setdefault(node, {})[core] = cores.get(node, {}).get(core, 0.0) + share
         return cores
 
     def apply(self, key: str, resource: str, spec: dict, generation: int | None) -> Outcome:
@@ -103,7 +104,7 @@ class Reconciler:
         began = time.monotonic()
         try:
             model = ServiceChainSpec.model_validate(spec)
-            placement = place(resource, model, self.usable(), self.taken(key), time_limit_s=self.time_limit_s)
+            placement = place(resource, model, self.usable(), self.load(key), time_limit_s=self.time_limit_s)
         except CostsUnknown as error:
             return Outcome(_status(generation, "False", "CostsUnknown", str(error)), retry=True)
         except PlacementError as error:
@@ -278,8 +279,10 @@ def _status(
     if generation is not None:
         condition["observedGeneration"] = generation
     status: dict = {"conditions": [condition], "observedGeneration": generation}
+    shares = placement.shares if placement else {}
     status["placement"] = [
-        {"nf": nf, "node": node, "core": core}
+        # The share of its core the NF takes at its planned rate: cores are shared between ServiceChains.
+        {"nf": nf, "node": node, "core": core, "coreShare": min(round(shares.get(nf, 0.0), 6), 1.0)}
         for nf, (node, core) in sorted((placement.where if placement else {}).items())
     ]
     return status

@@ -43,6 +43,7 @@ class NfPlacement(Strict):
     nf: str = Field(min_length=1)
     node: str = Field(min_length=1)
     core: int = Field(ge=0)
+    coreShare: float | None = Field(default=None, ge=0, le=1)  # of its core, at its planned rate (cores are shared)
 
 
 class HopStatus(Strict):

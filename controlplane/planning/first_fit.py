@@ -25,18 +25,25 @@ class FirstFit:
 
 
 def first_fit(
-    nfs: list, cores: list[int], seconds, cheapest, objective: str, blocks: list[list[int]] | None = None
+    nfs: list,
+    cores: list[int],
+    seconds,
+    cheapest,
+    objective: str,
+    blocks: list[list[int]] | None = None,
+    room: dict[int, float] | None = None,
 ) -> FirstFit:
     """Places whole chains at their offered rates, or rejects them; a chain without a rate (best effort) is placed
     at rate 0 on the emptiest cores (the solver gives it what is left). `seconds(nf, core)`: the seconds of that
     core a packet of the NF takes (its share of the core at 1 pps); `cheapest(nf)`: the least of them over the
     nodes. With `blocks` (lists of the cores), a chain's NFs stay in one block (the first it fits), so that each
-    block can be solved alone."""
+    block can be solved alone. `room`: the share left of cores that already run other NFs."""
     by_chain: dict[str, list[int]] = {}
     for index, nf in enumerate(nfs):
         by_chain.setdefault(nf.chain, []).append(index)
     blocks = blocks or [cores]
-    load = dict.fromkeys(cores, 0.0)
+    room = room or {}
+    load = {core: 1.0 - room.get(core, 1.0) for core in cores}
     result = FirstFit()
 
     def chain_need(chain: str) -> float:
@@ -86,14 +93,14 @@ def first_fit(
     return result
 
 
-def fewest_cores_bound(nfs: list, cheapest) -> int:
-    """No placement serves every chain at its rate on fewer cores than their work adds up to (each NF on its
-    cheapest node)."""
+def fewest_cores_bound(nfs: list, cheapest, room: float = 0.0) -> int:
+    """No placement serves every chain at its rate on fewer new cores than their work adds up to (each NF on its
+    cheapest node), less what `room` (the share left on cores already in use, together) takes."""
     total = sum((nf.rate_pps or 0.0) * nf.share * cheapest(nf) for nf in nfs)
-    return max(1, math.ceil(total - 1e-9))
+    return max(0 if room else 1, math.ceil(total - room - 1e-9))
 
 
-def throughput_bound(nfs: list, core_count: int, cheapest) -> float:
+def throughput_bound(nfs: list, core_count: float, cheapest) -> float:
     """The most weighted packets a second (pps) any placement reaches: the cores' seconds pooled and handed to the
     chains with the most weighted throughput per second of core first, each NF on its cheapest node (the
     fractional knapsack, which drops chain integrity and the cores' edges: an upper bound)."""

@@ -97,6 +97,7 @@ def solve(
     time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     node_of: dict[int, str] | None = None,
     node_hz: dict[str, float] | None = None,
+    room: dict[int, float] | None = None,
 ) -> dict:
     """Returns {placement: {nf: core}, planned_rate_pps: {nf: pps}, throughput_pps: {chain: pps}, accepted, rejected,
     objective, bound, optimality_gap, stopped, method, solve_seconds, core_utilisation, cores_used, crossing_edges}.
@@ -104,8 +105,9 @@ def solve(
     each core's node where the cores sit on several machines (fewest cores then parts the fewest packets between
     nodes, and blocks never span two); `node_hz`: a node's TSC rate where it is not `hz`, and an NF's
     `node_cycles` its costs on a node where they are not k and c. The search starts from first fit and stops after
-    `time_limit_s` with the best placement found and the gap it proved. Raises PlacementError naming the
-    constraint when nothing satisfies them."""
+    `time_limit_s` with the best placement found and the gap it proved. `room`: cores that already run other NFs,
+    with the share of each left: they take these NFs up to it, and fewest cores counts only the new cores it uses.
+    Raises PlacementError naming the constraint when nothing satisfies them."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective {objective!r}: one of {OBJECTIVES}")
     if not cores:
@@ -113,13 +115,16 @@ def solve(
     if objective == "fewest_cores":
         require_target_rates({nf.chain: nf.rate_pps for nf in nfs})
         require_all = serve_offered = True
+    room = room or {}
+    if any(core not in cores or not 0 < share <= 1 for core, share in room.items()):
+        raise ValueError(f"room: shares in (0, 1] of cores in {cores}, got {room}")
     highspy = _solver()
     began = time.monotonic()
     node_of = node_of or {}
     seconds, cheapest = _costs(cores, node_of, node_hz or {}, hz, upper)
     whole = len(nfs) * len(cores) <= MAX_PROGRAM_CHOICES
     chunks = [cores] if whole else chunks_of(cores, node_of)
-    start = first_fit(nfs, cores, seconds, cheapest, objective, blocks=chunks)
+    start = first_fit(nfs, cores, seconds, cheapest, objective, blocks=chunks, room=room)
     program = functools.partial(
         solve_program,
         highspy,
@@ -128,6 +133,7 @@ def solve(
         serve_offered=serve_offered,
         objective=objective,
         node_of=node_of,
+        room=room,
     )
     if whole:
         usable = not (require_all and start.rejected)
@@ -139,15 +145,16 @@ def solve(
         if result.status in ("optimal", "time limit"):
             # Blocks cost each block's leftover; first fit over whole nodes (all cores, where they are on one) may
             # pack tighter: the better one wins. A chain still stays on one node where it fits one.
-            fit = first_fit(nfs, cores, seconds, cheapest, objective, blocks=list(nodes_of(cores, node_of).values()))
+            whole_nodes = list(nodes_of(cores, node_of).values())
+            fit = first_fit(nfs, cores, seconds, cheapest, objective, blocks=whole_nodes, room=room)
             plain = _from_first_fit(fit, nfs, result.status)
             if not (require_all and fit.rejected) and _better(
-                plain, result, nfs, cores, edges or [], objective, node_of
+                plain, result, nfs, cores, edges or [], objective, node_of, room
             ):
                 result, method = plain, "first fit over whole nodes' cores (better than the blocks' programs)"
             result.status = "time limit" if result.status == "time limit" else "each block optimal"
     if result.status == "infeasible":
-        raise PlacementError(_why_infeasible(nfs, cores, cheapest, serve_offered))
+        raise PlacementError(_why_infeasible(nfs, cores, cheapest, serve_offered, room))
     if result.status.startswith("no placement found for chain"):
         raise PlacementError(result.status)
     if result.status not in ("optimal", "time limit", "each block optimal"):
@@ -155,8 +162,8 @@ def solve(
             f"the placement solver stopped without a placement: {result.status} (a longer --time-limit may find one)"
         )
     if objective == "fewest_cores":
-        result = _compacted(result, cores, nfs, edges or [], node_of)
-    bound = _bound(result, nfs, cores, cheapest, objective)
+        result = _compacted(result, cores, nfs, edges or [], node_of, room)
+    bound = _bound(result, nfs, cores, cheapest, objective, room)
     solution = _solution(nfs, cores, seconds, objective, result, bound, method, time.monotonic() - began)
     if len(nodes_of(cores, node_of)) > 1:
         solution["node_of"] = {nf: node_of[core] for nf, core in solution["placement"].items()}
@@ -174,39 +181,47 @@ def _from_first_fit(fit, nfs, status: str) -> ProgramResult:
     return result
 
 
-def _better(candidate: ProgramResult, incumbent: ProgramResult, nfs, cores, edges, objective: str, node_of) -> bool:
+def _better(
+    candidate: ProgramResult, incumbent: ProgramResult, nfs, cores, edges, objective: str, node_of, room
+) -> bool:
     if objective == "throughput":
         return candidate.objective > incumbent.objective
-    mine = _fewest_cores_value(candidate.core_of, nfs, edges, cores, node_of)
-    return mine < _fewest_cores_value(incumbent.core_of, nfs, edges, cores, node_of)
+    mine = _fewest_cores_value(candidate.core_of, nfs, edges, cores, node_of, room)
+    return mine < _fewest_cores_value(incumbent.core_of, nfs, edges, cores, node_of, room)
 
 
-def _fewest_cores_value(core_of: dict[int, int], nfs, edges, cores, node_of) -> float:
-    """Fewest cores' objective for a placement: cores used + the crossing term (below 1/2). Renumbering cores within
-    a node changes neither."""
-    return len(set(core_of.values())) + crossing_cost(core_of, nfs, edges, cores, node_of)[0]
+def _fewest_cores_value(core_of: dict[int, int], nfs, edges, cores, node_of, room) -> float:
+    """Fewest cores' objective for a placement: new cores used (not those in `room`) + the crossing term (below
+    1/2). Renumbering new cores within a node changes neither."""
+    new = {core for core in core_of.values() if core not in room}
+    return len(new) + crossing_cost(core_of, nfs, edges, cores, node_of)[0]
 
 
-def _compacted(result: ProgramResult, cores: list[int], nfs, edges, node_of: dict[int, str]) -> ProgramResult:
-    """Fewest cores: the cores in use renumbered onto each node's first cores (a node's cores are alike), and the
-    objective (cores + the crossing term, below 1/2) for the whole placement."""
-    renumber, used = {}, set(result.core_of.values())
-    for members in nodes_of(cores, node_of).values():
+def _compacted(result: ProgramResult, cores: list[int], nfs, edges, node_of: dict[int, str], room) -> ProgramResult:
+    """Fewest cores: the new cores in use renumbered onto each node's first new cores (a node's new cores are
+    alike), and the objective (new cores + the crossing term, below 1/2) for the whole placement."""
+    renumber, used = {core: core for core in room}, set(result.core_of.values())
+    for members in nodes_of([core for core in cores if core not in room], node_of).values():
         renumber.update(zip([core for core in members if core in used], members, strict=False))
     result.core_of = {i: renumber[core] for i, core in result.core_of.items()}
     _, result.crossing, _ = crossing_cost(result.core_of, nfs, edges, cores, node_of)
-    result.objective = _fewest_cores_value(result.core_of, nfs, edges, cores, node_of)
+    result.objective = _fewest_cores_value(result.core_of, nfs, edges, cores, node_of, room)
     return result
 
 
-def _bound(result: ProgramResult, nfs, cores, cheapest, objective: str) -> float:
+def _bound(result: ProgramResult, nfs, cores, cheapest, objective: str, room) -> float:
     """The best objective any placement could reach: HiGHS's proof where one program was solved, never weaker than
     the counting bound (first_fit.py)."""
     if objective == "fewest_cores":
-        counted = fewest_cores_bound(nfs, cheapest)
+        counted = fewest_cores_bound(nfs, cheapest, sum(room.values()))
         return max(counted, result.dual_bound or 0.0)
-    counted = throughput_bound(nfs, len(cores), cheapest)
+    counted = throughput_bound(nfs, _capacity(cores, room), cheapest)
     return min(counted, result.dual_bound) if result.dual_bound is not None else counted
+
+
+def _capacity(cores: list[int], room: dict[int, float]) -> float:
+    """The cores' capacity for these NFs, in cores: a new core's whole, a core in use its room."""
+    return sum(room.get(core, 1.0) for core in cores)
 
 
 def _solution(nfs, cores, cost, objective, result: ProgramResult, bound: float, method: str, seconds: float):
@@ -263,15 +278,16 @@ def k_per_packet(nf: PlacedNf, upper: int, node: str = "") -> float:
     return max(k + c / upper, 1e-6)
 
 
-def _why_infeasible(nfs: list[PlacedNf], cores: list[int], cheapest, serve_offered: bool) -> str:
+def _why_infeasible(nfs: list[PlacedNf], cores: list[int], cheapest, serve_offered: bool, room) -> str:
     def need(nf: PlacedNf) -> float:
         return (nf.rate_pps or 0) * nf.share * cheapest(nf)
 
     total = sum(need(nf) for nf in nfs)
-    if serve_offered and total > len(cores):
+    capacity = _capacity(cores, room)
+    if serve_offered and total > capacity:
         return (
             f"infeasible placement: serving every chain's offered rate needs {total:.2f} cores of NF work but the core "
-            f"capacity constraint allows {len(cores)} (cores {cores}); lower the rates or add cores"
+            f"capacity constraint allows {capacity:g} (cores {cores}); lower the rates or add cores"
         )
     biggest = max(nfs, key=need)
     return (

@@ -43,10 +43,13 @@ def solve_program(
     start: FirstFit | None,
     time_limit_s: float,
     node_of: dict[int, str] | None = None,
+    room: dict[int, float] | None = None,
 ) -> ProgramResult:
     """`start`: a feasible placement HiGHS starts from (first_fit.FirstFit: core_of {NF index: core}, rate_pps
     {chain: pps} of the accepted chains); None to start cold. `seconds(nf, core)`: that core's seconds a packet of
-    the NF takes. `node_of`: each core's node, where the cores sit on several."""
+    the NF takes. `node_of`: each core's node, where the cores sit on several. `room`: the share left of cores that
+    already run other NFs (using one adds no core to fewest cores' count)."""
+    room = room or {}
     h = highspy.Highs()
     h.silent()
     h.setOptionValue("time_limit", max(time_limit_s, 0.01))
@@ -72,12 +75,12 @@ def solve_program(
             h.addConstr(y[c] == 1)
     for core in cores:
         cost = [(seconds(nf, core) * _SCALE, z[i, core]) for i, nf in enumerate(nfs)]
-        h.addConstr(sum(coefficient * variable for coefficient, variable in cost) <= 1)
+        h.addConstr(sum(coefficient * variable for coefficient, variable in cost) <= room.get(core, 1.0))
     used, crossing, apart = {}, {}, {}
     if objective == "throughput":
         h.setObjective(sum(nf.weight * nf.share * t[nf.chain] for nf in nfs) if nfs else 0, highspy.ObjSense.kMaximize)
     else:
-        used, crossing, apart = _fewest_cores_objective(h, highspy, nfs, cores, x, edges, offered, node_of or {})
+        used, crossing, apart = _fewest_cores_objective(h, highspy, nfs, cores, x, edges, offered, node_of or {}, room)
     if start is not None:
         h.setSolution(_start_vector(h, highspy, nfs, start, y, t, x, z, used, crossing, apart, node_of or {}))
     h.run()
@@ -104,17 +107,19 @@ def solve_program(
     return result
 
 
-def _fewest_cores_objective(h, highspy, nfs, cores, x, edges, offered, node_of: dict[int, str]):
-    """μNF-MC's objective: cores used first, then the traffic between nodes and between cores. Returns the cores'
-    used variables and the edges' crossing variables (between cores, between nodes)."""
+def _fewest_cores_objective(h, highspy, nfs, cores, x, edges, offered, node_of: dict[int, str], room):
+    """μNF-MC's objective: new cores used first (a core in `room` runs other NFs already), then the traffic between
+    nodes and between cores. Returns the new cores' used variables and the edges' crossing variables (between
+    cores, between nodes)."""
     index = {nf.name: i for i, nf in enumerate(nfs)}
     chain_of = {nf.name: nf.chain for nf in nfs}
-    used = {core: h.addBinary() for core in cores}
+    fresh = [core for core in cores if core not in room]
+    used = {core: h.addBinary() for core in fresh}
     for i, _ in enumerate(nfs):
-        for core in cores:
+        for core in fresh:
             h.addConstr(x[i, core] <= used[core])
     nodes = nodes_of(cores, node_of)
-    for members in nodes.values():
+    for members in nodes_of(fresh, node_of).values():
         for before, after in zip(members, members[1:], strict=False):
             h.addConstr(used[before] >= used[after])  # a node's cores are alike: use them in order
     traffic = {(a, b): share * offered[chain_of[a]] for a, b, share in edges if a in index and b in index}
@@ -177,7 +182,7 @@ def _start_vector(h, highspy, nfs, start, y, t, x, z, used, crossing, apart, nod
             continue
         values[x[i, core].index] = 1.0
         values[z[i, core].index] = rates[nf.chain] * nf.share / _SCALE
-        if used:
+        if core in used:
             values[used[core].index] = 1.0
     names = {nf.name: i for i, nf in enumerate(nfs)}
     where = start.core_of

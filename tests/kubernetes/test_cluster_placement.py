@@ -103,12 +103,18 @@ def test_chains_that_fit_one_node_stay_on_it_and_go_to_its_agent_under_the_resou
     assert all(nf["core"] == 1 for nf in added_c1["nfs"]) and added_c2["name"] == "edge.c2"
 
 
-def test_cores_other_resources_hold_and_nodes_not_ready_are_not_used():
+def test_a_chain_joins_cores_other_resources_use_where_they_have_room_and_nodes_not_ready_are_not_used():
     nodes = [tandem_node(node("a")), tandem_node(node("b")), tandem_node(node("c", ready=False))]
-    placed = place("edge", spec(chain("c1", per_packet_mpps(0.2))), nodes, taken={"a": {1, 2}})
-    assert placed.nodes() == {"b"}
-    with pytest.raises(PlacementError, match="no free core on a ready Tandem node"):
-        place("edge", spec(chain("c1", per_packet_mpps(0.2))), nodes, taken={"a": {1, 2}, "b": {1, 2}})
+    # Node a's cores are 90 % used by other resources: the chain (three NFs at 20 % of a core each) goes to b's
+    # new cores, all on one of them.
+    placed = place("edge", spec(chain("c1", per_packet_mpps(0.2))), nodes, load={"a": {1: 0.9, 2: 0.9}})
+    assert placed.nodes() == {"b"} and len({core for _, core in placed.where.values()}) == 1
+    assert sum(placed.load().values()) == pytest.approx(0.6, rel=1e-3)
+    # With 70 % of a's core 1 left, it fits there, beside them: no new core at all.
+    placed = place("edge", spec(chain("c1", per_packet_mpps(0.2))), nodes, load={"a": {1: 0.3, 2: 0.9}})
+    assert set(placed.where.values()) == {("a", 1)} and placed.solution["objective"] < 1
+    with pytest.raises(PlacementError, match="no core with room on a ready Tandem node"):
+        place("edge", spec(chain("c1", per_packet_mpps(0.2))), nodes, load={n: {1: 1.0, 2: 0.99} for n in "ab"})
 
 
 def test_a_chain_larger_than_a_node_spans_two_and_is_reported_split():

@@ -1,7 +1,8 @@
 """The operator (`./tandem operator --plan-only`) over many nodes: kwok keeps fake Nodes Ready with heartbeats as
-kubelets would, each reporting Tandem cores and costs. Every ServiceChain is placed on whole cores of one node that
-no other holds, within the cores its node reports; a bad node report is passed over; a node lost (deleted) moves
-every ServiceChain it held to the nodes left, and the others stay where they were."""
+kubelets would, each reporting Tandem cores and costs. Every ServiceChain is placed on one node, within the cores it
+reports, sharing cores with other ServiceChains where they have room and never past a core's capacity; a bad node
+report is passed over; a node lost (deleted) moves every ServiceChain it held to the nodes left, and the others stay
+where they were."""
 
 from __future__ import annotations
 
@@ -66,13 +67,14 @@ def wait_all_planned(cluster, running) -> dict[str, dict]:
     raise AssertionError(f"not every ServiceChain planned in {SETTLE_S} s: {len(planned)} of {CHAINS}")
 
 
-def cores_held(planned: dict[str, dict]) -> dict[tuple[str, int], str]:
-    held = {}
-    for name, status in planned.items():
-        for where in {(p["node"], p["core"]) for p in status["placement"]}:
-            assert where not in held, f"{name} and {held[where]} both hold {where}"
-            held[where] = name
-    return held
+def core_loads(planned: dict[str, dict]) -> dict[tuple[str, int], float]:
+    """(node, core) -> the share of it every ServiceChain's NFs take together, as their statuses say; none past 1."""
+    loads: dict[tuple[str, int], float] = {}
+    for status in planned.values():
+        for p in status["placement"]:
+            loads[p["node"], p["core"]] = loads.get((p["node"], p["core"]), 0.0) + p["coreShare"]
+    assert all(load <= 1 + 1e-5 for load in loads.values()), loads
+    return loads
 
 
 @pytest.mark.timeout(900)
@@ -81,17 +83,18 @@ def test_the_operator_places_every_chain_on_free_cores_and_moves_those_of_a_lost
         resources = "\n---\n".join(json.dumps(chain_resource(i)) for i in range(CHAINS))
         assert cluster.kubectl("apply", "-f", "-", stdin=resources).returncode == 0
         planned = wait_all_planned(cluster, running)
-        held = cores_held(planned)
+        held = core_loads(planned)
         assert all(node != "fake-00" and 1 <= core <= CORES for node, core in held)
         assert "node fake-00: annotation tandem.dev/tsc-hz" in running.log.read_text()
         for status in planned.values():
             assert len({p["node"] for p in status["placement"]}) == 1  # a chain that fits a node stays on it
-        # Fewest cores: together the chains need fewer cores than one per NF (what the CPU manager would give).
-        assert len(held) < 2 * CHAINS
+        # Fewest cores, cores shared between ServiceChains: fewer cores than chains (each needs 0.25 to 0.75 of one),
+        # let alone one per NF (what the CPU manager would give).
+        assert len(held) < CHAINS
 
         # A node lost: its chains move to the nodes left, every other chain stays where it was.
         lost = next(iter(held))[0]
-        moved = {name for (node, _), name in held.items() if node == lost}
+        moved = {name for name, status in planned.items() if any(p["node"] == lost for p in status["placement"])}
         assert cluster.kubectl("delete", "node", lost).returncode == 0
         before = {name: status["placement"] for name, status in planned.items()}
         deadline = time.monotonic() + SETTLE_S
@@ -103,7 +106,7 @@ def test_the_operator_places_every_chain_on_free_cores_and_moves_those_of_a_lost
         else:
             raise AssertionError(f"the chains of lost node {lost} were not moved in {SETTLE_S} s")
         after = wait_all_planned(cluster, running)
-        cores_held(after)
+        core_loads(after)
         assert all(p["node"] != lost for status in after.values() for p in status["placement"])
         assert all(after[name]["placement"] == before[name] for name in set(before) - moved)
         assert all(after[name].get("healSeconds", 0) > 0 for name in moved)  # from finding the node lost to placed
