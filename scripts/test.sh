@@ -10,7 +10,7 @@ echo "== C++ unit tests (meson test)"
 meson test -C build --print-errorlogs
 echo "== fuzzing the packet parsers and the deployment parser under ASan and UBSan (scripts/fuzz.sh)"
 bash scripts/fuzz.sh 30
-echo "== kube-apiserver and kubectl for the Kubernetes tests (built once, then cached: scripts/kubernetes-binaries.sh)"
+echo "== kube-apiserver, kubectl and kwok for the Kubernetes tests (built once, then cached: scripts/kubernetes-binaries.sh)"
 scripts/kubernetes-binaries.sh
 echo "== control plane and integration tests (pytest)"
 exec .venv/bin/python -m pytest tests -q --timeout=300 -p no:cacheprovider

@@ -233,35 +233,39 @@ class Reconciler:
         return True
 
     def hops(self, key: str, resource: str) -> list[dict]:
-        """Each hop of the resource's chains as their agents count it: the ring into an NF (from the chain's entry or
-        the NF before it, in a line's order), the NF's rate in, and what the full ring dropped."""
+        """Each hop of the resource's chains as their agents count it: the ring into an NF (from the chain's entry,
+        or from the NF before it along the line or the graph's edge), the NF's rate in, and what the full ring
+        dropped."""
         held = self.held.get(key)
         hops = []
-        for node, chains in sorted((held.added if held else {}).items()):
-            status = self.agent_status(node) if node in self.nodes else None
+        prefix = agent_name(resource, "")
+        for node, chains in sorted((held.placement.chains_by_node if held else {}).items()):
+            status = self.agent_status(node) if node in held.added and node in self.nodes else None
             if status is None:
                 continue
-            prefix = agent_name(resource, "")
-            by_chain: dict[str, list] = {}
-            for nf in status.nfs:
-                if nf.chain in chains and not nf.removed:
-                    by_chain.setdefault(nf.chain, []).append(nf)
-            for chain, nfs in by_chain.items():
-                previous = "entry"
-                for nf in nfs:
-                    name = nf.name.removeprefix(prefix)
-                    ring = f"{chain}:entry" if previous == "entry" else f"{chain}:{prefix + previous}->{nf.name}"
-                    hops.append(
-                        {
-                            "from": previous,
-                            "to": name,
-                            "node": node,
-                            "rateMpps": round(nf.in_mpps or 0.0, 6),
-                            "dropped": int(status.drops_by_ring.get(ring, 0)),  # by the full ring into the NF
-                        }
-                    )
-                    previous = name
+            running = {nf.name: nf for nf in status.nfs if not nf.removed}
+            for chain in chains:
+                for source, target in hops_of(chain):
+                    if target not in running:
+                        continue
+                    ring = f"{chain['name']}:entry" if source == "entry" else f"{chain['name']}:{source}->{target}"
+                    hop = {"from": source.removeprefix(prefix), "to": target.removeprefix(prefix), "node": node}
+                    hop["rateMpps"] = round(running[target].in_mpps or 0.0, 6)  # the NF's, from every ring into it
+                    hop["dropped"] = int(status.drops_by_ring.get(ring, 0))
+                    hops.append(hop)
         return hops
+
+
+def hops_of(chain: dict) -> list[tuple[str, str]]:
+    """(from, to) of each ring into an NF of a chain (a spec's `chains` entry): from `entry` into its first NF (a
+    graph's NFs that no edge feeds), then along its line or its graph's edges."""
+    graph = chain.get("graph")
+    if graph:
+        fed = {edge["to"] for edge in graph.get("edges", [])}
+        firsts = [("entry", nf["name"]) for nf in graph["nodes"] if nf["name"] not in fed]
+        return firsts + [(edge["from"], edge["to"]) for edge in graph.get("edges", [])]
+    names = [nf["name"] for nf in chain["nfs"]]
+    return [("entry", names[0]), *zip(names, names[1:], strict=False)]
 
 
 def _spec_message(error: Exception) -> str:

@@ -9,6 +9,7 @@ import yaml
 
 from conftest import REPO
 from controlplane.kubernetes.cluster_placement import CostsUnknown, chains_of, place
+from controlplane.kubernetes.reconciler import hops_of
 from controlplane.kubernetes.service_chain import ServiceChainSpec
 from controlplane.kubernetes.tandem_nodes import (
     CONTROL,
@@ -153,3 +154,21 @@ def test_an_sfc_request_is_composed_into_chains_for_the_agents():
     names = {nf["name"] for nf in added["graph"]["nodes"]}
     assert all(name.startswith("web-sfc.") for name in names)
     assert all(edge["from"] in names and edge["to"] in names for edge in added["graph"]["edges"])
+
+
+def test_the_hops_written_in_the_status_follow_a_lines_rings_and_a_graphs_edges():
+    placed = place("edge", spec(chain("c1", "10 kpps")), [tandem_node(node("a"))])
+    [line] = placed.chains_by_node["a"]
+    assert hops_of(line) == [
+        ("entry", "edge.c1-fw"),
+        ("edge.c1-fw", "edge.c1-count"),
+        ("edge.c1-count", "edge.c1-ttl"),
+    ]
+    resource = yaml.safe_load((REPO / "deploy/kubernetes/examples/web-sfc.yaml").read_text())
+    [graph] = chains_of("web-sfc", ServiceChainSpec.model_validate(resource["spec"]))
+    hops = hops_of(graph)
+    edges = [(edge["from"], edge["to"]) for edge in graph["graph"]["edges"]]
+    assert hops[len(hops) - len(edges) :] == edges
+    entered = [to for source, to in hops if source == "entry"]
+    assert entered and not set(entered) & {to for _, to in edges}  # the entry feeds what no edge feeds
+    assert {to for _, to in hops} == {nf["name"] for nf in graph["graph"]["nodes"]}  # every NF is reached
