@@ -3,6 +3,7 @@ pod, its service account's; elsewhere, the kubeconfig's current user's. The oper
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import ssl
@@ -73,8 +74,6 @@ def _from_kubeconfig(path: Path) -> ApiServer:
     elif "certificate-authority" in cluster:
         tls = ssl.create_default_context(cafile=cluster["certificate-authority"])
     elif "certificate-authority-data" in cluster:
-        import base64
-
         tls = ssl.create_default_context(cadata=base64.b64decode(cluster["certificate-authority-data"]).decode())
     else:
         tls = ssl.create_default_context()

@@ -59,30 +59,35 @@ def _place(name, namespace, spec, meta, status, patch, reason, **_) -> None:
     if reason == "resume":  # the operator started again: what an earlier one added is removed, then placed anew
         reconciler.forget_earlier(name, [entry.get("node") for entry in (status or {}).get("placement", [])])
     # One try here; one that could not be placed yet is tried again by the timer (its status says why meanwhile).
-    patch.status.update(_kept_times(reconciler.apply(key, name, _plain(spec), meta.get("generation")).status, status))
+    _place_again(key, name, spec, meta, status, patch)
 
 
 @kopf.timer(GROUP, VERSION, PLURAL, id="status", interval=STATUS_INTERVAL_S, initial_delay=STATUS_INTERVAL_S)
 def _watch(name, namespace, spec, meta, status, patch, logger, **_) -> None:
     key = f"{namespace}/{name}"
     if reconciler.due(key):
-        patch.status.update(
-            _kept_times(reconciler.apply(key, name, _plain(spec), meta.get("generation")).status, status)
-        )
+        _place_again(key, name, spec, meta, status, patch)
         return
     if key not in reconciler.held:
         return
     lost = reconciler.lost_nodes(key)
     if lost:
         reconciler.mark_lost(key, lost)
-        outcome = reconciler.apply(key, name, _plain(spec), meta.get("generation"))
-        condition = outcome.status["conditions"][0]
-        condition["message"] = f"node {', '.join(lost)} lost; {condition['message']}"
-        logger.warning(f"ServiceChain {key}: {condition['message']}")
-        patch.status.update(_kept_times(outcome.status, status))
+        message = _place_again(key, name, spec, meta, status, patch, f"node {', '.join(lost)} lost; ")
+        logger.warning(f"ServiceChain {key}: {message}")
         return
     if not reconciler.plan_only and reconciler.hops_due(key):
         patch.status["hops"] = reconciler.hops(key, name)
+
+
+def _place_again(key: str, name: str, spec, meta, status, patch, why: str = "") -> str:
+    """Places the resource (again) and patches its status with the outcome, its condition's message after `why`;
+    returns that message."""
+    outcome = reconciler.apply(key, name, _plain(spec), meta.get("generation"))
+    condition = outcome.status["conditions"][0]
+    condition["message"] = why + condition["message"]
+    patch.status.update(_kept_times(outcome.status, status))
+    return condition["message"]
 
 
 def _kept_times(new: dict, old) -> dict:
@@ -97,8 +102,7 @@ def _kept_times(new: dict, old) -> dict:
 
 @kopf.on.delete(GROUP, VERSION, PLURAL, id="remove")
 def _remove(name, namespace, **_) -> None:
-    left = reconciler.remove(f"{namespace}/{name}")
-    reconciler.lost_since.pop(f"{namespace}/{name}", None)
+    left = reconciler.deleted(f"{namespace}/{name}")
     if left:
         raise kopf.PermanentError(f"could not remove from their agents: {'; '.join(left)}")
 

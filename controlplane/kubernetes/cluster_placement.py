@@ -13,7 +13,7 @@ from controlplane.errors import SpecError
 from controlplane.kubernetes.service_chain import ServiceChainSpec
 from controlplane.kubernetes.tandem_nodes import TandemNode
 from controlplane.planning import profile
-from controlplane.planning.placement import PlacedNf, PlacementError, solve
+from controlplane.planning.placement import PlacedNf, PlacementError, k_per_packet, solve
 from controlplane.planning.rate_shares import upper_bound_shares
 from controlplane.sfc.spec_or_request import compose_request
 from controlplane.spec.deployment import run_config
@@ -75,8 +75,6 @@ def run_config_of(resource: str, chains: list[dict], spec: ServiceChainSpec) -> 
         document["scheduler"] = spec.scheduler.model_dump()
     try:
         return run_config(spec_from_document(document, f"ServiceChain {resource}"))
-    except SpecError:
-        raise
     except ValueError as error:  # a chain's own rule that the resource's schema cannot express
         raise SpecError(f"ServiceChain {resource}", [("spec.chains", str(error))]) from None
 
@@ -128,8 +126,7 @@ def place(
     hz = {node.name: node.tsc_hz for node in usable}
     for nf in nfs:
         node, _ = where[nf.name]
-        k, c = nf.node_cycles[node]
-        placement.shares[nf.name] = solution["planned_rate_pps"][nf.name] * (k + c / config["burst"]) / hz[node]
+        placement.shares[nf.name] = solution["planned_rate_pps"][nf.name] * k_per_packet(nf, upper, node) / hz[node]
     return placement
 
 
@@ -205,11 +202,7 @@ def _may_carry(nfs: list[PlacedNf], node: TandemNode, offered: list[tuple[int, f
 
 def _seconds(nfs: list[PlacedNf], node: TandemNode, upper: int) -> float:
     """Seconds of a core a second that the NFs take on `node` at their rates, in batches of `upper` packets."""
-    return sum(
-        (nf.rate_pps or 0) * nf.share * (k + c / upper) / node.tsc_hz
-        for nf in nfs
-        for k, c in [nf.node_cycles[node.name]]
-    )
+    return sum((nf.rate_pps or 0) * nf.share * k_per_packet(nf, upper, node.name) / node.tsc_hz for nf in nfs)
 
 
 def _costs(nf: dict, nodes: list[TandemNode]) -> tuple[float, float, dict[str, tuple[float, float]]]:

@@ -56,8 +56,8 @@ class Reconciler:
         self.statuses: dict[str, tuple[float, Status | None]] = {}  # node -> when its agent was asked, its answer
         self.lock = threading.Lock()  # kopf runs synchronous handlers on threads
 
-    def agent(self, node: str) -> Control:
-        return Control(tcp=self.nodes[node].control, token=self.token, timeout=CHANGE_TIMEOUT_S)
+    def agent(self, node: str, timeout: float = CHANGE_TIMEOUT_S) -> Control:
+        return Control(tcp=self.nodes[node].control, token=self.token, timeout=timeout)
 
     def load(self, besides: str) -> dict[str, dict[int, float]]:
         """node -> core -> the share of it every other resource's NFs take."""
@@ -166,7 +166,7 @@ class Reconciler:
         if time.monotonic() - asked_at < STATUS_FRESH_S:
             return status
         try:
-            status = Control(tcp=self.nodes[node].control, token=self.token, timeout=AGENT_TIMEOUT_S).status()
+            status = self.agent(node, AGENT_TIMEOUT_S).status()
         except (SetupError, KeyError):
             status = None
         self.statuses[node] = (time.monotonic(), status)
@@ -192,6 +192,12 @@ class Reconciler:
             except SetupError:
                 continue
 
+    def deleted(self, key: str) -> list[str]:
+        """The resource was deleted: its chains removed from the agents (what could not be is returned), nothing
+        kept of it."""
+        self.lost_since.pop(key, None)
+        return self.remove(key)
+
     def remove(self, key: str) -> list[str]:
         """Removes the resource's chains from the agents that are still there; returns what could not be removed."""
         held = self.held.pop(key, None)
@@ -214,15 +220,13 @@ class Reconciler:
         held = self.held.get(key)
         if held is None:
             return []
-        lost = []
+
+        def gone(node: str) -> bool:
+            return node not in self.nodes or not self.nodes[node].ready
+
         if self.plan_only:
-            return sorted(
-                node for node in held.placement.nodes() if node not in self.nodes or not self.nodes[node].ready
-            )
-        for node in sorted(held.added):
-            if node not in self.nodes or not self.nodes[node].ready or not self._answers(node):
-                lost.append(node)
-        return lost
+            return sorted(node for node in held.placement.nodes() if gone(node))
+        return [node for node in sorted(held.added) if gone(node) or not self._answers(node)]
 
     def hops_due(self, key: str) -> bool:
         """Whether the resource's hops are to be written again: every HOPS_INTERVAL_S (a status write per resource
