@@ -1,8 +1,8 @@
 """How far the fuzz targets get in a longer run than the test command's: executions and coverage per target.
 
-Runs scripts/fuzz.sh (libFuzzer, AddressSanitizer and UndefinedBehaviorSanitizer; the NFs' packet parsers and the
-manager's input) for --seconds per target and keeps what it prints of each target. A crash fails the run and
-names the input that caused it, as the test command's fuzzing does.
+Runs scripts/fuzz.sh (libFuzzer, AddressSanitizer and UndefinedBehaviorSanitizer; the NFs' packet parsers, the
+manager's input and a wire port's trailers) for --seconds per target and keeps what it prints of each target. A
+crash fails the run and names the input that caused it, as the test command's fuzzing does.
 
 Usage: .venv/bin/python bench/fuzz_campaign.py [--seconds 600]
 Writes bench/results/fuzzing.{json.gz,md}."""

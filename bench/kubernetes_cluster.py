@@ -8,12 +8,12 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-import socket
 import subprocess
 import tempfile
 import time
 from pathlib import Path
 
+from bench.local_ports import free_port
 from controlplane.kubernetes.crd import CRD_PATH, GROUP, PLURAL
 from controlplane.machine.child_death import die_with_the_control_plane, end
 
@@ -192,12 +192,6 @@ def api_server_with_the_crd():
 # The control token of the agents and the operator here (a cluster's is a Secret made with openssl rand -hex 16).
 TOKEN = "0123456789abcdef0123456789abcdef"
 SETTLE_S = 90  # an agent's NF processes start in seconds; a loaded CI host gets a wide margin
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def token_file(folder: Path) -> Path:

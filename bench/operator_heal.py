@@ -24,6 +24,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from bench import kubernetes_cluster as cluster_support  # noqa: E402
 from bench.experiment_support import save_result  # noqa: E402
+from bench.local_ports import free_port  # noqa: E402
 from controlplane.machine.description import machine_description  # noqa: E402
 from controlplane.terminal.tables import table  # noqa: E402
 
@@ -46,7 +47,7 @@ def delivering(control) -> bool:
 def measure(rounds: int) -> list[dict]:
     results = []
     with cluster_support.api_server_with_the_crd() as cluster, tempfile.TemporaryDirectory() as scratch:
-        folder, port = Path(scratch), cluster_support.free_port()
+        folder, port = Path(scratch), free_port()
         cluster_support.add_ready_node(cluster, "node-a")
         with cluster_support.operator(cluster, folder, "--time-limit", "5") as running:
             for round_number in range(rounds + 1):

@@ -277,6 +277,7 @@ Deployment parse_deployment(const json& doc) {
     port.name = p.at("name");
     port.device = p.at("device");
     port.pass_unhandled = p.value("unhandled", std::string("pass")) == "pass";
+    port.wire = p.value("wire", false);
     port.spec_path = p.value("spec_path", "ports[" + std::to_string(port.index) + "]");
     d.ports.push_back(std::move(port));
   }

@@ -129,6 +129,9 @@ struct PortConfig {
   // Frames no chain of this port handles (not IP, IPv6 neighbour discovery, an address no chain's `source`
   // matches): passed untouched to the port that chain sends to (a bump in the wire), or dropped and counted.
   bool pass_unhandled = true;
+  // The link leads to another Tandem node (a VXLAN between nodes): frames leave numbered, with the link trailer
+  // (dataplane/ports/wire/), and come in with it, so that the wire's losses are counted.
+  bool wire = false;
   std::string spec_path;  // "ports[0]", "lab.hosts[1]"
   bool pci() const;       // the device is a PCI address
 };

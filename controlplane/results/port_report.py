@@ -42,7 +42,21 @@ def ports_report(ports: list[dict]) -> str:
         for port in ports
         if (discarded := port.get("discarded_at_open"))
     ]
+    notes += [_wire_note(port) for port in ports if port.get("wire")]
     return "\n".join([table(headers, rows), *notes])
+
+
+def _wire_note(port: dict) -> str:
+    """A wire port's link: what it numbered and sent, what came in numbered, the gaps (what the wire lost)."""
+    wire = port["wire"]
+    said = [f"sent {count(wire['sent'])} numbered"]
+    if wire["no_room"]:
+        said.append(f"{count(wire['no_room'])} refused for want of room for the trailer")
+    said.append(f"received {count(wire['received'])} in sequence, lost {count(wire['lost'])} on the wire (gaps)")
+    said += [f"{name} {count(wire[name])}" for name in ("late", "duplicates", "implausible", "foreign") if wire[name]]
+    if delay := wire.get("delay"):
+        said.append(f"one-way delay mean {delay['mean_ns'] / 1e3:.1f} us, max {delay['max_ns'] / 1e3:.1f} us")
+    return f"port {port['name']} (wire): " + ", ".join(said)
 
 
 def _figures(figures: dict) -> str:

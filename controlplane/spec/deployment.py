@@ -90,13 +90,9 @@ def run_config(spec: Spec, scheduler: str | None = None, duration: float | None 
     cores = placement_cores(spec)
     placeholder = cores[0] if cores else spec.control_core
     ports = _ports(spec)
-    index = {port["name"]: p for p, port in enumerate(ports)}
     chains = [_chain_config(spec, chain, f"chains[{c}]", placeholder) for c, chain in enumerate(spec.chains)]
     for chain, config in zip(spec.chains, chains, strict=True):
-        if (source := source_of(chain.source)) is not None:
-            config |= {"from_port": index[source.port], "from_sources": source.source or []}
-        if chain.to is not None:
-            config["to_port"] = index[chain.to]
+        config |= _port_ends(ports, chain)
     seconds = duration if duration is not None else spec.duration
     config = {
         "name": spec.name,
@@ -121,12 +117,30 @@ def run_config(spec: Spec, scheduler: str | None = None, duration: float | None 
 def _ports(spec: Spec) -> list[dict]:
     """The spec's ports, then one per lab host: its veth's root end, which the data plane opens with net_af_packet."""
     ports = [
-        {"name": port.name, "device": port.device, "unhandled": port.unhandled, "spec_path": f"ports[{p}]"}
+        {
+            "name": port.name,
+            "device": port.device,
+            "unhandled": port.unhandled,
+            "wire": port.wire,
+            "spec_path": f"ports[{p}]",
+        }
         for p, port in enumerate(spec.ports)
     ]
     for h, host in enumerate(spec.lab.hosts if spec.lab else []):
         ports.append({"name": host.name, "device": lab_device(h), "unhandled": "pass", "spec_path": f"lab.hosts[{h}]"})
     return ports
+
+
+def _port_ends(ports: list[dict], chain: ChainSpec) -> dict:
+    """Where a chain's traffic comes from and goes to, as the indexes of `ports` (_ports's list); none: the generator
+    and the sink."""
+    index = {port["name"]: p for p, port in enumerate(ports)}
+    ends = {}
+    if (source := source_of(chain.source)) is not None:
+        ends |= {"from_port": index[source.port], "from_sources": source.source or []}
+    if chain.to is not None:
+        ends["to_port"] = index[chain.to]
+    return ends
 
 
 def _lab(spec: Spec) -> dict:
@@ -217,19 +231,22 @@ def added_chain_config(spec: Spec, chain: ChainSpec, running: dict) -> dict:
     Raises SpecError."""
     n = len(spec.chains)
     where = f"chains[{n}]"
+    before = set(semantic_problems(spec))
     problems = [
         ("chain" + path.removeprefix(where), message)
-        for path, message in semantic_problems(spec.model_copy(update={"chains": [*spec.chains, chain]}))
         if path.startswith(where)
+        # A problem it makes elsewhere (a port it would share with a chain that takes every frame there) is its own.
+        else ("chain", f"with it, {path}: {message}")
+        for path, message in semantic_problems(spec.model_copy(update={"chains": [*spec.chains, chain]}))
+        if path.startswith(where) or (path, message) not in before
     ]
-    if chain.source is not None:
-        problems.append(("chain.from", "a chain added live takes the generator's traffic: ports open at the start"))
-    if chain.to is not None:
-        problems.append(("chain.to", "a chain added live gives its packets to the sink: ports open at the start"))
     if problems:
         raise SpecError("the chain", problems)
     cores = placement_cores(spec)
-    config = _chain_config(spec, chain, "chain", cores[0] if cores else spec.control_core)
+    # Its ports are the service's own, opened at the start (semantic_problems named any other).
+    config = _chain_config(spec, chain, "chain", cores[0] if cores else spec.control_core) | _port_ends(
+        _ports(spec), chain
+    )
     measured = {
         (nf["type"], repr(nf["args"])): (nf["name"], nf["cost_cycles"])
         for running_chain in running["chains"]

@@ -232,6 +232,10 @@ class PortSpec(Strict):
     # untouched to the port its chain sends to (a bump in the wire: the hosts on either side still find each
     # other), or dropped and counted.
     unhandled: Literal["pass", "drop"] = "pass"
+    # The port is a link to another Tandem node (a VXLAN or Geneve interface between nodes, the other node's port
+    # `wire` too): frames leave numbered, with a 20-byte trailer the other end takes off, so that what one node sent
+    # = what the other received + what the wire lost (gaps in the numbers) + what was still on the wire.
+    wire: bool = False
 
 
 class ChainSource(Strict):

@@ -33,6 +33,12 @@ def lab_port_name(lab_host: int) -> str:
 LAB_RING_FRAMES = 4096
 
 
+# The trailer a wire port adds to each frame (dataplane/ports/wire/link_trailer.h), and the largest packet a chain
+# sends (a lab host's, an Ethernet MTU): the link's interface must carry both.
+LINK_TRAILER_BYTES = 20
+LARGEST_PACKET = 1500
+
+
 def lab_device(lab_host: int) -> str:
     return f"net_af_packet_lab{lab_host},iface={lab_port_name(lab_host)},framecnt={LAB_RING_FRAMES}"
 
@@ -103,6 +109,24 @@ def device_problem(device: str) -> str | None:
     return None
 
 
+def _wire_problem(device: str) -> str | None:
+    """Why a wire port's interface cannot carry a full packet with the link trailer: its MTU; None if it can (or
+    its MTU is not for this machine to read, as a PCI device's)."""
+    arguments = device.partition(",")[2]
+    interface = dict(item.partition("=")[::2] for item in arguments.split(",") if item).get("iface")
+    mtu_file = Path(f"/sys/class/net/{interface}/mtu") if interface else None
+    if mtu_file is None or not mtu_file.exists():
+        return None
+    mtu = int(mtu_file.read_text())
+    needed = LARGEST_PACKET + LINK_TRAILER_BYTES
+    if mtu >= needed:
+        return None
+    return (
+        f"{interface}'s MTU is {mtu}: a {LARGEST_PACKET}-byte packet with the {LINK_TRAILER_BYTES}-byte link trailer "
+        f"needs {needed} (ip link set {interface} mtu {needed}; a VXLAN's underlay then needs {needed + 50})"
+    )
+
+
 def _command_problems(lab: LabSpec, addresses: list[str]) -> list[tuple[str, str]]:
     """Each command's placeholders name hosts, and its program is installed here (lab_commands.check)."""
     hosts = [
@@ -162,6 +186,8 @@ def port_problems(spec: Spec) -> list[tuple[str, str]]:
         names.setdefault(port.name, f"ports[{p}]")
         if problem := device_problem(port.device):
             problems.append((f"ports[{p}].device", problem))
+        elif port.wire and (problem := _wire_problem(port.device)):
+            problems.append((f"ports[{p}].wire", problem))
     if spec.lab is not None:
         for h, host in enumerate(spec.lab.hosts):
             if host.name in names:

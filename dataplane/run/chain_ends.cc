@@ -54,15 +54,30 @@ void ChainEnds::open_receivers(const Deployment& deployment) {
     EthdevPort* pass_to = nullptr;
     for (const ChainConfig& chain : deployment.chains) {
       if (chain.from_port != port.index) continue;
-      PortReceiver::Route route{chain.index, {}};
-      for (const std::string& source : chain.from_sources) route.sources.emplace_back(source);
-      routes.push_back(std::move(route));
+      routes.push_back(route_of(chain));
       // Unhandled frames cross the wire the way its first chain does.
       if (port.pass_unhandled && pass_to == nullptr && chain.to_port >= 0) pass_to = ports_[chain.to_port].get();
     }
     if (!routes.empty())
       receivers_.push_back(std::make_unique<PortReceiver>(*ports_[port.index], std::move(routes), pass_to));
   }
+}
+
+EthdevPort* ChainEnds::port(int index) const {
+  return index >= 0 && index < static_cast<int>(ports_.size()) ? ports_[index].get() : nullptr;
+}
+
+PortReceiver::Route ChainEnds::route_of(const ChainConfig& chain) const {
+  PortReceiver::Route route{chain.index, {}};
+  for (const std::string& source : chain.from_sources) route.sources.emplace_back(source);
+  return route;
+}
+
+std::unique_ptr<PortReceiver> ChainEnds::receiver_for_added(const ChainConfig& chain) const {
+  const PortConfig& config = ports_.at(chain.from_port)->config();
+  EthdevPort* pass_to = config.pass_unhandled ? port(chain.to_port) : nullptr;
+  return std::make_unique<PortReceiver>(*ports_[chain.from_port], std::vector<PortReceiver::Route>{route_of(chain)},
+                                        pass_to);
 }
 
 std::vector<EthdevPort*> ChainEnds::exit_ports() const {

@@ -34,6 +34,12 @@ class ChainEnds {
   std::vector<std::unique_ptr<PortReceiver>> take_receivers() { return std::move(receivers_); }
   // By chain index: the port its output leaves by, or null (the sink frees it).
   std::vector<EthdevPort*> exit_ports() const;
+  // The spec's port `index` (PortConfig::index), opened at the start; null if there is none.
+  EthdevPort* port(int index) const;
+  // A chain added to a running service that takes its frames from a port: its route there, and the Rx stage the
+  // port needs if no chain took from it before (null: the generator's stage for the port takes the route).
+  PortReceiver::Route route_of(const ChainConfig& chain) const;
+  std::unique_ptr<PortReceiver> receiver_for_added(const ChainConfig& chain) const;
   // Once traffic is over: every port closed (their buffers back in the pool); their reports stay.
   void close_ports();
   json port_reports() const;

@@ -43,8 +43,15 @@ std::string Run::why_no_chain_can_come() const {
 // Why the chain `next` ends with cannot run beside the others ("" if it can), and the field that says so.
 std::pair<std::string, std::string> Run::why_chain_cannot_come(Deployment& next) const {
   const ChainConfig& chain = next.chains.back();
-  if (chain.from_port >= 0 || chain.to_port >= 0)
-    return {"chain.from", "a chain added live takes the generator's traffic (its ports were opened at the start)"};
+  // Ports open at the start: a chain added live may use the service's own, no other (append_chain checks). Where
+  // another chain takes from its port too, each must say which sources it takes (the port's Rx stage gives a frame
+  // to the first chain that takes it: one taking every frame would starve the other).
+  if (chain.from_port >= 0)
+    for (const ChainConfig& other : d_.chains)
+      if (other.from_port == chain.from_port && (other.from_sources.empty() || chain.from_sources.empty()))
+        return {"chain.from", "port '" + d_.ports[chain.from_port].name + "' also feeds " + other.name +
+                                  ": give each chain the source prefixes it takes (from: {port: NAME, source: "
+                                  "[198.18.1.0/24]})"};
   if (chain.io.enabled) return {"chain.io", "kernel-I/O chains need namespaces made at the start: restart with it"};
   std::set<int> cores;
   for (const NfConfig& nf : d_.nfs) cores.insert(nf.core);
@@ -247,8 +254,12 @@ void Run::join_added_chain(double now_s) {
     for (size_t w = first_worker; w < d_.workers.size(); w++) window_begin_.os.push_back(sample_os_counters(pids_[w]));
   }
   auto [entry, exit] = chain_ends_->open_added_chain(d_, chain, rings_, *stats_);
-  sink_->add_chain(chain, std::move(exit));
+  sink_->add_chain(chain, std::move(exit), chain_ends_->port(chain.to_port));
   generator_->open_chain(chain, std::move(entry), *stats_, rte_get_tsc_cycles());
+  // Its stream is open before its port's frames come: the Rx stage hands them to the stream of their chain.
+  if (chain.from_port >= 0)
+    generator_->take_from_port(*chain_ends_->port(chain.from_port), chain_ends_->route_of(chain),
+                               chain_ends_->receiver_for_added(chain));
   if (!released_for_drain_) reattach_scheduler();
   answer_applied({{"event", "change"},
                   {"id", addition.id},

@@ -22,9 +22,9 @@ Sink::Sink(const Deployment& deployment, std::vector<std::unique_ptr<IngressPort
                                              static_cast<double>(rte_get_tsc_hz()));
 }
 
-void Sink::add_chain(const ChainConfig& chain, std::unique_ptr<IngressPort> exit) {
+void Sink::add_chain(const ChainConfig& chain, std::unique_ptr<IngressPort> exit, EthdevPort* to_port) {
   exits_.push_back(std::move(exit));
-  to_ports_.push_back(nullptr);
+  to_ports_.push_back(to_port);
   follow_chain(chain);
 }
 

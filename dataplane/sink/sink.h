@@ -39,7 +39,8 @@ class Sink {
   Sink(const Deployment& deployment, std::vector<std::unique_ptr<IngressPort>> exits,
        std::vector<EthdevPort*> to_ports = {});
   // A chain added to a running service (its index is the next one): its exit drained from now on.
-  void add_chain(const ChainConfig& chain, std::unique_ptr<IngressPort> exit);
+  // `to_port`: the port its output leaves by (null: freed here).
+  void add_chain(const ChainConfig& chain, std::unique_ptr<IngressPort> exit, EthdevPort* to_port);
   // Takes what the chains' exits hold now; returns how many packets it took.
   uint64_t poll(uint64_t now_tsc);
   // Latency is sampled only while measuring (warm-up and drain are excluded).

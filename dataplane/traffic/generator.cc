@@ -28,6 +28,12 @@ void Generator::open_chain(const ChainConfig& chain, std::unique_ptr<EgressPort>
   streams_.back().start_tsc = now_tsc;
 }
 
+void Generator::take_from_port(const EthdevPort& port, PortReceiver::Route route, std::unique_ptr<PortReceiver> stage) {
+  for (auto& receiver : receivers_)
+    if (&receiver->port() == &port) return receiver->add_route(std::move(route));
+  receivers_.push_back(std::move(stage));
+}
+
 Generator::Stream Generator::stream_of(const ChainConfig& chain, std::unique_ptr<EgressPort> entry,
                                        StatsZone& stats) const {
   Stream stream;

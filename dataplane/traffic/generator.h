@@ -37,6 +37,9 @@ class Generator {
     emit(streams_[chain], count, now_tsc, frame_size);
   }
   // A chain added to a running service, its traffic paced from `now_tsc` (its index is the next one).
+  // A chain added to a running service that takes its frames from `port`: its route on the port's Rx stage, or
+  // `stage` (made for it) where no chain took from the port before.
+  void take_from_port(const EthdevPort& port, PortReceiver::Route route, std::unique_ptr<PortReceiver> stage);
   void open_chain(const ChainConfig& chain, std::unique_ptr<EgressPort> entry, StatsZone& stats, uint64_t now_tsc);
   // A chain removed from a running service: none of its packets are generated from now on.
   void close_chain(int chain) { streams_[chain].removed = true; }

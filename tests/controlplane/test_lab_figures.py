@@ -4,13 +4,13 @@ UDP and an error), curl's --write-out lines and its output's size."""
 from __future__ import annotations
 
 import contextlib
-import socket
 import subprocess
 import sys
 import time
 
 import pytest
 
+from bench.local_ports import free_port
 from conftest import requires_root
 from controlplane.machine.lab_commands import figures
 
@@ -20,12 +20,6 @@ pytestmark = pytest.mark.timeout(60)
 def output(command: str) -> str:
     result = subprocess.run(command, shell=True, capture_output=True, text=True, timeout=30)
     return result.stdout
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 @contextlib.contextmanager

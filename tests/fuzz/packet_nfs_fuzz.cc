@@ -10,6 +10,7 @@
 #include <rte_mbuf.h>
 
 #include "contract/packet_meta.h"
+#include "fuzz_eal.h"
 #include "nfs/nf.h"
 
 using namespace tandem;
@@ -44,12 +45,7 @@ void run_one(NetworkFunction& nf, rte_mbuf* m) {
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  const char* eal_args[] = {"fuzz",        "--no-huge", "--no-pci",       "--no-shconf",
-                            "-m",          "128",       "--no-telemetry", "--log-level=lib.eal:error",
-                            "--lcores=0@0"};
-  if (rte_eal_init(sizeof(eal_args) / sizeof(eal_args[0]), const_cast<char**>(eal_args)) < 0) abort();
-  pool = rte_pktmbuf_pool_create("fuzz_pool", 63, 0, kMbufPrivSize, RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY);
-  if (pool == nullptr) abort();
+  pool = start_eal_with_a_pool();
   json rules = json::array({{{"src", "10.0.0.0/8"}, {"dst_port", "80-90"}, {"proto", "tcp"}, {"action", "deny"}},
                             {{"dst", "192.168.0.0/16"}, {"action", "allow"}}});
   nfs.push_back(make("checkip"));

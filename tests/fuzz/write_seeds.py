@@ -1,6 +1,7 @@
 """Writes the fuzz targets' seed corpora, so the fuzzer starts from real inputs instead of finding IPv4, HTTP or a
 deployment's fields by chance: for packet_nfs one frame of each kind the NFs should know, for deployment the
-document the control plane hands the manager for each example spec.
+document the control plane hands the manager for each example spec, for wire_link streams of frames as a wire port
+sends them.
 
 Run from the repository root: .venv/bin/python tests/fuzz/write_seeds.py"""
 
@@ -78,6 +79,23 @@ SEEDS = {
 }
 
 
+def wire_stream(*frames: bytes) -> bytes:
+    """A wire_link input: each frame after its two-byte length."""
+    return b"".join(struct.pack("!H", len(frame)) + frame for frame in frames)
+
+
+def trailed(frame: bytes, seq: int) -> bytes:
+    """A frame as a wire port sends it: the link trailer (dataplane/ports/wire/link_trailer.h) after its bytes."""
+    return frame + struct.pack("!QQBBH", seq, 1_700_000_000_000_000_000 + seq, 1, 0, 0x7D57)
+
+
+WIRE_STREAMS = {
+    "in-order": wire_stream(*(trailed(SEEDS["udp"], seq) for seq in range(4))),
+    "gap-late-duplicate": wire_stream(*(trailed(SEEDS["udp"], seq) for seq in (0, 2, 1, 1, 5))),
+    "foreign-among": wire_stream(trailed(SEEDS["http-get"], 0), SEEDS["arp"], trailed(SEEDS["ipv6-udp"], 1)),
+}
+
+
 def deployments() -> dict[str, bytes]:
     """The manager's input for each example that is a spec (an SFC request is composed first: not one)."""
     found = {}
@@ -90,7 +108,7 @@ def deployments() -> dict[str, bytes]:
 
 
 if __name__ == "__main__":
-    for target, seeds in (("packet_nfs", SEEDS), ("deployment", deployments())):
+    for target, seeds in (("packet_nfs", SEEDS), ("deployment", deployments()), ("wire_link", WIRE_STREAMS)):
         (CORPORA / target).mkdir(parents=True, exist_ok=True)
         for name, content in seeds.items():
             (CORPORA / target / name).write_bytes(content)

@@ -16,6 +16,7 @@ import pytest
 import yaml
 
 import tandem as tandem_api
+from bench.local_ports import free_port
 from conftest import BASE_SPEC, requires_root, tandem
 
 pytestmark = requires_root
@@ -35,12 +36,6 @@ RATE_WINDOW_S = 2  # four scrapes
 # only half an interval there by design and reads low; such windows are left out, as Prometheus documents the rule.
 # 5 % fails a scrape that saw half or twice the packets.
 RATE_TOLERANCE = 0.05
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def prometheus_query(port: int, path: str, **params) -> dict:

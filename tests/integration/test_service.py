@@ -10,7 +10,6 @@ import contextlib
 import http.client
 import json
 import os
-import socket
 import stat
 import subprocess
 import time
@@ -18,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from bench.local_ports import free_port
 from conftest import REPO, background, requires_root, runnable, tandem
 from controlplane.launch.control_api import ROUTES, ChangeReply
 from controlplane.launch.control_client import Control, _UnixConnection
@@ -362,12 +362,6 @@ def test_a_chain_removed_under_traffic_drains_whole_and_the_other_runs_on(
     assert goes["generated"] == change["generated"] == goes["delivered"] + goes["dropped"]["total"]
     stopped = [worker for worker in results["workers"] if worker["nfs"] in ("count", "work")]
     assert [worker["exit"] for worker in stopped] == ["exited with status 0"] * 2, stopped
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def test_a_tcp_listener_answers_only_with_its_token(write_spec, tmp_path, machine_before):

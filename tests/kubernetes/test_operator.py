@@ -20,12 +20,12 @@ from bench.kubernetes_cluster import (
     FIREWALL_AND_COUNTER,
     add_ready_node,
     api_server_with_the_crd,
-    free_port,
     node_agent,
     operator,
     service_chain,
     wait_for,
 )
+from bench.local_ports import free_port
 from conftest import requires_root
 from controlplane.kubernetes.tandem_nodes import CONTROL, CORES, COSTS
 from controlplane.launch.control_client import Control

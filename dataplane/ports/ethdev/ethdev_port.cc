@@ -18,6 +18,7 @@ constexpr int kTransmitTries = 4;        // a full send queue drains in microsec
 }  // namespace
 
 EthdevPort::EthdevPort(const PortConfig& config, rte_mempool* pool) : config_(config) {
+  if (config_.wire) wire_.emplace();
   auto fail = [&](const std::string& what, int error) {
     throw PortOpenError(
         config_.spec_path + ".device",
@@ -71,14 +72,21 @@ EthdevPort::~EthdevPort() { close(); }
 uint16_t EthdevPort::receive(rte_mbuf** pkts, uint16_t max) {
   uint16_t received = rte_eth_rx_burst(id_, 0, pkts, max);
   counters_.received += received;
+  if (wire_ && received > 0) wire_->take(pkts, received, wall_clock_ns());
   return received;
 }
 
 void EthdevPort::transmit(rte_mbuf** pkts, uint16_t count) {
+  if (wire_) {
+    uint16_t stamped = wire_->stamp(pkts, count, wall_clock_ns());
+    counters_.tx_refused += count - stamped;
+    count = stamped;
+  }
   uint16_t sent = 0;
   for (int attempt = 0; attempt < kTransmitTries && sent < count; attempt++)
     sent += rte_eth_tx_burst(id_, 0, pkts + sent, static_cast<uint16_t>(count - sent));
   counters_.transmitted += sent;
+  if (wire_) wire_->sent(sent);
   if (sent < count) {
     counters_.tx_refused += count - sent;
     rte_pktmbuf_free_bulk(pkts + sent, count - sent);
@@ -130,7 +138,8 @@ json EthdevPort::report() const {
           {"tx_refused", c.tx_refused},
           {"discarded_at_open", c.discarded_at_open},
           {"exact", c.received == c.to_chains + c.passed + c.unhandled_dropped},
-          {"device_counters", device_counters_}};
+          {"device_counters", device_counters_},
+          {"wire", wire_ ? wire_->report() : json(nullptr)}};
 }
 
 }  // namespace tandem

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -12,6 +13,7 @@
 
 #include "contract/arg_schema.h"  // json
 #include "contract/deployment.h"
+#include "dataplane/ports/wire/wire_link.h"
 
 namespace tandem {
 
@@ -22,7 +24,7 @@ struct PortCounters {
   uint64_t passed = 0;             // ... and passed untouched to another port (PortConfig::pass_unhandled)
   uint64_t unhandled_dropped = 0;  // ... and dropped: no chain handles them and they are not passed (or refused)
   uint64_t transmitted = 0;        // frames the device took for sending (a chain's output, or frames passed to it)
-  uint64_t tx_refused = 0;         // frames it refused (its send queue full): freed and counted here
+  uint64_t tx_refused = 0;         // frames it refused (its send queue full; on a wire, no room for the trailer)
   uint64_t discarded_at_open = 0;  // frames the device held when it opened, from before the run: never received
 };
 
@@ -45,9 +47,10 @@ class EthdevPort {
   EthdevPort& operator=(const EthdevPort&) = delete;
 
   const PortConfig& config() const { return config_; }
-  // Takes up to `max` received frames, never waiting; counted as received.
+  // Takes up to `max` received frames, never waiting; counted as received (on a wire port, their trailers taken off).
   uint16_t receive(rte_mbuf** pkts, uint16_t max);
-  // Sends all `count` frames: what the device refuses after a few tries is freed and counted as tx_refused.
+  // Sends all `count` frames (on a wire port, numbered): what the device refuses after a few tries is freed and
+  // counted as tx_refused.
   void transmit(rte_mbuf** pkts, uint16_t count);
   PortCounters& counters() { return counters_; }
   // Closes the device once traffic is over, its own counters read first: every mbuf it held (its receive
@@ -67,6 +70,7 @@ class EthdevPort {
   bool opened_ = false, started_ = false;
   PortCounters counters_;
   json device_counters_ = json::object();
+  std::optional<WireLink> wire_;  // PortConfig::wire: the link leads to another Tandem node
 };
 
 }  // namespace tandem

@@ -60,6 +60,12 @@ int PortReceiver::route_of(rte_mbuf* frame) const {
   return -1;
 }
 
+void PortReceiver::add_route(Route route) {
+  routes_.push_back(std::move(route));
+  by_route_.emplace_back();
+  by_route_count_.push_back(0);
+}
+
 void PortReceiver::sort(rte_mbuf** pkts, uint16_t count) {
   std::fill(by_route_count_.begin(), by_route_count_.end(), 0);
   unhandled_count_ = 0;

@@ -62,6 +62,10 @@ class PortReceiver {
 
   // The route index a frame takes, or -1: unhandled. Public for the tests.
   int route_of(rte_mbuf* frame) const;
+  // A chain added to a running service takes its frames from this port too: after the routes there are (a spec's
+  // check keeps a route that takes every frame from standing before it).
+  void add_route(Route route);
+  const EthdevPort& port() const { return port_; }
 
  private:
   void sort(rte_mbuf** pkts, uint16_t count);

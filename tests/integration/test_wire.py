@@ -1,0 +1,119 @@
+"""A wire between two Tandem nodes (bench/two_nodes.py: two network namespaces joined by a VXLAN whose ends are the
+run's wire ports, an nftables rule in each node dropping 1 % of the VXLAN datagrams at random). ping and iperf3
+cross from a lab client through node A's chain, the VXLAN and node B's chain to the server, and back. nftables is
+the judge of the wire's losses: the datagrams its rule counted as dropped are the gaps the receiving port found in
+the numbers, and what left one end = what came in + lost + still on the wire."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from bench.two_nodes import NODE_A, NODE_B, WIRE_CHAINS, dropped_by_nftables, ip, two_nodes, wire_spec
+from conftest import requires_root, tandem
+from controlplane.results.wire_balance import wire_balance
+from integration.test_service import answered, ctl, serving
+
+pytestmark = [
+    requires_root,
+    pytest.mark.skipif(
+        any(shutil.which(tool) is None for tool in ("iperf3", "ping", "nft")),
+        reason="the lab's tools are missing (scripts/setup.sh installs iperf3, iputils-ping, nftables)",
+    ),
+]
+# Each way's loss: enough datagrams dropped in a few seconds of iperf3 to count, few enough for TCP to carry on.
+LOSS_PERCENT = 1
+
+
+@pytest.fixture
+def nodes(machine_before):
+    with two_nodes(LOSS_PERCENT) as made:
+        yield made
+
+
+@pytest.fixture
+def lossless_nodes(machine_before):
+    with two_nodes(0) as made:
+        yield made
+
+
+def test_the_wires_losses_are_what_nftables_dropped_and_each_way_balances(tmp_path, nodes):
+    spec = tmp_path / "wire.yaml"
+    spec.write_text(wire_spec())
+    out = tmp_path / "results.json"
+    result = tandem("run", str(spec), "--json", str(out), "--quiet")
+    assert result.returncode == 0, result.stderr
+    results = json.loads(out.read_text())
+    assert results["accounting"]["exact"] and all(port["exact"] for port in results["ports"])
+    commands = {record["spec_path"]: record for record in results["lab"]}
+    assert commands["lab.hosts[0].run[0]"]["figures"]["received"] > 0  # ping crossed both ways
+    assert commands["lab.hosts[0].run[1]"]["figures"]["goodput_bps"] > 0  # and TCP, over a lossy wire
+    ports = {port["name"]: port for port in results["ports"]}
+    for sender, receiver, sending_node in (("east", "west", NODE_A), ("west", "east", NODE_B)):
+        balance = wire_balance(ports[sender], ports[receiver])
+        assert balance["exact"], (balance, ports[sender]["wire"], ports[receiver]["wire"])
+        assert balance["sent"] == ports[sender]["transmitted"] > 1000
+        # What nftables dropped on this way is what the numbers' gaps found; a datagram dropped after the last one
+        # the receiver saw shows no gap: it is among those after it.
+        dropped = dropped_by_nftables(sending_node)
+        assert balance["lost"] <= dropped <= balance["lost"] + balance["after_last"], (balance, dropped)
+        assert dropped > 0  # 1 % of over a thousand frames: none dropped is a rule that never ran, not luck
+        wire = ports[receiver]["wire"]
+        assert wire["foreign"] == 0 and wire["duplicates"] == 0 and wire["late"] == 0  # one veth: no reordering
+        assert wire["delay"]["min_ns"] >= 0  # one host, one clock
+
+
+def test_a_wire_whose_mtu_cannot_carry_the_trailer_is_refused_naming_the_field(tmp_path, nodes):
+    ip("link", "set", NODE_A.vxlan, "mtu", "1450")  # a VXLAN's own default on a 1500-byte underlay
+    spec = tmp_path / "wire.yaml"
+    spec.write_text(wire_spec())
+    result = tandem("validate", str(spec))
+    assert result.returncode == 2, result.stderr
+    assert "ports[0].wire" in result.stderr and f"{NODE_A.vxlan}'s MTU is 1450" in result.stderr, result.stderr
+    assert "ports[1]" not in result.stderr and "Traceback" not in result.stderr
+
+
+def clients_running() -> bool:
+    patterns = ("^ping ", "iperf3 --client")
+    return any(subprocess.run(["pgrep", "-f", p], capture_output=True).returncode == 0 for p in patterns)
+
+
+def test_the_way_back_over_the_wire_is_added_to_a_running_service(tmp_path, lossless_nodes):
+    """A service starts with the way there only (client to server over the wire): nothing comes back, not even ARP's
+    answers. The way back is added live, a chain on each node, each taking its frames from a port the service
+    opened at the start (the server's lab port, the wire's east end): ping's answers come, then iperf3 runs."""
+    spec = tmp_path / "wire.yaml"
+    spec.write_text(wire_spec(chains=("a-out", "b-in"), pings=600))
+    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    with serving(spec, socket, out) as process:
+        time.sleep(1)  # ping asks, in vain
+        for name in ("b-out", "a-in"):
+            added = ctl(socket, "add-chain", "-", stdin=WIRE_CHAINS[name])
+            assert added.returncode == 0, added.stderr
+            assert answered(socket, json.loads(added.stdout))["state"] == "applied"
+        refused = ctl(
+            socket, "add-chain", "-", stdin=WIRE_CHAINS["a-in"].replace("a-in", "again").replace("-a}", "-x}")
+        )
+        assert refused.returncode == 2 and "port 'east' also feeds a-in" in refused.stderr, refused.stderr
+        deadline = time.monotonic() + 40  # ping's 6 s, then iperf3's 2 s
+        while time.monotonic() < deadline and clients_running():
+            time.sleep(0.2)
+        assert ctl(socket, "stop").returncode == 0
+        _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr
+    results = json.loads(out.read_text())
+    assert results["accounting"]["exact"] and all(port["exact"] for port in results["ports"])
+    commands = {record["spec_path"]: record for record in results["lab"]}
+    ping = commands["lab.hosts[0].run[0]"]["figures"]
+    assert 0 < ping["received"] < ping["transmitted"], ping  # none answered before the way back, then answered
+    assert commands["lab.hosts[0].run[1]"]["figures"]["goodput_bps"] > 0
+    chains = {chain["name"]: chain for chain in results["chains"]}
+    assert chains["b-out"]["delivered"] > 0 and chains["a-in"]["delivered"] > 0
+    ports = {port["name"]: port for port in results["ports"]}
+    for sender, receiver in (("east", "west"), ("west", "east")):
+        balance = wire_balance(ports[sender], ports[receiver])
+        assert balance["exact"] and balance["lost"] == 0, balance
