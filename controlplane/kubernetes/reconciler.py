@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 
 from controlplane.errors import SetupError, SpecError
 from controlplane.kubernetes.cluster_placement import ClusterPlacement, CostsUnknown, agent_name, place
+from controlplane.kubernetes.live_arguments import ArgumentsChange, arguments_changes
 from controlplane.kubernetes.service_chain import ServiceChainSpec
 from controlplane.kubernetes.tandem_nodes import TandemNode
 from controlplane.launch.control_api import Status
@@ -100,8 +101,12 @@ class Reconciler:
         return key in self.retry_at and time.monotonic() >= self.retry_at[key]
 
     def _apply(self, key: str, resource: str, spec: dict, generation: int | None) -> Outcome:
-        self.remove(key)
         began = time.monotonic()
+        running = self.held.get(key)
+        if running is not None and running.added and key not in self.lost_since:
+            if (live := self._change_arguments(key, resource, spec, generation, running)) is not None:
+                return live
+        self.remove(key)
         try:
             model = ServiceChainSpec.model_validate(spec)
             placement = place(resource, model, self.usable(), self.load(key), time_limit_s=self.time_limit_s)
@@ -142,6 +147,47 @@ class Reconciler:
         nodes = ", ".join(sorted(placement.nodes()))
         message = f"on {nodes}, placed and added in {time.monotonic() - began:.3f} s"
         return Outcome(_status(generation, "True", "Running", message, placement))
+
+    def _change_arguments(self, key: str, resource: str, spec: dict, generation: int | None, running: Held):
+        """A spec whose change is its NFs' arguments only, placed as it runs: the arguments changed live on the
+        agents (all of them, or none: a refused one gives the others their old arguments back). None where the
+        change needs the chains added anew (or the new spec does not place: the full path says why)."""
+        began = time.monotonic()
+        try:
+            model = ServiceChainSpec.model_validate(spec)
+            placement = place(resource, model, self.usable(), self.load(key), time_limit_s=self.time_limit_s)
+        except (PlacementError, SpecError, ValueError):
+            return None
+        changes = arguments_changes(running.placement, placement)
+        if changes is None:
+            return None
+        made: list[ArgumentsChange] = []
+        try:
+            for change in changes:
+                self._set_arguments(change.node, change.nf, change.args)
+                made.append(change)
+        except SetupError as error:
+            for change in reversed(made):
+                try:
+                    self._set_arguments(change.node, change.nf, change.before)
+                except SetupError:
+                    continue  # its agent is going: the node will be found lost and the resource placed anew
+            return Outcome(_status(generation, "False", "AgentRefused", str(error), running.placement), retry=True)
+        running.placement = placement
+        named = ", ".join(change.nf for change in changes)
+        message = (
+            f"arguments of {named} changed live in {time.monotonic() - began:.3f} s (no chain added anew)"
+            if changes
+            else "the change leaves what the agents run as it was"
+        )
+        return Outcome(_status(generation, "True", "Running", message, placement))
+
+    def _set_arguments(self, node: str, nf: str, args: dict) -> None:
+        agent = self.agent(node)
+        reply = agent.answer_of(agent.set_args(nf, args), CHANGE_TIMEOUT_S)
+        if reply.state != "applied":
+            problems = "; ".join(f"{e.get('path')}: {e.get('message')}" for e in reply.errors)
+            raise SetupError(f"node {node} refused the arguments of {nf}: {problems or reply.state}")
 
     def usable(self) -> list[TandemNode]:
         """The nodes that may take chains: a lost one once its agent answers again (asked at most every

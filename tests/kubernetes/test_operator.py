@@ -33,6 +33,12 @@ from controlplane.launch.control_client import Control
 pytestmark = requires_root
 
 EDGE = json.dumps(service_chain("edge", "50 kpps", FIREWALL_AND_COUNTER))
+# The same chain with its firewall's rules changed: the agent measured both, so the operator knows its cost.
+MORE_RULES = {"synthetic_rules": 20}
+EDGE_MORE_RULES = json.dumps(
+    service_chain("edge", "50 kpps", [FIREWALL_AND_COUNTER[0] | {"args": MORE_RULES}, FIREWALL_AND_COUNTER[1]])
+)
+OFFERS = AGENT_OFFERS + f"- {{type: firewall, args: {json.dumps(MORE_RULES)}}}\n"
 UNMEASURED = json.dumps(
     service_chain("unmeasured", "50 kpps", [FIREWALL_AND_COUNTER[0], {"name": "count", "type": "ttl"}])
 )
@@ -46,7 +52,7 @@ def cluster():
 
 def agent(cluster, tmp_path, port: int, name: str):
     """Node node-a's agent: its own counter chain, and the firewall it offers besides."""
-    return node_agent(cluster, tmp_path, "node-a", port, AGENT_SPEC, AGENT_OFFERS, name)
+    return node_agent(cluster, tmp_path, "node-a", port, AGENT_SPEC, OFFERS, name)
 
 
 def annotations_of(cluster, name: str) -> dict:
@@ -84,6 +90,7 @@ def test_the_operator_places_heals_and_removes_a_chain_on_a_real_agent(cluster, 
             measured = {entry["type"] for entry in json.loads(annotations_of(cluster, "node-a")[COSTS])}
             assert measured == {"firewall", "counter"}
             placed_s = _placed_while_the_agent_runs(cluster, running, control)
+            _rules_changed_live(cluster, running, control)
             # The node's agent lost (stopped, as a killed pod's agent ends): the operator says so.
             control.stop()
             process.communicate(timeout=120)
@@ -117,6 +124,24 @@ def test_the_operator_places_heals_and_removes_a_chain_on_a_real_agent(cluster, 
     assert results["accounting"]["exact"], results["accounting"]
     chain = next(chain for chain in results["chains"] if chain["name"] == "edge.web")
     assert chain["delivered"] > 0 and chain["generated"] == chain["delivered"] + chain["dropped"]["total"]
+
+
+def _rules_changed_live(cluster, running, control: Control) -> None:
+    """The resource's firewall rules changed: the agent's NF takes them between two batches, its process and its
+    chain stay (removing and adding the chain again would lose what was in it)."""
+    pid = next(nf.pid for nf in control.status().nfs if nf.name == "edge.fw")
+    assert cluster.kubectl("apply", "-f", "-", stdin=EDGE_MORE_RULES).returncode == 0
+    changed = wait_for(
+        lambda: "changed live" in ((c := ready(cluster, "edge")) or {}).get("message", "") and c,
+        "the rules changed live",
+        running,
+    )
+    assert changed["status"] == "True" and "edge.fw" in changed["message"], changed
+    status = control.status()
+    assert next(nf.pid for nf in status.nfs if nf.name == "edge.fw") == pid
+    assert [chain.removed for chain in status.chains if chain.name == "edge.web"] == [False]
+    made = [change for change in status.changes if change.get("op") == "set_args"]
+    assert [(change.get("nf"), change.get("state")) for change in made] == [("edge.fw", "applied")], made
 
 
 def _placed_while_the_agent_runs(cluster, running, control: Control) -> float:
