@@ -8,7 +8,7 @@ cd "$here"
 bash scripts/setup.sh
 echo "== C++ unit tests (meson test)"
 meson test -C build --print-errorlogs
-echo "== fuzzing the packet parsers and the deployment parser under ASan and UBSan (scripts/fuzz.sh)"
+echo "== fuzzing the packet parsers, the deployment parser and the wire trailer under ASan and UBSan (scripts/fuzz.sh)"
 bash scripts/fuzz.sh 30
 echo "== kube-apiserver, kubectl and kwok for the Kubernetes tests (built once, then cached: scripts/kubernetes-binaries.sh)"
 scripts/kubernetes-binaries.sh

@@ -126,8 +126,8 @@ class Reconciler:
             return Outcome(_status(generation, "False", "Planned", message, placement))
         if placement.split:
             message = (
-                f"chains {', '.join(placement.split)} do not fit one node: a chain across nodes needs the wire "
-                "hops between them, which Tandem does not build yet"
+                f"chains {', '.join(placement.split)} do not fit one node: the operator does not yet cut a chain "
+                "into one per node joined by a wire between their agents"
             )
             return Outcome(_status(generation, "False", "SpansNodes", message, placement), retry=True)
         held = Held(placement)
