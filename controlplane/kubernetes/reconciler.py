@@ -102,20 +102,25 @@ class Reconciler:
 
     def _apply(self, key: str, resource: str, spec: dict, generation: int | None) -> Outcome:
         began = time.monotonic()
-        running = self.held.get(key)
-        if running is not None and running.added and key not in self.lost_since:
-            if (live := self._change_arguments(key, resource, spec, generation, running)) is not None:
-                return live
-        self.remove(key)
         try:
+            # Placed as if the resource ran nowhere (load() leaves it out): what removing it first would give.
             model = ServiceChainSpec.model_validate(spec)
             placement = place(resource, model, self.usable(), self.load(key), time_limit_s=self.time_limit_s)
         except CostsUnknown as error:
+            self.remove(key)
             return Outcome(_status(generation, "False", "CostsUnknown", str(error)), retry=True)
         except PlacementError as error:
+            self.remove(key)
             return Outcome(_status(generation, "False", "NoCapacity", str(error)), retry=True)
         except (SpecError, ValueError) as error:
+            self.remove(key)
             return Outcome(_status(generation, "False", "InvalidSpec", _spec_message(error)))
+        running = self.held.get(key)
+        if running is not None and running.added and key not in self.lost_since:
+            changes = arguments_changes(running.placement, placement)
+            if changes is not None:
+                return self._change_arguments(generation, running, placement, changes, began)
+        self.remove(key)
         if self.plan_only:
             self.held[key] = Held(placement)
             spans = f"; chains {', '.join(placement.split)} span nodes" if placement.split else ""
@@ -148,19 +153,16 @@ class Reconciler:
         message = f"on {nodes}, placed and added in {time.monotonic() - began:.3f} s"
         return Outcome(_status(generation, "True", "Running", message, placement))
 
-    def _change_arguments(self, key: str, resource: str, spec: dict, generation: int | None, running: Held):
+    def _change_arguments(
+        self,
+        generation: int | None,
+        running: Held,
+        placement: ClusterPlacement,
+        changes: list[ArgumentsChange],
+        began: float,
+    ) -> Outcome:
         """A spec whose change is its NFs' arguments only, placed as it runs: the arguments changed live on the
-        agents (all of them, or none: a refused one gives the others their old arguments back). None where the
-        change needs the chains added anew (or the new spec does not place: the full path says why)."""
-        began = time.monotonic()
-        try:
-            model = ServiceChainSpec.model_validate(spec)
-            placement = place(resource, model, self.usable(), self.load(key), time_limit_s=self.time_limit_s)
-        except (PlacementError, SpecError, ValueError):
-            return None
-        changes = arguments_changes(running.placement, placement)
-        if changes is None:
-            return None
+        agents (all of them, or none: a refused one gives the others their old arguments back)."""
         made: list[ArgumentsChange] = []
         try:
             for change in changes:

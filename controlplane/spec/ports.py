@@ -87,7 +87,7 @@ def device_problem(device: str) -> str | None:
                 f"modprobe vfio-pci && dpdk-devbind.py --bind=vfio-pci {device}"
             )
         return None
-    name, _, arguments = device.partition(",")
+    name = device.partition(",")[0]
     driver = next((known for known in VIRTUAL_DRIVERS if name.startswith(known)), None)
     if driver is None:
         return (
@@ -95,7 +95,7 @@ def device_problem(device: str) -> str | None:
             f"({', '.join(VIRTUAL_DRIVERS)}, each followed by a number or name of yours, "
             "e.g. net_af_packet0,iface=eth1)"
         )
-    options = dict(item.partition("=")[::2] for item in arguments.split(",") if item)
+    options = _device_options(device)
     if driver in _ATTACHES_TO_INTERFACE:
         interface = options.get("iface")
         if not interface:
@@ -109,11 +109,16 @@ def device_problem(device: str) -> str | None:
     return None
 
 
+def _device_options(device: str) -> dict[str, str]:
+    """A virtual device's arguments ("net_af_packet0,iface=eth1,framecnt=4096": iface and framecnt)."""
+    arguments = device.partition(",")[2]
+    return dict(item.partition("=")[::2] for item in arguments.split(",") if item)
+
+
 def _wire_problem(device: str) -> str | None:
     """Why a wire port's interface cannot carry a full packet with the link trailer: its MTU; None if it can (or
     its MTU is not for this machine to read, as a PCI device's)."""
-    arguments = device.partition(",")[2]
-    interface = dict(item.partition("=")[::2] for item in arguments.split(",") if item).get("iface")
+    interface = _device_options(device).get("iface")
     mtu_file = Path(f"/sys/class/net/{interface}/mtu") if interface else None
     if mtu_file is None or not mtu_file.exists():
         return None
