@@ -152,8 +152,10 @@ def launch(
 def _ahead_of_the_manager():
     """While it lasts, this process runs under SCHED_FIFO at the lowest priority, so Ctrl-C and the watchdogs below are
     served at once, whatever the busy manager beside us on the control core does to CFS. Under unis's signal backend
-    (~37,000 SIGSTOPs and SIGCONTs a second) CFS left every other task of the control core without the CPU for the
-    whole run: a Ctrl-C was read only after 20 s of traffic. The manager and anything else we start stay under CFS
+    (~37,000 SIGSTOPs and SIGCONTs a second) CFS once left every other task of the control core without the CPU for
+    the whole run: a Ctrl-C was read only after 20 s of traffic (the stopped NFs' DPDK threads woke there at each
+    switch; they now wait on their NF's core: schedulers/mechanisms/bystander_threads.h). The manager and anything
+    else we start stay under CFS
     (SCHED_RESET_ON_FORK). We only wait on a selector here: nothing of ours spins at that priority. Where the kernel
     refuses (no root, an RT-less cgroup), we run as we were."""
     policy, priority = os.sched_getscheduler(0), os.sched_getparam(0).sched_priority

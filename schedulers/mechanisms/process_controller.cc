@@ -15,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "bystander_threads.h"
 #include "cgroup_files.h"
 #include "cgroup_fs.h"
 
@@ -92,12 +93,14 @@ class FifoPriorityController final : public ProcessController {
   int top_ = kFirstRunning - 1;
 };
 
-// SIGSTOP parks the whole process (stop signals act on every thread of a process), SIGCONT resumes it.
+// SIGSTOP parks the whole process (stop signals act on every thread of a process), SIGCONT resumes it. The other
+// threads of the process are kept on the task's core (bystander_threads.h).
 class SignalController final : public ProcessController {
  public:
   std::string name() const override { return "signal"; }
   void adopt(pid_t task) override {
     if (absent(task)) return;
+    bystanders_.gather(task);
     send(task, SIGSTOP);
     tasks_.push_back(task);
   }
@@ -106,6 +109,7 @@ class SignalController final : public ProcessController {
   void release_all() override {
     for (pid_t task : tasks_) kill(task, SIGCONT);
     tasks_.clear();
+    bystanders_.release();
   }
 
  private:
@@ -114,18 +118,12 @@ class SignalController final : public ProcessController {
     if (kill(task, sig) != 0 && !gone()) throw system_error(sig == SIGSTOP ? "SIGSTOP" : "SIGCONT", task);
   }
   std::vector<pid_t> tasks_;
+  BystanderThreads bystanders_;
 };
-
-pid_t process_of(pid_t task) {
-  std::ifstream status("/proc/" + std::to_string(task) + "/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("Tgid:", 0) == 0) return static_cast<pid_t>(std::stol(line.substr(5)));
-  return task;
-}
 
 // Each adopted process gets its own child cgroup; cgroup.freeze is kept open so that a switch is one write.
 // cgroup.freeze is a core file of cgroup v2 (Linux 5.2), in every non-root group, with no controller to enable.
+// Freezing acts on every thread of the group, so the other threads of the process are kept on the task's core too.
 class FreezerController final : public ProcessController {
  public:
   FreezerController(std::string parent, std::string root, CgroupFiles& files)
@@ -149,6 +147,7 @@ class FreezerController final : public ProcessController {
     int fd = files_.open_for_writes(dir + "/cgroup.freeze");
     if (fd < 0) throw fail(dir + "/cgroup.freeze", "opening", -fd);
     groups_[task] = Group{.process = process, .dir = dir, .freeze_fd = fd};
+    bystanders_.gather(task);
     freeze(task, true);
   }
   void activate(pid_t task) override {
@@ -165,6 +164,7 @@ class FreezerController final : public ProcessController {
       files_.remove_group(group.dir);
     }
     groups_.clear();
+    bystanders_.release();
   }
 
  private:
@@ -184,6 +184,7 @@ class FreezerController final : public ProcessController {
   std::string parent_, root_;
   CgroupFiles& files_;
   std::map<pid_t, Group> groups_;
+  BystanderThreads bystanders_;
 };
 
 }  // namespace
