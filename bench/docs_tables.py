@@ -274,6 +274,7 @@ TABLES: dict[str, Callable[[Path], Rendered]] = {
     "unis-external": whole("unis-external"),
     "unis-low-load": whole("unis-low-load"),
     "unis-light-chain-compare": whole("unis-light-chain-compare"),
+    "control-core-waits": whole("control-core-waits"),
     # auto
     "placement-scale": whole("placement-scale"),
     "operator-scale": whole("operator-scale"),
