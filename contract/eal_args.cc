@@ -42,12 +42,13 @@ void without_address_randomisation() {
   if (current != -1) personality(static_cast<unsigned long>(current) | ADDR_NO_RANDOMIZE);
 }
 
-std::string confine_to_control_core(int control_core) {
+std::string confine_to_control_core(int control_core, pid_t pid) {
   cpu_set_t control{};
   CPU_ZERO(&control);
   CPU_SET(control_core, &control);
-  if (sched_setaffinity(0, sizeof control, &control) == 0) return "";
-  return "cannot confine the manager to control core " + std::to_string(control_core) + ": " + strerror(errno);
+  if (sched_setaffinity(pid, sizeof control, &control) == 0) return "";
+  return "cannot confine " + (pid == 0 ? std::string("the manager") : "pid " + std::to_string(pid)) +
+         " to control core " + std::to_string(control_core) + ": " + strerror(errno);
 }
 
 std::string ring_object_name(int ring_index) { return "tandem_ring_" + std::to_string(ring_index); }

@@ -1,6 +1,8 @@
 // EAL command lines for the manager (primary) and its workers (secondaries) of one run.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -26,7 +28,8 @@ void without_address_randomisation();
 // initial CPUs minus its lcores' ones: left alone, the manager's landed on the NF cores, where real-time pollers
 // that unis switches with RT throttling off starve any other thread for as long as they run, and a worker's
 // on every other NF core. With this, they share the control core with the manager. Returns an error text.
-std::string confine_to_control_core(int control_core);
+// `pid`: another process's main thread instead of this one (a removed chain's worker that is leaving).
+std::string confine_to_control_core(int control_core, pid_t pid = 0);
 
 // DPDK object names (at most RTE_RING_NAMESIZE) of a ring and of the stats zone.
 std::string ring_object_name(int ring_index);

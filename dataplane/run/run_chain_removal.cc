@@ -1,6 +1,5 @@
 // A chain removed from a running service: its entry closed first, what is inside drained through its NFs to the
 // sink, then its NF processes told to leave their loops and reaped, the other chains' traffic untouched.
-#include <sched.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -8,6 +7,7 @@
 
 #include <rte_cycles.h>
 
+#include "contract/eal_args.h"
 #include "contract/idle_wait.h"
 #include "run.h"
 
@@ -19,17 +19,6 @@ namespace {
 // then stays counted in flight, in its rings); and how long they may take to leave their loops.
 constexpr double kDrainSeconds = 3.0;
 constexpr double kLeaveSeconds = 5.0;
-
-// A leaving process takes its last steps (out of its loop, its report written, DPDK's clean-up, exit) on the control
-// core. On its own core the chains that stay run real-time pollers again at once (a fresh module takes them), and a
-// process of the normal policy there gets the CPU only through the kernel's fair server, ~50 ms a second: removals
-// took 0.9-1.4 s under coop and unis, all of it the process waiting, runnable, for its core.
-void finish_on_control_core(pid_t pid, int control_core) {
-  cpu_set_t control;
-  CPU_ZERO(&control);
-  CPU_SET(control_core, &control);
-  sched_setaffinity(pid, sizeof control, &control);  // failing, it leaves as before, only later
-}
 
 json refused(const json& command, const std::string& message) {
   json reply = change_refusal(command, "chain", message);
@@ -130,7 +119,11 @@ void Run::follow_removals(double now_s) {
       if (!removal.out_of_sight) hand_to_the_kernel(removal);
       for (size_t w : removal.workers) {
         workers_[w].removed = true;  // its exit is the point, not a crash
-        finish_on_control_core(pids_[w], d_.control_core);
+        // Its last steps (out of its loop, its report, DPDK's clean-up, exit) on the control core: on its own core the
+        // chains that stay run real-time pollers again at once (a fresh module takes them), and a process of the
+        // normal policy there gets the CPU only through the kernel's fair server, ~50 ms a second: removals took
+        // 0.9-1.4 s under coop and unis, all of it waiting. Failing, it leaves as before, only later.
+        confine_to_control_core(d_.control_core, pids_[w]);
         flag_store(stats_->workers[w].leave, 1u);
         idle_wake(stats_->workers[w]);
       }
