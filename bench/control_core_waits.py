@@ -96,7 +96,9 @@ def scheduler_yaml(label: str) -> str:
     return label
 
 
-def waits_while(run: subprocess.Popen, log: Path, seconds: float, ablated: bool) -> tuple[list[float], str]:
+def waits_while(
+    run: subprocess.Popen, log: Path, seconds: float, moved: bool, ablated: bool
+) -> tuple[list[float], str]:
     """Once the run's NFs have started (and, `ablated`, their control threads are moved to the control core): how late
     (s) each 10 ms nap of ours on the control core ended, for `seconds` (or until the run ends); and where the NFs'
     control threads were."""
@@ -106,6 +108,14 @@ def waits_while(run: subprocess.Popen, log: Path, seconds: float, ablated: bool)
             raise SystemExit(f"control-core-waits: the run did not start:\n{log.read_text()}")
         time.sleep(0.05)
     pids = nf_pids(log)
+    # `moved`: the scheduler moves the control threads when it adopts the NFs, which comes after `started`; measured
+    # (or moved back) before that, a round would look at the threads where they were before the scheduler took over.
+    while moved and where(control_threads(pids)) != "NF core":
+        if run.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit(
+                f"control-core-waits: the NFs' control threads never reached the NF core:\n{log.read_text()}"
+            )
+        time.sleep(0.01)
     if ablated:
         for thread in control_threads(pids):
             try:
@@ -139,7 +149,7 @@ def one_round(chain: str, label: str, nfs: str, seconds: float, folder: Path, ab
             stderr=stderr,
         )
         try:
-            waits, threads = waits_while(run, log, seconds, ablated)
+            waits, threads = waits_while(run, log, seconds, (chain, label) in ABLATED, ablated)
             run.wait(timeout=120)
         finally:
             if run.poll() is None:
@@ -170,20 +180,20 @@ def main() -> int:
     cases = [case for case in CASES if case[2] is NATIVE or shutil.which("dpdk-testpmd")]
     rounds, skipped = [], {}
     with tempfile.TemporaryDirectory() as scratch:
+        probe = Path(scratch) / "validate.yaml"
+        for chain, label, nfs in cases:  # once, before the rounds: e.g. the freezer where cgroup v2 has no freezer
+            probe.write_text(
+                SPEC.replace("SECONDS", "1").replace("SCHEDULER", scheduler_yaml(label)).replace("NFS", nfs)
+            )
+            check = subprocess.run(
+                [str(HERE.parent / "tandem"), "validate", str(probe)], capture_output=True, text=True
+            )
+            if check.returncode != 0:
+                skipped[(chain, label)] = check.stderr.strip().splitlines()[-1]
+                print(f"{chain}, {label}: skipped: {skipped[(chain, label)]}", file=sys.stderr, flush=True)
         for number in range(args.rounds):
             for chain, label, nfs in cases:  # interleaved, so that a slow spell of the machine hits every case
                 if (chain, label) in skipped:
-                    continue
-                probe = Path(scratch) / "validate.yaml"
-                probe.write_text(
-                    SPEC.replace("SECONDS", "1").replace("SCHEDULER", scheduler_yaml(label)).replace("NFS", nfs)
-                )
-                check = subprocess.run(
-                    [str(HERE.parent / "tandem"), "validate", str(probe)], capture_output=True, text=True
-                )
-                if check.returncode != 0:  # e.g. the freezer backend where cgroup v2 has no freezer
-                    skipped[(chain, label)] = check.stderr.strip().splitlines()[-1]
-                    print(f"{chain}, {label}: skipped: {skipped[(chain, label)]}", file=sys.stderr, flush=True)
                     continue
                 for ablated in (False, True) if (chain, label) in ABLATED else (False,):
                     rounds.append(one_round(chain, label, nfs, args.seconds, Path(scratch), ablated))
