@@ -51,9 +51,15 @@ class ProgressLine:
             )
         elif kind == "crash":  # an NF whose spec says restart: it comes back after its back-off
             self.finish()
+            # An external application's held packets are told from the ones it freed only at the run's end.
+            held = (
+                f"holding {event['lost_so_far']} packets (lost)"
+                if event.get("held_or_freed") is None
+                else f"having held or freed {event['held_or_freed']} packets (split at the end)"
+            )
             self.stream.write(
-                f"{self.label}{event['t']:5.2f} s  NF {event['nfs']} {event['how']}, holding {event['lost_so_far']} "
-                f"packets (lost): restarting in {event['restart_in_s']:.1f} s\n"
+                f"{self.label}{event['t']:5.2f} s  NF {event['nfs']} {event['how']}, {held}: "
+                f"restarting in {event['restart_in_s']:.1f} s\n"
             )
         elif kind == "restart":
             self.finish()

@@ -21,6 +21,11 @@
 
 namespace tandem {
 
+namespace {
+// The line the manager writes into an application's log before the output of its restarted process.
+constexpr const char* kRestartMarker = "tandem-manager: the application was started again after its process died";
+}  // namespace
+
 void create_pool_for_external_apps(unsigned socket_id) {
   std::string name = "mb_pool_" + std::to_string(socket_id);  // testpmd's mbuf_poolname_build()
   if (rte_mempool_lookup(name.c_str()) != nullptr) return;
@@ -30,9 +35,9 @@ void create_pool_for_external_apps(unsigned socket_id) {
                              std::string(rte_strerror(rte_errno)));
 }
 
-ExternalNf::ExternalNf(const Deployment& deployment, const WorkerPlan& plan, rte_ring* in, rte_ring* out)
-    : deployment_(deployment), plan_(plan), nf_(plan.segments.front().nfs.front()) {
-  const std::string& nf_name = deployment.nfs[nf_].name;
+ExternalNf::ExternalNf(const Deployment& run, const NfConfig& nf, const WorkerPlan& plan, rte_ring* in, rte_ring* out)
+    : run_(run), nf_config_(nf), plan_(plan), nf_(nf.index), in_(in), out_(out) {
+  const std::string& nf_name = nf_config_.name;
   // net_ring's ATTACH action does not work across processes (../shared/DESIGN.md): the primary makes the port
   // from the rings themselves, and the secondary finds it through the shared ethdev data.
   std::string port_name = "net_ring_tandem" + std::to_string(nf_);
@@ -48,22 +53,35 @@ ExternalNf::ExternalNf(const Deployment& deployment, const WorkerPlan& plan, rte
   if (rc == 0) rc = rte_eth_dev_start(port_);  // a secondary may not start a port: testpmd gets it started
   if (rc != 0)
     throw std::runtime_error("cannot start the ring port of external NF " + nf_name + ": " + rte_strerror(-rc));
-  log_path_ = deployment.paths.run_dir + "/external-" + nf_name + ".log";
+  log_path_ = run_.paths.run_dir + "/external-" + nf_name + ".log";
 }
 
 ExternalNf::~ExternalNf() {
   if (stdin_fd_ >= 0) close(stdin_fd_);
 }
 
+pid_t ExternalNf::relaunch() {
+  if (stdin_fd_ >= 0) close(stdin_fd_);  // the dead process's
+  stdin_fd_ = -1;
+  thread_ = 0;
+  return launch(main_lcore_id_);
+}
+
 pid_t ExternalNf::launch(int main_lcore_id) {
-  const NfConfig& nf = deployment_.nfs[nf_];
+  const NfConfig& nf = nf_config_;
+  bool again = main_lcore_id_ >= 0;
+  main_lcore_id_ = main_lcore_id;
+  // testpmd snapshots the port's counters as it starts forwarding and never resets them: they go on across its
+  // processes, and what one process received and did not send is told from the counts at its start.
+  PortCounts at_launch = counts().value_or(PortCounts{});
+  received_at_launch_ = at_launch.received;
+  sent_at_launch_ = at_launch.sent;
   std::string binary = resolve_executable(nf.args["binary"].get<std::string>());
   if (binary.empty())
     throw std::runtime_error("NF " + nf.name + ": " + nf.args["binary"].get<std::string>() + " is not executable");
   std::vector<std::string> args = {
-      binary, "--proc-type=secondary", "--file-prefix=" + deployment_.paths.file_prefix,
-      "--huge-dir=" + deployment_.paths.huge_dir,
-      "--lcores=" + std::to_string(main_lcore_id) + "@" + std::to_string(deployment_.control_core) + "," +
+      binary, "--proc-type=secondary", "--file-prefix=" + run_.paths.file_prefix, "--huge-dir=" + run_.paths.huge_dir,
+      "--lcores=" + std::to_string(main_lcore_id) + "@" + std::to_string(run_.control_core) + "," +
           std::to_string(plan_.lcore_id) + "@" + std::to_string(plan_.core),
       "--main-lcore=" + std::to_string(main_lcore_id), "--no-pci", "--no-telemetry", "--log-level=lib.eal:error", "--",
       "--portmask=0x" +
@@ -74,7 +92,7 @@ pid_t ExternalNf::launch(int main_lcore_id) {
           }(),
       "--port-topology=loop",  // one port: receive on it, send on it
       "--nb-cores=1", "--forward-mode=" + nf.args["forward_mode"].get<std::string>(),
-      "--burst=" + std::to_string(deployment_.burst),
+      "--burst=" + std::to_string(run_.burst),
       // By default testpmd reads its receive queues empty and frees what it finds
       // before it forwards: packets the accounting would lose.
       "--no-flush-rx", "--no-lsc-interrupt", "--no-rmv-interrupt", "--no-mlockall"};
@@ -84,8 +102,14 @@ pid_t ExternalNf::launch(int main_lcore_id) {
 
   int stdin_pipe[2];
   if (pipe2(stdin_pipe, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe failed: ") + strerror(errno));
-  int log = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A restarted application's output follows its dead process's, after a line that settle_drops looks for.
+  int log = open(log_path_.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC | (again ? O_APPEND : O_TRUNC), 0644);
   if (log < 0) throw std::runtime_error("cannot write " + log_path_ + ": " + strerror(errno));
+  if (again) {
+    std::string marker = std::string(kRestartMarker) + "\n";
+    ssize_t written = write(log, marker.data(), marker.size());
+    (void)written;  // a log without the line still has the dead process's lines, which carry no statistics
+  }
   pid_t parent = getpid();
   pid_ = fork();
   if (pid_ < 0) throw std::runtime_error(std::string("fork failed: ") + strerror(errno));
@@ -139,37 +163,71 @@ pid_t ExternalNf::forwarding_thread() {
   return thread_;
 }
 
-void ExternalNf::mirror_counters(StatsZone& stats) const {
+std::optional<ExternalNf::PortCounts> ExternalNf::counts() const {
   rte_eth_stats port_stats{};
-  if (rte_eth_stats_get(port_, &port_stats) != 0) return;
+  if (rte_eth_stats_get(port_, &port_stats) != 0) return std::nullopt;
+  return PortCounts{port_stats.ipackets + received_uncounted_, port_stats.opackets + sent_uncounted_};
+}
+
+void ExternalNf::mirror_counters(StatsZone& stats) const {
+  std::optional<PortCounts> now = counts();
+  if (!now) return;
   const Segment& segment = plan_.segments.front();
-  counter_store(stats.rings[segment.in_rings.at(0)].dequeued, port_stats.ipackets);
-  counter_store(stats.rings[segment.out_rings.at(0)].enqueued, port_stats.opackets);
-  counter_store(stats.nfs[nf_].packets_in, port_stats.ipackets);
-  counter_store(stats.nfs[nf_].packets_out, port_stats.opackets);
+  counter_store(stats.rings[segment.in_rings.at(0)].dequeued, now->received);
+  counter_store(stats.rings[segment.out_rings.at(0)].enqueued, now->sent);
+  counter_store(stats.nfs[nf_].packets_in, now->received);
+  counter_store(stats.nfs[nf_].packets_out, now->sent);
+}
+
+bool ExternalNf::cut_mid_operation() const {
+  return in_->cons.head != in_->cons.tail || out_->prod.head != out_->prod.tail;
+}
+
+uint64_t ExternalNf::catch_up_counts() {
+  std::optional<PortCounts> now = counts();
+  if (!now) return 0;
+  // net_ring counts a burst after its ring operation; the rings' 32-bit tails count every operation (the lag is a
+  // burst at most, far below 2^31).
+  uint32_t received_behind = in_->cons.tail - static_cast<uint32_t>(now->received);
+  uint32_t sent_behind = out_->prod.tail - static_cast<uint32_t>(now->sent);
+  if (received_behind >= (1u << 31)) received_behind = 0;
+  if (sent_behind >= (1u << 31)) sent_behind = 0;
+  received_uncounted_ += received_behind;
+  sent_uncounted_ += sent_behind;
+  return uint64_t{received_behind} + sent_behind;
+}
+
+uint64_t ExternalNf::unsent_since_launch() const {
+  std::optional<PortCounts> now = counts();
+  if (!now) return 0;
+  return (now->received - received_at_launch_) - (now->sent - sent_at_launch_);
 }
 
 std::optional<std::string> ExternalNf::settle_drops(StatsZone& stats) const {
-  rte_eth_stats port_stats{};
-  if (rte_eth_stats_get(port_, &port_stats) != 0)
-    return "NF " + deployment_.nfs[nf_].name + ": its port's statistics are unreadable";
-  uint64_t received = port_stats.ipackets, sent = port_stats.opackets;
+  std::optional<PortCounts> now = counts();
+  if (!now) return "NF " + nf_config_.name + ": its port's statistics are unreadable";
+  uint64_t received = now->received - received_at_launch_, sent = now->sent - sent_at_launch_;
   uint64_t freed = received - sent;
   counter_store(stats.rings[plan_.segments.front().out_rings.at(0)].dropped_full, freed);
-  // testpmd prints, per port, "Forward statistics for port P" and then "TX-dropped: N".
+  // testpmd prints, per port, "Forward statistics for port P" and then "TX-dropped: N": the last process's
+  // block follows the last restart's marker (a process that died printed none).
   std::ifstream log(log_path_);
   std::string header = "Forward statistics for port " + std::to_string(port_) + " ";
   bool in_block = false;
+  std::optional<uint64_t> reported;
   for (std::string line; std::getline(log, line);) {
+    if (line == kRestartMarker) {
+      in_block = false;
+      reported.reset();
+    }
     if (line.find(header) != std::string::npos) in_block = true;
     size_t at = line.find("TX-dropped:");
-    if (!in_block || at == std::string::npos) continue;
-    uint64_t reported = std::strtoull(line.c_str() + at + 11, nullptr, 10);
-    if (reported == freed) return std::nullopt;
-    return "NF " + deployment_.nfs[nf_].name + ": its port received " + std::to_string(received) + " and sent " +
-           std::to_string(sent) + " packets, but the application reports " + std::to_string(reported) + " dropped";
+    if (!in_block || at == std::string::npos || reported) continue;
+    reported = std::strtoull(line.c_str() + at + 11, nullptr, 10);
   }
-  return std::nullopt;  // another application, or it printed no statistics: the port's counters stand alone
+  if (!reported || *reported == freed) return std::nullopt;  // no statistics printed: the port's counters stand
+  return "NF " + nf_config_.name + ": its port received " + std::to_string(received) + " and sent " +
+         std::to_string(sent) + " packets, but the application reports " + std::to_string(*reported) + " dropped";
 }
 
 std::string ExternalNf::log_tail(int lines) const {

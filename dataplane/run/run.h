@@ -152,6 +152,9 @@ class Run {
     std::vector<rte_ring*> rings;  // its rings, made
     size_t first_worker = 0;       // its workers' indices start here
     std::vector<pid_t> pids;       // its workers launched so far (0: reaped)
+    // Per launched worker: its external application (null for a Tandem worker), stopped (SIGSTOP) once it
+    // forwards, until the chain joins.
+    std::vector<std::unique_ptr<ExternalNf>> externals;
     uint64_t attach_deadline = 0;
     double requested_s = 0;
     uint64_t requested_tsc = 0, ring_drops_before = 0;
@@ -163,6 +166,10 @@ class Run {
   // `next`'s workers.
   std::pair<std::string, std::string> why_chain_cannot_come(Deployment& next) const;
   void follow_addition(double now_s);
+  // Starts the added chain's worker `plan` (its application, for an external NF); returns its pid.
+  pid_t launch_added_worker(ChainAddition& addition, const WorkerPlan& plan);
+  // True once the added chain's k-th worker attached (an application: forwards, then stopped until the join).
+  bool added_worker_attached(ChainAddition& addition, size_t k);
   void give_up_addition(const std::string& why);
   void join_added_chain(double now_s);
   void refuse_unfinished_addition();
@@ -210,6 +217,8 @@ class Run {
     double crashed_at_s = 0;
     std::string how;
     uint64_t lost = 0;  // packets it held at its crash
+    // An external application's: what its dead process received and did not send (held, or freed on a full ring).
+    std::optional<uint64_t> held_or_freed;
   };
   std::string why_not_restartable(size_t w) const;
   // True if the crash of worker w is handled by a restart (or by giving up, which fails the run).
@@ -221,6 +230,12 @@ class Run {
   void catch_up_ring(int ring, bool producer);
   // Packets a segment's process holds between dequeue and hand-off, from the counters.
   int64_t held_by_segment(const Segment& segment) const;
+  // Mbufs that the counters say are out of the pool; the pool's in-use count must match it.
+  uint64_t mbufs_accounted_for() const;
+  // At the run's end: what a restarted external NF's dead processes received and did not send were held at their
+  // deaths (lost) or freed on a full ring (that ring's drops); only the pool tells how many of each. Returns the
+  // NF's name when the pool told them apart (and so cannot check the run).
+  std::optional<std::string> split_external_crash_losses();
   // A live worker whose NF holds packets between taking and handing them on (the drain waits for it).
   std::optional<size_t> worker_holding_packets() const;
   json external_report(int nf) const;
@@ -238,6 +253,8 @@ class Run {
   // What schedulers switch and /proc is read for: the worker process, or an external NF's forwarding thread.
   std::vector<pid_t> task_ids_;
   std::vector<std::unique_ptr<ExternalNf>> externals_;  // by worker; null for Tandem workers
+  // External applications' main lcores wait on stdin on the control core; their ids must be unique too.
+  int next_external_main_lcore_ = RTE_MAX_LCORE - 1;
   std::vector<WorkerState> workers_;
   std::unique_ptr<ChainEnds> chain_ends_;  // before the generator and sink, which send and take through its ports
   std::unique_ptr<Generator> generator_;
@@ -272,9 +289,10 @@ class Run {
   std::vector<uint32_t> args_generation_;             // per NF: the last generation of arguments asked for
   json provided_requirements_;       // what the run prepared the machine for: a switched-to module must fit in it
   bool scheduler_switched_ = false;  // the control loop reads the new module's tick period
-  std::unique_ptr<ChangeWatch> change_watch_;     // a service's: what each change cost the traffic
-  std::map<size_t, RestartState> restart_state_;  // by worker
-  std::vector<uint64_t> lost_at_crash_;           // per segment-first NF: packets its dead processes held
+  std::unique_ptr<ChangeWatch> change_watch_;       // a service's: what each change cost the traffic
+  std::map<size_t, RestartState> restart_state_;    // by worker
+  std::map<size_t, std::string> restart_refusals_;  // by worker: why one its spec asked for could not be
+  std::vector<uint64_t> lost_at_crash_;             // per segment-first NF: packets its dead processes held
   json restarts_ = json::array();
 };
 

@@ -57,7 +57,8 @@ std::pair<std::string, std::string> Run::why_chain_cannot_come(Deployment& next)
   for (const NfConfig& nf : d_.nfs) cores.insert(nf.core);
   for (int n : chain.nfs) {
     const NfConfig& nf = next.nfs[n];
-    if (nf.external()) return {nf.spec_path + ".type", "an external NF's application is started with the service"};
+    if (nf.external() && !scheduler_types().at(d_.scheduler.name).external_nfs)
+      return {nf.spec_path + ".type", d_.scheduler.name + " cannot schedule an external NF's application"};
     if (nf.scale_group >= 0) return {nf.spec_path + ".scale", "a scaled NF's instances are set up at the start"};
     if (!cores.count(nf.core))
       return {nf.spec_path + ".core", "core " + std::to_string(nf.core) +
@@ -75,7 +76,7 @@ std::pair<std::string, std::string> Run::why_chain_cannot_come(Deployment& next)
                     "arguments gives it: give cost_cycles (./tandem profile measures it)"};
   next.workers = scheduler_->plan_workers(next);
   for (size_t w = d_.workers.size(); w < next.workers.size(); w++)
-    if (next.workers[w].runtime != Runtime::PollLoop)
+    if (next.workers[w].runtime != Runtime::PollLoop && next.workers[w].runtime != Runtime::External)
       return {"chain", "its NFs would run as " + std::string(runtime_name(next.workers[w].runtime)) +
                            ", which joins a run only at its start: restart the service with it"};
   std::vector<WorkerPlan> running(
@@ -158,10 +159,12 @@ void Run::follow_addition(double now_s) {
       size_t w = addition.first_worker + addition.pids.size() - 1;
       if (auto status = reap_if_exited(addition.pids.back())) {
         addition.pids.back() = 0;
-        return give_up_addition("NF " + worker_nf_names(next, static_cast<int>(w)) +
-                                " failed to start: " + describe_exit(*status) + " (its message is in the manager log)");
+        const ExternalNf* external = addition.externals[addition.pids.size() - 1].get();
+        return give_up_addition(
+            "NF " + worker_nf_names(next, static_cast<int>(w)) + " failed to start: " + describe_exit(*status) + " (" +
+            (external ? "it printed: " + external->log_tail() : "its message is in the manager log") + ")");
       }
-      if (flag_load(stats_->workers[w].ready) == 0) {
+      if (!added_worker_attached(addition, addition.pids.size() - 1)) {
         if (rte_get_tsc_cycles() > addition.attach_deadline)
           return give_up_addition("NF " + worker_nf_names(next, static_cast<int>(w)) + " did not attach within " +
                                   std::to_string(static_cast<int>(kAttachSeconds)) + " s");
@@ -171,10 +174,39 @@ void Run::follow_addition(double now_s) {
     if (addition.pids.size() == to_start) break;
     const WorkerPlan& plan = next.workers[addition.first_worker + addition.pids.size()];
     addition.attach_deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(hz_ * kAttachSeconds);
-    addition.pids.push_back(launch_worker(next, plan, d_.paths.run_dir + "/deployment.json"));
+    try {
+      addition.pids.push_back(launch_added_worker(addition, plan));
+    } catch (const std::exception& e) {  // its port or its application could not be made
+      return give_up_addition("NF " + worker_nf_names(next, plan.index) + ": " + e.what());
+    }
   }
   if (restart_pending()) return;  // the module is away for a restart: the chain joins once it is back
   join_added_chain(now_s);
+}
+
+pid_t Run::launch_added_worker(ChainAddition& addition, const WorkerPlan& plan) {
+  addition.externals.emplace_back();
+  if (plan.runtime != Runtime::External)
+    return launch_worker(addition.next, plan, d_.paths.run_dir + "/deployment.json");
+  create_pool_for_external_apps(static_cast<unsigned>(rte_socket_id()));  // a service without one made none
+  const Segment& segment = plan.segments.front();
+  // A new chain's rings are all new: made with the request, they join the run's with the chain.
+  auto ring = [&](int index) { return addition.rings.at(static_cast<size_t>(index) - d_.rings.size()); };
+  addition.externals.back() = std::make_unique<ExternalNf>(d_, addition.next.nfs[segment.nfs.front()], plan,
+                                                           ring(segment.in_rings.at(0)), ring(segment.out_rings.at(0)));
+  return addition.externals.back()->launch(next_external_main_lcore_--);
+}
+
+bool Run::added_worker_attached(ChainAddition& addition, size_t k) {
+  WorkerControl& control = stats_->workers[addition.first_worker + k];
+  if (flag_load(control.ready) != 0) return true;
+  ExternalNf* external = addition.externals[k].get();
+  if (external == nullptr || external->forwarding_thread() == 0) return false;
+  // An application knows no hold: until its chain joins it would busy-poll its empty ring beside the running NFs,
+  // taking their core's turns (a module that does not know it yet cannot switch it). It waits stopped.
+  kill(addition.pids[k], SIGSTOP);
+  flag_store(control.ready, 1u);
+  return true;
 }
 
 void Run::give_up_addition(const std::string& why) {
@@ -188,6 +220,9 @@ void Run::give_up_addition(const std::string& why) {
     if (flag_load(control.ready) == 0) {
       kill(addition.pids[k], SIGKILL);
       killed_workers_ = true;
+    } else if (addition.externals[k]) {  // stopped, forwarding nothing: asked to exit as at a run's end
+      addition.externals[k]->request_stop();
+      kill(addition.pids[k], SIGCONT);
     }
     flag_store(control.leave, 1u);
     idle_wake(control);
@@ -204,7 +239,10 @@ void Run::give_up_addition(const std::string& why) {
       usleep(1000);
     }
   }
-  if (!killed_workers_)
+  // An application's port stays (a port is not taken back from DPDK's shared ethdev data here): so do its rings.
+  bool ports_made = std::any_of(addition.externals.begin(), addition.externals.end(),
+                                [](const std::unique_ptr<ExternalNf>& external) { return external != nullptr; });
+  if (!killed_workers_ && !ports_made)
     for (rte_ring* ring : addition.rings) rte_ring_free(ring);
   std::ofstream(d_.paths.run_dir + "/deployment.json") << deployment_to_json(d_, original_).dump(2);
   json command = {{"id", addition.id}, {"op", "add_chain"}, {"chain", addition.chain_config}};
@@ -234,9 +272,11 @@ void Run::join_added_chain(double now_s) {
   for (size_t k = 0; k < addition.pids.size(); k++) {
     size_t w = first_worker + k;
     pids_.push_back(addition.pids[k]);
-    task_ids_.push_back(addition.pids[k]);
+    // What schedulers switch and /proc is read for: an application's forwarding thread, let go from its stop.
+    task_ids_.push_back(addition.externals[k] ? addition.externals[k]->thread() : addition.pids[k]);
+    if (addition.externals[k]) kill(addition.pids[k], SIGCONT);
     workers_.push_back({.pid = addition.pids[k]});
-    externals_.emplace_back();
+    externals_.push_back(std::move(addition.externals[k]));
     names += (names.empty() ? "" : ",") + nf_names_of(static_cast<int>(w));
     workers.push_back(worker_entry(w));
   }
@@ -251,7 +291,8 @@ void Run::join_added_chain(double now_s) {
     window_begin_.wasted.push_back(0);
     window_begin_.entry_backpressure.push_back(0);
     window_begin_.nfs.resize(d_.nfs.size());
-    for (size_t w = first_worker; w < d_.workers.size(); w++) window_begin_.os.push_back(sample_os_counters(pids_[w]));
+    for (size_t w = first_worker; w < d_.workers.size(); w++)
+      window_begin_.os.push_back(sample_os_counters(task_ids_[w]));
   }
   auto [entry, exit] = chain_ends_->open_added_chain(d_, chain, rings_, *stats_);
   sink_->add_chain(chain, std::move(exit), chain_ends_->port(chain.to_port));

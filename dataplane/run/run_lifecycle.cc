@@ -113,16 +113,15 @@ void Run::start_workers() {
   uint64_t deadline =
       rte_get_tsc_cycles() +
       static_cast<uint64_t>(hz_ * (kAttachSeconds + kAttachSecondsPerWorker * static_cast<double>(d_.workers.size())));
-  // External applications' main lcores wait on stdin on the control core; their ids must be unique too.
-  int next_external_main_lcore = RTE_MAX_LCORE - 1;
   for (const WorkerPlan& plan : d_.workers) {
     externals_.emplace_back();
     pid_t pid = 0;
     if (plan.runtime == Runtime::External) {
       const Segment& segment = plan.segments.front();
-      externals_.back() = std::make_unique<ExternalNf>(d_, plan, rings_[segment.in_rings.at(0)],
-                                                       rings_[segment.out_rings.at(0)]);  // one each: checked
-      pid = externals_.back()->launch(next_external_main_lcore--);
+      externals_.back() =
+          std::make_unique<ExternalNf>(d_, d_.nfs[segment.nfs.front()], plan, rings_[segment.in_rings.at(0)],
+                                       rings_[segment.out_rings.at(0)]);  // one each: checked
+      pid = externals_.back()->launch(next_external_main_lcore_--);
     } else {
       pid = launch_worker(d_, plan, deployment_path);
     }

@@ -2,6 +2,8 @@
 // same name after its process died, its rings and counters kept. What it held at the crash is counted lost, by the
 // name of the segment's first NF; while it is down its input ring fills and drops, counted as any ring's. Restarts
 // back off (0.1 s, doubling, at most 5 s) and give up, ending the run, after kMaxRestarts within kRestartWindow.
+// An external application (testpmd) restarts too: what its dead process held is told from what it freed only at
+// the run's end, by the pool (Run::split_external_crash_losses), so one external NF per run may have crashed.
 #include <fstream>
 
 #include <rte_cycles.h>
@@ -16,30 +18,43 @@ namespace {
 constexpr int kMaxRestarts = 5;
 constexpr double kRestartWindowSeconds = 60.0;
 constexpr double kFirstBackOffSeconds = 0.1, kMaxBackOffSeconds = 5.0;
+constexpr const char* kRestartNever = "restart: never";
 }  // namespace
 
 std::string Run::why_not_restartable(size_t w) const {
   const WorkerPlan& plan = d_.workers[w];
-  // A poll loop or Bubble's user-level threads: the same process started again takes its segments where the
-  // counters and rings are. An external application and a kernel-I/O NF hold what Tandem cannot count at a crash.
-  if (plan.runtime != Runtime::PollLoop && plan.runtime != Runtime::UserLevelThreads)
-    return "only poll-loop and user-level-thread workers restart";
-  for (const Segment& segment : plan.segments) {
-    if (any_kernel_link(d_, segment.in_rings) || any_kernel_link(d_, segment.out_rings)) return "kernel links";
+  for (const Segment& segment : plan.segments)
     for (int nf : segment.nfs) {
       const NfConfig& config = d_.nfs[nf];
-      if (config.restart == NfConfig::Restart::kNever) return "restart: never";
+      if (config.restart == NfConfig::Restart::kNever) return std::string(kRestartNever);
       if (config.restart == NfConfig::Restart::kOnFailure && workers_[w].exit_description == "exited with status 0")
         return "it exited cleanly (restart: on-failure)";
     }
-  }
+  // A poll loop or Bubble's user-level threads: the same process started again takes its segments where the
+  // counters and rings are; an external application takes its port again, whose counters go on. A kernel-I/O
+  // NF's sockets held what Tandem cannot count at a crash.
+  if (plan.runtime != Runtime::PollLoop && plan.runtime != Runtime::UserLevelThreads &&
+      plan.runtime != Runtime::External)
+    return "only poll-loop, user-level-thread and external workers restart";
+  for (const Segment& segment : plan.segments)
+    if (any_kernel_link(d_, segment.in_rings) || any_kernel_link(d_, segment.out_rings))
+      return "a kernel-I/O NF's sockets held what Tandem cannot count at its death";
+  if (plan.runtime == Runtime::External)
+    for (const auto& [other, state] : restart_state_)
+      if (other != w && externals_[other])
+        return "external NF " + nf_names_of(static_cast<int>(other)) +
+               " died earlier in this run, and what two applications held at their deaths cannot be told apart";
   return "";
 }
 
 void Run::neutral_hints() { view_->hints.neutral(d_.workers.size(), d_.chains.size()); }
 
 bool Run::schedule_restart(size_t w, double now_s) {
-  if (!why_not_restartable(w).empty()) return false;
+  if (std::string why = why_not_restartable(w); !why.empty()) {
+    // Its spec asked for a restart that cannot be: the run ends, saying why.
+    if (why != kRestartNever) restart_refusals_[w] = why;
+    return false;
+  }
   std::string names = nf_names_of(static_cast<int>(w));
   RestartState& state = restart_state_[w];
   while (!state.times.empty() && state.times.front() < now_s - kRestartWindowSeconds)
@@ -54,23 +69,34 @@ bool Run::schedule_restart(size_t w, double now_s) {
   // What the dead process held: the ring operations it did not live to count first, then every packet of its
   // segments taken from an input ring and not yet handed on, dropped or counted.
   const WorkerPlan& plan = d_.workers[w];
+  // Its own ends only: the live process at a ring's other end may be in the middle of its own operation.
+  bool cut_mid_operation = externals_[w] && externals_[w]->cut_mid_operation();
   for (const Segment& segment : plan.segments) {
-    // Its own ends only: the live process at a ring's other end may be in the middle of its own operation.
-    bool cut_mid_operation = counter_read(stats_->nfs[segment.nfs.front()].mbufs_being_freed) != 0;
+    if (externals_[w]) break;
+    cut_mid_operation |= counter_read(stats_->nfs[segment.nfs.front()].mbufs_being_freed) != 0;
     for (int ring : segment.in_rings) cut_mid_operation |= rings_[ring]->cons.head != rings_[ring]->cons.tail;
     for (int ring : segment.out_rings) cut_mid_operation |= rings_[ring]->prod.head != rings_[ring]->prod.tail;
-    if (cut_mid_operation) {
-      fail("NF " + names + " " + workers_[w].exit_description +
-               " in the middle of a ring or pool operation, whose shared state it cut: not restarted",
-           names);
-      return true;
+  }
+  if (cut_mid_operation) {
+    fail("NF " + names + " " + workers_[w].exit_description +
+             " in the middle of a ring or pool operation, whose shared state it cut: not restarted",
+         names);
+    return true;
+  }
+  std::optional<uint64_t> unsent;  // an external application's: held at its death, or freed before it
+  if (externals_[w]) {
+    ring_counts_caught_up_ += externals_[w]->catch_up_counts();
+    externals_[w]->mirror_counters(*stats_);
+    unsent = externals_[w]->unsent_since_launch();
+  } else {
+    for (const Segment& segment : plan.segments) {
+      for (int ring : segment.in_rings) catch_up_ring(ring, false);
+      for (int ring : segment.out_rings) catch_up_ring(ring, true);
+      int head = segment.nfs.front();
+      int64_t held = held_by_segment(segment) - static_cast<int64_t>(lost_at_crash_[head]);
+      lost_at_crash_[head] += static_cast<uint64_t>(std::max<int64_t>(held, 0));
+      state.lost += static_cast<uint64_t>(std::max<int64_t>(held, 0));
     }
-    for (int ring : segment.in_rings) catch_up_ring(ring, false);
-    for (int ring : segment.out_rings) catch_up_ring(ring, true);
-    int head = segment.nfs.front();
-    int64_t held = held_by_segment(segment) - static_cast<int64_t>(lost_at_crash_[head]);
-    lost_at_crash_[head] += static_cast<uint64_t>(std::max<int64_t>(held, 0));
-    state.lost += static_cast<uint64_t>(std::max<int64_t>(held, 0));
   }
   double back_off = kFirstBackOffSeconds * static_cast<double>(1u << std::min<size_t>(state.times.size(), 6));
   state.times.push_back(now_s);
@@ -83,12 +109,14 @@ bool Run::schedule_restart(size_t w, double now_s) {
     detach_scheduler();
     neutral_hints();
   }
+  state.held_or_freed = unsent;
   emit(events_, {{"event", "crash"},
                  {"nfs", names},
                  {"worker", plan.name},
                  {"t", now_s},
                  {"how", state.how},
-                 {"lost_so_far", state.lost},
+                 {"lost_so_far", unsent ? json() : json(state.lost)},
+                 {"held_or_freed", unsent ? json(*unsent) : json()},
                  {"restart_in_s", state.restart_at_s - now_s}});
   return true;
 }
@@ -107,8 +135,10 @@ void Run::relaunch_due(double now_s) {
     uint64_t begin = rte_get_tsc_cycles();
     flag_store(stats_->workers[w].ready, 0u);
     flag_store(stats_->workers[w].left_loop, 0u);
-    pid_t pid = launch_worker(d_, d_.workers[w], d_.paths.run_dir + "/deployment.json");
-    pids_[w] = task_ids_[w] = pid;
+    pid_t pid = externals_[w] ? externals_[w]->relaunch()
+                              : launch_worker(d_, d_.workers[w], d_.paths.run_dir + "/deployment.json");
+    pids_[w] = pid;
+    task_ids_[w] = externals_[w] ? 0 : pid;  // an external NF's forwarding thread, once it forwards
     workers_[w] = WorkerState{.pid = pid};
     // /proc's counters of two processes do not subtract: the window's are unavailable for this worker.
     if (window_begun_) window_begin_.os[w] = OsSample{};
@@ -120,7 +150,9 @@ void Run::relaunch_due(double now_s) {
                     {"how", state.how},
                     {"restarted_at_s", now_s},
                     {"attach_ms", static_cast<double>(rte_get_tsc_cycles() - begin) / hz_ * 1e3},
-                    {"lost_at_crash", state.lost}};
+                    {"lost_at_crash", state.held_or_freed ? json() : json(state.lost)}};
+    // An application's: what it held at its death is told from what it freed before only at the run's end.
+    if (state.held_or_freed) restart["held_or_freed"] = *state.held_or_freed;
     restarts_.push_back(restart);
     restart["event"] = "restart";
     emit(events_, restart);

@@ -87,6 +87,53 @@ int64_t Run::held_by_segment(const Segment& segment) const {
   return held;
 }
 
+// Mbufs the accounting says are out of the pool: in rings, held by NFs (by processes alive or dead), a kernel-I/O
+// NF's receive buffers (a killed one's stay out; its sockets' frames are not mbufs), and the frames a killed sender
+// had handed the kernel, whose mbufs it died before freeing.
+uint64_t Run::mbufs_accounted_for() const {
+  int64_t accounted = static_cast<int64_t>(kernel_sends_caught_up_);
+  for (const RingConfig& ring : d_.rings)
+    accounted += static_cast<int64_t>(ring.kernel ? counter_read(stats_->rings[ring.index].receive_buffers)
+                                                  : rte_ring_count(rings_[ring.index]));
+  std::set<int> seen;  // under Bubble several workers list one segment
+  for (const WorkerPlan& plan : d_.workers)
+    for (const Segment& segment : plan.segments)
+      if (seen.insert(segment.nfs.front()).second) accounted += held_by_segment(segment);
+  return static_cast<uint64_t>(std::max<int64_t>(accounted, 0));
+}
+
+std::optional<std::string> Run::split_external_crash_losses() {
+  for (size_t w = 0; w < externals_.size(); w++) {
+    if (!externals_[w] || !restart_state_.count(w)) continue;  // why_not_restartable: one such NF per run
+    const ExternalNf& external = *externals_[w];
+    uint64_t unsent = external.unsent_by_dead_processes();
+    std::string name = nf_names_of(static_cast<int>(w));
+    // The last process settled what it freed (results()); its dead ones' packets are all in their segment's
+    // count until the pool splits them: their mbufs are out of the pool if held, back in it if freed.
+    bool pool_readable = workers_[w].exit_description == "exited with status 0";
+    for (const NfCounters& counters : stats_->nfs)
+      pool_readable =
+          pool_readable && counter_read(counters.mbufs_being_freed) == 0 && counter_read(counters.forked) == 0;
+    if (!pool_readable) {
+      warnings_.push_back("NF " + name + "'s dead processes received " + std::to_string(unsent) +
+                          " packets they did not send, held or freed: the pool cannot tell which in this run");
+      return std::nullopt;
+    }
+    int64_t freed = static_cast<int64_t>(mbufs_accounted_for()) - static_cast<int64_t>(rte_mempool_in_use_count(pool_));
+    if (freed < 0 || freed > static_cast<int64_t>(unsent)) {
+      warnings_.push_back("NF " + name + "'s dead processes received " + std::to_string(unsent) +
+                          " packets they did not send, but the pool counts " + std::to_string(freed) +
+                          " of them freed: the pool does not match the counters");
+      return std::nullopt;
+    }
+    const Segment& segment = d_.workers[w].segments.front();
+    counter_add(stats_->rings[segment.out_rings.at(0)].dropped_full, static_cast<uint64_t>(freed));
+    lost_at_crash_[segment.nfs.front()] += unsent - static_cast<uint64_t>(freed);
+    return name;
+  }
+  return std::nullopt;
+}
+
 std::optional<size_t> Run::worker_holding_packets() const {
   for (const WorkerPlan& plan : d_.workers) {
     if (plan.runtime == Runtime::External || workers_[plan.index].exited) continue;  // externals keep no such count
@@ -128,6 +175,7 @@ json Run::results() {
   double window_s = std::max(window_end_.tsc_seconds - window_begin_.tsc_seconds, 1e-9);
 
   if (killed_workers_ || !failed_nf_.empty()) catch_up_ring_counters();
+  std::optional<std::string> pool_told_crash_losses = split_external_crash_losses();
 
   // Packets a segment holds between dequeue and enqueue. The process that ran it last holds them (under
   // Bubble several workers list the same segment and one at a time holds it); one that stopped cleanly
@@ -162,8 +210,7 @@ json Run::results() {
 
   json chains = json::array();
   uint64_t in_flight_total = 0;
-  uint64_t kernel_in_sockets = 0;  // in flight in kernel links' sockets: bytes in the kernel, not mbufs
-  bool copies_in_flight = false;   // a parallel group's copies share mbufs: the pool then shows fewer than in flight
+  bool copies_in_flight = false;  // a parallel group's copies share mbufs: the pool then shows fewer than in flight
   bool all_exact = clean_workers_hold_nothing;
   for (const ChainConfig& chain : d_.chains) {
     int c = chain.index;
@@ -180,7 +227,6 @@ json Run::results() {
         KernelLinkCount link = count_kernel_link(stats_->rings[r], d_.rings[r].to >= 0);
         drops += link.dropped();
         occupancy = link.in_socket;
-        kernel_in_sockets += link.in_socket;
         counters_match_rings = counters_match_rings && link.exact;
       } else {
         counters_match_rings =
@@ -266,24 +312,18 @@ json Run::results() {
   // pool's shared state mid-update: the worker's lcore cache counted twice while it flushed, or mbufs taken
   // off the lock-free stack's count but never pushed back on it. The pool can then not be checked; what it
   // shows is reported, not judged.
-  // A kernel-I/O NF's receive buffers are out of the pool too (a killed one's stay out), its sockets' frames are not.
-  uint64_t receive_buffers = 0;
-  for (const RingConfig& ring : d_.rings)
-    receive_buffers += ring.kernel ? counter_read(stats_->rings[ring.index].receive_buffers) : 0;
   uint64_t mbufs_in_use = rte_mempool_in_use_count(pool_);
-  // A killed sender's frames the kernel had taken kept their mbufs: it died before it freed them.
-  // A crashed process's packets kept their mbufs too: it died holding them.
-  uint64_t lost_mbufs = 0;
-  for (uint64_t lost : lost_at_crash_) lost_mbufs += lost;
-  int64_t pool_difference =
-      static_cast<int64_t>(mbufs_in_use) - static_cast<int64_t>(in_flight_total - kernel_in_sockets + receive_buffers +
-                                                                kernel_sends_caught_up_ + lost_mbufs);
-  json pool_matches = mbufs_being_freed || copies_in_flight ? json() : json(pool_difference == 0);
+  int64_t pool_difference = static_cast<int64_t>(mbufs_in_use) - static_cast<int64_t>(mbufs_accounted_for());
+  json pool_matches =
+      mbufs_being_freed || copies_in_flight || pool_told_crash_losses ? json() : json(pool_difference == 0);
   std::string pool_unchecked =
       mbufs_being_freed
           ? "a worker died while returning mbufs to the pool, which leaves the pool's shared state mid-update"
       : copies_in_flight ? "copies of a parallel group's packets are in flight, and copies share one mbuf"
-                         : "";
+      : pool_told_crash_losses
+          ? "it told what external NF " + *pool_told_crash_losses +
+                "'s dead processes held (lost at the crash) from what they freed on a full ring (dropped there)"
+          : "";
   all_exact = all_exact && pool_matches != false;
   // The ports: what their Rx stages received went to a chain, across the wire, or was dropped (ethdev_port.h).
   json ports = chain_ends_ ? chain_ends_->port_reports() : json::array();

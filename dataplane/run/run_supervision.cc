@@ -27,8 +27,10 @@ void Run::check_workers(double now_s, bool check_hangs) {
     if (state.exited || state.removed) continue;  // a removed chain's: reaped as its removal follows it
     if (reap(w)) {
       if (schedule_restart(w, now_s)) continue;  // its policy restarts it (or gave up, failing the run)
+      auto refusal = restart_refusals_.find(w);
       fail("NF " + nf_names_of(static_cast<int>(w)) + " (pid " + std::to_string(state.pid) + ") " +
-               state.exit_description + " at t=" + std::to_string(now_s).substr(0, 5) + " s",
+               state.exit_description + " at t=" + std::to_string(now_s).substr(0, 5) + " s" +
+               (refusal == restart_refusals_.end() ? "" : " (not restarted: " + refusal->second + ")"),
            nf_names_of(static_cast<int>(w)));
       continue;
     }
