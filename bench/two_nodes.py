@@ -106,21 +106,44 @@ WIRE_CHAINS = {
 }
 
 
-def wire_spec(iperf3_seconds: int = 2, chains: tuple[str, ...] = tuple(WIRE_CHAINS), pings: int = 100) -> str:
-    """A lab client on node A and its server on node B, `chains` of WIRE_CHAINS between them: ping, then iperf3."""
-    listed = "\n".join(f"  - {WIRE_CHAINS[name]}" for name in chains)
+# The wire's two ends, as a spec's ports entries: the data plane opens each VXLAN's root-namespace end.
+WIRE_PORTS = {
+    "east": f'{{name: east, device: "net_af_packet_east,iface={NODE_A.vxlan},framecnt=4096", wire: true}}',
+    "west": f'{{name: west, device: "net_af_packet_west,iface={NODE_B.vxlan},framecnt=4096", wire: true}}',
+}
+# A chain of the generator's, for a spec whose chains between the nodes all come later (added live).
+IDLE_CHAIN = "{name: idle, traffic: {rate: 1 kpps}, nfs: [{name: idle, type: checkip, core: 1}]}"
+
+
+def wire_spec(
+    iperf3_seconds: int = 2,
+    chains: tuple[str, ...] = tuple(WIRE_CHAINS),
+    pings: int = 100,
+    ports: bool = True,
+    ring_capacity: int = 2048,  # the spec's default
+    duration: int | None = None,
+) -> str:
+    """A lab client on node A and its server on node B, `chains` of WIRE_CHAINS between them (none: an idle chain of
+    the generator's), the wire's ports unless `ports` is False: ping, then iperf3, for at most `duration` s (the
+    clients' own time limits where not given; with the idle chain, a spec's default duration)."""
+    listed = "\n".join(f"  - {WIRE_CHAINS[name]}" for name in chains) or f"  - {IDLE_CHAIN}"
+    wire_ports = "ports:\n" + "\n".join(f"  - {port}" for port in WIRE_PORTS.values()) if ports else ""
+    # Unanswered at first (a way between the nodes added live), ping's sends wait for the unknown neighbour, fail
+    # with ENOBUFS once its queue is full, and ping backs off: 600 pings 10 ms apart outlasted 16 s on a loaded
+    # control core. Its time limit leaves room for that.
+    time_limit = pings // 20 + 10
     return f"""
 name: wire
 description: a lab client on node A, its server on node B, one VXLAN between them
 scheduler: {{name: coop, options: {{k: 8}}}}
-ports:
-  - {{name: east, device: "net_af_packet_east,iface={NODE_A.vxlan},framecnt=4096", wire: true}}
-  - {{name: west, device: "net_af_packet_west,iface={NODE_B.vxlan},framecnt=4096", wire: true}}
+ring_capacity: {ring_capacity}
+{f"duration: {duration}" if duration else ""}
+{wire_ports}
 lab:
   hosts:
     - name: client
       run:
-        - {{command: "ping -c {pings} -i 0.01 -W 1 {{server}}", time_limit: {pings // 100 + 10}}}
+        - {{command: "ping -c {pings} -i 0.01 -W 1 {{server}}", time_limit: {time_limit}}}
         - {{command: "iperf3 --client {{server}} --time {iperf3_seconds} --json", time_limit: {iperf3_seconds + 20}}}
     - name: server
       serve: ["iperf3 --server"]

@@ -271,16 +271,8 @@ Deployment parse_deployment(const json& doc) {
   d.trace_hops = d.profile.is_object() && d.profile.contains("hops");  // the probe's workers stamp their hops
   d.scheduler.name = doc.at("scheduler").at("name");
   d.scheduler.options = doc.at("scheduler").value("options", json::object());
-  for (const auto& p : doc.value("ports", json::array())) {
-    PortConfig port;
-    port.index = static_cast<int>(d.ports.size());
-    port.name = p.at("name");
-    port.device = p.at("device");
-    port.pass_unhandled = p.value("unhandled", std::string("pass")) == "pass";
-    port.wire = p.value("wire", false);
-    port.spec_path = p.value("spec_path", "ports[" + std::to_string(port.index) + "]");
-    d.ports.push_back(std::move(port));
-  }
+  for (const auto& p : doc.value("ports", json::array()))
+    d.ports.push_back(port_from_json(p, static_cast<int>(d.ports.size())));
   for (const auto& c : doc.at("chains")) append_chain(d, c);
   if (doc.contains("workers"))
     for (const auto& w : doc.at("workers")) d.workers.push_back(worker_from_json(w, d.nfs));
@@ -290,6 +282,17 @@ Deployment parse_deployment(const json& doc) {
                p.value("worker_binary", ""), p.value("cgroup_dir", ""), p.value("cpu_cgroup_dir", "")};
   }
   return d;
+}
+
+PortConfig port_from_json(const json& p, int index) {
+  PortConfig port;
+  port.index = index;
+  port.name = p.at("name");
+  port.device = p.at("device");
+  port.pass_unhandled = p.value("unhandled", std::string("pass")) == "pass";
+  port.wire = p.value("wire", false);
+  port.spec_path = p.value("spec_path", "ports[" + std::to_string(port.index) + "]");
+  return port;
 }
 
 void append_chain(Deployment& d, const json& c) {

@@ -250,6 +250,8 @@ json deployment_to_json(const Deployment& deployment, const json& original);
 // One more chain, as the control plane describes chains, parsed after the deployment's own: its NFs and rings take
 // the next indices, so every index already given out stays what it was. Throws std::runtime_error as parsing does.
 void append_chain(Deployment& deployment, const json& chain);
+// A port as the control plane writes it (a spec's `ports` entry resolved), with its index among the deployment's.
+PortConfig port_from_json(const json& port, int index);
 
 // Packets the scaled egress of `feeder` may hold while flows move between a scaled NF's instances
 // (dataplane/ports/scaled_egress.h): twice what its rings to the instances hold. The old instances drain their rings

@@ -23,7 +23,8 @@ from controlplane.results.model import Comparison, RunOutcome, RunResults
 from controlplane.sfc.sfc_request import is_sfc_request
 from controlplane.sfc.spec_or_request import compose_request, load_spec_or_request
 from controlplane.spec import catalog
-from controlplane.spec.deployment import added_chain_config, run_config
+from controlplane.spec.deployment import run_config
+from controlplane.spec.live_additions import LiveAdditions
 from controlplane.spec.loading import spec_from_document
 from controlplane.spec.models import Spec
 
@@ -38,17 +39,17 @@ def load_spec(spec: SpecLike) -> Spec:
     return _load(spec)[0]
 
 
-def _load(spec: SpecLike, source: str | None = None) -> tuple[Spec, str]:
+def _load(spec: SpecLike, source: str | None = None, *, service: bool = False) -> tuple[Spec, str]:
     """A checked Spec and the name errors use for it, from a file (a spec or an SFC request), a dict or a Spec
-    (`source`: the file a Spec was read from, for messages)."""
+    (`source`: the file a Spec was read from, for messages); a `service`'s lab may wait for chains added live."""
     if isinstance(spec, Spec):
         return spec, source or f"<spec {spec.name}>"
     if isinstance(spec, dict):
         if is_sfc_request(spec):
             return compose_request(DICT_SOURCE, spec)[0], DICT_SOURCE
-        return spec_from_document(spec, DICT_SOURCE), DICT_SOURCE
+        return spec_from_document(spec, DICT_SOURCE, service=service), DICT_SOURCE
     path = os.fspath(spec)
-    return load_spec_or_request(path), path
+    return load_spec_or_request(path, service=service), path
 
 
 def check_schedulers(names: list[str], source: str, field: str = "--scheduler") -> None:
@@ -137,7 +138,7 @@ def serve(
     control API on TCP as well, where every request must carry the token of `token_file` (a file of mode 0600) if one
     is given, and must if the host is not a loopback address. Bad input raises SpecError or SetupError; every machine
     change is undone before returning."""
-    loaded, source = _load(spec, source)
+    loaded, source = _load(spec, source, service=True)
     if scheduler:
         check_schedulers([scheduler], source)
     check_schedulers(ready_for or [], source, "--ready-for")
@@ -152,7 +153,7 @@ def serve(
         host = "127.0.0.1" if listen.startswith(":") else host  # the service's own listener: this machine's alone
         require_token_beyond_loopback(host, token_file is not None)
         config["control_listen"] = [host, port]
-    outcome = pipeline.run(config, source, on_event, functools.partial(added_chain_config, loaded))
+    outcome = pipeline.run(config, source, on_event, functools.partial(LiveAdditions, loaded))
     results = _typed(RunResults, outcome.results) if outcome.results is not None else None
     return RunOutcome(results=results, exit_status=outcome.exit_status, error=outcome.error, notes=outcome.notes)
 

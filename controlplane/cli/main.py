@@ -276,6 +276,12 @@ def parser() -> argparse.ArgumentParser:
         "add-chain", parents=[reach], help="add a chain (its NFs started one by one) while the others' traffic runs"
     )
     add.add_argument("file", help="the chain, as a spec's chains entry: a YAML or JSON mapping (- for standard input)")
+    port = operations.add_parser(
+        "add-port",
+        parents=[reach],
+        help="open a port (a packet socket on an interface, a TAP device) for chains added after it",
+    )
+    port.add_argument("file", help="the port, as a spec's ports entry: a YAML or JSON mapping (- for standard input)")
     ctl.set_defaults(handler=_command("service", "cmd_ctl"))
 
     node = commands.add_parser(

@@ -1,5 +1,6 @@
 """The service commands: `serve` (a spec run until `ctl stop`, SIGTERM or Ctrl-C, with a control API) and `ctl` (its
-client: `status`, `stop`, and the live changes `args`, `scheduler`, `scale`, `add-chain` and `remove-chain`)."""
+client: `status`, `stop`, and the live changes `args`, `scheduler`, `scale`, `add-chain`, `remove-chain` and
+`add-port`)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ def cmd_serve(args, spec=None) -> int:
     from controlplane.sfc.spec_or_request import load_spec_or_request
     from controlplane.terminal.progress import ProgressLine
 
-    spec = spec if spec is not None else load_spec_or_request(args.spec)
+    spec = spec if spec is not None else load_spec_or_request(args.spec, service=True)
     progress = None if args.quiet else ProgressLine("", None)
     tcp = f" and on TCP {args.listen} (ctl --connect)" if args.listen else ""
     tell_user(
@@ -84,6 +85,8 @@ def _report_change(args, reply: ChangeReply) -> int:
             f"NFs {reply.nfs_started} started in {number(reply.start_ms, 0)} ms and joined the run in "
             f"{number(reply.join_us, 0)} us"
         )
+    if reply.op == "add_port":
+        cost = f"port {reply.port} opened in {number(reply.open_us, 0)} us"
     if reply.op == "remove_chain":
         left = "everything inside delivered" if reply.drained else "what was left stays counted in flight"
         cost = f"drained in {number(reply.drain_ms, 0)} ms ({left}), NFs {reply.nfs_stopped} stopped"
@@ -120,6 +123,8 @@ def cmd_ctl(args) -> int:
         return _report_change(args, control.remove_chain(args.chain))
     if args.operation == "add-chain":
         return _report_change(args, control.add_chain(_mapping_from(args.file, "a chain's fields")))
+    if args.operation == "add-port":
+        return _report_change(args, control.add_port(_mapping_from(args.file, "a port's fields")))
     status = control.status()
     if args.json:
         print(json.dumps(status.model_dump(), indent=2))

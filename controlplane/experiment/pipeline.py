@@ -18,9 +18,9 @@ def run(
     config: dict,
     source: str,
     on_event: Callable[[dict], None] | None = None,
-    add_chain: Callable[[object, dict], dict] | None = None,
+    additions: Callable[[dict], object] | None = None,
 ) -> runner.LaunchOutcome:
-    """Runs `config` (see spec.deployment.run_config); every machine change is undone before returning. `add_chain`:
+    """Runs `config` (see spec.deployment.run_config); every machine change is undone before returning. `additions`:
     a service's, as runner.launch takes it."""
     verdict = catalog.check(config, source)
     placement = None
@@ -38,7 +38,7 @@ def run(
     costs = None
     if verdict["requirements"].get("cycle_costs"):
         config, costs = with_costs(config, source, say=say)
-    outcome = runner.launch(config, verdict, on_event, add_chain)
+    outcome = runner.launch(config, verdict, on_event, additions)
     outcome.notes = spare_notes + outcome.notes
     if outcome.results is not None:
         if costs is not None:

@@ -8,7 +8,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from controlplane.spec.models import ChainSpec
+from controlplane.spec.models import ChainSpec, PortSpec
 
 
 class _Message(BaseModel):
@@ -93,6 +93,14 @@ class ChainAddition(_Request):
     chain: ChainSpec
 
 
+class PortAddition(_Request):
+    """POST /ports: a port to add, as a spec's `ports` entry (a packet socket on an interface, a TAP device: no
+    driver that reads or makes files, no PCI device); checked as if the spec had had it. Chains added after it may
+    take from it and send to it."""
+
+    port: PortSpec
+
+
 class ChangeReply(_Message):
     """A live change's outcome: applied (with what it cost), refused (naming the field), or pending (not taken yet:
     an NF takes new arguments before its next batch; `status` shows it once it has)."""
@@ -117,6 +125,8 @@ class ChangeReply(_Message):
     workers: list[dict] | None = None  # their processes: name, pid, core, NFs
     start_ms: float | None = None  # from the request to the last process attached
     join_us: float | None = None  # the chain joined to the run: the scheduler module re-attached with it
+    port: str | None = None  # add_port: the port opened
+    open_us: float | None = None  # how long its device took to open (the loop waited)
     # What it cost the traffic, measured by the sink 300 ms after (status and the results have it; a reply comes
     # before): deficit_ms (delivery short of the rate before, in ms of that rate), ring_drops_in_window and
     # latency_max_during_us (from the request to 300 ms after the change), ring_drops_before and
@@ -139,9 +149,10 @@ ROUTES = {
     "/nfs/{name}/instances": "PUT",
     "/chains/{name}": "DELETE",
     "/chains": "POST",
+    "/ports": "POST",
 }
 _REPLIES = {"/status": Status, "/stop": StopReply} | dict.fromkeys(
-    ("/nfs/{name}/args", "/scheduler", "/nfs/{name}/instances", "/chains/{name}", "/chains"), ChangeReply
+    ("/nfs/{name}/args", "/scheduler", "/nfs/{name}/instances", "/chains/{name}", "/chains", "/ports"), ChangeReply
 )
 REQUESTS = {
     "/nfs/{name}/args": ArgsChange,
@@ -149,6 +160,7 @@ REQUESTS = {
     "/nfs/{name}/instances": InstancesChange,
     "/chains/{name}": ChainRemoval,
     "/chains": ChainAddition,
+    "/ports": PortAddition,
 }
 _NAME = r"[A-Za-z0-9_.-]{1,64}"  # an NF's name, as the spec allows it
 

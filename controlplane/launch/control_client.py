@@ -115,6 +115,11 @@ class Control:
         its NF processes started one by one, then joined to the run; `pending` until they are."""
         return ChangeReply.model_validate(self._call("POST", "/chains", {"chain": chain}))
 
+    def add_port(self, port: dict) -> ChangeReply:
+        """Adds a port (a spec's `ports` entry: a packet socket on an interface, a TAP device) to the running service:
+        chains added after it may take from it and send to it."""
+        return ChangeReply.model_validate(self._call("POST", "/ports", {"port": port}))
+
 
 def connect(path: Path | str = DEFAULT_SOCKET) -> Control:
     return Control(path)

@@ -25,6 +25,7 @@ from controlplane.errors import SetupError, SpecError
 from controlplane.launch.control_api import REQUESTS, ROUTES, ChangeReply, ErrorReply, StopReply, match_route, openapi
 from controlplane.launch.live_changes import LiveChanges
 from controlplane.launch.service_status import ServiceStatus
+from controlplane.spec.live_additions import LiveAdditions
 
 MAX_BODY = 64 << 10  # room for a rule set of a thousand rules; a larger body is refused
 # A larger body up to this is read and thrown away before the refusal, so that a client still sending it gets the
@@ -60,14 +61,10 @@ def require_token_beyond_loopback(host: str, has_token: bool) -> None:
         raise SetupError(f"--listen {host}: a control API beyond this machine needs a token (--token-file)")
 
 
-# A chain to add (ChainSpec) as the data plane takes it; raises SpecError naming its fields (spec/deployment.py).
-ChainCompiler = Callable[[object], dict]
-
-
 class ControlServer:
     """Serves `status` from the run's ServiceStatus, turns `stop` into `on_stop()` and hands live changes to
-    `changes`, a chain to add made by `compile_chain` first; closed with the run. On a Unix socket of mode 0600 (this
-    constructor), or on a TCP address (`on_tcp`) where every request must carry the token."""
+    `changes`, a chain or a port to add checked and made by `additions` first; closed with the run. On a Unix socket
+    of mode 0600 (this constructor), or on a TCP address (`on_tcp`) where every request must carry the token."""
 
     def __init__(
         self,
@@ -78,10 +75,10 @@ class ControlServer:
         *,
         tcp: tuple[str, int] | None = None,
         token: str | None = None,
-        compile_chain: ChainCompiler | None = None,
+        additions: LiveAdditions | None = None,
     ):
         self.path = path
-        handler = _handler(status, on_stop, changes, token, compile_chain)
+        handler = _handler(status, on_stop, changes, token, additions)
         if tcp is not None:
             host, port = tcp
             kind = _Tcp6HttpServer if ":" in host else _TcpHttpServer
@@ -101,12 +98,10 @@ class ControlServer:
         self._thread.start()
 
     @classmethod
-    def on_tcp(
-        cls, host: str, port: int, token: str | None, status, on_stop, changes, compile_chain=None
-    ) -> ControlServer:
+    def on_tcp(cls, host: str, port: int, token: str | None, status, on_stop, changes, additions=None) -> ControlServer:
         """A TCP listener: on a loopback address with or without a token, on any other only with one."""
         require_token_beyond_loopback(host, token is not None)
-        return cls(None, status, on_stop, changes, tcp=(host, port), token=token, compile_chain=compile_chain)
+        return cls(None, status, on_stop, changes, tcp=(host, port), token=token, additions=additions)
 
     def close(self) -> None:
         self._server.shutdown()
@@ -146,11 +141,13 @@ def _body_field(manager_path: str, template: str) -> str:
     return "body." + manager_path.removeprefix("scheduler.")
 
 
-def _as_command(template: str, params: dict, request, compile_chain: ChainCompiler | None) -> dict:
+def _as_command(template: str, params: dict, request, additions: LiveAdditions | None) -> dict:
+    if template in ("/chains", "/ports") and additions is None:
+        raise SpecError("the request", [("request", "this service takes no new chains or ports")])
     if template == "/chains":
-        if compile_chain is None:
-            raise SpecError("the chain", [("request", "this service takes no new chains")])
-        return {"op": "add_chain", "chain": compile_chain(request.chain)}
+        return {"op": "add_chain", "chain": additions.chain(request.chain)}
+    if template == "/ports":
+        return {"op": "add_port", "port": additions.port(request.port)}
     if template == "/scheduler":
         return {"op": "set_scheduler", "scheduler": {"name": request.name, "options": request.options}}
     if template == "/nfs/{name}/instances":
@@ -165,7 +162,7 @@ def _handler(
     on_stop: Callable[[], None],
     changes: LiveChanges,
     token: str | None,
-    compile_chain: ChainCompiler | None,
+    additions: LiveAdditions | None,
 ) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -245,12 +242,12 @@ def _handler(
                 where = ".".join(str(part) for part in first["loc"])
                 return self._refuse(400, f"body.{where}" if where else "body", f"{first['msg']} ({template})")
             try:
-                answer = ChangeReply.model_validate(
-                    changes.request(_as_command(template, params, request, compile_chain))
-                )
-            except SpecError as error:  # a chain to add that cannot run: refused as the data plane refuses
+                answer = ChangeReply.model_validate(changes.request(_as_command(template, params, request, additions)))
+            except SpecError as error:  # a chain or port to add that cannot be: refused as the data plane refuses
                 errors = [{"path": path, "message": message} for path, message in error.problems]
-                answer = ChangeReply(op="add_chain", state="refused", errors=errors)
+                answer = ChangeReply(
+                    op="add_port" if template == "/ports" else "add_chain", state="refused", errors=errors
+                )
             if answer.state == "refused":
                 first = answer.errors[0] if answer.errors else {"path": "request", "message": "refused"}
                 self.close_connection = True

@@ -21,6 +21,7 @@ from controlplane.launch.live_changes import LiveChanges
 from controlplane.launch.service_status import ServiceStatus
 from controlplane.machine import changes, kernel_links, lab_network, resources, stall_diagnosis
 from controlplane.spec import catalog
+from controlplane.spec.live_additions import LiveAdditions
 
 # Signals that end a run early: the manager is told to stop, and the run ends cleanly with partial results.
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -86,11 +87,11 @@ def launch(
     config: dict,
     verdict: dict,
     on_event: Callable[[dict], None] | None = None,
-    add_chain: Callable[[object, dict], dict] | None = None,
+    additions: Callable[[dict], LiveAdditions] | None = None,
 ) -> LaunchOutcome:
     """Runs a checked `config` (`verdict` is catalog.check's answer for it) on the data plane; every machine change
-    is undone before returning. `add_chain(chain, running config)`: a service's chain to add as the data plane takes
-    it (spec/deployment.py added_chain_config); without it, the service takes no new chains."""
+    is undone before returning. `additions(running config)`: what checks a service's chains and ports to add
+    (spec/live_additions.py); without it, the service takes none."""
     with changes.MachineSession() as session, _StopRequests() as stop:
         run_id = f"tandem{os.getpid()}"
         run_dir = changes.STATE_DIR / f"run-{os.getpid()}"
@@ -131,13 +132,15 @@ def launch(
                 socket_path = Path(config["control_socket"])
                 session.own_socket(socket_path)
                 status, live = ServiceStatus(config), LiveChanges()
-                compile_chain = (lambda chain: add_chain(chain, config)) if add_chain else None
-                servers.append(ControlServer(socket_path, status, stop.request, live, compile_chain=compile_chain))
+                checks = additions(config) if additions else None
+                servers.append(ControlServer(socket_path, status, stop.request, live, additions=checks))
                 if config.get("control_listen"):  # and on TCP: loopback, or with its token
                     host, port = config["control_listen"]
                     token = read_token(config["control_token_file"]) if config.get("control_token_file") else None
-                    servers.append(ControlServer.on_tcp(host, port, token, status, stop.request, live, compile_chain))
-                on_event = _both(live.follow, _both(status.follow, on_event))
+                    servers.append(ControlServer.on_tcp(host, port, token, status, stop.request, live, checks))
+                # A port the data plane opened is one that chains may name before its answer reaches the client.
+                follow = _both(checks.follow, live.follow) if checks else live.follow
+                on_event = _both(follow, _both(status.follow, on_event))
             outcome = _drive_manager(config, run_dir, stop, on_event, lab, live)
         finally:
             for server in servers:

@@ -74,12 +74,12 @@ def scale_every_fed_node(chain: dict, rule: dict) -> None:
             node["scale"] = dict(rule)
 
 
-def load_spec_or_request(path: str | Path) -> Spec:
-    """The file read and parsed once, then checked as what it is."""
+def load_spec_or_request(path: str | Path, *, service: bool = False) -> Spec:
+    """The file read and parsed once, then checked as what it is (a `service`'s: spec_from_document)."""
     source = str(path)
     document = parse_yaml(read_text(Path(path), source), source)
     if is_sfc_request(document):
         return compose_request(path, document)[0]
     if isinstance(document, dict):
-        return spec_from_document(document, path)
+        return spec_from_document(document, path, service=service)
     return load_spec(path)  # not a mapping: its error says what a spec is

@@ -243,9 +243,10 @@ def added_chain_config(spec: Spec, chain: ChainSpec, running: dict) -> dict:
     if problems:
         raise SpecError("the chain", problems)
     cores = placement_cores(spec)
-    # Its ports are the service's own, opened at the start (semantic_problems named any other).
+    # Its ports are the service's own (semantic_problems named any other), numbered as the data plane has them: the
+    # spec's, the lab's hosts, then those added live (spec/live_additions.py).
     config = _chain_config(spec, chain, "chain", cores[0] if cores else spec.control_core) | _port_ends(
-        _ports(spec), chain
+        running.get("ports", _ports(spec)), chain
     )
     measured = {
         (nf["type"], repr(nf["args"])): (nf["name"], nf["cost_cycles"])

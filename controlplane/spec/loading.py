@@ -12,6 +12,7 @@ from controlplane.errors import SpecError
 from controlplane.spec.checks import semantic_problems
 from controlplane.spec.limits import MAX_SPEC_BYTES, MAX_VALUES
 from controlplane.spec.models import Spec
+from controlplane.spec.ports import IDLE_LAB
 
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
 
@@ -193,8 +194,9 @@ def load_spec(path: str | Path) -> Spec:
     return spec_from_document(document, path)
 
 
-def spec_from_document(document: dict, path: str | Path) -> Spec:
-    """Checks a spec's document (read from `path`, against which relative files resolve); raises SpecError."""
+def spec_from_document(document: dict, path: str | Path, *, service: bool = False) -> Spec:
+    """Checks a spec's document (read from `path`, against which relative files resolve); raises SpecError. A
+    `service`'s lab may wait for the chains added to it live."""
     source = str(path)
     if document and not any(key in Spec.model_fields for key in document if isinstance(key, str)):
         raise SpecError(
@@ -218,7 +220,7 @@ def spec_from_document(document: dict, path: str | Path) -> Spec:
             block.pcap = str((Path(path).parent / block.pcap).resolve())
     if spec.lab is not None:  # the lab's commands run in the spec's folder, where its files are
         spec.lab.directory = str((Path(path).parent / (spec.lab.directory or ".")).resolve())
-    problems = semantic_problems(spec)
+    problems = [problem for problem in semantic_problems(spec) if not (service and problem == IDLE_LAB)]
     if problems:
         raise SpecError(source, problems)
     return spec

@@ -22,6 +22,10 @@ VIRTUAL_DRIVERS = ("net_af_packet", "net_af_xdp", "net_tap", "net_memif", "net_p
 _ATTACHES_TO_INTERFACE = ("net_af_packet", "net_af_xdp")
 
 
+# A lab no chain takes traffic from: a run's lab would carry nothing; a service's carries what chains added live take.
+IDLE_LAB = ("lab", "no chain takes its traffic from a lab host (from: HOST): the lab would carry nothing")
+
+
 def lab_port_name(lab_host: int) -> str:
     """The root end of lab host `lab_host`'s veth: the interface the data plane opens as its port."""
     return f"tdl{lab_host}"
@@ -237,5 +241,5 @@ def port_problems(spec: Spec) -> list[tuple[str, str]]:
                         )
                     )
     if spec.lab is not None and not feeds:
-        problems.append(("lab", "no chain takes its traffic from a lab host (from: HOST): the lab would carry nothing"))
+        problems.append(IDLE_LAB)
     return problems

@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -67,7 +68,7 @@ pid_t ExternalNf::relaunch() {
   return launch(main_lcore_id_);
 }
 
-pid_t ExternalNf::launch(int main_lcore_id) {
+pid_t ExternalNf::launch(int main_lcore_id, bool on_control_core) {
   const NfConfig& nf = nf_config_;
   bool again = main_lcore_id_ >= 0;
   main_lcore_id_ = main_lcore_id;
@@ -82,7 +83,7 @@ pid_t ExternalNf::launch(int main_lcore_id) {
   std::vector<std::string> args = {
       binary, "--proc-type=secondary", "--file-prefix=" + run_.paths.file_prefix, "--huge-dir=" + run_.paths.huge_dir,
       "--lcores=" + std::to_string(main_lcore_id) + "@" + std::to_string(run_.control_core) + "," +
-          std::to_string(plan_.lcore_id) + "@" + std::to_string(plan_.core),
+          std::to_string(plan_.lcore_id) + "@" + std::to_string(on_control_core ? run_.control_core : plan_.core),
       "--main-lcore=" + std::to_string(main_lcore_id), "--no-pci", "--no-telemetry", "--log-level=lib.eal:error", "--",
       "--portmask=0x" +
           [&] {
@@ -167,6 +168,15 @@ std::optional<ExternalNf::PortCounts> ExternalNf::counts() const {
   rte_eth_stats port_stats{};
   if (rte_eth_stats_get(port_, &port_stats) != 0) return std::nullopt;
   return PortCounts{port_stats.ipackets + received_uncounted_, port_stats.opackets + sent_uncounted_};
+}
+
+void ExternalNf::move_to_its_core() const {
+  cpu_set_t cpus;
+  CPU_ZERO(&cpus);
+  CPU_SET(plan_.core, &cpus);
+  if (thread_ == 0 || sched_setaffinity(thread_, sizeof cpus, &cpus) != 0)
+    throw std::runtime_error("cannot move its forwarding thread to core " + std::to_string(plan_.core) + ": " +
+                             (thread_ == 0 ? std::string("not found") : std::string(strerror(errno))));
 }
 
 void ExternalNf::mirror_counters(StatsZone& stats) const {

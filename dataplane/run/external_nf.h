@@ -29,8 +29,13 @@ class ExternalNf {
   ExternalNf& operator=(const ExternalNf&) = delete;
 
   // Starts the application with its forwarding lcore on the plan's core and its main lcore (which only waits
-  // on stdin) on the control core; it dies with the manager. Returns its pid.
-  pid_t launch(int main_lcore_id);
+  // on stdin) on the control core; it dies with the manager. Returns its pid. `on_control_core`: its forwarding
+  // lcore starts on the control core too, for move_to_its_core later (a chain added live: see there).
+  pid_t launch(int main_lcore_id, bool on_control_core = false);
+  // Moves the forwarding thread (once found) to the plan's core. A chain added live starts its application on the
+  // control core: on the NF core, under a real-time module, the new thread would get CPU only from the kernel's fair
+  // server, 50 ms at a time in which the running NFs do not run and their rings overflow. Throws on failure.
+  void move_to_its_core() const;
   // Starts it again after its process died (a restart): the same port, rings and lcores; its log goes on.
   pid_t relaunch();
   // True while the dead process's last ring operation is half done (a ring's head and tail apart): the shared

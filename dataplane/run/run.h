@@ -67,6 +67,8 @@ struct WorkerState {
 
 // A live change's refusal, as the `change` event answers it: the command's id and op, the field and why.
 json change_refusal(const json& command, const std::string& field, const std::string& message);
+// The same for a command that adds `what` ("chain", "port"): the answer names it, as the applied one does.
+json addition_refusal(const json& command, const char* what, const std::string& field, const std::string& message);
 // A ring of the deployment in shared memory, named as the workers look it up; null with rte_errno set.
 rte_ring* make_ring(const RingConfig& config);
 // The names of the NFs worker `worker` runs, comma-separated.
@@ -160,6 +162,9 @@ class Run {
     uint64_t requested_tsc = 0, ring_drops_before = 0;
   };
   void add_chain(const json& command, double now_s);
+  // A port added to a running service: its device opened beside the running ones, for chains added after it
+  // (run_port_addition.cc).
+  void add_port(const json& command, double now_s);
   // Why no chain can be added now ("" if one can).
   std::string why_no_chain_can_come() const;
   // Why the chain `next` ends with cannot run beside the running ones: {field, why}, why "" if it can. Plans

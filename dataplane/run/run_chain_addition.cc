@@ -24,9 +24,7 @@ namespace tandem {
 namespace {
 
 json refused(const json& command, const std::string& field, const std::string& message) {
-  json reply = change_refusal(command, field, message);
-  if (command.contains("chain") && command["chain"].is_object()) reply["chain"] = command["chain"].value("name", "");
-  return reply;
+  return addition_refusal(command, "chain", field, message);
 }
 
 }  // namespace
@@ -164,7 +162,13 @@ void Run::follow_addition(double now_s) {
             "NF " + worker_nf_names(next, static_cast<int>(w)) + " failed to start: " + describe_exit(*status) + " (" +
             (external ? "it printed: " + external->log_tail() : "its message is in the manager log") + ")");
       }
-      if (!added_worker_attached(addition, addition.pids.size() - 1)) {
+      bool attached = false;
+      try {
+        attached = added_worker_attached(addition, addition.pids.size() - 1);
+      } catch (const std::exception& e) {
+        return give_up_addition("NF " + worker_nf_names(next, static_cast<int>(w)) + ": " + e.what());
+      }
+      if (!attached) {
         if (rte_get_tsc_cycles() > addition.attach_deadline)
           return give_up_addition("NF " + worker_nf_names(next, static_cast<int>(w)) + " did not attach within " +
                                   std::to_string(static_cast<int>(kAttachSeconds)) + " s");
@@ -194,7 +198,8 @@ pid_t Run::launch_added_worker(ChainAddition& addition, const WorkerPlan& plan) 
   auto ring = [&](int index) { return addition.rings.at(static_cast<size_t>(index) - d_.rings.size()); };
   addition.externals.back() = std::make_unique<ExternalNf>(d_, addition.next.nfs[segment.nfs.front()], plan,
                                                            ring(segment.in_rings.at(0)), ring(segment.out_rings.at(0)));
-  return addition.externals.back()->launch(next_external_main_lcore_--);
+  // Its forwarding lcore starts on the control core, and moves to its NF core once stopped (move_to_its_core).
+  return addition.externals.back()->launch(next_external_main_lcore_--, true);
 }
 
 bool Run::added_worker_attached(ChainAddition& addition, size_t k) {
@@ -203,8 +208,9 @@ bool Run::added_worker_attached(ChainAddition& addition, size_t k) {
   ExternalNf* external = addition.externals[k].get();
   if (external == nullptr || external->forwarding_thread() == 0) return false;
   // An application knows no hold: until its chain joins it would busy-poll its empty ring beside the running NFs,
-  // taking their core's turns (a module that does not know it yet cannot switch it). It waits stopped.
+  // taking their core's turns (a module that does not know it yet cannot switch it). It waits stopped, on its core.
   kill(addition.pids[k], SIGSTOP);
+  external->move_to_its_core();
   flag_store(control.ready, 1u);
   return true;
 }

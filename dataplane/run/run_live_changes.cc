@@ -7,8 +7,9 @@
 //   {"id": N, "op": "set_scheduler", "scheduler": {"name": NAME, "options": {...}}}: the old module detached (what it
 //     did to the machine undone), the workers' hints made neutral, the new one attached, all between two turns of
 //     the loop; only where the new module lays the workers out as they are and needs nothing the run did not prepare;
-//   {"id": N, "op": "set_instances", ...}, {"id": N, "op": "remove_chain", ...} (run_chain_removal.cc) and
-//     {"id": N, "op": "add_chain", "chain": {...}} (run_chain_addition.cc).
+//   {"id": N, "op": "set_instances", ...}, {"id": N, "op": "remove_chain", ...} (run_chain_removal.cc),
+//     {"id": N, "op": "add_chain", "chain": {...}} (run_chain_addition.cc) and {"id": N, "op": "add_port", "port":
+//     {...}} (run_port_addition.cc).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -32,6 +33,12 @@ json change_refusal(const json& command, const std::string& field, const std::st
           {"op", command.value("op", json())},
           {"state", "refused"},
           {"errors", json::array({{{"path", field}, {"message", message}}})}};
+}
+
+json addition_refusal(const json& command, const char* what, const std::string& field, const std::string& message) {
+  json reply = change_refusal(command, field, message);
+  if (command.contains(what) && command[what].is_object()) reply[what] = command[what].value("name", "");
+  return reply;
 }
 
 namespace {
@@ -123,10 +130,13 @@ void Run::take_commands(double now_s) {
       remove_chain(command, now_s);
     else if (op == "add_chain")
       add_chain(command, now_s);
+    else if (op == "add_port")
+      add_port(command, now_s);
     else
-      answer_change(change_refusal(
-          command, "op",
-          "no such change '" + op + "' (there are: set_args, set_scheduler, set_instances, remove_chain, add_chain)"));
+      answer_change(change_refusal(command, "op",
+                                   "no such change '" + op +
+                                       "' (there are: set_args, set_scheduler, set_instances, remove_chain, "
+                                       "add_chain, add_port)"));
   }
   start_waiting_args();
 }

@@ -24,6 +24,7 @@ from controlplane.launch.control_server import MAX_BODY, ControlServer
 from controlplane.launch.live_changes import LiveChanges
 from controlplane.launch.service_status import ServiceStatus
 from controlplane.spec.deployment import added_chain_config
+from controlplane.spec.live_additions import LiveAdditions
 from controlplane.spec.loading import load_spec, parse_yaml
 from controlplane.spec.models import Spec
 
@@ -58,8 +59,7 @@ def server(tmp_path_factory):
         threading.Thread(target=live.follow, args=(answer,)).start()
 
     live.connect(data_plane)
-    compile_chain = lambda chain: added_chain_config(SPEC, chain, CONFIG)  # noqa: E731
-    control = ControlServer(path, status, lambda: stops.append(1), live, compile_chain=compile_chain)
+    control = ControlServer(path, status, lambda: stops.append(1), live, additions=LiveAdditions(SPEC, CONFIG))
     yield path, stops, commands
     control.close()
 
@@ -101,6 +101,7 @@ routes = [
     "/nfs/n/instances",
     "/chains/c",
     "/chains",
+    "/ports",
 ]
 paths = st.one_of(st.sampled_from([*routes, "/", "/status/", "/stop?now=1", "//stop"]), st.text(max_size=40))
 methods = st.sampled_from(["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "BREW", "get"])
@@ -123,9 +124,18 @@ chain_bodies = [
     b'{"chain": {"name": "d"}}',
     b'{"chain": 3}',
 ]
+port_bodies = [
+    b'{"port": {"name": "q", "device": "net_null_q"}}',
+    b'{"port": {"name": "q", "device": "net_pcap_q,rx_pcap=/etc/shadow"}}',
+    b'{"port": {"name": "q", "device": "net_af_packet_q,iface=tdm-nowhere"}}',
+    b'{"port": {"name": "q", "device": "0000:00:01.0"}}',
+    b'{"port": {"name": "q"}}',
+    b'{"port": 3}',
+]
 bodies = st.one_of(
     st.sampled_from(
-        [b"", b"{}", *change_bodies, *scheduler_bodies, *instances_bodies, *chain_bodies, b"x" * (MAX_BODY + 1)]
+        [b"", b"{}", *change_bodies, *scheduler_bodies, *instances_bodies, *chain_bodies, *port_bodies]
+        + [b"x" * (MAX_BODY + 1)]
     ),
     st.binary(max_size=200),
     st.dictionaries(
@@ -153,6 +163,9 @@ def test_every_request_gets_a_json_reply_and_only_a_proper_stop_stops(server, me
         if command["op"] == "add_chain":  # checked before it was sent: a chain the spec could have had
             assert (method, target) == ("POST", "/chains") and chain["name"] not in ("c", "n")
             assert chain["nfs"] and "from_port" not in chain
+            continue
+        if command["op"] == "add_port":  # checked before it was sent: no file named, an interface that is there
+            assert (method, target) == ("POST", "/ports") and command["port"]["device"] == "net_null_q"
             continue
         assert (method, target) in {("PUT", "/scheduler"), ("PUT", f"/nfs/{nf}/args"), ("PUT", f"/nfs/{nf}/instances"),
                                     ("DELETE", f"/chains/{chain}")}  # fmt: skip

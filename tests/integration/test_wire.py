@@ -13,7 +13,16 @@ import time
 
 import pytest
 
-from bench.two_nodes import NODE_A, NODE_B, WIRE_CHAINS, dropped_by_nftables, ip, two_nodes, wire_spec
+from bench.two_nodes import (
+    NODE_A,
+    NODE_B,
+    WIRE_CHAINS,
+    WIRE_PORTS,
+    dropped_by_nftables,
+    ip,
+    two_nodes,
+    wire_spec,
+)
 from conftest import requires_root, tandem
 from controlplane.results.wire_balance import wire_balance
 from integration.test_service import answered, ctl, serving
@@ -81,6 +90,27 @@ def iperf3_client_running() -> bool:
     return subprocess.run(["pgrep", "-f", "iperf3 --client"], capture_output=True).returncode == 0
 
 
+def results_once_the_clients_ran(socket, process, out) -> dict:
+    """The service's results, once its lab's clients ran (then stopped), checked: exact accounting on every port,
+    ping answered only once the way was there (none before), iperf3 across."""
+    # The clients run one after the other: ping's 6 s, then iperf3's 2 s. Done once iperf3 came and went (a pattern
+    # for ping's own process matched nothing where the lab starts it, and the wait ended at once).
+    deadline, seen = time.monotonic() + 60, False
+    while time.monotonic() < deadline and not (seen and not iperf3_client_running()):
+        seen = seen or iperf3_client_running()
+        time.sleep(0.2)
+    assert ctl(socket, "stop").returncode == 0
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr
+    results = json.loads(out.read_text())
+    assert results["accounting"]["exact"] and all(port["exact"] for port in results["ports"])
+    commands = {record["spec_path"]: record for record in results["lab"]}
+    ping = commands["lab.hosts[0].run[0]"]["figures"]
+    assert 0 < ping["received"] < ping["transmitted"], ping  # none answered before the way, then answered
+    assert commands["lab.hosts[0].run[1]"]["figures"]["goodput_bps"] > 0
+    return results
+
+
 def test_the_way_back_over_the_wire_is_added_to_a_running_service(tmp_path, lossless_nodes):
     """A service starts with the way there only (client to server over the wire): nothing comes back, not even ARP's
     answers. The way back is added live, a chain on each node, each taking its frames from a port the service
@@ -98,24 +128,45 @@ def test_the_way_back_over_the_wire_is_added_to_a_running_service(tmp_path, loss
             socket, "add-chain", "-", stdin=WIRE_CHAINS["a-in"].replace("a-in", "again").replace("-a}", "-x}")
         )
         assert refused.returncode == 2 and "port 'east' also feeds a-in" in refused.stderr, refused.stderr
-        # The clients run one after the other: ping's 6 s, then iperf3's 2 s. Done once iperf3 came and went (a
-        # pattern for ping's own process matched nothing where the lab starts it, and the wait ended at once).
-        deadline, seen = time.monotonic() + 40, False
-        while time.monotonic() < deadline and not (seen and not iperf3_client_running()):
-            seen = seen or iperf3_client_running()
-            time.sleep(0.2)
-        assert ctl(socket, "stop").returncode == 0
-        _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 0, stderr
-    results = json.loads(out.read_text())
-    assert results["accounting"]["exact"] and all(port["exact"] for port in results["ports"])
-    commands = {record["spec_path"]: record for record in results["lab"]}
-    ping = commands["lab.hosts[0].run[0]"]["figures"]
-    assert 0 < ping["received"] < ping["transmitted"], ping  # none answered before the way back, then answered
-    assert commands["lab.hosts[0].run[1]"]["figures"]["goodput_bps"] > 0
+        results = results_once_the_clients_ran(socket, process, out)
     chains = {chain["name"]: chain for chain in results["chains"]}
     assert chains["b-out"]["delivered"] > 0 and chains["a-in"]["delivered"] > 0
     ports = {port["name"]: port for port in results["ports"]}
     for sender, receiver in (("east", "west"), ("west", "east")):
         balance = wire_balance(ports[sender], ports[receiver])
         assert balance["exact"] and balance["lost"] == 0, balance
+
+
+def test_the_wire_and_its_chains_are_added_to_a_running_service(tmp_path, lossless_nodes):
+    """A service starts with its lab and no way between the nodes: ping asks in vain. The wire's ports are added live
+    (a node agent's move when the operator joins a chain across nodes), then the chains over it: ping's answers come,
+    then iperf3 runs; each wire's count balances as if the ports had been there from the start."""
+    spec = tmp_path / "wire.yaml"
+    # Rings of 512: two ports and four chains added fit in the room a service keeps for additions. The idle chain is
+    # the generator's, whose default duration (5 s) would end the lab's clients early: a minute.
+    spec.write_text(wire_spec(chains=(), pings=600, ports=False, ring_capacity=512, duration=60))
+    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    with serving(spec, socket, out) as process:
+        time.sleep(1)  # ping asks, in vain
+        # Refused, naming the field, nothing opened: a file to read, a chain naming a port not opened yet.
+        refused = ctl(socket, "add-port", "-", stdin="{name: sniff, device: 'net_pcap_x,rx_pcap=/etc/shadow'}")
+        assert refused.returncode == 2 and "(body.port.device)" in refused.stderr, refused.stderr
+        refused = ctl(socket, "add-chain", "-", stdin=WIRE_CHAINS["a-out"])
+        assert refused.returncode == 2 and "(body.chain.to)" in refused.stderr, refused.stderr
+        for name, port in WIRE_PORTS.items():
+            added = ctl(socket, "add-port", "-", stdin=port)
+            assert added.returncode == 0, added.stderr
+            change = answered(socket, json.loads(added.stdout))
+            assert change["state"] == "applied" and change["port"] == name and change["open_us"] > 0, change
+        again = ctl(socket, "add-port", "-", stdin=WIRE_PORTS["east"])
+        assert again.returncode == 2 and "(body.port.name)" in again.stderr, again.stderr
+        for name in WIRE_CHAINS:
+            added = ctl(socket, "add-chain", "-", stdin=WIRE_CHAINS[name])
+            assert added.returncode == 0, added.stderr
+            assert answered(socket, json.loads(added.stdout))["state"] == "applied"
+        assert {port["name"] for port in json.loads(ctl(socket, "status").stdout)["ports"]} >= {"east", "west"}
+        results = results_once_the_clients_ran(socket, process, out)
+    ports = {port["name"]: port for port in results["ports"]}
+    for sender, receiver in (("east", "west"), ("west", "east")):
+        balance = wire_balance(ports[sender], ports[receiver])
+        assert balance["exact"] and balance["lost"] == 0 and balance["sent"] > 1000, balance
