@@ -1,7 +1,7 @@
 """Live changes against a restart: a service (`./tandem serve`) of three firewalls on one NF core under steady
 generator traffic, given new firewall arguments, switched to another scheduler and back, its scaled middle firewall
-given a second instance and back, a second, light chain removed and another added while the traffic runs, under each
-scheduler;
+given a second instance and back, a second, light chain removed and another added, a port to another node added (its
+VXLAN made by Tandem) and removed while the traffic runs, under each scheduler;
 and, set against them, what a user does today: stop the run and start it again. Per change the
 sink's measure (dataplane/run/change_watch.h): packets full rings dropped from the request to 300 ms after the change
 (against the 200 ms before it), the delivery it fell short of the rate before it (in milliseconds of that rate), and
@@ -64,6 +64,9 @@ ADDED_CHAIN = {
     "traffic": {"rate": "5 kpps", "size": 64, "flows": 16},
     "nfs": [{"name": "side2", "type": "checkip", "core": 1}],
 }
+# A wire port to another node (198.18.0.2: the benchmarking range, never the machine's own network; nothing answers),
+# as a node agent adds one when a chain goes on to the next node: its VXLAN made, then its packet socket opened.
+WIRE_PORT = {"name": "wire", "vxlan": {"vni": 4242, "remote": "198.18.0.2"}}
 SETTLE_S = 1.5  # between changes: the 300 ms window of one and the 200 ms baseline of the next, with room
 
 
@@ -110,6 +113,8 @@ def one_round(spec: Path, scheduler: str, work: Path, previous_stop: float | Non
             lambda: control.set_instances("fw2", 1),
             lambda: control.remove_chain("side"),
             lambda: control.add_chain(ADDED_CHAIN),
+            lambda: control.add_port(WIRE_PORT),
+            lambda: control.remove_port(WIRE_PORT["name"]),
         ]
         for change in changes:
             try:
@@ -162,6 +167,8 @@ def kind_of(change: dict, scheduler: str) -> str | None:
         return "remove the other chain"
     if change["op"] == "add_chain":
         return "add a chain"
+    if change["op"] in ("add_port", "remove_port"):
+        return f"{change['op'].partition('_')[0]} a wire port"
     return f"switch to {change['scheduler']}" if change["scheduler"] != scheduler else "switch back"
 
 
@@ -170,7 +177,7 @@ def took_us(change: dict) -> float | None:
     started."""
     if change["op"] in ("set_instances", "remove_chain", "add_chain"):
         return (change["t_done"] - change["t_requested"]) * 1e6
-    return change.get("build_us") or change.get("switch_us")
+    return change.get("build_us") or change.get("switch_us") or change.get("open_us") or change.get("close_us")
 
 
 def median(values: list) -> float | None:
@@ -237,6 +244,8 @@ def report(document: dict) -> str:
         "took: the build (on the control core, the old rules carrying the packets) or the switch; for a scaling, "
         "until every feeder moved its flows; for a removal, from the entry's close to the chain's processes reaped; "
         "for an addition, from the request to the chain joining the run (its processes started one by one); "
+        "for a wire port, its device opened (once its VXLAN was made) or closed on a thread of the manager's, its "
+        "loop going on; "
         "for a restart, from the stop to the first delivered packet. Delivery and latency are both chains': a "
         "removal's short includes the removed chain's own 5 kpps (1.4 ms of the 300 ms window).",
         "",

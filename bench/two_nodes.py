@@ -56,21 +56,46 @@ table inet tdw {{
 """
 
 
-def _make_end(node: Node, peer: Node, loss_percent: int) -> None:
+def _make_end(node: Node, peer: Node, loss_percent: int, link: bool) -> None:
     shown = json.loads(ip("-n", peer.namespace, "-j", "link", "show", peer.underlay))
     ip("-n", node.namespace, "neigh", "replace", peer.address, "lladdr", shown[0]["address"], "dev", node.underlay,
        "nud", "permanent")  # fmt: skip
-    tunnel = ["id", str(VNI), "local", node.address, "remote", peer.address, "dstport", "4789", "dev", node.underlay]
-    ip("-n", node.namespace, "link", "add", node.vxlan, "mtu", str(WIRE_MTU), "type", "vxlan", *tunnel, "nolearning")
-    ip("-n", node.namespace, "link", "set", node.vxlan, "netns", "1")  # into the root namespace (PID 1's)
-    subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{node.vxlan}.disable_ipv6=1"], check=True)
-    ip("link", "set", node.vxlan, "up")
+    if link:
+        tunnel = [
+            "id",
+            str(VNI),
+            "local",
+            node.address,
+            "remote",
+            peer.address,
+            "dstport",
+            "4789",
+            "dev",
+            node.underlay,
+        ]
+        ip(
+            "-n",
+            node.namespace,
+            "link",
+            "add",
+            node.vxlan,
+            "mtu",
+            str(WIRE_MTU),
+            "type",
+            "vxlan",
+            *tunnel,
+            "nolearning",
+        )
+        ip("-n", node.namespace, "link", "set", node.vxlan, "netns", "1")  # into the root namespace (PID 1's)
+        subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{node.vxlan}.disable_ipv6=1"], check=True)
+        ip("link", "set", node.vxlan, "up")
     _in_node(node, "nft", "-f", "-", input=_lossy_output(loss_percent))
 
 
 @contextlib.contextmanager
-def two_nodes(loss_percent: int = 0) -> Iterator[tuple[Node, Node]]:
-    """Nodes A and B and the VXLAN between them, `loss_percent` of its datagrams dropped each way (root)."""
+def two_nodes(loss_percent: int = 0, links: bool = True) -> Iterator[tuple[Node, Node]]:
+    """Nodes A and B and the VXLAN between them (unless `links` is False: the wire's ports then make it, VXLAN_PORTS),
+    `loss_percent` of its datagrams dropped each way (root)."""
     _remove()
     try:
         for node in (NODE_A, NODE_B):
@@ -82,8 +107,8 @@ def two_nodes(loss_percent: int = 0) -> Iterator[tuple[Node, Node]]:
         for node in (NODE_A, NODE_B):
             ip("-n", node.namespace, "addr", "add", f"{node.address}/24", "dev", node.underlay)
             ip("-n", node.namespace, "link", "set", node.underlay, "up")
-        _make_end(NODE_A, NODE_B, loss_percent)
-        _make_end(NODE_B, NODE_A, loss_percent)
+        _make_end(NODE_A, NODE_B, loss_percent, links)
+        _make_end(NODE_B, NODE_A, loss_percent, links)
         yield NODE_A, NODE_B
     finally:
         _remove()
@@ -111,6 +136,14 @@ WIRE_PORTS = {
     "east": f'{{name: east, device: "net_af_packet_east,iface={NODE_A.vxlan},framecnt=4096", wire: true}}',
     "west": f'{{name: west, device: "net_af_packet_west,iface={NODE_B.vxlan},framecnt=4096", wire: true}}',
 }
+# The same ends as ports whose VXLAN Tandem makes, each tunnel's socket in its node's namespace (where a node agent's
+# is its host's): what the operator asks a node's agent for when a chain goes on to another node.
+VXLAN_PORTS = {
+    "east": f"{{name: east, vxlan: {{vni: {VNI}, local: {NODE_A.address}, remote: {NODE_B.address}, "
+    f"namespace: {NODE_A.namespace}}}}}",
+    "west": f"{{name: west, vxlan: {{vni: {VNI}, local: {NODE_B.address}, remote: {NODE_A.address}, "
+    f"namespace: {NODE_B.namespace}}}}}",
+}
 # A chain of the generator's, for a spec whose chains between the nodes all come later (added live).
 IDLE_CHAIN = "{name: idle, traffic: {rate: 1 kpps}, nfs: [{name: idle, type: checkip, core: 1}]}"
 
@@ -119,15 +152,15 @@ def wire_spec(
     iperf3_seconds: int = 2,
     chains: tuple[str, ...] = tuple(WIRE_CHAINS),
     pings: int = 100,
-    ports: bool = True,
+    ports: dict[str, str] | None = WIRE_PORTS,
     ring_capacity: int = 2048,  # the spec's default
     duration: int | None = None,
 ) -> str:
     """A lab client on node A and its server on node B, `chains` of WIRE_CHAINS between them (none: an idle chain of
-    the generator's), the wire's ports unless `ports` is False: ping, then iperf3, for at most `duration` s (the
+    the generator's), the wire's `ports` (none: no port): ping, then iperf3, for at most `duration` s (the
     clients' own time limits where not given; with the idle chain, a spec's default duration)."""
     listed = "\n".join(f"  - {WIRE_CHAINS[name]}" for name in chains) or f"  - {IDLE_CHAIN}"
-    wire_ports = "ports:\n" + "\n".join(f"  - {port}" for port in WIRE_PORTS.values()) if ports else ""
+    wire_ports = "ports:\n" + "\n".join(f"  - {port}" for port in ports.values()) if ports else ""
     # Unanswered at first (a way between the nodes added live), ping's sends wait for the unknown neighbour, fail
     # with ENOBUFS once its queue is full, and ping backs off: 600 pings 10 ms apart outlasted 16 s on a loaded
     # control core. Its time limit leaves room for that.

@@ -282,6 +282,10 @@ def parser() -> argparse.ArgumentParser:
         help="open a port (a packet socket on an interface, a TAP device) for chains added after it",
     )
     port.add_argument("file", help="the port, as a spec's ports entry: a YAML or JSON mapping (- for standard input)")
+    unport = operations.add_parser(
+        "remove-port", parents=[reach], help="close a port no chain uses any more (remove those chains first)"
+    )
+    unport.add_argument("port", help="the port's name")
     ctl.set_defaults(handler=_command("service", "cmd_ctl"))
 
     node = commands.add_parser(

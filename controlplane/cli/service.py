@@ -87,6 +87,9 @@ def _report_change(args, reply: ChangeReply) -> int:
         )
     if reply.op == "add_port":
         cost = f"port {reply.port} opened in {number(reply.open_us, 0)} us"
+    if reply.op == "remove_port":
+        received = count((reply.report or {}).get("received", 0))
+        cost = f"port {reply.port} closed in {number(reply.close_us, 0)} us, having received {received} frames"
     if reply.op == "remove_chain":
         left = "everything inside delivered" if reply.drained else "what was left stays counted in flight"
         cost = f"drained in {number(reply.drain_ms, 0)} ms ({left}), NFs {reply.nfs_stopped} stopped"
@@ -125,6 +128,8 @@ def cmd_ctl(args) -> int:
         return _report_change(args, control.add_chain(_mapping_from(args.file, "a chain's fields")))
     if args.operation == "add-port":
         return _report_change(args, control.add_port(_mapping_from(args.file, "a port's fields")))
+    if args.operation == "remove-port":
+        return _report_change(args, control.remove_port(args.port))
     status = control.status()
     if args.json:
         print(json.dumps(status.model_dump(), indent=2))

@@ -8,7 +8,8 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from controlplane.sfc.sfc_request import SfcGraph
-from controlplane.spec.models import ChainSpec, SchedulerSpec, Strict, Traffic
+from controlplane.spec.models import ChainSpec, SchedulerSpec, Traffic
+from controlplane.spec.strict_model import Strict
 
 
 class ServiceChainSpec(Strict):

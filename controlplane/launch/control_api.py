@@ -8,7 +8,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from controlplane.spec.models import ChainSpec, PortSpec
+from controlplane.spec.models import ChainSpec
+from controlplane.spec.port_models import PortSpec
 
 
 class _Message(BaseModel):
@@ -101,6 +102,11 @@ class PortAddition(_Request):
     port: PortSpec
 
 
+class PortRemoval(_Request):
+    """DELETE /ports/{name}: a port no chain takes from or sends to any more (remove those chains first) closed, its
+    counters kept in the results; a VXLAN Tandem made for it removed. Its name stays taken. No fields."""
+
+
 class ChangeReply(_Message):
     """A live change's outcome: applied (with what it cost), refused (naming the field), or pending (not taken yet:
     an NF takes new arguments before its next batch; `status` shows it once it has)."""
@@ -125,8 +131,10 @@ class ChangeReply(_Message):
     workers: list[dict] | None = None  # their processes: name, pid, core, NFs
     start_ms: float | None = None  # from the request to the last process attached
     join_us: float | None = None  # the chain joined to the run: the scheduler module re-attached with it
-    port: str | None = None  # add_port: the port opened
+    port: str | None = None  # add_port: the port opened; remove_port: the port closed
     open_us: float | None = None  # how long its device took to open (the loop waited)
+    close_us: float | None = None  # remove_port: how long its device took to close (the loop waited)
+    report: dict | None = None  # remove_port: the port's last report (as the results' `ports` entry)
     # What it cost the traffic, measured by the sink 300 ms after (status and the results have it; a reply comes
     # before): deficit_ms (delivery short of the rate before, in ms of that rate), ring_drops_in_window and
     # latency_max_during_us (from the request to 300 ms after the change), ring_drops_before and
@@ -150,9 +158,11 @@ ROUTES = {
     "/chains/{name}": "DELETE",
     "/chains": "POST",
     "/ports": "POST",
+    "/ports/{name}": "DELETE",
 }
 _REPLIES = {"/status": Status, "/stop": StopReply} | dict.fromkeys(
-    ("/nfs/{name}/args", "/scheduler", "/nfs/{name}/instances", "/chains/{name}", "/chains", "/ports"), ChangeReply
+    ("/nfs/{name}/args", "/scheduler", "/nfs/{name}/instances", "/chains/{name}", "/chains", "/ports", "/ports/{name}"),
+    ChangeReply,
 )
 REQUESTS = {
     "/nfs/{name}/args": ArgsChange,
@@ -161,6 +171,7 @@ REQUESTS = {
     "/chains/{name}": ChainRemoval,
     "/chains": ChainAddition,
     "/ports": PortAddition,
+    "/ports/{name}": PortRemoval,
 }
 _NAME = r"[A-Za-z0-9_.-]{1,64}"  # an NF's name, as the spec allows it
 

@@ -120,6 +120,11 @@ class Control:
         chains added after it may take from it and send to it."""
         return ChangeReply.model_validate(self._call("POST", "/ports", {"port": port}))
 
+    def remove_port(self, port: str) -> ChangeReply:
+        """Removes a port no chain uses any more (remove them first): its device closed, its counters kept in the
+        results, a VXLAN Tandem made for it removed."""
+        return ChangeReply.model_validate(self._call("DELETE", f"/ports/{port}", {}))
+
 
 def connect(path: Path | str = DEFAULT_SOCKET) -> Control:
     return Control(path)

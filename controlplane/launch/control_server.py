@@ -24,6 +24,7 @@ from pydantic import ValidationError
 from controlplane.errors import SetupError, SpecError
 from controlplane.launch.control_api import REQUESTS, ROUTES, ChangeReply, ErrorReply, StopReply, match_route, openapi
 from controlplane.launch.live_changes import LiveChanges
+from controlplane.launch.port_links import ChangesMakingLinks
 from controlplane.launch.service_status import ServiceStatus
 from controlplane.spec.live_additions import LiveAdditions
 
@@ -71,7 +72,7 @@ class ControlServer:
         path: Path | None,
         status: ServiceStatus,
         on_stop: Callable[[], None],
-        changes: LiveChanges,
+        changes: LiveChanges | ChangesMakingLinks,
         *,
         tcp: tuple[str, int] | None = None,
         token: str | None = None,
@@ -154,13 +155,17 @@ def _as_command(template: str, params: dict, request, additions: LiveAdditions |
         return {"op": "set_instances", "nf": params["name"], "instances": request.instances}
     if template == "/chains/{name}":
         return {"op": "remove_chain", "chain": params["name"]}
+    if template == "/ports/{name}":
+        if additions is not None:
+            additions.removable(params["name"])
+        return {"op": "remove_port", "port": params["name"]}
     return {"op": "set_args", "nf": params["name"], "args": request.args}
 
 
 def _handler(
     status: ServiceStatus,
     on_stop: Callable[[], None],
-    changes: LiveChanges,
+    changes: LiveChanges | ChangesMakingLinks,
     token: str | None,
     additions: LiveAdditions | None,
 ) -> type[BaseHTTPRequestHandler]:
@@ -245,9 +250,8 @@ def _handler(
                 answer = ChangeReply.model_validate(changes.request(_as_command(template, params, request, additions)))
             except SpecError as error:  # a chain or port to add that cannot be: refused as the data plane refuses
                 errors = [{"path": path, "message": message} for path, message in error.problems]
-                answer = ChangeReply(
-                    op="add_port" if template == "/ports" else "add_chain", state="refused", errors=errors
-                )
+                op = {"/ports": "add_port", "/ports/{name}": "remove_port"}.get(template, "add_chain")
+                answer = ChangeReply(op=op, state="refused", errors=errors)
             if answer.state == "refused":
                 first = answer.errors[0] if answer.errors else {"path": "request", "message": "refused"}
                 self.close_connection = True

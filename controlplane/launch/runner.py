@@ -18,8 +18,9 @@ from controlplane.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_RUN_FAILED, RunF
 from controlplane.launch.control_server import ControlServer, read_token
 from controlplane.launch.lab_traffic import LabTraffic, seconds_allowed, unmet
 from controlplane.launch.live_changes import LiveChanges
+from controlplane.launch.port_links import ChangesMakingLinks
 from controlplane.launch.service_status import ServiceStatus
-from controlplane.machine import changes, kernel_links, lab_network, resources, stall_diagnosis
+from controlplane.machine import changes, kernel_links, lab_network, resources, stall_diagnosis, vxlan_links
 from controlplane.spec import catalog
 from controlplane.spec.live_additions import LiveAdditions
 
@@ -120,6 +121,7 @@ def launch(
             # fair server, and the chains' entry rings overflow.
             requirements = {"reserved_cores": True} | requirements
         resources.provide(session, requirements, resources.RunPlace(run_id, config["paths"], config["chains"]))
+        vxlan_links.make_all(session, config.get("ports", []))  # before the data plane opens them
         lab = None
         if "lab" in config:  # its namespaces and veths before the data plane opens their ends as ports
             config["lab"] = dict(config["lab"], hosts=[dict(host) for host in config["lab"]["hosts"]])
@@ -133,13 +135,14 @@ def launch(
                 session.own_socket(socket_path)
                 status, live = ServiceStatus(config), LiveChanges()
                 checks = additions(config) if additions else None
-                servers.append(ControlServer(socket_path, status, stop.request, live, additions=checks))
+                linked = ChangesMakingLinks(live, session, checks, config.get("ports", []))
+                servers.append(ControlServer(socket_path, status, stop.request, linked, additions=checks))
                 if config.get("control_listen"):  # and on TCP: loopback, or with its token
                     host, port = config["control_listen"]
                     token = read_token(config["control_token_file"]) if config.get("control_token_file") else None
-                    servers.append(ControlServer.on_tcp(host, port, token, status, stop.request, live, checks))
+                    servers.append(ControlServer.on_tcp(host, port, token, status, stop.request, linked, checks))
                 # A port the data plane opened is one that chains may name before its answer reaches the client.
-                follow = _both(checks.follow, live.follow) if checks else live.follow
+                follow = _both(linked.follow, _both(checks.follow, live.follow) if checks else live.follow)
                 on_event = _both(follow, _both(status.follow, on_event))
             outcome = _drive_manager(config, run_dir, stop, on_event, lab, live)
         finally:

@@ -13,6 +13,7 @@ import os
 import shutil
 import signal
 import subprocess
+import threading
 from pathlib import Path
 
 from controlplane.errors import SetupError
@@ -116,6 +117,7 @@ class MachineSession:
         self.notes: list[str] = []  # what was cleared from an earlier run, for the user
         self._lock_file = None
         self._journal: list[dict] = []
+        self._saving = threading.Lock()  # a service's control API makes changes (a port's link) on its own threads
 
     # -- ownership ---------------------------------------------------------------------------------
     def __enter__(self) -> MachineSession:
@@ -154,9 +156,10 @@ class MachineSession:
             return None
 
     def _save(self) -> None:
-        temporary = self._journal_path.with_suffix(".tmp")
-        temporary.write_text(json.dumps({"pid": os.getpid(), "changes": self._journal}))
-        os.replace(temporary, self._journal_path)
+        with self._saving:
+            temporary = self._journal_path.with_suffix(".tmp")
+            temporary.write_text(json.dumps({"pid": os.getpid(), "changes": list(self._journal)}))
+            os.replace(temporary, self._journal_path)
 
     def _clear_stale_state(self) -> None:
         for pid, name in _stray_processes():

@@ -7,7 +7,7 @@ import os
 import subprocess
 from pathlib import Path
 
-from controlplane.machine import changes, kernel_links, mounts
+from controlplane.machine import changes, kernel_links, mounts, vxlan_links
 
 
 def _v2_subtree_control() -> str | None:
@@ -58,7 +58,7 @@ def leftovers() -> list[str]:
     for cgroup_root in (mounts.cgroup_v2_mount(), mounts.cgroup_v1_mount("cpu")):
         if cgroup_root is not None:
             found += [f"cgroup {p}" for p in cgroup_root.iterdir() if p.is_dir() and p.name.startswith("tandem")]
-    found += kernel_links.leftovers()
+    found += kernel_links.leftovers() + vxlan_links.leftovers()
     return found
 
 

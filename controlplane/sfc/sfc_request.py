@@ -22,7 +22,8 @@ from controlplane.sfc.templates import (
 )
 from controlplane.spec.chain_graph import Edge, topological_order
 from controlplane.spec.loading import parse_yaml, pydantic_problems, read_text
-from controlplane.spec.models import ScaleSpec, Spec, Strict
+from controlplane.spec.models import ScaleSpec, Spec
+from controlplane.spec.strict_model import Strict
 
 TX = "tx"  # the μNF (type pass) an SFC ends at where its last exits are labelled edges
 

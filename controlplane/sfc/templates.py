@@ -14,7 +14,8 @@ from controlplane.errors import SpecError
 from controlplane.spec import catalog
 from controlplane.spec.chain_graph import Edge, graph_problems
 from controlplane.spec.loading import parse_yaml, pydantic_problems, read_text
-from controlplane.spec.models import EdgeSpec, Strict
+from controlplane.spec.models import EdgeSpec
+from controlplane.spec.strict_model import Strict
 
 TEMPLATE_DIR = Path(__file__).resolve().parents[2] / "catalog" / "vnf-templates"
 EXIT = "exit"  # the pseudo-node every template path ends at: where the next VNF (or the SFC's end) takes over

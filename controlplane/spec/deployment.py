@@ -9,7 +9,7 @@ from controlplane.spec.chain_graph import Edge, topological_order
 from controlplane.spec.checks import semantic_problems
 from controlplane.spec.http_traffic import DEFAULT_URLS, flow_urls
 from controlplane.spec.models import ChainSpec, NfSpec, Spec, traffic_field
-from controlplane.spec.ports import lab_addresses, lab_device, source_of
+from controlplane.spec.ports import lab_addresses, lab_device, port_config, source_of
 from controlplane.spec.topology import chain_edges, chain_nodes, instance_names, kernel_io_nodes, nf_io, node_where
 
 # The papers' data-centre traffic: a bimodal mix around 200 B and 1400 B (UNiS Fig. 8, after Benson et al.).
@@ -116,16 +116,7 @@ def run_config(spec: Spec, scheduler: str | None = None, duration: float | None 
 
 def _ports(spec: Spec) -> list[dict]:
     """The spec's ports, then one per lab host: its veth's root end, which the data plane opens with net_af_packet."""
-    ports = [
-        {
-            "name": port.name,
-            "device": port.device,
-            "unhandled": port.unhandled,
-            "wire": port.wire,
-            "spec_path": f"ports[{p}]",
-        }
-        for p, port in enumerate(spec.ports)
-    ]
+    ports = [port_config(port, f"ports[{p}]") for p, port in enumerate(spec.ports)]
     for h, host in enumerate(spec.lab.hosts if spec.lab else []):
         ports.append({"name": host.name, "device": lab_device(h), "unhandled": "pass", "spec_path": f"lab.hosts[{h}]"})
     return ports

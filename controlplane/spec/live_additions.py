@@ -7,8 +7,9 @@ import threading
 
 from controlplane.errors import SpecError
 from controlplane.spec.deployment import added_chain_config
-from controlplane.spec.models import ChainSpec, PortSpec, Spec
-from controlplane.spec.ports import VIRTUAL_DRIVERS, port_problems
+from controlplane.spec.models import ChainSpec, Spec
+from controlplane.spec.port_models import PortSpec
+from controlplane.spec.ports import VIRTUAL_DRIVERS, port_config, port_problems
 
 # The drivers a port added by a request may use: each opens an interface (net_af_packet) or makes its own (net_tap,
 # gone with the service's process) or none. net_pcap and net_memif read or make the files their arguments name, and a
@@ -26,14 +27,22 @@ class LiveAdditions:
         self.running = running
         self._lock = threading.Lock()  # requests come on the control API's threads, events on the run's
         self._added: list[PortSpec] = []
+        self._removed: set[str] = set()  # ports removed: no later chain may name them (their names stay taken)
         # By name: ports sent to the data plane, not answered yet (their config, their spec).
         self._pending: dict[str, tuple[dict, PortSpec]] = {}
 
     def chain(self, chain: ChainSpec) -> dict:
         """The chain as the data plane takes it; raises SpecError naming its fields (spec/deployment.py)."""
         with self._lock:
-            spec = self.spec.model_copy(update={"ports": [*self.spec.ports, *self._added]})
+            ports = [port for port in [*self.spec.ports, *self._added] if port.name not in self._removed]
+            spec = self.spec.model_copy(update={"ports": ports})
         return added_chain_config(spec, chain, self.running)
+
+    def removable(self, name: str) -> None:
+        """Raises SpecError where the port `name` is not for a request to remove: a lab host's (the lab's veth goes
+        with the lab). The data plane refuses a port a chain still uses."""
+        if self.spec.lab is not None and name in {host.name for host in self.spec.lab.hosts}:
+            raise SpecError("the port", [("port", f"{name!r} is a lab host's port: it goes with the lab")])
 
     def port(self, port: PortSpec) -> dict:
         """The port as the data plane takes it, checked as a spec's `ports` entry; raises SpecError naming its
@@ -42,7 +51,8 @@ class LiveAdditions:
             taken = {known["name"] for known in self.running.get("ports", [])} | set(self._pending)
             if port.name in taken:
                 raise SpecError("the port", [("port.name", f"a port named {port.name!r} is in the service")])
-            driver = next((known for known in VIRTUAL_DRIVERS if port.device.startswith(known)), None)
+            device = port_config(port, "port")["device"]
+            driver = next((known for known in VIRTUAL_DRIVERS if device.startswith(known)), None)
             if driver is not None and driver not in LIVE_DRIVERS:
                 raise SpecError(
                     "the port",
@@ -63,20 +73,24 @@ class LiveAdditions:
                     "the port",
                     [("port.device", "a PCI device is probed as the service starts: give it in the spec's ports")],
                 )
-            config = {
-                "name": port.name,
-                "device": port.device,
-                "unhandled": port.unhandled,
-                "wire": port.wire,
-                "spec_path": "port",
-            }
+            config = port_config(port, "port")
             self._pending[port.name] = (config, port)
             return config
 
+    def forget(self, name: str) -> None:
+        """A port checked here that never reached the data plane (its link could not be made): its name is free."""
+        with self._lock:
+            self._pending.pop(name, None)
+
     def follow(self, event: dict) -> None:
         """A run's event: a port the data plane opened joins the running config (its index the next), and the spec
-        chains are checked against; a refused one is forgotten."""
-        if event.get("event") != "change" or event.get("op") != "add_port":
+        chains are checked against; a refused one is forgotten; a removed one no chain may name any more."""
+        if event.get("event") != "change" or event.get("op") not in ("add_port", "remove_port"):
+            return
+        if event["op"] == "remove_port":
+            if event.get("state") == "applied":
+                with self._lock:
+                    self._removed.add(event.get("port"))
             return
         with self._lock:
             pending = self._pending.pop(event.get("port"), None)

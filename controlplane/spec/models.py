@@ -7,7 +7,7 @@ import re
 import sys
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue, field_validator, model_validator
+from pydantic import AfterValidator, Field, JsonValue, field_validator, model_validator
 
 from controlplane.spec.http_traffic import url_problem
 from controlplane.spec.limits import (
@@ -18,6 +18,8 @@ from controlplane.spec.limits import (
     MIN_STEP_SECONDS,
     bounded_by,
 )
+from controlplane.spec.port_models import ChainSource, LabSpec, PortSpec
+from controlplane.spec.strict_model import Strict
 
 _RATE = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([kKmMgG]?)pps\s*$")
 _RATE_SCALE = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9}
@@ -34,11 +36,6 @@ def _json_numbers(value: JsonValue) -> JsonValue:
 
 # JSON values only: dates, sets, binary data, inf and nan have no JSON, and huge integers no reader.
 DataPlaneValue = Annotated[JsonValue, AfterValidator(_json_numbers)]
-
-
-class Strict(BaseModel):
-    # No inf or nan anywhere: `.inf` passes a `gt=0` bound, and would reach the data plane as a weight or a rate.
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
 
 class SizeWeight(Strict):
@@ -219,72 +216,6 @@ class EdgeSpec(Strict):
 class GraphSpec(Strict):
     nodes: list[NfSpec]
     edges: list[EdgeSpec] = Field(default_factory=list)
-
-
-class PortSpec(Strict):
-    """A DPDK device the chains take traffic from or send it to (controlplane/spec/ports.py checks it)."""
-
-    name: str = Field(min_length=1, max_length=32, pattern=r"^[A-Za-z0-9_.-]+$")
-    # A PCI address bound to a DPDK driver ("0000:3b:00.0"), or a virtual device: a DPDK driver's name, a number,
-    # and its arguments ("net_af_packet0,iface=veth1", "net_tap0,iface=tdm0", "net_pcap0,rx_pcap=in.pcap").
-    device: str = Field(min_length=1, max_length=512, pattern=r"^[A-Za-z0-9_.,:=/+@-]+$")
-    # Frames no chain of the port handles (not IP, IPv6 neighbour discovery, a source no chain takes): passed
-    # untouched to the port its chain sends to (a bump in the wire: the hosts on either side still find each
-    # other), or dropped and counted.
-    unhandled: Literal["pass", "drop"] = "pass"
-    # The port is a link to another Tandem node (a VXLAN or Geneve interface between nodes, the other node's port
-    # `wire` too): frames leave numbered, with a 20-byte trailer the other end takes off, so that what one node sent
-    # = what the other received + what the wire lost (gaps in the numbers) + what was still on the wire.
-    wire: bool = False
-
-
-class ChainSource(Strict):
-    """Where a chain's traffic comes from: a port (or lab host), and the source prefixes it takes there when several
-    chains share the port."""
-
-    port: str = Field(min_length=1)
-    source: list[str] | None = Field(default=None, min_length=1)
-
-
-class LabCommand(Strict):
-    """A command a lab host runs; `{host}` in it is that host's address."""
-
-    command: str = Field(min_length=1, max_length=4096)
-    time_limit: float = Field(default=30.0, gt=0, le=3600)  # seconds; then it is stopped and counted as timed out
-    # What the command's exit status should be: success (0), or failure (e.g. a request a firewall drops).
-    expect: Literal["success", "failure"] = "success"
-
-
-def _commands(value):
-    """`run: [ping -c 3 {server}]` is short for `run: [{command: ping -c 3 {server}}]`."""
-    if isinstance(value, list):
-        return [{"command": item} if isinstance(item, str) else item for item in value]
-    return value
-
-
-class LabHost(Strict):
-    """A host of the lab: a network namespace with one interface, joined to Tandem by a veth, and its commands."""
-
-    name: str = Field(min_length=1, max_length=15, pattern=r"^[a-z][a-z0-9-]*$")
-    address: str | None = None  # with its prefix length; by default the next free address of the lab's subnet
-    serve: list[LabCommand] = Field(default_factory=list)  # started first, stopped when the clients are done
-    run: list[LabCommand] = Field(default_factory=list)  # the clients, one after another
-
-    @field_validator("serve", "run", mode="before", json_schema_input_type=list[str | LabCommand])
-    @classmethod
-    def _short_commands(cls, value):
-        return _commands(value)
-
-
-class LabSpec(Strict):
-    """Real applications as traffic: hosts in network namespaces that Tandem makes and removes; each host is also a
-    port the chains name (`from: client`, `to: server`)."""
-
-    # The benchmarking range (RFC 2544), never the machine's own network.
-    subnet: str = "198.18.0.0/24"
-    hosts: list[LabHost] = Field(min_length=1, max_length=16)
-    # The folder the commands run in (relative paths in them start there); by default the spec's own.
-    directory: str | None = Field(default=None, min_length=1)
 
 
 class ChainSpec(Strict):

@@ -3,13 +3,15 @@ exist, shared ports tell their chains apart, and every lab command can run here.
 
 from __future__ import annotations
 
+import hashlib
 import ipaddress
 import re
 from pathlib import Path
 
 from controlplane.errors import SpecError
-from controlplane.machine import lab_commands
-from controlplane.spec.models import ChainSource, LabSpec, Spec
+from controlplane.machine import lab_commands, vxlan_links
+from controlplane.spec.models import Spec
+from controlplane.spec.port_models import ChainSource, LabSpec, PortSpec, VxlanSpec
 from controlplane.spec.topology import kernel_io_nodes
 
 _PCI = re.compile(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
@@ -41,6 +43,20 @@ LAB_RING_FRAMES = 4096
 # sends (a lab host's, an Ethernet MTU): the link's interface must carry both.
 LINK_TRAILER_BYTES = 20
 LARGEST_PACKET = 1500
+
+
+def port_config(port: PortSpec, spec_path: str) -> dict:
+    """A spec's port as the run config has it: its device (for a `vxlan` port, net_af_packet on the interface Tandem
+    makes, whose making the config's `vxlan` describes)."""
+    config = {"name": port.name, "unhandled": port.unhandled, "wire": port.wire, "spec_path": spec_path}
+    if port.vxlan is None:
+        return config | {"device": port.device}
+    interface = vxlan_links.interface_name(port.name)
+    digest = hashlib.sha256(port.name.encode()).hexdigest()[:8]  # DPDK's device names take no '-' or '.'
+    device = f"net_af_packet_vx{digest},iface={interface},framecnt={LAB_RING_FRAMES}"
+    # Its MTU carries a full packet and the wire's trailer (a VXLAN's default, 1450, would not).
+    made = {"interface": interface, "mtu": LARGEST_PACKET + LINK_TRAILER_BYTES}
+    return config | {"device": device, "vxlan": port.vxlan.model_dump() | made}
 
 
 def lab_device(lab_host: int) -> str:
@@ -136,6 +152,22 @@ def _wire_problem(device: str) -> str | None:
     )
 
 
+def vxlan_problems(port_name: str, vxlan: VxlanSpec) -> list[tuple[str, str]]:
+    """Why Tandem could not make port `port_name`'s VXLAN here: (the field under `vxlan`, why); none if it can."""
+    problems = []
+    if vxlan.namespace is not None and not (Path("/run/netns") / vxlan.namespace).exists():
+        problems.append((".namespace", f"there is no network namespace {vxlan.namespace} (ip netns lists them)"))
+    if (
+        vxlan.local is not None
+        and ipaddress.ip_address(vxlan.local).version != ipaddress.ip_address(vxlan.remote).version
+    ):
+        problems.append((".local", f"{vxlan.local} and remote {vxlan.remote} are not of one IP version"))
+    interface = vxlan_links.interface_name(port_name)
+    if Path(f"/sys/class/net/{interface}").exists():
+        problems.append(("", f"an interface {interface} exists already: it is another port's, or left by hand"))
+    return problems
+
+
 def _command_problems(lab: LabSpec, addresses: list[str]) -> list[tuple[str, str]]:
     """Each command's placeholders name hosts, and its program is installed here (lab_commands.check)."""
     hosts = [
@@ -193,10 +225,23 @@ def port_problems(spec: Spec) -> list[tuple[str, str]]:
         if port.name in names:
             problems.append((f"ports[{p}].name", f"duplicate port name {port.name!r} (also {names[port.name]})"))
         names.setdefault(port.name, f"ports[{p}]")
-        if problem := device_problem(port.device):
+        if port.vxlan is not None:
+            problems += [
+                (f"ports[{p}].vxlan{path}", problem) for path, problem in vxlan_problems(port.name, port.vxlan)
+            ]
+        elif problem := device_problem(port.device):
             problems.append((f"ports[{p}].device", problem))
         elif port.wire and (problem := _wire_problem(port.device)):
             problems.append((f"ports[{p}].wire", problem))
+    vnis: dict[tuple, str] = {}
+    for p, port in enumerate(spec.ports):
+        if port.vxlan is not None:
+            key = (port.vxlan.namespace, port.vxlan.dstport, port.vxlan.vni)
+            if key in vnis:
+                problems.append(
+                    (f"ports[{p}].vxlan.vni", f"VNI {port.vxlan.vni} on UDP port {port.vxlan.dstport} is {vnis[key]}'s")
+                )
+            vnis.setdefault(key, f"port {port.name!r}")
     if spec.lab is not None:
         for h, host in enumerate(spec.lab.hosts):
             if host.name in names:

@@ -22,12 +22,6 @@ std::pair<std::unique_ptr<EgressPort>, std::unique_ptr<IngressPort>> ChainEnds::
   return {std::move(entries_.back()), std::move(exits_.back())};
 }
 
-void ChainEnds::open_added_port(const PortConfig& port) {
-  // Opened before it joins: a device DPDK refuses leaves the list as it was.
-  auto opened = std::make_unique<EthdevPort>(port, pool_);
-  ports_.push_back(std::move(opened));
-}
-
 void ChainEnds::open_ends(const Deployment& deployment, const ChainConfig& chain, const std::vector<rte_ring*>& rings,
                           StatsZone& stats) {
   to_port_.push_back(chain.to_port);

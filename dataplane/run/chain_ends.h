@@ -26,8 +26,8 @@ class ChainEnds {
   // A chain added to a running service (its NFs' rings made, no kernel link or port): its entry and exit.
   std::pair<std::unique_ptr<EgressPort>, std::unique_ptr<IngressPort>> open_added_chain(
       const Deployment& deployment, const ChainConfig& chain, const std::vector<rte_ring*>& rings, StatsZone& stats);
-  // A port added to a running service (its index the next): opened and started; throws PortOpenError.
-  void open_added_port(const PortConfig& port);
+  // A port added to a running service (its index the next), opened and started.
+  void adopt_added_port(std::unique_ptr<EthdevPort> port) { ports_.push_back(std::move(port)); }
   // By chain index; each taken once, by the generator and the sink.
   std::vector<std::unique_ptr<EgressPort>> take_entries() { return std::move(entries_); }
   std::vector<std::unique_ptr<IngressPort>> take_exits() { return std::move(exits_); }

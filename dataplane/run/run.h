@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdio>
 #include <deque>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -68,6 +69,8 @@ struct WorkerState {
 // A live change's refusal, as the `change` event answers it: the command's id and op, the field and why.
 json change_refusal(const json& command, const std::string& field, const std::string& message);
 // The same for a command that adds `what` ("chain", "port"): the answer names it, as the applied one does.
+// A removal's refusal (of a chain, a port), naming what was to go under `what`.
+json removal_refusal(const json& command, const char* what, const std::string& message);
 json addition_refusal(const json& command, const char* what, const std::string& field, const std::string& message);
 // A ring of the deployment in shared memory, named as the workers look it up; null with rte_errno set.
 rte_ring* make_ring(const RingConfig& config);
@@ -165,6 +168,28 @@ class Run {
   // A port added to a running service: its device opened beside the running ones, for chains added after it
   // (run_port_addition.cc).
   void add_port(const json& command, double now_s);
+  // A port's device being opened (add_port) or closed (remove_port) on a thread of its own, while the loop goes on;
+  // one at a time.
+  struct PortWork {
+    json command;
+    std::string name;
+    double requested_s = 0;
+    uint64_t begin_tsc = 0, ring_drops_before = 0;
+    std::future<std::unique_ptr<EthdevPort>> opened;  // add_port: the device, open (or its PortOpenError)
+    PortConfig config;                                // add_port: the port
+    std::future<void> closed;                         // remove_port
+    EthdevPort* port = nullptr;                       // remove_port: the port closing
+  };
+  // Answers the port work once its thread is done (at once with `wait`: the run is ending).
+  void follow_port_work(double now_s, bool wait = false);
+  void port_opened(double now_s);
+  // The answer to a port work done: what every port change says (its time, the ring drops meanwhile).
+  json port_work_reply(const PortWork& work, double now_s) const;
+  void port_closed(double now_s);
+  // A port removed from a running service once no chain uses it: closed, its report kept (run_port_removal.cc).
+  void remove_port(const json& command, double now_s);
+  // Why port `port` cannot be removed now ("" if it can).
+  std::string why_port_cannot_go(int port) const;
   // Why no chain can be added now ("" if one can).
   std::string why_no_chain_can_come() const;
   // Why the chain `next` ends with cannot run beside the running ones: {field, why}, why "" if it can. Plans
@@ -289,6 +314,8 @@ class Run {
   std::vector<ChainRemoval> removals_;        // chains being removed
   std::optional<ChainAddition> addition_;     // a chain being added (one at a time)
   std::vector<bool> chain_removed_;           // per chain: removed from the service
+  std::set<int> ports_removed_;               // by PortConfig::index: removed from the service
+  std::optional<PortWork> port_work_;         // a port being opened or closed
   std::deque<std::pair<json, double>> waiting_args_;  // set_args commands and when they came, behind one pending
   json changes_ = json::array();                      // every change answered, for the results
   std::vector<uint32_t> args_generation_;             // per NF: the last generation of arguments asked for

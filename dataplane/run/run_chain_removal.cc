@@ -20,22 +20,14 @@ namespace {
 constexpr double kDrainSeconds = 3.0;
 constexpr double kLeaveSeconds = 5.0;
 
-json refused(const json& command, const std::string& message) {
-  json reply = change_refusal(command, "chain", message);
-  reply["chain"] = command.value("chain", json());
-  return reply;
-}
+json refused(const json& command, const std::string& message) { return removal_refusal(command, "chain", message); }
 
 }  // namespace
 
 std::string Run::why_chain_cannot_go(int chain) const {
-  const ChainConfig& config = d_.chains[chain];
   if (chain_removed_[chain]) return "the chain was removed already";
   for (const ChainRemoval& removal : removals_)
     if (removal.chain == chain) return "the chain is being removed";
-  if (config.from_port >= 0)
-    return "its packets come from a port, which goes on receiving them: stop them at their source, or stop the "
-           "service";
   if (restart_pending()) return "an NF is restarting: remove the chain once it is back";
   for (const WorkerPlan& plan : d_.workers)
     for (const Segment& segment : plan.segments)
@@ -63,7 +55,9 @@ void Run::remove_chain(const json& command, double now_s) {
   ChainRemoval removal{command.value("id", json()), chain, {}, now_s, rte_get_tsc_cycles(), ring_drops_now()};
   for (const WorkerPlan& plan : d_.workers)
     if (d_.nfs[plan.segments.front().nfs.front()].chain == chain) removal.workers.push_back(plan.index);
-  generator_->close_chain(chain);  // no packet enters it from now on; what is inside goes on to the sink
+  // No packet enters it from now on; what is inside goes on to the sink. Its port's frames for it are dropped
+  // there from now on, counted (never passed on: they would cross without its NFs).
+  generator_->close_chain(chain);
   autoscaler_->forget_chain(chain);
   removal.generated = generator_->generated(chain);
   removals_.push_back(std::move(removal));

@@ -291,6 +291,7 @@ int Run::execute() {
     fail(e.what());
   }
   stop_workers();
+  follow_port_work(seconds_since_go(rte_get_tsc_cycles()), true);  // a port opening or closing: done, answered
   if (chain_ends_) chain_ends_->close_ports();  // the mbufs they held back in the pool before it is counted
   if (ran) {
     json out = results();

@@ -8,8 +8,8 @@
 //     did to the machine undone), the workers' hints made neutral, the new one attached, all between two turns of
 //     the loop; only where the new module lays the workers out as they are and needs nothing the run did not prepare;
 //   {"id": N, "op": "set_instances", ...}, {"id": N, "op": "remove_chain", ...} (run_chain_removal.cc),
-//     {"id": N, "op": "add_chain", "chain": {...}} (run_chain_addition.cc) and {"id": N, "op": "add_port", "port":
-//     {...}} (run_port_addition.cc).
+//     {"id": N, "op": "add_chain", "chain": {...}} (run_chain_addition.cc), {"id": N, "op": "add_port", "port":
+//     {...}} (run_port_addition.cc) and {"id": N, "op": "remove_port", "port": NAME} (run_port_removal.cc).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -33,6 +33,12 @@ json change_refusal(const json& command, const std::string& field, const std::st
           {"op", command.value("op", json())},
           {"state", "refused"},
           {"errors", json::array({{{"path", field}, {"message", message}}})}};
+}
+
+json removal_refusal(const json& command, const char* what, const std::string& message) {
+  json reply = change_refusal(command, what, message);
+  reply[what] = command.value(what, json());
+  return reply;
 }
 
 json addition_refusal(const json& command, const char* what, const std::string& field, const std::string& message) {
@@ -132,11 +138,13 @@ void Run::take_commands(double now_s) {
       add_chain(command, now_s);
     else if (op == "add_port")
       add_port(command, now_s);
+    else if (op == "remove_port")
+      remove_port(command, now_s);
     else
       answer_change(change_refusal(command, "op",
                                    "no such change '" + op +
                                        "' (there are: set_args, set_scheduler, set_instances, remove_chain, "
-                                       "add_chain, add_port)"));
+                                       "add_chain, add_port, remove_port)"));
   }
   start_waiting_args();
 }
@@ -206,6 +214,7 @@ void Run::change_args(const json& command, double now_s) {
 }
 
 void Run::follow_changes(double now_s) {
+  follow_port_work(now_s);
   for (auto it = pending_changes_.begin(); it != pending_changes_.end();) {
     const PendingChange& change = *it;
     bool applied = true;

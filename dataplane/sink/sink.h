@@ -2,6 +2,7 @@
 // frees it, or, for a chain that sends its output to a port, hands it to that port (its Tx stage).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -41,6 +42,10 @@ class Sink {
   // A chain added to a running service (its index is the next one): its exit drained from now on.
   // `to_port`: the port its output leaves by (null: freed here).
   void add_chain(const ChainConfig& chain, std::unique_ptr<IngressPort> exit, EthdevPort* to_port);
+  // A port removed from a running service: a removed chain's straggler that would leave by it is freed here.
+  void stop_port(EthdevPort* port) {
+    std::replace(to_ports_.begin(), to_ports_.end(), port, static_cast<EthdevPort*>(nullptr));
+  }
   // Takes what the chains' exits hold now; returns how many packets it took.
   uint64_t poll(uint64_t now_tsc);
   // Latency is sampled only while measuring (warm-up and drain are excluded).

@@ -34,6 +34,16 @@ void Generator::take_from_port(const EthdevPort& port, PortReceiver::Route route
   receivers_.push_back(std::move(stage));
 }
 
+void Generator::close_chain(int chain) {
+  streams_[chain].removed = true;
+  for (auto& receiver : receivers_) receiver->close_route(chain);
+}
+
+void Generator::stop_port(const EthdevPort& port) {
+  std::erase_if(receivers_, [&](const auto& receiver) { return &receiver->port() == &port; });
+  for (auto& receiver : receivers_) receiver->stop_passing_to(&port);
+}
+
 Generator::Stream Generator::stream_of(const ChainConfig& chain, std::unique_ptr<EgressPort> entry,
                                        StatsZone& stats) const {
   Stream stream;

@@ -41,8 +41,10 @@ class Generator {
   // `stage` (made for it) where no chain took from the port before.
   void take_from_port(const EthdevPort& port, PortReceiver::Route route, std::unique_ptr<PortReceiver> stage);
   void open_chain(const ChainConfig& chain, std::unique_ptr<EgressPort> entry, StatsZone& stats, uint64_t now_tsc);
-  // A chain removed from a running service: none of its packets are generated from now on.
-  void close_chain(int chain) { streams_[chain].removed = true; }
+  // A chain removed from a running service: none of its packets are generated or taken from a port from now on.
+  void close_chain(int chain);
+  // A port removed from a running service: its Rx stage gone, and no other port's passes frames to it.
+  void stop_port(const EthdevPort& port);
   // Packets that entered the chain: generated, or received on its port.
   uint64_t generated(int chain) const { return streams_[chain].generated; }
   // run --profile: the packets traced_packet() picks (one in `trace_every`, among one in `latency_every`) get one

@@ -10,7 +10,8 @@ import pytest
 from controlplane.errors import SpecError
 from controlplane.spec.deployment import run_config
 from controlplane.spec.live_additions import LiveAdditions
-from controlplane.spec.models import ChainSpec, PortSpec, Spec
+from controlplane.spec.models import ChainSpec, Spec
+from controlplane.spec.port_models import PortSpec
 
 SPEC = Spec.model_validate(
     {
@@ -73,3 +74,55 @@ def test_a_port_the_data_plane_refused_is_forgotten(additions):
     additions.follow({"event": "change", "op": "add_port", "port": "q", "state": "refused", "errors": []})
     assert [port["name"] for port in additions.running["ports"]] == ["p0", "client"]
     assert additions.port(PortSpec(name="q", device="net_null_q"))["name"] == "q"  # may be asked again
+
+
+VXLAN = {"vni": 4242, "remote": "198.18.0.2"}
+
+
+@pytest.mark.parametrize(
+    ("vxlan", "field", "words"),
+    [
+        (VXLAN | {"namespace": "tdw-nowhere"}, "port.vxlan.namespace", "no network namespace tdw-nowhere"),
+        (VXLAN | {"local": "2001:db8::1"}, "port.vxlan.local", "not of one IP version"),
+    ],
+)
+def test_a_vxlan_tandem_could_not_make_is_refused_naming_its_field(additions, vxlan, field, words):
+    problems = refusal(additions, name="q", vxlan=vxlan)
+    assert problems[0][0] == field and words in problems[0][1], problems
+
+
+def test_a_vxlan_port_is_a_wire_on_the_interface_tandem_makes_and_its_vni_is_its_own(additions):
+    config = additions.port(PortSpec.model_validate({"name": "q", "vxlan": VXLAN}))
+    assert config["wire"] and config["vxlan"] == VXLAN | {
+        "local": None,
+        "dstport": 4789,
+        "namespace": None,
+        "interface": "tdx-q",
+        "mtu": 1520,  # a full packet and the wire's trailer
+    }
+    assert config["device"].startswith("net_af_packet_vx") and ",iface=tdx-q," in config["device"]
+    additions.follow({"event": "change", "op": "add_port", "port": "q", "state": "applied"})
+    problems = refusal(additions, name="r", vxlan=VXLAN | {"remote": "198.18.0.3"})
+    assert problems == [("port.vxlan.vni", "VNI 4242 on UDP port 4789 is port 'q''s")], problems
+    assert additions.port(PortSpec.model_validate({"name": "r", "vxlan": VXLAN | {"dstport": 4790}}))["wire"]
+
+
+def test_a_port_whose_link_was_not_made_is_forgotten(additions):
+    additions.port(PortSpec.model_validate({"name": "q", "vxlan": VXLAN}))
+    additions.forget("q")
+    assert additions.port(PortSpec.model_validate({"name": "q", "vxlan": VXLAN}))["name"] == "q"
+
+
+@pytest.mark.parametrize(
+    ("port", "words"),
+    [
+        ({"name": "q"}, "exactly one of them"),
+        ({"name": "q", "device": "net_null_q", "vxlan": VXLAN}, "exactly one of them"),
+        ({"name": "q", "vxlan": VXLAN | {"remote": "224.0.0.1"}}, "not one node's address"),
+        ({"name": "q", "vxlan": VXLAN | {"remote": "node-b"}}, "not an IPv4 or IPv6 address"),
+        ({"name": "q", "vxlan": VXLAN | {"vni": 1 << 24}}, "less than or equal to 16777215"),
+    ],
+)
+def test_a_vxlan_port_the_spec_cannot_mean_is_refused_as_it_is_read(port, words):
+    with pytest.raises(ValueError, match=words):
+        PortSpec.model_validate(port)

@@ -12,6 +12,7 @@ import yaml
 
 from conftest import REPO
 from controlplane.errors import SpecError
+from controlplane.machine.vxlan_links import interface_name
 from controlplane.spec.deployment import run_config
 from controlplane.spec.loading import spec_from_document
 from controlplane.spec.ports import DPDK_PCI_DRIVERS
@@ -147,3 +148,9 @@ def test_a_pci_device_on_a_kernel_driver_is_refused_saying_how_to_bind_it():
     found = problems(edited(lambda d: d.update({"ports": [{"name": "nic", "device": address}]})))
     assert f"PCI device {address} is bound to {driver}, not to a DPDK driver" in found["ports[0].device"]
     assert f"dpdk-devbind.py --bind=vfio-pci {address}" in found["ports[0].device"]
+
+
+def test_a_vxlan_ports_interface_name_fits_the_kernels_fifteen_characters_and_stays_apart():
+    assert interface_name("east") == "tdx-east" and interface_name("a" * 11) == "tdx-" + "a" * 11
+    long_names = [interface_name(name) for name in ("shop.frontend.wire1", "shop.frontend.wire2")]
+    assert all(len(name) <= 15 for name in long_names) and long_names[0] != long_names[1]

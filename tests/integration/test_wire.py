@@ -10,12 +10,15 @@ import json
 import shutil
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
 from bench.two_nodes import (
     NODE_A,
     NODE_B,
+    VNI,
+    VXLAN_PORTS,
     WIRE_CHAINS,
     WIRE_PORTS,
     dropped_by_nftables,
@@ -50,9 +53,23 @@ def lossless_nodes(machine_before):
         yield made
 
 
-def test_the_wires_losses_are_what_nftables_dropped_and_each_way_balances(tmp_path, nodes):
+@pytest.fixture
+def nodes_without_links(machine_before):
+    """The nodes, no VXLAN between them: the wire's ports make it (VXLAN_PORTS)."""
+    with two_nodes(LOSS_PERCENT, links=False) as made:
+        yield made
+
+
+@pytest.fixture
+def lossless_nodes_without_links(machine_before):
+    with two_nodes(0, links=False) as made:
+        yield made
+
+
+def test_the_wires_losses_are_what_nftables_dropped_and_each_way_balances(tmp_path, nodes_without_links):
+    """The wire's VXLAN made by Tandem from its ports' spec (and removed at the end: machine_before checks)."""
     spec = tmp_path / "wire.yaml"
-    spec.write_text(wire_spec())
+    spec.write_text(wire_spec(ports=VXLAN_PORTS))
     out = tmp_path / "results.json"
     result = tandem("run", str(spec), "--json", str(out), "--quiet")
     assert result.returncode == 0, result.stderr
@@ -90,6 +107,16 @@ def iperf3_client_running() -> bool:
     return subprocess.run(["pgrep", "-f", "iperf3 --client"], capture_output=True).returncode == 0
 
 
+def stopped_and_exact(socket, process, out) -> dict:
+    """The service stopped (`ctl stop`), its results: exact accounting, every port's too."""
+    assert ctl(socket, "stop").returncode == 0
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr
+    results = json.loads(out.read_text())
+    assert results["accounting"]["exact"] and all(port["exact"] for port in results["ports"])
+    return results
+
+
 def results_once_the_clients_ran(socket, process, out) -> dict:
     """The service's results, once its lab's clients ran (then stopped), checked: exact accounting on every port,
     ping answered only once the way was there (none before), iperf3 across."""
@@ -99,11 +126,7 @@ def results_once_the_clients_ran(socket, process, out) -> dict:
     while time.monotonic() < deadline and not (seen and not iperf3_client_running()):
         seen = seen or iperf3_client_running()
         time.sleep(0.2)
-    assert ctl(socket, "stop").returncode == 0
-    _, stderr = process.communicate(timeout=60)
-    assert process.returncode == 0, stderr
-    results = json.loads(out.read_text())
-    assert results["accounting"]["exact"] and all(port["exact"] for port in results["ports"])
+    results = stopped_and_exact(socket, process, out)
     commands = {record["spec_path"]: record for record in results["lab"]}
     ping = commands["lab.hosts[0].run[0]"]["figures"]
     assert 0 < ping["received"] < ping["transmitted"], ping  # none answered before the way, then answered
@@ -137,29 +160,43 @@ def test_the_way_back_over_the_wire_is_added_to_a_running_service(tmp_path, loss
         assert balance["exact"] and balance["lost"] == 0, balance
 
 
-def test_the_wire_and_its_chains_are_added_to_a_running_service(tmp_path, lossless_nodes):
-    """A service starts with its lab and no way between the nodes: ping asks in vain. The wire's ports are added live
-    (a node agent's move when the operator joins a chain across nodes), then the chains over it: ping's answers come,
-    then iperf3 runs; each wire's count balances as if the ports had been there from the start."""
+def test_the_wire_and_its_chains_are_added_to_a_running_service(tmp_path, lossless_nodes_without_links):
+    """A service starts with its lab and no way between the nodes: ping asks in vain. The wire's ports are added live,
+    their VXLAN made by Tandem (a node agent's move when the operator joins a chain across nodes), then the chains over
+    it: ping's answers come, then iperf3 runs; each wire's count balances as if the ports had been there from the
+    start, and the VXLANs are gone once the service stopped (machine_before checks)."""
     spec = tmp_path / "wire.yaml"
     # Rings of 512: two ports and four chains added fit in the room a service keeps for additions. The idle chain is
     # the generator's, whose default duration (5 s) would end the lab's clients early: a minute.
-    spec.write_text(wire_spec(chains=(), pings=600, ports=False, ring_capacity=512, duration=60))
+    spec.write_text(wire_spec(chains=(), pings=600, ports=None, ring_capacity=512, duration=60))
     socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    # A VXLAN of someone else's in node A's namespace, on the VNI a request below asks for: the kernel refuses it.
+    taken = ["id", "4243", "remote", NODE_B.address, "dstport", "4789"]
+    ip("-n", NODE_A.namespace, "link", "add", "tdw-taken", "type", "vxlan", *taken)
     with serving(spec, socket, out) as process:
         time.sleep(1)  # ping asks, in vain
-        # Refused, naming the field, nothing opened: a file to read, a chain naming a port not opened yet.
+        # Refused, naming the field, nothing opened or made: a file to read, a chain naming a port not opened yet, a
+        # namespace that is not there, a VNI the kernel has for another VXLAN.
         refused = ctl(socket, "add-port", "-", stdin="{name: sniff, device: 'net_pcap_x,rx_pcap=/etc/shadow'}")
         assert refused.returncode == 2 and "(body.port.device)" in refused.stderr, refused.stderr
         refused = ctl(socket, "add-chain", "-", stdin=WIRE_CHAINS["a-out"])
         assert refused.returncode == 2 and "(body.chain.to)" in refused.stderr, refused.stderr
-        for name, port in WIRE_PORTS.items():
+        nowhere = VXLAN_PORTS["east"].replace(NODE_A.namespace, "tdw-nowhere")
+        refused = ctl(socket, "add-port", "-", stdin=nowhere)
+        assert refused.returncode == 2 and "(body.port.vxlan.namespace)" in refused.stderr, refused.stderr
+        refused = ctl(socket, "add-port", "-", stdin=VXLAN_PORTS["east"].replace(f"vni: {VNI}", "vni: 4243"))
+        assert refused.returncode == 2 and "(body.port.vxlan)" in refused.stderr, refused.stderr
+        assert "VNI already exists" in refused.stderr and not Path("/sys/class/net/tdx-east").exists()
+        for name, port in VXLAN_PORTS.items():  # east's name free again after the kernel's refusal
             added = ctl(socket, "add-port", "-", stdin=port)
             assert added.returncode == 0, added.stderr
             change = answered(socket, json.loads(added.stdout))
             assert change["state"] == "applied" and change["port"] == name and change["open_us"] > 0, change
+        again = ctl(socket, "add-port", "-", stdin=VXLAN_PORTS["east"].replace("name: east", "name: east2"))
+        assert again.returncode == 2 and "(body.port.vxlan.vni)" in again.stderr, again.stderr
         again = ctl(socket, "add-port", "-", stdin=WIRE_PORTS["east"])
         assert again.returncode == 2 and "(body.port.name)" in again.stderr, again.stderr
+        assert Path("/sys/class/net/tdx-east/mtu").read_text().strip() == "1520"  # a full packet and the trailer
         for name in WIRE_CHAINS:
             added = ctl(socket, "add-chain", "-", stdin=WIRE_CHAINS[name])
             assert added.returncode == 0, added.stderr
@@ -170,3 +207,54 @@ def test_the_wire_and_its_chains_are_added_to_a_running_service(tmp_path, lossle
     for sender, receiver in (("east", "west"), ("west", "east")):
         balance = wire_balance(ports[sender], ports[receiver])
         assert balance["exact"] and balance["lost"] == 0 and balance["sent"] > 1000, balance
+
+
+def change(socket, *args: str) -> dict:
+    """A live change through `./tandem ctl`, applied (waited for where it was pending)."""
+    done = ctl(socket, *args)
+    assert done.returncode == 0, done.stderr
+    reply = answered(socket, json.loads(done.stdout))
+    assert reply["state"] == "applied", reply
+    return reply
+
+
+def test_the_wire_is_removed_from_a_running_service_once_its_chains_are(tmp_path, lossless_nodes_without_links):
+    """A service with the wire between its nodes (its VXLANs made by Tandem) and the four chains over it, ping
+    crossing. A wire port cannot go while chains use it. Node A's chains removed (fed by the client's port and by the
+    wire: what their routes take is dropped from then on, counted, never passed around the removed firewall), then
+    the east end: its device closed, its VXLAN gone, its report kept; node B's chains and the west end likewise.
+    Every port's count stays exact, and the wire balances with nothing lost."""
+    spec = tmp_path / "wire.yaml"
+    spec.write_text(wire_spec(ports=VXLAN_PORTS, pings=3000))  # 30 s of pings: the service is stopped before
+    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    with serving(spec, socket, out) as process:
+        time.sleep(2)  # ping crosses
+        busy = ctl(socket, "remove-port", "east")
+        assert busy.returncode == 2 and "chains a-out, a-in take from it or send to it" in busy.stderr, busy.stderr
+        lab = ctl(socket, "remove-port", "client")
+        assert lab.returncode == 2 and "a lab host's port" in lab.stderr, lab.stderr
+        for chain in ("a-out", "a-in"):
+            change(socket, "remove-chain", chain)
+        time.sleep(1)  # the client's pings go on, into a-out's closed route
+        east = change(socket, "remove-port", "east")
+        assert east["report"]["removed"] and east["report"]["exact"], east
+        assert not Path("/sys/class/net/tdx-east").exists()
+        again = ctl(socket, "remove-port", "east")
+        assert again.returncode == 2 and "removed already" in again.stderr, again.stderr
+        refused = ctl(
+            socket, "add-chain", "-", stdin=WIRE_CHAINS["a-out"].replace("a-out", "a-again").replace("fw-a", "fw-again")
+        )
+        assert refused.returncode == 2 and "(body.chain.to)" in refused.stderr, refused.stderr
+        for chain in ("b-out", "b-in"):
+            change(socket, "remove-chain", chain)
+        change(socket, "remove-port", "west")
+        assert not Path("/sys/class/net/tdx-west").exists()
+        status = json.loads(ctl(socket, "status").stdout)
+        assert {port["name"] for port in status["ports"] if port.get("removed")} == {"east", "west"}
+        results = stopped_and_exact(socket, process, out)
+    ports = {port["name"]: port for port in results["ports"]}
+    assert ports["client"]["for_removed_chains"] > 0  # a second of pings, dropped where a-out's route took them
+    assert ports["east"]["transmitted"] == east["report"]["transmitted"] > 0  # nothing crossed once it was closed
+    for sender, receiver in (("east", "west"), ("west", "east")):
+        balance = wire_balance(ports[sender], ports[receiver])
+        assert balance["exact"] and balance["lost"] == 0 and balance["sent"] > 0, balance

@@ -112,7 +112,7 @@ void EthdevPort::read_device_counters() {
 
 void EthdevPort::close() {
   if (started_) {
-    read_device_counters();
+    if (!removed_) read_device_counters();  // a removed port's were read as it was removed
     rte_eth_dev_stop(id_);
     started_ = false;
   }
@@ -126,6 +126,11 @@ void EthdevPort::close() {
   }
 }
 
+void EthdevPort::mark_removed() {
+  if (started_) read_device_counters();
+  removed_ = true;
+}
+
 json EthdevPort::report() const {
   const PortCounters& c = counters_;
   return {{"name", config_.name},
@@ -134,10 +139,12 @@ json EthdevPort::report() const {
           {"to_chains", c.to_chains},
           {"passed", c.passed},
           {"unhandled_dropped", c.unhandled_dropped},
+          {"for_removed_chains", c.for_removed_chains},
           {"transmitted", c.transmitted},
           {"tx_refused", c.tx_refused},
           {"discarded_at_open", c.discarded_at_open},
-          {"exact", c.received == c.to_chains + c.passed + c.unhandled_dropped},
+          {"exact", c.received == c.to_chains + c.passed + c.unhandled_dropped + c.for_removed_chains},
+          {"removed", removed_},
           {"device_counters", device_counters_},
           {"wire", wire_ ? wire_->report() : json(nullptr)}};
 }

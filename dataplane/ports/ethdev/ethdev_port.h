@@ -23,6 +23,9 @@ struct PortCounters {
   uint64_t to_chains = 0;          // ... and handed to a chain's entry
   uint64_t passed = 0;             // ... and passed untouched to another port (PortConfig::pass_unhandled)
   uint64_t unhandled_dropped = 0;  // ... and dropped: no chain handles them and they are not passed (or refused)
+  // ... and dropped: the chain whose route took them was removed from the service. Never passed on: they would
+  // reach the other side without the removed chain's NFs (a firewall's chain removed must not open the way).
+  uint64_t for_removed_chains = 0;
   uint64_t transmitted = 0;        // frames the device took for sending (a chain's output, or frames passed to it)
   uint64_t tx_refused = 0;         // frames it refused (its send queue full; on a wire, no room for the trailer)
   uint64_t discarded_at_open = 0;  // frames the device held when it opened, from before the run: never received
@@ -56,8 +59,11 @@ class EthdevPort {
   // Closes the device once traffic is over, its own counters read first: every mbuf it held (its receive
   // descriptors', a device's own frames) goes back to the pool, so the accounting can count them all.
   void close();
+  // The port removed from a running service (nothing moves through it any more): its counters read now, and
+  // reported as removed; close() (on any thread) then closes the device without touching what report() reads.
+  void mark_removed();
   // The stages' counters, the device's (imissed, ierrors, rx_nombuf, oerrors: what the device itself lost), and
-  // whether received = to_chains + passed + unhandled_dropped.
+  // whether received = to_chains + passed + unhandled_dropped + for_removed_chains.
   json report() const;
 
  private:
@@ -67,7 +73,7 @@ class EthdevPort {
   PortConfig config_;
   std::string vdev_name_;  // a virtual device's name, to remove it again; empty for a PCI device
   uint16_t id_ = 0;
-  bool opened_ = false, started_ = false;
+  bool opened_ = false, started_ = false, removed_ = false;
   PortCounters counters_;
   json device_counters_ = json::object();
   std::optional<WireLink> wire_;  // PortConfig::wire: the link leads to another Tandem node

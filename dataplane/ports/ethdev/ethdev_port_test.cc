@@ -95,6 +95,33 @@ TEST(EthdevPort, SourcePrefixesTellChainsApartAndUnhandledFramesCrossTheWire) {
   for (auto& frames : by_chain) testing::free_all(frames);
 }
 
+TEST(EthdevPort, ARemovedChainsFramesAreDroppedAndCountedNeverPassedAround) {
+  EthdevPort left(ring_port("cl"), testing::test_pool());
+  EthdevPort right(ring_port("cr"), testing::test_pool());
+  PortReceiver receiver(left, {{0, {SourcePrefix("198.18.1.0/24")}}, {1, {}}}, &right);
+  receiver.close_route(0);  // chain 0 removed: its frames would otherwise be unhandled, and passed to the right
+  auto by_chain = loop_through(left, receiver,
+                               {from_source("198.18.1.7"), from_source("198.18.2.9"), from_source("198.18.1.8")}, 2);
+  EXPECT_TRUE(by_chain[0].empty());
+  EXPECT_EQ(by_chain[1].size(), 1u);
+  const PortCounters& counters = left.counters();
+  EXPECT_EQ(counters.for_removed_chains, 2u);
+  EXPECT_EQ(counters.passed, 0u);
+  EXPECT_EQ(right.counters().transmitted, 0u);
+  EXPECT_TRUE(left.report()["exact"].get<bool>());
+  // The right port removed: unhandled frames are not passed to it any more, but dropped and counted.
+  receiver.stop_passing_to(&right);
+  right.mark_removed();
+  right.close();
+  EXPECT_TRUE(right.report()["removed"].get<bool>());
+  EXPECT_TRUE(loop_through(left, receiver, {arp_frame()}, 2)[1].empty());
+  EXPECT_EQ(counters.unhandled_dropped, 1u);
+  EXPECT_TRUE(left.report()["exact"].get<bool>());
+  testing::free_all(by_chain[1]);
+  left.close();
+  EXPECT_EQ(rte_mempool_in_use_count(testing::test_pool()), 0u);
+}
+
 TEST(EthdevPort, ABadDeviceIsRefusedNamingTheField) {
   PortConfig config = ring_port("x");
   config.device = "net_no_such_driver0,iface=eth9";

@@ -66,6 +66,11 @@ void PortReceiver::add_route(Route route) {
   by_route_count_.push_back(0);
 }
 
+void PortReceiver::close_route(int chain) {
+  for (Route& route : routes_)
+    if (route.chain == chain) route.closed = true;
+}
+
 void PortReceiver::sort(rte_mbuf** pkts, uint16_t count) {
   std::fill(by_route_count_.begin(), by_route_count_.end(), 0);
   unhandled_count_ = 0;

@@ -38,6 +38,7 @@ class PortReceiver {
   struct Route {
     int chain;
     std::vector<SourcePrefix> sources;  // none: every IP frame not taken by a route before it
+    bool closed = false;                // its chain was removed: what it takes is dropped (for_removed_chains)
   };
   // `pass_to`: where unhandled frames go (null: dropped, counted as the port's unhandled_dropped).
   PortReceiver(EthdevPort& port, std::vector<Route> routes, EthdevPort* pass_to)
@@ -53,6 +54,11 @@ class PortReceiver {
     sort(pkts, received);
     for (size_t r = 0; r < routes_.size(); r++) {
       if (by_route_count_[r] == 0) continue;
+      if (routes_[r].closed) {
+        port_.counters().for_removed_chains += by_route_count_[r];
+        rte_pktmbuf_free_bulk(by_route_[r].data(), by_route_count_[r]);
+        continue;
+      }
       port_.counters().to_chains += by_route_count_[r];
       deliver(routes_[r].chain, by_route_[r].data(), by_route_count_[r]);
     }
@@ -65,6 +71,13 @@ class PortReceiver {
   // A chain added to a running service takes its frames from this port too: after the routes there are (a spec's
   // check keeps a route that takes every frame from standing before it).
   void add_route(Route route);
+  // A chain removed from a running service: its route stays, so that its frames are still told apart, and what it
+  // takes is dropped from now on (never passed on: they would cross without the chain's NFs).
+  void close_route(int chain);
+  // A port removed from a running service: unhandled frames are not passed to it any more (dropped, counted).
+  void stop_passing_to(const EthdevPort* port) {
+    if (pass_to_ == port) pass_to_ = nullptr;
+  }
   const EthdevPort& port() const { return port_; }
 
  private:
