@@ -1,6 +1,6 @@
 """Where a ServiceChain's NFs run across the cluster: its chains as a run config, each NF's costs as every Tandem
 node measured them, and Tandem's placement model over the nodes' free cores (fewest packets between nodes); then
-each node's share as chains its agent can add."""
+each node's share as chains its agent can add, a chain across nodes cut into parts joined by wires."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from controlplane.errors import SpecError
+from controlplane.kubernetes.chain_cut import Wire, cut, wire_port
 from controlplane.kubernetes.service_chain import ServiceChainSpec
 from controlplane.kubernetes.tandem_nodes import TandemNode
 from controlplane.planning import profile
@@ -32,6 +33,11 @@ class ClusterPlacement:
     where: dict[str, tuple[str, int]]  # NF (as the resource names it) -> (node, core)
     chains_by_node: dict[str, list[dict]]  # per node, the chains (a spec's `chains` entries) its agent adds
     split: list[str] = field(default_factory=list)  # chains whose NFs sit on more than one node
+    # Each split chain's parts, in chain order: (node, the part as its agent adds it); and the wires between them,
+    # as each node's agent adds their ports (spec `ports` entries).
+    cut_parts: list[list[tuple[str, dict]]] = field(default_factory=list)
+    wires: list[Wire] = field(default_factory=list)
+    ports_by_node: dict[str, list[dict]] = field(default_factory=dict)
     edges_between_nodes: list[tuple[str, str]] = field(default_factory=list)
     solution: dict = field(default_factory=dict)
     shares: dict[str, float] = field(default_factory=dict)  # NF -> the share of its core it takes at its rate
@@ -45,6 +51,14 @@ class ClusterPlacement:
 
     def nodes(self) -> set[str]:
         return {node for node, _ in self.where.values()}
+
+    def every_chain_by_node(self) -> dict[str, list[dict]]:
+        """Per node, the chains its agent runs for the resource: whole chains and cut chains' parts."""
+        chains = {node: list(entries) for node, entries in self.chains_by_node.items()}
+        for parts in self.cut_parts:
+            for node, part in parts:
+                chains.setdefault(node, []).append(part)
+        return chains
 
 
 def agent_name(resource: str, name: str) -> str:
@@ -85,10 +99,13 @@ def place(
     nodes: list[TandemNode],
     load: dict[str, dict[int, float]] | None = None,
     time_limit_s: float = 10.0,
+    vnis_in_use: set[int] | None = None,
 ) -> ClusterPlacement:
     """Places the resource's NFs on the ready nodes' cores: beside other resources' NFs where a core has room
-    (`load`: node -> core -> the share of it they take), or on new cores. Raises CostsUnknown (no node measured an
-    NF) or PlacementError (the cores do not carry the chains at their rates, naming the constraint)."""
+    (`load`: node -> core -> the share of it they take), or on new cores; a chain across nodes is cut into parts
+    joined by wires, their VNIs not in `vnis_in_use` (which they join). Raises CostsUnknown (no node measured an
+    NF) or PlacementError (the cores do not carry the chains at their rates, naming the constraint; a graph across
+    nodes; a node whose agent gives no address a wire can run to)."""
     load = load or {}
     chains = chains_of(resource, spec)
     config = run_config_of(resource, chains, spec)
@@ -122,7 +139,7 @@ def place(
         where, solution = better(found, key=lambda answer: answer[1]["objective"])  # the first of equals: cheapest
     else:
         where, solution = solve_on(by_cost[:CANDIDATE_NODES])
-    placement = _on_agents(resource, chains, where, solution)
+    placement = _on_agents(resource, chains, where, solution, {node.name: node for node in usable}, vnis_in_use)
     hz = {node.name: node.tsc_hz for node in usable}
     for nf in nfs:
         node, _ = where[nf.name]
@@ -224,16 +241,30 @@ def _costs(nf: dict, nodes: list[TandemNode]) -> tuple[float, float, dict[str, t
     return k, c, per_node
 
 
-def _on_agents(resource: str, chains: list[dict], where: dict, solution: dict) -> ClusterPlacement:
+def _on_agents(
+    resource: str,
+    chains: list[dict],
+    where: dict,
+    solution: dict,
+    nodes: dict[str, TandemNode],
+    vnis_in_use: set[int] | None,
+) -> ClusterPlacement:
     placement = ClusterPlacement(where=where, chains_by_node={}, solution=solution)
     placement.edges_between_nodes = [tuple(edge) for edge in solution.get("edges_between_nodes", [])]
+    used = set() if vnis_in_use is None else vnis_in_use
     for chain in chains:
         names = [nf["name"] for nf in _nfs(chain)]
-        nodes = {where[name][0] for name in names}
-        if len(nodes) > 1:
-            placement.split.append(chain["name"])
+        on = {where[name][0] for name in names}
+        if len(on) == 1:
+            placement.chains_by_node.setdefault(on.pop(), []).append(_for_agent(resource, chain, where))
             continue
-        placement.chains_by_node.setdefault(nodes.pop(), []).append(_for_agent(resource, chain, where))
+        placement.split.append(chain["name"])
+        parts = cut(resource, chain, where, used)
+        placement.cut_parts.append([(node, _for_agent(resource, part, where)) for node, part in parts.parts])
+        placement.wires += parts.wires
+        for wire in parts.wires:
+            for node in (wire.sender, wire.receiver):
+                placement.ports_by_node.setdefault(node, []).append(wire_port(wire, node, nodes))
     return placement
 
 

@@ -1,6 +1,7 @@
 """What the operator does for a ServiceChain, apart from Kubernetes' events: place it on the Tandem nodes' free
-cores, add its chains on each node's agent (all of them, or none), write what it did as the resource's status, remove
-it from the agents, and place it again when a node it uses is lost."""
+cores, add its chains on each node's agent (all of them, or none; a chain across nodes as parts joined by wires, the
+wires' ports first), write what it did as the resource's status, remove it from the agents, and place it again when
+a node it uses is lost."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from controlplane.errors import SetupError, SpecError
+from controlplane.kubernetes.chain_cut import wire_prefix
 from controlplane.kubernetes.cluster_placement import ClusterPlacement, CostsUnknown, agent_name, place
 from controlplane.kubernetes.live_arguments import ArgumentsChange, arguments_changes
 from controlplane.kubernetes.service_chain import ServiceChainSpec
@@ -28,10 +30,17 @@ LOST_RETRY_S = 2.0  # a node whose agent stopped answering is asked again after 
 
 @dataclass
 class Held:
-    """A placed resource: its placement, and what its agents run (node -> the chains added there)."""
+    """A placed resource: its placement, and what its agents run (node -> the chains added there; the chains in the
+    order they were added, and the wires' ports)."""
 
     placement: ClusterPlacement
     added: dict[str, list[str]] = field(default_factory=dict)
+    order: list[tuple[str, str]] = field(default_factory=list)
+    ports: list[tuple[str, str]] = field(default_factory=list)
+
+    def chain_added(self, node: str, chain: str) -> None:
+        self.added.setdefault(node, []).append(chain)
+        self.order.append((node, chain))
 
 
 @dataclass
@@ -105,7 +114,9 @@ class Reconciler:
         try:
             # Placed as if the resource ran nowhere (load() leaves it out): what removing it first would give.
             model = ServiceChainSpec.model_validate(spec)
-            placement = place(resource, model, self.usable(), self.load(key), time_limit_s=self.time_limit_s)
+            placement = place(
+                resource, model, self.usable(), self.load(key), self.time_limit_s, vnis_in_use=self.vnis(besides=key)
+            )
         except CostsUnknown as error:
             self.remove(key)
             return Outcome(_status(generation, "False", "CostsUnknown", str(error)), retry=True)
@@ -123,34 +134,34 @@ class Reconciler:
         self.remove(key)
         if self.plan_only:
             self.held[key] = Held(placement)
-            spans = f"; chains {', '.join(placement.split)} span nodes" if placement.split else ""
+            spans = f"; chains {', '.join(placement.split)} cut into parts joined by wires" if placement.split else ""
             message = (
                 f"planned on {', '.join(sorted(placement.nodes()))} in {time.monotonic() - began:.3f} s{spans} "
                 "(plan only: no agent was asked)"
             )
             return Outcome(_status(generation, "False", "Planned", message, placement))
-        if placement.split:
-            message = (
-                f"chains {', '.join(placement.split)} do not fit one node: the operator does not yet cut a chain "
-                "into one per node joined by a wire between their agents"
-            )
-            return Outcome(_status(generation, "False", "SpansNodes", message, placement), retry=True)
         held = Held(placement)
         self.held[key] = held
         try:
-            for node, chains in sorted(placement.chains_by_node.items()):
-                for chain in chains:
+            # The wires' ports first, then the chains: a cut chain's last part first, so that nothing crosses a wire
+            # before the part behind it runs (removal goes the other way: remove()).
+            for node, ports in sorted(placement.ports_by_node.items()):
+                for port in ports:
                     agent = self.agent(node)
-                    reply = agent.answer_of(agent.add_chain(chain), CHANGE_TIMEOUT_S)
-                    if reply.state != "applied":
-                        problems = "; ".join(f"{e.get('path')}: {e.get('message')}" for e in reply.errors)
-                        raise SetupError(f"node {node} refused chain {chain['name']}: {problems or reply.state}")
-                    held.added.setdefault(node, []).append(chain["name"])
+                    _applied(agent.answer_of(agent.add_port(port), CHANGE_TIMEOUT_S), f"node {node}", port["name"])
+                    held.ports.append((node, port["name"]))
+            additions = [(node, chain) for node, chains in sorted(placement.chains_by_node.items()) for chain in chains]
+            additions += [addition for parts in placement.cut_parts for addition in reversed(parts)]
+            for node, chain in additions:
+                agent = self.agent(node)
+                _applied(agent.answer_of(agent.add_chain(chain), CHANGE_TIMEOUT_S), f"node {node}", chain["name"])
+                held.chain_added(node, chain["name"])
         except SetupError as error:
             self.remove(key)
             return Outcome(_status(generation, "False", "AgentRefused", str(error), placement), retry=True)
         nodes = ", ".join(sorted(placement.nodes()))
-        message = f"on {nodes}, placed and added in {time.monotonic() - began:.3f} s"
+        wires = f", {len(placement.wires)} wires between them" if placement.wires else ""
+        message = f"on {nodes}{wires}, placed and added in {time.monotonic() - began:.3f} s"
         return Outcome(_status(generation, "True", "Running", message, placement))
 
     def _change_arguments(
@@ -191,6 +202,10 @@ class Reconciler:
             problems = "; ".join(f"{e.get('path')}: {e.get('message')}" for e in reply.errors)
             raise SetupError(f"node {node} refused the arguments of {nf}: {problems or reply.state}")
 
+    def vnis(self, besides: str) -> set[int]:
+        """The VXLAN networks every other resource's wires use."""
+        return {wire.vni for key, held in self.held.items() if key != besides for wire in held.placement.wires}
+
     def usable(self) -> list[TandemNode]:
         """The nodes that may take chains: a lost one once its agent answers again (asked at most every
         LOST_RETRY_S)."""
@@ -228,15 +243,20 @@ class Reconciler:
         self.lost_since.setdefault(key, time.monotonic())
 
     def forget_earlier(self, resource: str, nodes: list[str]) -> None:
-        """Removes the chains an earlier operator added for the resource on `nodes` (its status's placement), so
-        that placing it again starts from nothing; an agent that does not answer has nothing to remove."""
-        prefix = agent_name(resource, "")
+        """Removes the chains an earlier operator added for the resource on `nodes` (its status's placement), then
+        its wires' ports, so that placing it again starts from nothing; an agent that does not answer has nothing to
+        remove."""
+        prefix, wires = agent_name(resource, ""), wire_prefix(resource)
         for node in sorted(set(nodes) & self.nodes.keys()):
             try:
                 agent = self.agent(node)
-                for chain in agent.status().chains:
+                status = agent.status()
+                for chain in status.chains:
                     if chain.name.startswith(prefix) and not chain.removed:
                         agent.answer_of(agent.remove_chain(chain.name), CHANGE_TIMEOUT_S)
+                for port in status.ports:
+                    if str(port.get("name", "")).startswith(wires) and not port.get("removed"):
+                        agent.answer_of(agent.remove_port(port["name"]), CHANGE_TIMEOUT_S)
             except SetupError:
                 continue
 
@@ -247,20 +267,24 @@ class Reconciler:
         return self.remove(key)
 
     def remove(self, key: str) -> list[str]:
-        """Removes the resource's chains from the agents that are still there; returns what could not be removed."""
+        """Removes the resource's chains from the agents that are still there (in the reverse order of their
+        addition: a cut chain's first part first, its last packets going on over the wire to the parts still
+        running), then its wires' ports; returns what could not be removed."""
         held = self.held.pop(key, None)
         self.retry_at.pop(key, None)
         self.hops_written_at.pop(key, None)
         left = []
-        for node, chains in (held.added if held else {}).items():
-            for chain in chains:
-                if node not in self.nodes:
-                    continue  # the node is gone, and its agent with it
-                try:
-                    agent = self.agent(node)
-                    agent.answer_of(agent.remove_chain(chain), CHANGE_TIMEOUT_S)
-                except SetupError as error:
-                    left.append(f"{chain} on {node}: {error}")
+        steps = [(node, "chain", chain) for node, chain in reversed(held.order if held else [])]
+        steps += [(node, "port", port) for node, port in (held.ports if held else [])]
+        for node, kind, name in steps:
+            if node not in self.nodes:
+                continue  # the node is gone, and its agent with it
+            try:
+                agent = self.agent(node)
+                reply = agent.remove_chain(name) if kind == "chain" else agent.remove_port(name)
+                agent.answer_of(reply, CHANGE_TIMEOUT_S)
+            except SetupError as error:
+                left.append(f"{kind} {name} on {node}: {error}")
         return left
 
     def lost_nodes(self, key: str) -> list[str]:
@@ -291,7 +315,7 @@ class Reconciler:
         held = self.held.get(key)
         hops = []
         prefix = agent_name(resource, "")
-        for node, chains in sorted((held.placement.chains_by_node if held else {}).items()):
+        for node, chains in sorted((held.placement.every_chain_by_node() if held else {}).items()):
             status = self.agent_status(node) if node in held.added and node in self.nodes else None
             if status is None:
                 continue
@@ -306,6 +330,13 @@ class Reconciler:
                     hop["dropped"] = int(status.drops_by_ring.get(ring, 0))
                     hops.append(hop)
         return hops
+
+
+def _applied(reply, where: str, name: str) -> None:
+    """Raises SetupError naming `where` and the chain or port, unless the agent applied the change."""
+    if reply.state != "applied":
+        problems = "; ".join(f"{e.get('path')}: {e.get('message')}" for e in reply.errors)
+        raise SetupError(f"{where} refused {name}: {problems or reply.state}")
 
 
 def hops_of(chain: dict) -> list[tuple[str, str]]:

@@ -8,8 +8,9 @@ import pytest
 import yaml
 
 from conftest import REPO
+from controlplane.kubernetes.chain_cut import wire_prefix
 from controlplane.kubernetes.cluster_placement import CostsUnknown, chains_of, place
-from controlplane.kubernetes.reconciler import hops_of
+from controlplane.kubernetes.reconciler import Reconciler, hops_of
 from controlplane.kubernetes.service_chain import ServiceChainSpec
 from controlplane.kubernetes.tandem_nodes import (
     CONTROL,
@@ -21,6 +22,7 @@ from controlplane.kubernetes.tandem_nodes import (
     tandem_node,
 )
 from controlplane.planning.placement import PlacementError
+from controlplane.spec.loading import spec_from_document
 
 HZ = 2.0e9
 CHEAP = {"k_cycles": 100.0, "c_cycles": 1000.0}
@@ -31,9 +33,9 @@ COSTS_OF = [
 ]
 
 
-def node(name: str, cores=(1, 2), costs=COSTS_OF, hz=HZ, ready=True) -> dict:
+def node(name: str, cores=(1, 2), costs=COSTS_OF, hz=HZ, ready=True, address="10.0.0.1") -> dict:
     return {
-        "metadata": {"name": name, "annotations": annotations("10.0.0.1:7100", list(cores), hz, costs)},
+        "metadata": {"name": name, "annotations": annotations(f"{address}:7100", list(cores), hz, costs)},
         "status": {"conditions": [{"type": "Ready", "status": "True" if ready else "False"}]},
     }
 
@@ -118,13 +120,45 @@ def test_a_chain_joins_cores_other_resources_use_where_they_have_room_and_nodes_
         place("edge", spec(chain("c1", per_packet_mpps(0.2))), nodes, load={n: {1: 1.0, 2: 0.99} for n in "ab"})
 
 
-def test_a_chain_larger_than_a_node_spans_two_and_is_reported_split():
+def test_a_chain_larger_than_a_node_is_cut_into_parts_joined_by_a_wire():
     # Each NF takes 60 % of a core: three of them need three cores, and each node has two.
-    nodes = [tandem_node(node("a")), tandem_node(node("b"))]
-    placed = place("big", spec(chain("c1", per_packet_mpps(0.6))), nodes)
+    nodes = [tandem_node(node("a", address="10.0.0.1")), tandem_node(node("b", address="10.0.0.2"))]
+    used = {7}  # another resource's wire
+    placed = place("big", spec(chain("c1", per_packet_mpps(0.6))), nodes, vnis_in_use=used)
     assert placed.split == ["c1"] and placed.nodes() == {"a", "b"}
     assert len(placed.edges_between_nodes) == 1  # fewest packets between nodes: one edge crosses
-    assert "a" not in placed.chains_by_node and "b" not in placed.chains_by_node
+    assert placed.chains_by_node == {}  # no whole chain: the parts are the agents' chains
+    [parts], [wire] = placed.cut_parts, placed.wires
+    assert [on for on, _ in parts] == [wire.sender, wire.receiver] and wire.vni in used and wire.vni != 7
+    (sender, first), (receiver, second) = parts
+    assert (first["name"], second["name"]) == ("big.c1.0", "big.c1.1")
+    assert [nf["name"] for _, part in parts for nf in part["nfs"]] == ["big.c1-fw", "big.c1-count", "big.c1-ttl"]
+    assert first["to"] == wire.name == second["from"] and first["traffic"] and "traffic" not in second
+    address = {"a": "10.0.0.1", "b": "10.0.0.2"}
+    for on, part, peer in ((sender, first, receiver), (receiver, second, sender)):
+        [port] = placed.ports_by_node[on]
+        assert port == {"name": wire.name, "vxlan": {"vni": wire.vni, "local": address[on], "remote": address[peer]}}
+        # What the node's agent is asked for is a spec's ports and chains entries that check out (spec_from_document
+        # raises naming the field), here on this machine's NF core (the node's cores are its own).
+        here = part | {"nfs": [nf | {"core": 1} for nf in part["nfs"]]}
+        assert spec_from_document({"name": "agent", "ports": [port], "chains": [here]}, f"node {on}").chains
+    # Placed again, the wire's port gets a name of its own: a removed port's name stays taken on its agent.
+    again = place("big", spec(chain("c1", per_packet_mpps(0.6))), nodes, vnis_in_use=used)
+    assert again.wires[0].name != wire.name and again.wires[0].name.startswith(wire_prefix("big"))
+
+
+def test_a_chain_across_nodes_that_cannot_have_a_wire_is_refused_saying_why():
+    graph = {"name": "g", "traffic": {"rate": per_packet_mpps(0.6)}, "graph": chain("g", "1 kpps")["nfs"]}
+    graph["graph"] = {
+        "nodes": graph["graph"],
+        "edges": [{"from": "g-fw", "to": "g-count"}, {"from": "g-count", "to": "g-ttl"}],
+    }
+    nodes = [tandem_node(node("a", address="10.0.0.1")), tandem_node(node("b", address="10.0.0.2"))]
+    with pytest.raises(PlacementError, match="chain g is a graph spanning nodes"):
+        place("big", spec(graph), nodes)
+    nodes = [tandem_node(node("a", address="127.0.0.1")), tandem_node(node("b", address="10.0.0.2"))]
+    with pytest.raises(PlacementError, match="node a's agent advertises 127.0.0.1: no other node reaches it"):
+        place("big", spec(chain("c1", per_packet_mpps(0.6))), nodes)
 
 
 def test_a_node_that_counts_more_cycles_is_charged_them():
@@ -172,3 +206,21 @@ def test_the_hops_written_in_the_status_follow_a_lines_rings_and_a_graphs_edges(
     entered = [to for source, to in hops if source == "entry"]
     assert entered and not set(entered) & {to for _, to in edges}  # the entry feeds what no edge feeds
     assert {to for _, to in hops} == {nf["name"] for nf in graph["graph"]["nodes"]}  # every NF is reached
+
+
+def test_the_operator_plans_a_cut_chain_and_keeps_each_resources_wires_apart():
+    """The reconciler in plan-only mode (no agent asked): a chain larger than a node is planned as parts joined by a
+    wire, and a second such resource's wire never takes the first's VXLAN network."""
+    reconciler = Reconciler(token=None, plan_only=True)
+    for name, address in (("a", "10.0.0.1"), ("b", "10.0.0.2"), ("c", "10.0.0.3"), ("d", "10.0.0.4")):
+        reconciler.node_seen(name, tandem_node(node(name, address=address)))
+    big = spec(chain("c1", per_packet_mpps(0.6))).model_dump(by_alias=True, exclude_none=True)
+    first = reconciler.apply("ns/one", "one", big, 1)
+    second = reconciler.apply("ns/two", "two", big, 1)
+    for outcome in (first, second):
+        assert outcome.status["conditions"][0]["reason"] == "Planned", outcome.status
+        assert "chains c1 cut into parts joined by wires" in outcome.status["conditions"][0]["message"]
+    [one], [two] = reconciler.held["ns/one"].placement.wires, reconciler.held["ns/two"].placement.wires
+    # What a placement of the second is kept from: the first's network (two VXLANs of one VNI on a node they share
+    # would be refused by its kernel).
+    assert reconciler.vnis(besides="ns/two") == {one.vni} and one.vni != two.vni
