@@ -21,7 +21,7 @@ class VxlanSpec(Strict):
     dstport: int = Field(default=4789, ge=1, le=65535)  # UDP, on both nodes (IANA's VXLAN port by default)
     # The network namespace (`ip netns`) whose addresses carry the tunnel; the interface itself comes to Tandem's.
     # By default Tandem's own (a node agent on the host's network).
-    namespace: str | None = Field(default=None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
+    namespace: str | None = Field(default=None, min_length=1, max_length=64, pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
     @field_validator("remote", "local")
     @classmethod

@@ -27,13 +27,15 @@ namespace {
 constexpr const char* kRestartMarker = "tandem-manager: the application was started again after its process died";
 }  // namespace
 
-void create_pool_for_external_apps(unsigned socket_id) {
-  std::string name = "mb_pool_" + std::to_string(socket_id);  // testpmd's mbuf_poolname_build()
-  if (rte_mempool_lookup(name.c_str()) != nullptr) return;
-  if (rte_pktmbuf_pool_create(name.c_str(), 511, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, static_cast<int>(socket_id)) ==
-      nullptr)
-    throw std::runtime_error("cannot create the mbuf pool external NFs look up: " +
-                             std::string(rte_strerror(rte_errno)));
+void create_pools_for_external_apps() {
+  for (unsigned i = 0; i < rte_socket_count(); i++) {
+    int socket_id = rte_socket_id_by_idx(i);
+    std::string name = "mb_pool_" + std::to_string(socket_id);  // testpmd's mbuf_poolname_build()
+    if (rte_mempool_lookup(name.c_str()) != nullptr) continue;
+    if (rte_pktmbuf_pool_create(name.c_str(), 511, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE, socket_id) == nullptr)
+      throw std::runtime_error("cannot create the mbuf pool external NFs look up: " +
+                               std::string(rte_strerror(rte_errno)));
+  }
 }
 
 ExternalNf::ExternalNf(const Deployment& run, const NfConfig& nf, const WorkerPlan& plan, rte_ring* in, rte_ring* out)

@@ -15,8 +15,9 @@
 namespace tandem {
 
 // testpmd in a secondary process looks up the pool it would have made ("mb_pool_<socket>") and exits when it
-// is missing, although io and macswap forwarding never allocate. The manager makes a small one for it.
-void create_pool_for_external_apps(unsigned socket_id);
+// is missing, although io and macswap forwarding never allocate. The manager makes a small one for it on every
+// socket (its lcores may be on any), where none is yet.
+void create_pools_for_external_apps();
 
 class ExternalNf {
  public:

@@ -192,7 +192,7 @@ pid_t Run::launch_added_worker(ChainAddition& addition, const WorkerPlan& plan) 
   addition.externals.emplace_back();
   if (plan.runtime != Runtime::External)
     return launch_worker(addition.next, plan, d_.paths.run_dir + "/deployment.json");
-  create_pool_for_external_apps(static_cast<unsigned>(rte_socket_id()));  // a service without one made none
+  create_pools_for_external_apps();  // a service without external NFs made none
   const Segment& segment = plan.segments.front();
   // A new chain's rings are all new: made with the request, they join the run's with the chain.
   auto ring = [&](int index) { return addition.rings.at(static_cast<size_t>(index) - d_.rings.size()); };

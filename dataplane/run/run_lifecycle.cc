@@ -90,9 +90,7 @@ void Run::set_up_memory() {
 
   bool any_external = false;
   for (const WorkerPlan& plan : d_.workers) any_external = any_external || plan.runtime == Runtime::External;
-  if (any_external)
-    for (unsigned i = 0; i < rte_socket_count(); i++)
-      create_pool_for_external_apps(static_cast<unsigned>(rte_socket_id_by_idx(i)));
+  if (any_external) create_pools_for_external_apps();
 
   for (const RingConfig& config : d_.rings) {
     rte_ring* ring = make_ring(config);

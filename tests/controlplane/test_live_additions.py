@@ -121,6 +121,7 @@ def test_a_port_whose_link_was_not_made_is_forgotten(additions):
         ({"name": "q", "vxlan": VXLAN | {"remote": "224.0.0.1"}}, "not one node's address"),
         ({"name": "q", "vxlan": VXLAN | {"remote": "node-b"}}, "not an IPv4 or IPv6 address"),
         ({"name": "q", "vxlan": VXLAN | {"vni": 1 << 24}}, "less than or equal to 16777215"),
+        ({"name": "q", "vxlan": VXLAN | {"namespace": ".."}}, "should match pattern"),
     ],
 )
 def test_a_vxlan_port_the_spec_cannot_mean_is_refused_as_it_is_read(port, words):
