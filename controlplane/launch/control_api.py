@@ -132,8 +132,8 @@ class ChangeReply(_Message):
     start_ms: float | None = None  # from the request to the last process attached
     join_us: float | None = None  # the chain joined to the run: the scheduler module re-attached with it
     port: str | None = None  # add_port: the port opened; remove_port: the port closed
-    open_us: float | None = None  # how long its device took to open (the loop waited)
-    close_us: float | None = None  # remove_port: how long its device took to close (the loop waited)
+    open_us: float | None = None  # how long its device took to open (on a thread of the manager's, the loop going on)
+    close_us: float | None = None  # remove_port: how long its device took to close (likewise)
     report: dict | None = None  # remove_port: the port's last report (as the results' `ports` entry)
     # What it cost the traffic, measured by the sink 300 ms after (status and the results have it; a reply comes
     # before): deficit_ms (delivery short of the rate before, in ms of that rate), ring_drops_in_window and

@@ -4,6 +4,7 @@ change is and removed when the run ends, whatever the way it ends."""
 from __future__ import annotations
 
 import hashlib
+import os
 import subprocess
 from pathlib import Path
 
@@ -47,7 +48,7 @@ def make(session: MachineSession, port: dict) -> None:
         raise SetupError(f"cannot make the VXLAN {name} of port {port['name']}: {made.stderr.strip()}")
     if where:
         # Into our namespace; the tunnel's socket stays where the interface was made (the kernel keeps its netns).
-        moved = _ip(*where, "link", "set", name, "netns", str(Path("/proc/self").resolve().name))
+        moved = _ip(*where, "link", "set", name, "netns", str(os.getpid()))
         if moved.returncode != 0:
             _ip(*where, "link", "del", name)
             raise SetupError(f"cannot bring the VXLAN {name} of port {port['name']} here: {moved.stderr.strip()}")

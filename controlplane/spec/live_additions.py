@@ -51,8 +51,8 @@ class LiveAdditions:
             taken = {known["name"] for known in self.running.get("ports", [])} | set(self._pending)
             if port.name in taken:
                 raise SpecError("the port", [("port.name", f"a port named {port.name!r} is in the service")])
-            device = port_config(port, "port")["device"]
-            driver = next((known for known in VIRTUAL_DRIVERS if device.startswith(known)), None)
+            config = port_config(port, "port")
+            driver = next((known for known in VIRTUAL_DRIVERS if config["device"].startswith(known)), None)
             if driver is not None and driver not in LIVE_DRIVERS:
                 raise SpecError(
                     "the port",
@@ -73,7 +73,6 @@ class LiveAdditions:
                     "the port",
                     [("port.device", "a PCI device is probed as the service starts: give it in the spec's ports")],
                 )
-            config = port_config(port, "port")
             self._pending[port.name] = (config, port)
             return config
 
