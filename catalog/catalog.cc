@@ -46,7 +46,6 @@ json catalog_json() {
                  {"max_burst", kMaxBurst},
                  {"max_kernel_mux", kMaxKernelMux},
                  {"attach_seconds", kAttachSeconds},
-                 {"attach_seconds_per_worker", kAttachSecondsPerWorker},
                  {"stop_seconds", kStopSeconds}};
   json resources = json::array();
   for (const MachineResourceInfo& info : kMachineResources)

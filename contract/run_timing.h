@@ -4,8 +4,10 @@
 
 namespace tandem {
 
-inline constexpr double kAttachSeconds = 10.0;          // workers attaching to shared memory: this, plus
-inline constexpr double kAttachSecondsPerWorker = 0.5;  // this per worker, started one at a time (~80 ms each here)
+// A worker attaching to shared memory, from its launch: they start one at a time (~80 ms each on our machines, ~1 s
+// on an emulated CPU), each given this from its own launch, so a slow host that makes progress is not failed and a
+// worker that makes none is named within it.
+inline constexpr double kAttachSeconds = 10.0;
 inline constexpr double kStopSeconds = 5.0;  // workers leaving their loops and detaching before they are killed
 
 }  // namespace tandem

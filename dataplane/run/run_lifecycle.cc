@@ -107,11 +107,9 @@ void Run::start_workers() {
   // whenever its heap must grow; started together, every starting worker spins on that lock beside the one that
   // holds it, all on the control core their affinity comes from, and the holder waits out the spinners' time
   // slices. 64 NFs started at once so burned ~0.4 s of CPU each and took ~20 s, sometimes past the timeout; one
-  // by one, each attaches in its ~40 ms alone.
-  uint64_t deadline =
-      rte_get_tsc_cycles() +
-      static_cast<uint64_t>(hz_ * (kAttachSeconds + kAttachSecondsPerWorker * static_cast<double>(d_.workers.size())));
+  // by one, each attaches in its ~40 ms alone, given kAttachSeconds from its own launch.
   for (const WorkerPlan& plan : d_.workers) {
+    uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(hz_ * kAttachSeconds);
     externals_.emplace_back();
     pid_t pid = 0;
     if (plan.runtime == Runtime::External) {
