@@ -148,6 +148,9 @@ class Run {
     bool out_of_sight = false;  // its workers run under the kernel's scheduler, the module's successor blind to them
   };
   void remove_chain(const json& command, double now_s);
+  // Asks a removed chain's application (worker `w`) to exit, unless another is exiting: whether `w` is the one that
+  // is (external_exiting_ says since when).
+  bool ask_external_to_exit(size_t w, double now_s);
   // A chain added (run_chain_addition.cc): checked against the running deployment, its rings made and its
   // processes started one by one, then joined to the run in one step; answered then, or refused with no trace.
   struct ChainAddition {
@@ -316,6 +319,8 @@ class Run {
   std::vector<bool> chain_removed_;           // per chain: removed from the service
   std::set<int> ports_removed_;               // by PortConfig::index: removed from the service
   std::optional<PortWork> port_work_;         // a port being opened or closed
+  // A removed chain's application asked to exit (its worker), and when.
+  std::optional<std::pair<size_t, double>> external_exiting_;
   std::deque<std::pair<json, double>> waiting_args_;  // set_args commands and when they came, behind one pending
   json changes_ = json::array();                      // every change answered, for the results
   std::vector<uint32_t> args_generation_;             // per NF: the last generation of arguments asked for

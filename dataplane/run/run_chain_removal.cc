@@ -1,5 +1,6 @@
 // A chain removed from a running service: its entry closed first, what is inside drained through its NFs to the
-// sink, then its NF processes told to leave their loops and reaped, the other chains' traffic untouched.
+// sink, then its NF processes told to leave their loops (its unmodified applications asked to exit, one at a time)
+// and reaped, the other chains' traffic untouched.
 #include <signal.h>
 
 #include <algorithm>
@@ -33,10 +34,11 @@ std::string Run::why_chain_cannot_go(int chain) const {
     for (const Segment& segment : plan.segments)
       for (int nf : segment.nfs) {
         if (d_.nfs[nf].chain != chain) continue;
-        if (plan.runtime != Runtime::PollLoop || d_.nfs[nf].external())
+        if (plan.runtime == Runtime::External) continue;  // its own process: asked to exit, as at a run's end
+        if (plan.runtime != Runtime::PollLoop)
           return "NF '" + d_.nfs[nf].name +
-                 "' does not run in a poll-loop process of its chain's own (user-level threads, kernel I/O or an "
-                 "external application): remove it by restarting the service";
+                 "' does not run in a poll-loop process of its chain's own (user-level threads or kernel I/O): "
+                 "remove it by restarting the service";
         for (const Segment& other : plan.segments)
           for (int member : other.nfs)
             if (d_.nfs[member].chain != chain)
@@ -61,6 +63,19 @@ void Run::remove_chain(const json& command, double now_s) {
   autoscaler_->forget_chain(chain);
   removal.generated = generator_->generated(chain);
   removals_.push_back(std::move(removal));
+}
+
+bool Run::ask_external_to_exit(size_t w, double now_s) {
+  if (external_exiting_ && workers_[external_exiting_->first].exited) external_exiting_.reset();
+  if (external_exiting_) return external_exiting_->first == w;
+  // testpmd frees its hugepage memory as it exits, each free a round through the manager to every other process;
+  // one exiting at the same moment never answers, and the free waits out EAL's 5 s (stop_externals_one_by_one).
+  // Its forwarding thread goes to the control core, where it runs at once: on its NF core, beside the real-time
+  // pollers a fresh module keeps, it would see the request only through the kernel's fair server.
+  if (pid_t thread = externals_[w]->thread()) confine_to_control_core(d_.control_core, thread);
+  externals_[w]->request_stop();
+  external_exiting_ = {w, now_s};
+  return true;
 }
 
 bool Run::chain_drained(const ChainRemoval& removal) const {
@@ -112,7 +127,8 @@ void Run::follow_removals(double now_s) {
       // Its processes must run to see `leave`.
       if (!removal.out_of_sight) hand_to_the_kernel(removal);
       for (size_t w : removal.workers) {
-        workers_[w].removed = true;  // its exit is the point, not a crash
+        workers_[w].removed = true;   // its exit is the point, not a crash
+        if (externals_[w]) continue;  // asked below, when no other application is exiting
         // Its last steps (out of its loop, its report, DPDK's clean-up, exit) on the control core: on its own core the
         // chains that stay run real-time pollers again at once (a fresh module takes them), and a process of the
         // normal policy there gets the CPU only through the kernel's fair server, ~50 ms a second: removals took
@@ -127,7 +143,9 @@ void Run::follow_removals(double now_s) {
     for (size_t w : removal.workers) {
       if (reap(w)) continue;
       all_gone = false;
-      if (now_s - removal.left_at_s > kLeaveSeconds) {
+      if (externals_[w] && !ask_external_to_exit(w, now_s)) continue;
+      double told_s = externals_[w] ? external_exiting_->second : removal.left_at_s;
+      if (now_s - told_s > kLeaveSeconds) {
         kill(pids_[w], SIGKILL);
         warnings_.push_back("NF " + nf_names_of(static_cast<int>(w)) + " of removed chain " +
                             d_.chains[removal.chain].name + " did not leave its loop within 5 s and was killed");

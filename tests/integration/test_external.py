@@ -12,11 +12,12 @@ import time
 from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import background, requires_root, tandem
 from integration.test_runs import assert_accounted, run_results, start_run
 from integration.test_service import SPEC as SERVICE_SPEC
-from integration.test_service import STATUS_PERIOD, answered, ctl, serving
+from integration.test_service import STATUS_PERIOD, answered, ctl, nf_status, serving
 
 pytestmark = [
     requires_root,
@@ -288,6 +289,14 @@ SERVED_SPEC = (
     .replace("core: 1}", "core: 1, cost_cycles: 30}")
 )
 
+
+def taken(socket, *words: str, stdin: str | None = None) -> dict:
+    """A live change asked with `ctl`, which takes it, followed to its answer."""
+    reply = ctl(socket, *words, stdin=stdin)
+    assert reply.returncode == 0, reply.stderr
+    return answered(socket, json.loads(reply.stdout))
+
+
 CHAIN_WITH_TESTPMD = """\
 name: pmds
 traffic: {rate: 100 kpps, flows: 8}
@@ -302,9 +311,7 @@ def test_a_chain_with_testpmd_added_to_a_service_forwards_and_costs_the_running_
 ):
     socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
     with serving(write_spec(SERVED_SPEC), socket, out) as process:
-        added = ctl(socket, "add-chain", "-", stdin=CHAIN_WITH_TESTPMD)
-        assert added.returncode == 0, added.stderr
-        change = answered(socket, json.loads(added.stdout))
+        change = taken(socket, "add-chain", "-", stdin=CHAIN_WITH_TESTPMD)
         # testpmd started while the first chain's traffic flowed, stopped once it forwarded until its chain joined:
         # no ring of the running chain overflowed (had it polled meanwhile, unis could not have switched it).
         assert change["state"] == "applied" and change["ring_drops_during"] == 0, change
@@ -324,6 +331,41 @@ def test_a_chain_with_testpmd_added_to_a_service_forwards_and_costs_the_running_
     assert report["nfs"]["pmd"]["switched_in"] > 10, report["nfs"]["pmd"]
     pmd = next(nf for nf in results["nfs"] if nf["name"] == "pmd")
     assert pmd["report"]["application"] == "testpmd" and pmd["packets_out"] > 0
+    assert {worker["exit"] for worker in results["workers"]} == {"exited with status 0"}
+    assert not results["warnings"], results["warnings"]
+
+
+# The service's own chain and the chain through testpmd, under unis from the start.
+SERVED_WITH_TESTPMD = yaml.safe_dump(
+    (served := yaml.safe_load(SERVED_SPEC)) | {"chains": [*served["chains"], yaml.safe_load(CHAIN_WITH_TESTPMD)]}
+)
+
+
+def test_a_chain_with_testpmd_removed_under_traffic_drains_through_it_and_testpmd_exits(
+    write_spec, tmp_path, machine_before
+):
+    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    with serving(write_spec(SERVED_WITH_TESTPMD), socket, out) as process:
+        time.sleep(STATUS_PERIOD)
+        status = json.loads(ctl(socket, "status").stdout)
+        assert next(chain for chain in status["chains"] if chain["name"] == "pmds")["delivered"] > 0, status
+        pmd_pid = next(nf["pid"] for nf in status["nfs"] if nf["name"] == "pmd")
+        # Its entry closed, what was inside drained through testpmd to the sink, then testpmd asked to exit.
+        change = taken(socket, "remove-chain", "pmds")
+        assert change["state"] == "applied" and change["drained"] and change["ring_drops_during"] == 0, change
+        assert change["nfs_stopped"] == "fw2,pmd"
+        assert not os.path.exists(f"/proc/{pmd_pid}")  # reaped: gone, not a zombie
+        before = nf_status(socket, "check")["packets_in"]
+        time.sleep(STATUS_PERIOD)
+        assert nf_status(socket, "check")["packets_in"] > before  # the other chain runs on
+        assert ctl(socket, "stop").returncode == 0
+        _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr
+    results = run_results(out)
+    assert_accounted(results)
+    pmds = next(chain for chain in results["chains"] if chain["name"] == "pmds")
+    assert pmds["generated"] == change["generated"] == pmds["delivered"] + pmds["dropped"]["total"], pmds
+    # testpmd exited as asked, its own statistics agreeing with its port's (else a warning says so).
     assert {worker["exit"] for worker in results["workers"]} == {"exited with status 0"}
     assert not results["warnings"], results["warnings"]
 
