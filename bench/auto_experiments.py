@@ -100,18 +100,16 @@ def auto_choices(comparison: dict) -> str:
     return ", ".join(sorted(set(chosen))) or "failed"
 
 
-def ratios_to_best(
-    comparison: dict, metric: str = "delivered_mpps", lowest: bool = False
-) -> tuple[list[float], list[str]]:
-    """Per round: auto's `metric` over the best single scheduler's of that round (the highest; the lowest where
-    `lowest`, as for a latency), and which single that was. A round without both is left out."""
+def ratios_to_best(comparison: dict, metric: str = "delivered_mpps") -> tuple[list[float], list[str]]:
+    """Per round: auto's `metric` over the highest of any single scheduler in that round, and which single that
+    was. A round without both is left out."""
     best: dict[int, tuple[float, str]] = {}
     for name, entry in comparison["schedulers"].items():
         if name == "auto":
             continue
         for round_, summary in zip(rounds_of(entry["runs"]), entry["runs"], strict=True):
             value = summary.get(metric)
-            if value and (round_ not in best or (value < best[round_][0] if lowest else value > best[round_][0])):
+            if value and (round_ not in best or value > best[round_][0]):
                 best[round_] = (value, name)
     auto_runs = comparison["schedulers"]["auto"]["runs"]
     kept = [
@@ -122,7 +120,10 @@ def ratios_to_best(
     return [r for r, _ in kept], [name for _, name in kept]
 
 
-def measure(names: list[str], repeat: int, duration: float, auto_options: dict | None = None) -> dict:
+def measure(
+    names: list[str], repeat: int, duration: float, auto_options: dict | None = None, singles: list[str] | None = None
+) -> dict:
+    """Each workload under auto and the single schedulers that can run it (`singles`: these only; else every one)."""
     comparisons = {}
     for name in names:
         spec = (
@@ -133,8 +134,8 @@ def measure(names: list[str], repeat: int, duration: float, auto_options: dict |
         if auto_options and name != "stepped-rate":
             spec = spec.model_copy(update={"scheduler_options": {**spec.scheduler_options, "auto": auto_options}})
         external = any(nf.type == "external" for chain in spec.chains for nf in chain.nfs or [])
-        singles = [*SINGLES, *(n for n in PROCESS_SINGLES if n not in SINGLES)] if external else SINGLES
-        schedulers = accepting(spec, [*singles, "auto"])
+        every = [*SINGLES, *(n for n in PROCESS_SINGLES if n not in SINGLES)] if external else SINGLES
+        schedulers = accepting(spec, [*(singles or every), "auto"])
         if "auto" not in schedulers:
             print(f"{name}: auto cannot run it; left out", file=sys.stderr)
             continue
@@ -201,43 +202,90 @@ LATENCY_WORKLOADS = [
 ]
 
 
+# The kernel's policies and scc are left out: their p99 is 50-1000x the others' (bench/results/auto-goal.json.gz
+# holds their runs), so they are never the lowest, and leaving them out buys rounds.
+LATENCY_SINGLES = ["rtc", "bubble", "coop", "unis", "nfvnice"]
+
+
+def per_round(comparison: dict, name: str, metric: str) -> dict[int, float]:
+    """A scheduler's `metric` by round, where it has one."""
+    runs = comparison["schedulers"][name]["runs"]
+    return {r: s[metric] for r, s in zip(rounds_of(runs), runs, strict=True) if s.get(metric)}
+
+
+def lowest_median(comparison: dict, metric: str) -> str | None:
+    """The single scheduler whose median `metric` is the lowest: the one a user who measured them all would pick."""
+    medians = {
+        name: statistics.median(values)
+        for name in comparison["schedulers"]
+        if name != "auto" and (values := list(per_round(comparison, name, metric).values()))
+    }
+    return min(medians, key=medians.get) if medians else None
+
+
+def ratios_in_rounds(numerator: dict[int, float], denominator: dict[int, float]) -> list[float]:
+    return [numerator[r] / denominator[r] for r in sorted(numerator) if r in denominator]
+
+
 def latency(repeat: int, duration: float) -> None:
-    comparisons = measure(LATENCY_WORKLOADS, repeat, duration, {"objective": "latency"})
+    """auto's p99 against the single scheduler of the lowest median p99, round by round (the goal), and against the
+    lowest p99 of any single scheduler in each round. The second picks, each round, the luckiest of several noisy
+    runs, so it is biased low: the best single scheduler measured the same way says by how much."""
+    comparisons = measure(LATENCY_WORKLOADS, repeat, duration, {"objective": "latency"}, LATENCY_SINGLES)
+    document = {"repeat": repeat, "duration": duration, "machine": machine_description(), "comparisons": comparisons}
+    save_result("auto-latency", document, latency_report(document))
+
+
+def latency_report(document: dict) -> str:
     rows = []
-    for name, comparison in comparisons.items():
-        ratios, best_names = ratios_to_best(comparison, "p99_us", lowest=True)
+    for name, comparison in document["comparisons"].items():
+        best = lowest_median(comparison, "p99_us")
+        auto = per_round(comparison, "auto", "p99_us")
+        lowest: dict[int, float] = {}  # the lowest single p99 of each round
+        for other in comparison["schedulers"]:
+            if other != "auto":
+                for r, value in per_round(comparison, other, "p99_us").items():
+                    lowest[r] = min(value, lowest.get(r, value))
+        best_runs = per_round(comparison, best, "p99_us") if best else {}
+        ratios = ratios_in_rounds(auto, best_runs)
+        auto_to_lowest, best_to_lowest = ratios_in_rounds(auto, lowest), ratios_in_rounds(best_runs, lowest)
         median = statistics.median(ratios) if ratios else None
-        auto = comparison["schedulers"]["auto"]["median"] or {}
+        auto_median = comparison["schedulers"]["auto"]["median"] or {}
         rows.append(
             [
                 name,
                 auto_choices(comparison),
-                ", ".join(sorted(set(best_names))) or "-",
-                fmt(auto.get("p99_us"), 0),
-                fmt(auto.get("delivered_mpps")),
+                best or "-",
+                fmt(auto_median.get("p99_us"), 0),
+                fmt(auto_median.get("delivered_mpps")),
                 " ".join(f"{r:.2f}" for r in ratios) or "-",
                 fmt(median, 2),
                 "-" if median is None else ("met" if median <= LATENCY_GOAL else "missed"),
+                fmt(statistics.median(auto_to_lowest) if auto_to_lowest else None, 2),
+                fmt(statistics.median(best_to_lowest) if best_to_lowest else None, 2),
             ]
         )
-    text = (
-        f"auto with objective latency against the lowest p99 of a single scheduler in each round (goal: median <= "
-        f"{LATENCY_GOAL})\n{repeat} rounds x {duration} s on {machine_description()}\n\n"
+    return (
+        f"auto with objective latency against the single scheduler of the lowest median p99, round by round (goal: "
+        f"median <= {LATENCY_GOAL}); the last two columns: auto's and that scheduler's p99 over the lowest single p99 "
+        f"of each round (the luckiest of the runs, a bound no one scheduler keeps)\n"
+        f"{document['repeat']} rounds x {document['duration']} s on {document['machine']}\n\n"
         + table(
             [
                 "workload",
                 "auto ran",
-                "lowest p99",
+                "best single",
                 "auto p99 us",
                 "auto Mpps",
-                "auto / lowest, per round",
+                "auto / best, per round",
                 "median",
                 "goal",
+                "auto / lowest",
+                "best / lowest",
             ],
             rows,
         )
     )
-    save_result("auto-latency", {"repeat": repeat, "duration": duration, "comparisons": comparisons}, text)
 
 
 # Cores of native NFs beside unmodified testpmd processes; hybrid is auto's combination, measured by itself too.

@@ -62,7 +62,7 @@ struct Prediction {
   std::string infeasible_because;     // when not feasible
   double throughput_pps = 0;          // delivered, summed over chains
   std::vector<double> chain_pps;      // per chain
-  double latency_us = 0;              // one turn of every NF on the busiest core: what a packet may wait
+  double latency_us = 0;              // the turns of every NF on the busiest core that a packet may wait for
   double jain = 1;                    // Jain's index over the chains' served shares (delivered / offered / weight)
   double cpu_share = 1;               // of the NF cores, averaged: pollers take all of it, sleepers what they use
   double packets_per_cpu_second = 0;  // throughput / (cpu_share x cores): efficiency

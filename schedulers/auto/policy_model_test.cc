@@ -83,6 +83,26 @@ TEST(PolicyModel, NativeNfsBesideAnExternalOneGoToHybrid) {
               0.01);
 }
 
+TEST(PolicyModel, ForLatencyHybridLosesWhereThePathComesBackToItsWorkerAndWinsWhereItDoesNot) {
+  // testpmd-chain: firewall, testpmd, testpmd, ttl. Under hybrid a packet leaves the native worker for testpmd and
+  // comes back to it for ttl: it waits for the worker's next turn, two turns in all; unis runs ttl in chain order.
+  Workload around = consecutive(line(4, 300));
+  around.nfs[1].external = around.nfs[2].external = true;
+  around.ring_capacity = 2048;
+  Decision d = decide(around, Objective::Latency, std::nullopt, {});
+  EXPECT_EQ(d.policy, "unis") << d.reason;
+  EXPECT_GT(of(d, "hybrid").latency_us, 1.5 * of(d, "unis").latency_us);
+  // The turns waited are latency only: hybrid's rate is still one switch a turn above unis's.
+  EXPECT_GT(of(d, "hybrid").throughput_pps, of(d, "unis").throughput_pps);
+  // native-and-testpmd: the native NFs in a row, then testpmd: one turn, one switch fewer than unis.
+  Workload before = consecutive(line(4, 300));
+  before.nfs[3].external = true;
+  before.ring_capacity = 2048;
+  Decision e = decide(before, Objective::Latency, std::nullopt, {});
+  EXPECT_EQ(e.policy, "hybrid") << e.reason;
+  EXPECT_LT(of(e, "hybrid").latency_us, of(e, "unis").latency_us);
+}
+
 TEST(PolicyModel, WithoutNativeNfsToGroupHybridIsUnisAndUnisWinsTheTie) {
   Workload w = consecutive(line(3, 300));
   for (ModelNf& nf : w.nfs) nf.external = true;
