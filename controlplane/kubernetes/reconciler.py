@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from controlplane.errors import SetupError, SpecError
 from controlplane.kubernetes.chain_cut import wire_prefix
+from controlplane.kubernetes.chain_hops import ring_hops, wire_hop
 from controlplane.kubernetes.cluster_placement import ClusterPlacement, CostsUnknown, agent_name, place
 from controlplane.kubernetes.live_arguments import ArgumentsChange, arguments_changes
 from controlplane.kubernetes.service_chain import ServiceChainSpec
@@ -62,6 +63,9 @@ class Reconciler:
         self.lost_at: dict[str, float] = {}  # node -> when its agent was found not answering
         self.retry_at: dict[str, float] = {}  # resource -> when to try placing it again (it could not be, yet)
         self.hops_written_at: dict[str, float] = {}
+        self.wire_readings: dict[
+            str, tuple[float, int]
+        ] = {}  # wire -> when its frames received were last read, how many
         self.lost_since: dict[str, float] = {}  # resource -> when a node it ran on was found lost (not healed yet)
         self.statuses: dict[str, tuple[float, Status | None]] = {}  # node -> when its agent was asked, its answer
         self.lock = threading.Lock()  # kopf runs synchronous handlers on threads
@@ -273,6 +277,8 @@ class Reconciler:
         held = self.held.pop(key, None)
         self.retry_at.pop(key, None)
         self.hops_written_at.pop(key, None)
+        for wire in held.placement.wires if held else []:
+            self.wire_readings.pop(wire.name, None)
         left = []
         steps = [(node, "chain", chain) for node, chain in reversed(held.order if held else [])]
         steps += [(node, "port", port) for node, port in (held.ports if held else [])]
@@ -309,26 +315,24 @@ class Reconciler:
         return True
 
     def hops(self, key: str, resource: str) -> list[dict]:
-        """Each hop of the resource's chains as their agents count it: the ring into an NF (from the chain's entry,
-        or from the NF before it along the line or the graph's edge), the NF's rate in, and what the full ring
-        dropped."""
+        """Each hop of the resource's chains as their agents count it: the rings into its NFs on each node, and the
+        wires between the parts of a cut chain (chain_hops.py)."""
         held = self.held.get(key)
-        hops = []
+        if held is None:
+            return []
         prefix = agent_name(resource, "")
-        for node, chains in sorted((held.placement.every_chain_by_node() if held else {}).items()):
-            status = self.agent_status(node) if node in held.added and node in self.nodes else None
-            if status is None:
-                continue
-            running = {nf.name: nf for nf in status.nfs if not nf.removed}
-            for chain in chains:
-                for source, target in hops_of(chain):
-                    if target not in running:
-                        continue
-                    ring = f"{chain['name']}:entry" if source == "entry" else f"{chain['name']}:{source}->{target}"
-                    hop = {"from": source.removeprefix(prefix), "to": target.removeprefix(prefix), "node": node}
-                    hop["rateMpps"] = round(running[target].in_mpps or 0.0, 6)  # the NF's, from every ring into it
-                    hop["dropped"] = int(status.drops_by_ring.get(ring, 0))
-                    hops.append(hop)
+        statuses = {
+            node: self.agent_status(node) if node in held.added and node in self.nodes else None
+            for node in held.placement.every_chain_by_node()
+        }
+        hops = []
+        for node, chains in sorted(held.placement.every_chain_by_node().items()):
+            if statuses[node] is not None:
+                hops += [hop for chain in chains for hop in ring_hops(node, chain, statuses[node], prefix)]
+        now = time.monotonic()
+        for wire in held.placement.wires:
+            if hop := wire_hop(wire, held.placement, statuses, prefix, self.wire_readings, now):
+                hops.append(hop)
         return hops
 
 
@@ -337,18 +341,6 @@ def _applied(reply, where: str, name: str) -> None:
     if reply.state != "applied":
         problems = "; ".join(f"{e.get('path')}: {e.get('message')}" for e in reply.errors)
         raise SetupError(f"{where} refused {name}: {problems or reply.state}")
-
-
-def hops_of(chain: dict) -> list[tuple[str, str]]:
-    """(from, to) of each ring into an NF of a chain (a spec's `chains` entry): from `entry` into its first NF (a
-    graph's NFs that no edge feeds), then along its line or its graph's edges."""
-    graph = chain.get("graph")
-    if graph:
-        fed = {edge["to"] for edge in graph.get("edges", [])}
-        firsts = [("entry", nf["name"]) for nf in graph["nodes"] if nf["name"] not in fed]
-        return firsts + [(edge["from"], edge["to"]) for edge in graph.get("edges", [])]
-    names = [nf["name"] for nf in chain["nfs"]]
-    return [("entry", names[0]), *zip(names, names[1:], strict=False)]
 
 
 def _spec_message(error: Exception) -> str:

@@ -57,6 +57,9 @@ class HopStatus(Strict):
     dropped: int = Field(ge=0)
     latencyP50Us: float | None = Field(default=None, ge=0)
     latencyP99Us: float | None = Field(default=None, ge=0)
+    # A wire's mean one-way delay, from the sender's CLOCK_REALTIME stamps read against the receiver's clock: a skew
+    # between the two hosts' clocks adds to it, and may take it below zero.
+    delayUs: float | None = None
 
 
 class ServiceChainStatus(Strict):

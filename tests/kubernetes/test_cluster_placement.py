@@ -9,9 +9,10 @@ import yaml
 
 from conftest import REPO
 from controlplane.kubernetes.chain_cut import wire_prefix
-from controlplane.kubernetes.cluster_placement import CostsUnknown, chains_of, place
-from controlplane.kubernetes.reconciler import Reconciler, hops_of
-from controlplane.kubernetes.service_chain import ServiceChainSpec
+from controlplane.kubernetes.chain_hops import hops_of, ring_hops, wire_hop
+from controlplane.kubernetes.cluster_placement import CostsUnknown, agent_name, chains_of, place
+from controlplane.kubernetes.reconciler import Reconciler
+from controlplane.kubernetes.service_chain import HopStatus, ServiceChainSpec
 from controlplane.kubernetes.tandem_nodes import (
     CONTROL,
     CORES,
@@ -21,6 +22,7 @@ from controlplane.kubernetes.tandem_nodes import (
     annotations,
     tandem_node,
 )
+from controlplane.launch.control_api import Status
 from controlplane.planning.placement import PlacementError
 from controlplane.spec.loading import spec_from_document
 
@@ -224,3 +226,50 @@ def test_the_operator_plans_a_cut_chain_and_keeps_each_resources_wires_apart():
     # What a placement of the second is kept from: the first's network (two VXLANs of one VNI on a node they share
     # would be refused by its kernel).
     assert reconciler.vnis(besides="ns/two") == {one.vni} and one.vni != two.vni
+
+
+def test_a_cut_chains_wire_is_a_hop_with_its_rate_losses_and_delay_and_the_part_after_it_is_fed_from_it():
+    reconciler = Reconciler(token=None, plan_only=True)
+    for name, address in (("a", "10.0.0.1"), ("b", "10.0.0.2")):
+        reconciler.node_seen(name, tandem_node(node(name, address=address)))
+    reconciler.apply("ns/one", "one", spec(chain("c1", per_packet_mpps(0.6))).model_dump(by_alias=True), 1)
+    placement = reconciler.held["ns/one"].placement
+    [wire] = placement.wires
+    [(sender_node, sending), (receiver_node, receiving)] = placement.cut_parts[0]
+    assert (sender_node, receiver_node) == (wire.sender, wire.receiver)
+    prefix = agent_name("one", "")
+
+    def status(node: str, part: dict, wire_report: dict) -> Status:
+        nfs = [{"name": nf["name"], "chain": part["name"], "packets_in": 1, "packets_dropped": 0, "in_mpps": 0.25}
+               for nf in part["nfs"]]  # fmt: skip
+        return Status.model_validate(
+            {"name": node, "scheduler": "coop", "phase": "measure", "t_s": 1.0, "chains": [], "nfs": nfs,
+             "drops_by_ring": {f"{part['name']}:entry": 3}, "ports": [{"name": wire.name, "wire": wire_report}]}
+        )  # fmt: skip
+
+    counts = {"sent": 0, "no_room": 2, "received": 0, "lost": 0}
+    statuses = {
+        sender_node: status(sender_node, sending, counts),
+        receiver_node: status(receiver_node, receiving, {**counts, "no_room": 0, "received": 1_000, "lost": 5}),
+    }
+    readings: dict = {}
+    # A rate needs two readings: the first says nothing of the wire.
+    assert wire_hop(wire, placement, statuses, prefix, readings, now=10.0) is None
+    statuses[receiver_node].ports[0]["wire"] = {
+        **counts, "no_room": 0, "received": 501_000, "lost": 7, "delay": {"mean_ns": 12_345.0}
+    }  # fmt: skip
+    hop = wire_hop(wire, placement, statuses, prefix, readings, now=12.0)
+    assert hop == {
+        "from": sending["nfs"][-1]["name"].removeprefix(prefix),
+        "to": receiving["nfs"][0]["name"].removeprefix(prefix),
+        "node": "wire",
+        "rateMpps": 0.25,  # 500,000 frames in 2 s
+        "dropped": 7 + 2,  # the receiver's gaps and what the sender could not number
+        "delayUs": 12.345,
+    }
+    HopStatus.model_validate(hop)  # as the CRD's status takes it
+    # An end that does not answer: no wire hop rather than a made-up one.
+    assert wire_hop(wire, placement, {**statuses, sender_node: None}, prefix, readings, now=14.0) is None
+    # On the receiving node the part's entry is the wire's port.
+    [entry, *_] = ring_hops(receiver_node, receiving, statuses[receiver_node], prefix)
+    assert entry["from"] == wire.name and entry["dropped"] == 3 and entry["node"] == receiver_node

@@ -1,0 +1,83 @@
+"""The hops a ServiceChain's status lists: each ring into an NF on a node, as its agent counts it, and each wire
+between two parts of a cut chain, as its two ends count it (its frames numbered: the gaps are what it lost)."""
+
+from __future__ import annotations
+
+from controlplane.kubernetes.chain_cut import Wire
+from controlplane.kubernetes.cluster_placement import ClusterPlacement
+from controlplane.launch.control_api import Status
+
+
+def hops_of(chain: dict) -> list[tuple[str, str]]:
+    """(from, to) of each ring into an NF of a chain (a spec's `chains` entry): from `entry` into its first NF (a
+    graph's NFs that no edge feeds), then along its line or its graph's edges."""
+    graph = chain.get("graph")
+    if graph:
+        fed = {edge["to"] for edge in graph.get("edges", [])}
+        firsts = [("entry", nf["name"]) for nf in graph["nodes"] if nf["name"] not in fed]
+        return firsts + [(edge["from"], edge["to"]) for edge in graph.get("edges", [])]
+    names = [nf["name"] for nf in chain["nfs"]]
+    return [("entry", names[0]), *zip(names, names[1:], strict=False)]
+
+
+def ring_hops(node: str, chain: dict, status: Status, prefix: str) -> list[dict]:
+    """The rings into the chain's NFs on `node`: the NF's rate in (from every ring into it) and what the full ring
+    dropped. A cut chain's part fed by a wire has the wire's port as its entry."""
+    running = {nf.name: nf for nf in status.nfs if not nf.removed}
+    hops = []
+    for source, target in hops_of(chain):
+        if target not in running:
+            continue
+        ring = f"{chain['name']}:entry" if source == "entry" else f"{chain['name']}:{source}->{target}"
+        shown = chain.get("from", source) if source == "entry" else source.removeprefix(prefix)
+        hops.append(
+            {
+                "from": shown,
+                "to": target.removeprefix(prefix),
+                "node": node,
+                "rateMpps": round(running[target].in_mpps or 0.0, 6),
+                "dropped": int(status.drops_by_ring.get(ring, 0)),
+            }
+        )
+    return hops
+
+
+def wire_counts(status: Status | None, wire: Wire) -> dict | None:
+    """The wire's counters at one end (its port's `wire` report), or None where that end did not answer."""
+    if status is None:
+        return None
+    return next((port.get("wire") for port in status.ports if port.get("name") == wire.name), None)
+
+
+def wire_hop(
+    wire: Wire,
+    placement: ClusterPlacement,
+    statuses: dict[str, Status | None],
+    prefix: str,
+    earlier: dict[str, tuple[float, int]],
+    now: float,
+) -> dict | None:
+    """The wire from the last NF of the part before it to the first NF of the part after it: the rate it carried
+    since the last reading (`earlier`: wire -> (when, frames received), updated here), what it lost (the gaps the
+    receiver found, and what the sender could not number for want of room), and its mean one-way delay as the two
+    hosts' clocks agree (CLOCK_REALTIME stamps: a skew between them shows here, even below zero). None until a
+    second reading gives a rate, or where an end did not answer."""
+    received_at, sent_at = wire_counts(statuses.get(wire.receiver), wire), wire_counts(statuses.get(wire.sender), wire)
+    if received_at is None or sent_at is None:
+        return None
+    before = earlier.get(wire.name)
+    earlier[wire.name] = (now, received_at["received"])
+    if before is None or now <= before[0]:
+        return None
+    parts = [part for each in placement.cut_parts for _, part in each]
+    sending = next(part for part in parts if part.get("to") == wire.name)
+    receiving = next(part for part in parts if part.get("from") == wire.name)
+    delay = received_at.get("delay") or {}
+    return {
+        "from": sending["nfs"][-1]["name"].removeprefix(prefix),
+        "to": receiving["nfs"][0]["name"].removeprefix(prefix),
+        "node": "wire",
+        "rateMpps": round(max(received_at["received"] - before[1], 0) / (now - before[0]) / 1e6, 6),
+        "dropped": int(received_at["lost"] + sent_at["no_room"]),
+        "delayUs": round(delay["mean_ns"] / 1e3, 3) if "mean_ns" in delay else None,
+    }
