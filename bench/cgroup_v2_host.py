@@ -28,6 +28,7 @@ REPO = HERE.parent
 sys.path.insert(0, str(REPO))
 
 from bench.experiment_support import save_result  # noqa: E402
+from controlplane.machine.child_death import die_with_the_control_plane  # noqa: E402
 from controlplane.machine.description import machine_description  # noqa: E402
 from controlplane.terminal.tables import table  # noqa: E402
 
@@ -187,7 +188,14 @@ def boot(image: Path, initrd: Path, out: Path, minutes: float) -> int:
     ]  # fmt: skip
     print(f"booting the VM (at most {minutes:g} min); its log: {out / 'console.log'}", file=sys.stderr, flush=True)
     with open(out / "serial.log", "w") as serial:
-        vm = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=serial, stderr=subprocess.STDOUT)
+        # The VM dies with this script, however it ends (PR_SET_PDEATHSIG), as a run's daemons do.
+        vm = subprocess.Popen(
+            command,
+            stdin=subprocess.DEVNULL,
+            stdout=serial,
+            stderr=subprocess.STDOUT,
+            preexec_fn=die_with_the_control_plane,
+        )
         try:
             return vm.wait(timeout=minutes * 60)
         except subprocess.TimeoutExpired:
