@@ -63,9 +63,8 @@ class Reconciler:
         self.lost_at: dict[str, float] = {}  # node -> when its agent was found not answering
         self.retry_at: dict[str, float] = {}  # resource -> when to try placing it again (it could not be, yet)
         self.hops_written_at: dict[str, float] = {}
-        self.wire_readings: dict[
-            str, tuple[float, int]
-        ] = {}  # wire -> when its frames received were last read, how many
+        # wire -> when its frames received were last read, and how many (a wire hop's rate is between two readings)
+        self.wire_readings: dict[str, tuple[float, int]] = {}
         self.lost_since: dict[str, float] = {}  # resource -> when a node it ran on was found lost (not healed yet)
         self.statuses: dict[str, tuple[float, Status | None]] = {}  # node -> when its agent was asked, its answer
         self.lock = threading.Lock()  # kopf runs synchronous handlers on threads
@@ -321,12 +320,13 @@ class Reconciler:
         if held is None:
             return []
         prefix = agent_name(resource, "")
+        chains_by_node = held.placement.every_chain_by_node()
         statuses = {
             node: self.agent_status(node) if node in held.added and node in self.nodes else None
-            for node in held.placement.every_chain_by_node()
+            for node in chains_by_node
         }
         hops = []
-        for node, chains in sorted(held.placement.every_chain_by_node().items()):
+        for node, chains in sorted(chains_by_node.items()):
             if statuses[node] is not None:
                 hops += [hop for chain in chains for hop in ring_hops(node, chain, statuses[node], prefix)]
         now = time.monotonic()
