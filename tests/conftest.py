@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import subprocess
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
 
-from controlplane.machine import mounts
+from controlplane.machine import mounts, stall_diagnosis
 from controlplane.machine.child_death import end
 
 REPO = Path(__file__).resolve().parent.parent
@@ -100,12 +102,27 @@ def background(*args: str):
     process = subprocess.Popen([str(REPO / "tandem"), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         yield process
+    except subprocess.TimeoutExpired as error:
+        # A run that outlived the test's wait: what every process of it was doing, before it is ended, so that a
+        # hang seen once (on a CI machine) is explained by its own failure report. SIGUSR1: the command line prints
+        # its Python stacks (faulthandler) on its standard error.
+        report = stall_diagnosis.hang_report(process.pid)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(process.pid, signal.SIGUSR1)
+        time.sleep(1)
+        stderr = end(process, 60)[1] or ""
+        raise AssertionError(
+            f"{error}\n{report}\nthe command's standard error, last lines:\n{stderr[-4000:]}"
+        ) from error
     finally:
         end(process, 60)
 
 
-def tandem(*args: str, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:
-    return subprocess.run([str(REPO / "tandem"), *args], capture_output=True, text=True, timeout=timeout, **kwargs)
+def tandem(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """`./tandem ARGS` to its end; one that outlives `timeout` fails the test with what its processes were doing."""
+    with background(*args) as process:
+        stdout, stderr = process.communicate(timeout=timeout)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 
 
 @pytest.fixture

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import importlib
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Callable
@@ -333,6 +335,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # `kill -USR1` prints where every thread of this process is, on standard error, even one blocked in a system
+    # call: a run that hangs says where it waits (the tests' report of a run that outlived them sends it).
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     args = parser().parse_args(argv)
     try:
         check_outputs(args)

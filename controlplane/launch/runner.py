@@ -29,6 +29,8 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 # While traffic runs the manager reports progress every 250 ms from its one loop; this long a silence means the
 # loop is stuck (a lock, a starved thread it waits for), and SIGTERM, which that loop would have to see, is no use.
 STALL_SECONDS = 10.0
+# How long a manager that has closed its events, or was told to stop, or killed, takes to be gone at most.
+REAP_SECONDS = 30.0
 
 
 @dataclass
@@ -238,7 +240,7 @@ def _watch_manager(
                     f"its loop is stuck; the run was killed. What its threads were doing:\n"
                     + stall_diagnosis.diagnose(process.pid)
                 )
-                process.kill()
+                _kill_the_run(process)
                 break
             if stop.requested and stop_sent_at is None:
                 process.send_signal(signal.SIGTERM)
@@ -251,7 +253,7 @@ def _watch_manager(
                 process.send_signal(signal.SIGTERM)
                 stop_sent_at = time.monotonic()
             if stop_sent_at is not None and time.monotonic() - stop_sent_at > 10:
-                process.kill()
+                _kill_the_run(process)
                 errors.append("the manager did not stop within 10 s of being asked and was killed")
                 break
             if not selector.select(timeout=0.1):
@@ -288,7 +290,7 @@ def _watch_manager(
             live.connect(None)
             with contextlib.suppress(OSError):
                 process.stdin.close()
-        status = process.wait()
+        status = _reaped(process, errors)
         lab_records = lab.finish() if lab is not None else None
     log_tail = "\n".join(log_path.read_text(errors="replace").splitlines()[-15:])
     if spec_errors:
@@ -309,6 +311,27 @@ def _watch_manager(
         message = with_worker_words(errors[0], log_tail) if errors else manager_death(process.pid, status, log_tail)
         return LaunchOutcome(results, EXIT_RUN_FAILED, message, warnings, log_tail)
     return LaunchOutcome(results, EXIT_OK, None, warnings, log_tail)
+
+
+def _kill_the_run(process: subprocess.Popen) -> None:
+    """SIGKILL to the manager and every process of its session (workers, applications), not only to the manager:
+    a manager stuck in the kernel behind a real-time poller it started dies only once that poller is gone."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+
+
+def _reaped(process: subprocess.Popen, errors: list[str]) -> int | None:
+    """The manager's exit status once it has ended (it closed its events, or was told to stop, or killed). One that
+    does not end is killed with its run; one that survives even that is named with where it is stuck, and left
+    (None): the command still ends, and undoes what it can."""
+    for seconds in (REAP_SECONDS, REAP_SECONDS):
+        try:
+            return process.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            _kill_the_run(process)
+    stack = stall_diagnosis.kernel_stack(process.pid)
+    errors.append(f"the manager (pid {process.pid}) did not end even when killed; it is stuck in the kernel at {stack}")
+    return None
 
 
 def _both(first: Callable[[dict], None], second: Callable[[dict], None] | None) -> Callable[[dict], None]:

@@ -17,12 +17,16 @@ def die_with_the_control_plane() -> None:
     _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def end(process: subprocess.Popen, grace_s: float) -> None:
-    """SIGTERM, SIGKILL after `grace_s`, and reaped (its pipes drained, so that it cannot block on a full one)."""
+def end(process: subprocess.Popen, grace_s: float) -> tuple:
+    """SIGTERM, SIGKILL after `grace_s`, and reaped (its pipes drained, so that it cannot block on a full one);
+    returns what it wrote on its pipes meanwhile (stdout, stderr; None for one not piped)."""
+    output = (None, None)
     if process.poll() is None:
         process.terminate()
         try:
-            process.communicate(timeout=grace_s)
+            output = process.communicate(timeout=grace_s)
         except subprocess.TimeoutExpired:
             process.kill()
+            output = process.communicate()
     process.wait()
+    return output

@@ -8,6 +8,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from controlplane.machine.changes import STATE_DIR
+
 PROC = Path("/proc")
 # Linux's scheduling policy numbers (sched.h), as /proc/PID/stat field 41 gives them.
 POLICIES = {0: "other", 1: "fifo", 2: "rr", 3: "batch", 5: "idle", 6: "deadline"}
@@ -85,6 +87,12 @@ def thread_table(pids: list[int]) -> list[str]:
     return lines
 
 
+def kernel_stack(pid: int) -> str:
+    """The top of a process's kernel stack, innermost first (root only; "an unknown place" otherwise)."""
+    frames = [line.split()[-1] for line in _read(PROC / str(pid) / "stack").splitlines()[:4] if line.strip()]
+    return " < ".join(frames) or "an unknown place"
+
+
 def user_stacks(pid: int) -> str:
     """Every thread's user-space stack, from gdb (which stops the process while it reads it)."""
     gdb = shutil.which("gdb")
@@ -114,3 +122,40 @@ def diagnose(manager_pid: int) -> str:
             *("  " + line for line in user_stacks(manager_pid).splitlines()),
         ]
     )
+
+
+def real_time_threads() -> list[str]:
+    """Every real-time thread on the machine outside the kernel's own (which run nothing of a run's), one line each:
+    a thread that spins there takes its CPU from everything below its priority, whoever started it."""
+    lines = []
+    for entry in PROC.iterdir():
+        if not entry.name.isdigit():
+            continue
+        for task in (entry / "task").glob("*"):
+            fields = _stat_fields(task)
+            if fields is None or POLICIES.get(int(fields[38])) not in ("fifo", "rr"):
+                continue
+            if not _read(entry / "cmdline"):  # a kernel thread (migration, watchdog ...)
+                continue
+            lines.append(
+                f"pid {entry.name} tid {task.name} {_read(task / 'comm').strip():<16} state {fields[0]} "
+                f"{POLICIES[int(fields[38])]} {fields[37]} on cpu {fields[36]}"
+            )
+    return lines
+
+
+def hang_report(pid: int) -> str:
+    """What a command that outlived its allowance was doing: every thread of it and of the processes below it,
+    every real-time thread on the machine, the manager's stacks and the tail of its log."""
+    pids = run_processes(pid)
+    managers = [child for child in pids if _read(PROC / str(child) / "comm").strip() == "tandem-manager"]
+    parts = ["threads of the command and its children:", *("  " + line for line in thread_table(pids))]
+    parts += ["real-time threads on the machine:", *("  " + line for line in real_time_threads() or ["none"])]
+    for manager in managers:
+        parts += [
+            f"the manager's stacks (pid {manager}):",
+            *("  " + line for line in user_stacks(manager).splitlines()),
+        ]
+    for log in sorted(STATE_DIR.glob("run-*/manager.log")):
+        parts += [f"the last lines of {log}:", *("  " + line for line in _read(log).splitlines()[-20:])]
+    return "\n".join(parts)

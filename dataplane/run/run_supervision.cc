@@ -25,6 +25,15 @@ void Run::check_workers(double now_s, bool check_hangs) {
   for (size_t w = 0; w < pids_.size(); w++) {
     WorkerState& state = workers_[w];
     if (state.exited || state.removed) continue;  // a removed chain's: reaped as its removal follows it
+    if (attached_ && has_exited(pids_[w])) {
+      // The module lets go before the reap. A killed process's other threads leave the kernel after its main one
+      // is reapable, each removing its /proc entries on its own CPU; the reap removes the process's and waits,
+      // spinning in the kernel, for theirs. A thread killed on an NF core while the module had it parked below a
+      // real-time poller got that CPU only when the module gave it a turn, and the module's loop was that reap:
+      // the manager spun there for good, deaf to SIGKILL (seen with testpmd killed under unis).
+      detach_scheduler();
+      neutral_hints();
+    }
     if (reap(w)) {
       if (schedule_restart(w, now_s)) continue;  // its policy restarts it (or gave up, failing the run)
       auto refusal = restart_refusals_.find(w);

@@ -46,6 +46,12 @@ std::string describe_exit(int status) {
   return "ended with wait status " + std::to_string(status);
 }
 
+bool has_exited(pid_t pid) {
+  siginfo_t info{};
+  return pid > 0 && waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+         info.si_pid == pid;
+}
+
 std::optional<int> reap_if_exited(pid_t pid) {
   int status = 0;
   if (pid > 0 && waitpid(pid, &status, WNOHANG) == pid) return status;

@@ -20,4 +20,7 @@ std::string describe_exit(int wait_status);
 // Returns the wait status of `pid` if it has exited, without blocking.
 std::optional<int> reap_if_exited(pid_t pid);
 
+// Whether `pid` has exited and waits to be reaped; it is left unreaped (waitid's WNOWAIT).
+bool has_exited(pid_t pid);
+
 }  // namespace tandem

@@ -4,6 +4,7 @@ not waited for; one that stays silent only after its traffic ended is left to fi
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 
@@ -21,6 +22,10 @@ mode = open(sys.argv[2]).read().strip()
 events.write(json.dumps({"event": "progress", "t": 0.25, "phase": "warmup", "generated": 0, "delivered": 0,
                          "dropped": 0, "mpps": 0.0}) + "\\n")
 events.flush()
+if mode == "spin_with_a_worker":  # a worker of its own, as the real manager forks them (same process group)
+    import subprocess
+    worker = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    open(sys.argv[2] + ".worker", "w").write(str(worker.pid))
 if mode == "quiet_after_traffic":
     events.write(json.dumps({"event": "traffic_ended"}) + "\\n")
     events.flush()
@@ -67,6 +72,40 @@ def test_a_manager_that_stops_reporting_is_diagnosed_and_killed(fake_manager):
     assert os.sched_getaffinity(0) == cpus_before  # the control plane left the control core again
 
 
+def test_a_stalled_run_is_killed_with_every_process_of_its_manager(fake_manager, tmp_path):
+    # A manager stuck in the kernel behind a real-time worker it started dies only once that worker is gone: the
+    # workers are killed with it, not left to its death.
+    outcome, _ = fake_manager("spin_with_a_worker")
+    assert "stopped reporting" in outcome.error
+    worker = int((tmp_path / "spin_with_a_worker" / "config.json.worker").read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _alive(worker):
+        time.sleep(0.05)
+    assert not _alive(worker)
+
+
+def _alive(pid: int) -> bool:
+    """Running, or stopped: not gone and not a zombie (which init may take a moment to reap)."""
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+    except FileNotFoundError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+
+
+def test_a_manager_that_does_not_end_even_when_killed_is_named_not_waited_for(monkeypatch):
+    class NeverEnds:  # a manager stuck in the kernel (seen: reaping a child whose threads a poller starved)
+        pid = os.getpid() + 4_000_000  # no such process: the kill finds nothing
+
+        def wait(self, timeout=None):
+            raise subprocess.TimeoutExpired("tandem-manager", timeout)
+
+    monkeypatch.setattr(runner, "REAP_SECONDS", 0.01)
+    errors = []
+    assert runner._reaped(NeverEnds(), errors) is None
+    assert len(errors) == 1 and f"the manager (pid {NeverEnds.pid}) did not end even when killed" in errors[0]
+
+
 def test_silence_after_the_traffic_ended_is_not_a_stall(fake_manager):
     outcome, _ = fake_manager("quiet_after_traffic")
     # It wrote no results, so the run fails, but as a manager that ended without results, not as a stall.
@@ -79,3 +118,20 @@ def test_the_thread_table_reads_this_process():
     assert len(lines) >= 1 and lines[0].startswith(f"pid {os.getpid()} tid {os.getpid()}")
     assert " state " in lines[0] and " other" in lines[0] and "of a cpu" in lines[0]
     assert stall_diagnosis.run_processes(os.getpid())[0] == os.getpid()
+
+
+def test_a_hang_report_names_every_process_below_the_command_and_the_run_logs(tmp_path, monkeypatch):
+    monkeypatch.setattr(stall_diagnosis, "STATE_DIR", tmp_path)
+    (tmp_path / "run-1").mkdir()
+    (tmp_path / "run-1" / "manager.log").write_text("an early line\nthe manager's last line\n")
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        report = stall_diagnosis.hang_report(os.getpid())
+    finally:
+        child.kill()
+        child.wait()
+    assert f"pid {os.getpid()} tid {os.getpid()}" in report and f"pid {child.pid} tid {child.pid}" in report, report
+    assert "real-time threads on the machine:" in report
+    assert (
+        f"the last lines of {tmp_path / 'run-1' / 'manager.log'}:\n  an early line\n  the manager's last line" in report
+    )
