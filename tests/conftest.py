@@ -94,12 +94,14 @@ chains:
 
 
 @contextlib.contextmanager
-def background(*args: str):
+def background(*args: str, env: dict | None = None):
     """`./tandem ARGS` running in the background, its output captured as text; on every way out of the block it is
     stopped if still running (SIGTERM, as a user would, so that it undoes its machine changes; SIGKILL after 60 s),
     and reaped: a failed test leaves no run behind, and no zombie (which the machine's leftovers check would count as
     a real-time thread in every later test)."""
-    process = subprocess.Popen([str(REPO / "tandem"), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [str(REPO / "tandem"), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     try:
         yield process
     except subprocess.TimeoutExpired as error:
@@ -118,9 +120,10 @@ def background(*args: str):
         end(process, 60)
 
 
-def tandem(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    """`./tandem ARGS` to its end; one that outlives `timeout` fails the test with what its processes were doing."""
-    with background(*args) as process:
+def tandem(*args: str, timeout: float = 120, env: dict | None = None) -> subprocess.CompletedProcess:
+    """`./tandem ARGS` to its end (`env`: its whole environment, if given); one that outlives `timeout` fails the test
+    with what its processes were doing."""
+    with background(*args, env=env) as process:
         stdout, stderr = process.communicate(timeout=timeout)
     return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import faulthandler
 import importlib
+import io
 import os
 import signal
 import sys
@@ -337,7 +339,8 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     # `kill -USR1` prints where every thread of this process is, on standard error, even one blocked in a system
     # call: a run that hangs says where it waits (the tests' report of a run that outlived them sends it).
-    faulthandler.register(signal.SIGUSR1, all_threads=True)
+    with contextlib.suppress(AttributeError, ValueError, io.UnsupportedOperation):  # a standard error without a file
+        faulthandler.register(signal.SIGUSR1, all_threads=True)
     args = parser().parse_args(argv)
     try:
         check_outputs(args)
