@@ -43,12 +43,18 @@ void without_address_randomisation() {
 }
 
 std::string confine_to_control_core(int control_core, pid_t pid) {
-  cpu_set_t control{};
-  CPU_ZERO(&control);
-  CPU_SET(control_core, &control);
-  if (sched_setaffinity(pid, sizeof control, &control) == 0) return "";
-  return "cannot confine " + (pid == 0 ? std::string("the manager") : "pid " + std::to_string(pid)) +
-         " to control core " + std::to_string(control_core) + ": " + strerror(errno);
+  if (std::string error = pin_to_core(pid, control_core); !error.empty())
+    return "cannot confine " + (pid == 0 ? std::string("the manager") : "pid " + std::to_string(pid)) +
+           " to control core " + std::to_string(control_core) + ": " + error;
+  return "";
+}
+
+std::string pin_to_core(pid_t task, int core) {
+  cpu_set_t cores{};
+  CPU_ZERO(&cores);
+  CPU_SET(core, &cores);
+  if (sched_setaffinity(task, sizeof cores, &cores) == 0) return "";
+  return strerror(errno);
 }
 
 std::string ring_object_name(int ring_index) { return "tandem_ring_" + std::to_string(ring_index); }

@@ -31,6 +31,9 @@ void without_address_randomisation();
 // `pid`: another process's main thread instead of this one (a removed chain's worker that is leaving).
 std::string confine_to_control_core(int control_core, pid_t pid = 0);
 
+// Moves one thread (`task`: a thread id, or a process's main thread by its pid) to `core`. Returns an error text.
+std::string pin_to_core(pid_t task, int core);
+
 // DPDK object names (at most RTE_RING_NAMESIZE) of a ring and of the stats zone.
 std::string ring_object_name(int ring_index);
 

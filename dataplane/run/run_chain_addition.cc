@@ -13,6 +13,7 @@
 #include <rte_errno.h>
 
 #include "catalog/catalog.h"
+#include "contract/eal_args.h"
 #include "contract/idle_wait.h"
 #include "contract/run_timing.h"
 #include "run.h"
@@ -190,8 +191,14 @@ void Run::follow_addition(double now_s) {
 
 pid_t Run::launch_added_worker(ChainAddition& addition, const WorkerPlan& plan) {
   addition.externals.emplace_back();
-  if (plan.runtime != Runtime::External)
-    return launch_worker(addition.next, plan, d_.paths.run_dir + "/deployment.json");
+  if (plan.runtime != Runtime::External) {
+    // Its start (EAL's, its NFs' construction) on the control core, as an application's: on its NF core, below the
+    // running NFs' real-time pollers, it would get that CPU only through the kernel's fair server, which takes the
+    // core from them for as long as it runs it. Once attached it sleeps, and moves there (added_worker_attached).
+    WorkerPlan starting = plan;
+    starting.core = d_.control_core;
+    return launch_worker(addition.next, starting, d_.paths.run_dir + "/deployment.json");
+  }
   create_pools_for_external_apps();  // a service without external NFs made none
   const Segment& segment = plan.segments.front();
   // A new chain's rings are all new: made with the request, they join the run's with the chain.
@@ -204,8 +211,17 @@ pid_t Run::launch_added_worker(ChainAddition& addition, const WorkerPlan& plan) 
 
 bool Run::added_worker_attached(ChainAddition& addition, size_t k) {
   WorkerControl& control = stats_->workers[addition.first_worker + k];
-  if (flag_load(control.ready) != 0) return true;
   ExternalNf* external = addition.externals[k].get();
+  if (external == nullptr) {
+    // Attached, and asleep until its chain joins (the few steps between would run below the pollers too): its poll
+    // loop's thread goes to its NF core now.
+    if (flag_load(control.ready) == 0 || sample_os_counters(addition.pids[k]).state != 'S') return false;
+    if (std::string error = pin_to_core(addition.pids[k], addition.next.workers[addition.first_worker + k].core);
+        !error.empty())
+      throw std::runtime_error("cannot move it to its core: " + error);
+    return true;
+  }
+  if (flag_load(control.ready) != 0) return true;
   if (external == nullptr || external->forwarding_thread() == 0) return false;
   // An application knows no hold: until its chain joins it would busy-poll its empty ring beside the running NFs,
   // taking their core's turns (a module that does not know it yet cannot switch it). It waits stopped, on its core.

@@ -403,6 +403,13 @@ def test_a_tcp_listener_answers_only_with_its_token(write_spec, tmp_path, machin
     assert json.loads(out.read_text())["accounting"]["exact"]
 
 
+def cpus_allowed(pid: int) -> str:
+    """The CPUs a process's main thread may run on, as /proc lists them ("0-1", "1")."""
+    with open(f"/proc/{pid}/status") as status_file:
+        status = status_file.read()
+    return next(line.split()[1] for line in status.splitlines() if line.startswith("Cpus_allowed_list:"))
+
+
 ADDED_CHAIN = """\
 name: added
 traffic: {rate: 50 kpps, flows: 8}
@@ -444,6 +451,12 @@ def test_a_chain_added_under_traffic_starts_without_loss_and_can_go_again(
         assert chain["delivered"] > 0 and not chain["removed"]
         pids = {nf["name"]: nf["pid"] for nf in status["nfs"] if nf["chain"] == "added"}
         assert set(pids) == {"fw2", "count"} and all(os.path.exists(f"/proc/{pid}") for pid in pids.values())
+        # They started on the control core (their lcore there: on their own core, below unis's real-time pollers, a
+        # start gets the CPU only through the kernel's fair server, which takes it from them), and poll on theirs.
+        for pid in pids.values():
+            with open(f"/proc/{pid}/cmdline") as cmdline:
+                lcores = next(arg for arg in cmdline.read().split("\0") if arg.startswith("--lcores="))
+            assert lcores.endswith("@0") and cpus_allowed(pid) == "1", (lcores, cpus_allowed(pid))
         before = nf_status(socket, "check")["packets_in"]
         time.sleep(STATUS_PERIOD)
         assert nf_status(socket, "check")["packets_in"] > before  # the first chain runs on beside it
