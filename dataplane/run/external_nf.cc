@@ -173,12 +173,9 @@ std::optional<ExternalNf::PortCounts> ExternalNf::counts() const {
 }
 
 void ExternalNf::move_to_its_core() const {
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  CPU_SET(plan_.core, &cpus);
-  if (thread_ == 0 || sched_setaffinity(thread_, sizeof cpus, &cpus) != 0)
-    throw std::runtime_error("cannot move its forwarding thread to core " + std::to_string(plan_.core) + ": " +
-                             (thread_ == 0 ? std::string("not found") : std::string(strerror(errno))));
+  std::string error = thread_ == 0 ? "not found" : pin_to_core(thread_, plan_.core);
+  if (!error.empty())
+    throw std::runtime_error("cannot move its forwarding thread to core " + std::to_string(plan_.core) + ": " + error);
 }
 
 void ExternalNf::mirror_counters(StatsZone& stats) const {

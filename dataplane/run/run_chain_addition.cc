@@ -222,7 +222,7 @@ bool Run::added_worker_attached(ChainAddition& addition, size_t k) {
     return true;
   }
   if (flag_load(control.ready) != 0) return true;
-  if (external == nullptr || external->forwarding_thread() == 0) return false;
+  if (external->forwarding_thread() == 0) return false;
   // An application knows no hold: until its chain joins it would busy-poll its empty ring beside the running NFs,
   // taking their core's turns (a module that does not know it yet cannot switch it). It waits stopped, on its core.
   kill(addition.pids[k], SIGSTOP);
