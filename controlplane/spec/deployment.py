@@ -246,6 +246,9 @@ def added_chain_config(spec: Spec, chain: ChainSpec, running: dict) -> dict:
         if nf.get("cost_cycles")
     }
     for nf in config["nfs"]:
+        # A scaled NF's instance with no core of its own stays on its NF's: the cores with more headroom are
+        # looked for at a start (planning/spare_cores.py), against NFs not yet running.
+        nf.pop("core_open", None)
         if "cost_cycles" not in nf and (known := measured.get((nf["type"], repr(nf["args"])))):
             nf |= {"cost_cycles": known[1], "cost_source": f"as NF {known[0]}"}
     return config

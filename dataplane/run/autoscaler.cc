@@ -99,15 +99,22 @@ int pick_decision(const std::vector<ScaleDecision>& proposals) {
 
 Autoscaler::Autoscaler(const Deployment& deployment, StatsZone& stats, double tsc_hz)
     : deployment_(deployment), stats_(stats), hz_(tsc_hz), chain_settled_at_(deployment.chains.size(), -1.0) {
-  for (const NfConfig& nf : deployment.nfs) {
-    if (!nf.scale) continue;
-    Group group{.nf = &nf,
-                .rule = ScalingRule(*nf.scale, static_cast<uint32_t>(nf.scale->instances.size())),
-                .feeders = scale_feeders(deployment, nf.index).size()};
-    group.work_cycles.assign(nf.scale->instances.size(), 0);
-    flag_store(stats_.scale[nf.index].wanted, 1u);
-    groups_.push_back(std::move(group));
-  }
+  for (const NfConfig& nf : deployment.nfs) follow(nf);
+}
+
+void Autoscaler::follow(const NfConfig& nf) {
+  if (!nf.scale) return;
+  Group group{.nf = &nf,
+              .rule = ScalingRule(*nf.scale, static_cast<uint32_t>(nf.scale->instances.size())),
+              .feeders = scale_feeders(deployment_, nf.index).size()};
+  group.work_cycles.assign(nf.scale->instances.size(), 0);
+  flag_store(stats_.scale[nf.index].wanted, 1u);
+  groups_.push_back(std::move(group));
+}
+
+void Autoscaler::add_chain(int chain) {
+  chain_settled_at_.resize(deployment_.chains.size(), -1.0);
+  for (int nf : deployment_.chains.at(static_cast<size_t>(chain)).nfs) follow(deployment_.nfs[static_cast<size_t>(nf)]);
 }
 
 uint32_t Autoscaler::in_use(const Group& group, bool* made) const {

@@ -80,6 +80,9 @@ class Autoscaler {
     std::string field, reason;
   };
   std::optional<Refusal> command(const std::string& name, std::optional<uint32_t> instances, double t_s, json* event);
+  // A chain added to a service, now in the deployment: its scaled NFs are observed and decided on from now, each
+  // on its first instance (as at the start).
+  void add_chain(int chain);
   // A chain removed from a service: its scaled NFs are observed and decided on no more.
   void forget_chain(int chain);
   // The instances NF `name`'s feeders spread flows over now, and whether that is the count last asked for.
@@ -100,6 +103,8 @@ class Autoscaler {
     uint64_t arrived_at_sample = 0, processed_at_sample = 0, dropped_at_sample = 0;
     double sample_t_s = 0;
   };
+  // Observes `nf` from now if it is a scaled NF's first instance.
+  void follow(const NfConfig& nf);
   void wake_worker_of(int nf);
   // The index of scaled NF `name`'s group in groups_, or -1.
   int group_named(const std::string& name) const;

@@ -58,7 +58,6 @@ std::pair<std::string, std::string> Run::why_chain_cannot_come(Deployment& next)
     const NfConfig& nf = next.nfs[n];
     if (nf.external() && !scheduler_types().at(d_.scheduler.name).external_nfs)
       return {nf.spec_path + ".type", d_.scheduler.name + " cannot schedule an external NF's application"};
-    if (nf.scale_group >= 0) return {nf.spec_path + ".scale", "a scaled NF's instances are set up at the start"};
     if (!cores.count(nf.core))
       return {nf.spec_path + ".core", "core " + std::to_string(nf.core) +
                                           " is not one of the service's NF cores, which the machine was prepared for"};
@@ -305,6 +304,7 @@ void Run::join_added_chain(double now_s) {
   lost_at_crash_.resize(d_.nfs.size(), 0);
   args_generation_.resize(d_.nfs.size(), 0);
   chain_removed_.push_back(false);
+  autoscaler_->add_chain(chain.index);  // its scaled NFs on their first instance, the others parked (as at a start)
   // The measurement window began before it: its counters there were zero, its processes' CPU counted from now.
   if (window_begun_ && !window_ended_) {
     window_begin_.generated.push_back(0);

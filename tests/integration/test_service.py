@@ -165,6 +165,21 @@ def nf_status(socket, name: str) -> dict:
     return next(nf for nf in status["nfs"] if nf["name"] == name) | {"scheduler": status["scheduler"]}
 
 
+def results_when_stopped(socket, process, out) -> dict:
+    """The service stopped by `ctl stop`, as it ends: exit status 0 and its results."""
+    assert ctl(socket, "stop").returncode == 0
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 0, stderr
+    return json.loads(out.read_text())
+
+
+def takes_packets(socket, name: str, wait_s: float = STATUS_PERIOD) -> bool:
+    """Whether NF `name` takes packets: more in its status after `wait_s` than before."""
+    before = nf_status(socket, name)["packets_in"]
+    time.sleep(wait_s)
+    return nf_status(socket, name)["packets_in"] > before
+
+
 def test_live_changes_under_traffic_take_effect_whole_and_lose_nothing(write_spec, tmp_path, machine_before):
     socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
     with serving(write_spec(SPEC), socket, out, "--ready-for", "unis") as process:
@@ -246,9 +261,7 @@ def test_a_scaled_nf_is_scaled_by_command_and_given_back_to_its_rule(write_spec,
         assert change["ring_drops_during"] == 0
         # The count holds: 100 kpps needs far less than two instances' worth of a core, so the rule (idle_ms 200)
         # would give instances back within a second; the command paused it.
-        before = nf_status(socket, "fw.3")["packets_in"]
-        time.sleep(5 * 0.2 + STATUS_PERIOD)
-        assert nf_status(socket, "fw.3")["packets_in"] > before  # the third instance takes flows
+        assert takes_packets(socket, "fw.3", 5 * 0.2 + STATUS_PERIOD)  # the third instance takes flows
         # Refused, naming what is wrong, nothing changed: beyond max_instances, an NF without scale, not a count.
         beyond = ctl(socket, "scale", "fw", "4")
         assert beyond.returncode == 2 and "max_instances (3)" in beyond.stderr and "body.instances" in beyond.stderr
@@ -259,10 +272,7 @@ def test_a_scaled_nf_is_scaled_by_command_and_given_back_to_its_rule(write_spec,
         back = ctl(socket, "scale", "fw", "auto")
         assert back.returncode == 0 and json.loads(back.stdout)["state"] == "applied", back.stderr
         time.sleep(2 * (0.2 + STATUS_PERIOD))
-        assert ctl(socket, "stop").returncode == 0
-        stdout, stderr = process.communicate(timeout=60)
-    assert process.returncode == 0, stderr
-    results = json.loads(out.read_text())
+        results = results_when_stopped(socket, process, out)
     assert results["accounting"]["exact"] and results["accounting"]["in_flight"] == 0, [
         results["accounting"],
         [chain["in_flight"] for chain in results["chains"]],
@@ -300,10 +310,7 @@ def test_new_arguments_reach_the_parked_spare_instances_before_their_first_flow(
             spare = nf_status(socket, name)
             # Every packet it took, it denied (a batch may be between the two counters when status reads them).
             assert spare["packets_in"] > 0 and spare["packets_in"] - spare["packets_dropped"] <= 64, spare
-        assert ctl(socket, "stop").returncode == 0
-        stdout, stderr = process.communicate(timeout=60)
-    assert process.returncode == 0, stderr
-    results = json.loads(out.read_text())
+        results = results_when_stopped(socket, process, out)
     assert results["accounting"]["exact"] and results["accounting"]["in_flight"] == 0, results["accounting"]
 
 
@@ -347,17 +354,12 @@ def test_a_chain_removed_under_traffic_drains_whole_and_the_other_runs_on(
         goes = next(chain for chain in status["chains"] if chain["name"] == "goes")
         assert goes["removed"] and goes["generated"] == change["generated"]
         # The other chain runs on under a fresh module.
-        before = nf_status(socket, "check")["packets_in"]
-        time.sleep(STATUS_PERIOD)
-        assert nf_status(socket, "check")["packets_in"] > before
+        assert takes_packets(socket, "check")
         # Refused, naming the chain, nothing changed: removed already, and a chain that is not there.
         again = ctl(socket, "remove-chain", "goes")
         assert again.returncode == 2 and "removed already" in again.stderr, again.stderr
         assert ctl(socket, "remove-chain", "nowhere").returncode == 2
-        assert ctl(socket, "stop").returncode == 0
-        stdout, stderr = process.communicate(timeout=60)
-    assert process.returncode == 0, stderr
-    results = json.loads(out.read_text())
+        results = results_when_stopped(socket, process, out)
     assert results["accounting"]["exact"] and results["accounting"]["in_flight"] == 0, [
         results["accounting"],
         [chain["in_flight"] for chain in results["chains"]],
@@ -365,8 +367,8 @@ def test_a_chain_removed_under_traffic_drains_whole_and_the_other_runs_on(
     goes = next(chain for chain in results["chains"] if chain["name"] == "goes")
     # Nothing entered it after its removal, and all that did was delivered or dropped (unis's start fills a ring).
     assert goes["generated"] == change["generated"] == goes["delivered"] + goes["dropped"]["total"]
-    stopped = [worker for worker in results["workers"] if worker["nfs"] in ("count", "work")]
-    assert [worker["exit"] for worker in stopped] == ["exited with status 0"] * 2, stopped
+    gone = [worker for worker in results["workers"] if worker["nfs"] in ("count", "work")]
+    assert [worker["exit"] for worker in gone] == ["exited with status 0"] * 2, gone
 
 
 def test_a_tcp_listener_answers_only_with_its_token(write_spec, tmp_path, machine_before):
@@ -419,14 +421,17 @@ nfs:
 """
 
 
+def service_to_add_to(write_spec, tmp_path, scheduler: str):
+    """The service chains are added to: SPEC's chain at 100 kpps under `scheduler`; its spec, socket and results."""
+    spec = SPEC.replace("rate: 200 kpps", "rate: 100 kpps").replace("scheduler: coop", f"scheduler: {scheduler}")
+    return write_spec(spec), tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+
+
 @pytest.mark.parametrize("scheduler", runnable(["coop", "unis", "nfvnice"]))
 def test_a_chain_added_under_traffic_starts_without_loss_and_can_go_again(
     scheduler, write_spec, tmp_path, machine_before
 ):
-    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
-    spec = write_spec(
-        SPEC.replace("rate: 200 kpps", "rate: 100 kpps").replace("scheduler: coop", f"scheduler: {scheduler}")
-    )
+    spec, socket, out = service_to_add_to(write_spec, tmp_path, scheduler)
     with serving(spec, socket, out) as process:
         # Refused, naming the field, nothing started: a chain's name taken, an NF's name taken, the control core, a
         # port as its source.
@@ -457,20 +462,57 @@ def test_a_chain_added_under_traffic_starts_without_loss_and_can_go_again(
             with open(f"/proc/{pid}/cmdline") as cmdline:
                 lcores = next(arg for arg in cmdline.read().split("\0") if arg.startswith("--lcores="))
             assert lcores.endswith("@0") and cpus_allowed(pid) == "1", (lcores, cpus_allowed(pid))
-        before = nf_status(socket, "check")["packets_in"]
-        time.sleep(STATUS_PERIOD)
-        assert nf_status(socket, "check")["packets_in"] > before  # the first chain runs on beside it
+        assert takes_packets(socket, "check")  # the first chain runs on beside it
         again = ctl(socket, "add-chain", "-", stdin=ADDED_CHAIN)
         assert again.returncode == 2 and "(body.chain.name)" in again.stderr, again.stderr
         # An added chain goes as any other.
         removed = answered(socket, json.loads(ctl(socket, "remove-chain", "added").stdout))
         assert removed["state"] == "applied" and removed["nfs_stopped"] == "fw2,count", removed
-        assert ctl(socket, "stop").returncode == 0
-        stdout, stderr = process.communicate(timeout=60)
-    assert process.returncode == 0, stderr
-    results = json.loads(out.read_text())
+        results = results_when_stopped(socket, process, out)
     assert results["accounting"]["exact"], results["accounting"]
     added = next(chain for chain in results["chains"] if chain["name"] == "added")
     assert added["delivered"] > 0 and added["generated"] == added["delivered"] + added["dropped"]["total"]
     workers = {worker["nfs"]: worker for worker in results["workers"]}
     assert workers["fw2"]["exit"] == workers["count"]["exit"] == "exited with status 0"
+
+
+ADDED_SCALED_CHAIN = """\
+name: scaled
+traffic: {rate: 50 kpps, flows: 64}
+ring_capacity: 512  # its rings and the scaled NF's hold fit in what the service's packet pool keeps spare
+nfs:
+  - {name: tag, type: counter, core: 1, cost_cycles: 300}
+  - {name: fw3, type: firewall, core: 1, args: {synthetic_rules: 10},
+     scale: {max_instances: 2, idle_ms: 200, cooldown_ms: 0}}
+"""
+
+
+@pytest.mark.parametrize("scheduler", runnable(["coop", "unis", "nfvnice"]))
+def test_a_chain_with_a_scaled_nf_added_live_scales_by_command_and_goes_whole(
+    scheduler, write_spec, tmp_path, machine_before
+):
+    spec, socket, out = service_to_add_to(write_spec, tmp_path, scheduler)
+    with serving(spec, socket, out) as process:
+        adding = ctl(socket, "add-chain", "-", stdin=ADDED_SCALED_CHAIN)
+        assert adding.returncode == 0, adding.stderr
+        added = answered(socket, json.loads(adding.stdout))
+        # Every instance it may use started with it (the spare parked), none of the running chain's packets lost.
+        assert added["state"] == "applied" and added["ring_drops_during"] == 0, added
+        assert added["nfs_started"] == "tag,fw3,fw3.2", added
+        time.sleep(STATUS_PERIOD)
+        assert nf_status(socket, "fw3")["packets_in"] > 0 and nf_status(socket, "fw3.2")["packets_in"] == 0
+        # Its rule follows it as a started one's does: a command takes it out to the spare, which then takes flows.
+        scaled = answered(socket, json.loads(ctl(socket, "scale", "fw3", "2").stdout))
+        assert scaled["state"] == "applied" and scaled["instances"] == 2 and scaled["instances_before"] == 1, scaled
+        assert scaled["ring_drops_during"] == 0, scaled
+        assert takes_packets(socket, "fw3.2")
+        removed = answered(socket, json.loads(ctl(socket, "remove-chain", "scaled").stdout))
+        assert removed["state"] == "applied" and removed["nfs_stopped"] == "tag,fw3,fw3.2", removed
+        results = results_when_stopped(socket, process, out)
+    assert results["accounting"]["exact"] and results["accounting"]["in_flight"] == 0, results["accounting"]
+    chain = next(chain for chain in results["chains"] if chain["name"] == "scaled")
+    assert chain["delivered"] > 0 and chain["generated"] == chain["delivered"] + chain["dropped"]["total"]
+    (group,) = results["scaling"]
+    assert group["nf"] == "fw3" and group["events"][0]["reason"].startswith("asked by command"), group
+    workers = {worker["nfs"]: worker for worker in results["workers"]}
+    assert {workers[name]["exit"] for name in ("tag", "fw3", "fw3.2")} == {"exited with status 0"}
