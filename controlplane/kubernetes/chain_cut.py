@@ -13,6 +13,7 @@ import secrets
 from dataclasses import dataclass
 
 from controlplane.kubernetes.tandem_nodes import TandemNode
+from controlplane.planning import graph_cuts
 from controlplane.planning.placement import PlacementError
 
 VNI_RANGE = (1, 1 << 24)  # a VXLAN network identifier is 24 bits; 0 is reserved
@@ -21,12 +22,15 @@ VNI_RANGE = (1, 1 << 24)  # a VXLAN network identifier is 24 bits; 0 is reserved
 @dataclass(frozen=True)
 class Wire:
     """A wire between two parts of a cut chain: the port `name` on both nodes, its frames from `sender` to
-    `receiver`, on VXLAN network `vni`."""
+    `receiver`, on VXLAN network `vni`; the packets of NF `source_nf` (the sending part's exit) to NF `target_nf`
+    (the receiving part's entry), as the resource names them."""
 
     name: str
     vni: int
     sender: str
     receiver: str
+    source_nf: str
+    target_nf: str
 
 
 @dataclass
@@ -52,20 +56,30 @@ def wire_address(node: TandemNode) -> str:
 
 def cut(resource: str, chain: dict, where: dict[str, tuple[str, int]], vnis_in_use: set[int]) -> CutChain:
     """`chain` (a spec's `chains` entry of the resource, NF names as written) cut where its NFs change node (`where`:
-    NF -> (node, core)). Each wire gets a port name no earlier placement used (a removed port's name stays taken on
-    its agent) and a VNI not in `vnis_in_use` (which it joins). PlacementError for a graph: its branches would need a
-    wire per edge between nodes, which is not built."""
-    if chain.get("nfs") is None:
-        raise PlacementError(
-            f"chain {chain['name']} is a graph spanning nodes: only a line of NFs is cut into parts joined by wires"
-        )
-    runs: list[tuple[str, list[dict]]] = []
-    for nf in chain["nfs"]:
-        node = where[nf["name"]][0]
+    NF -> (node, core)). A graph is cut only at the edges a wire may carry (planning/graph_cuts.py), where the
+    placement keeps the NFs between them on one node. Each wire gets a port name no earlier placement used (a
+    removed port's name stays taken on its agent) and a VNI not in `vnis_in_use` (which it joins)."""
+    graph = chain.get("graph")
+    nfs = chain["nfs"] if graph is None else graph["nodes"]
+    names = [nf["name"] for nf in nfs]
+    edges = (
+        [(a, b, None) for a, b in zip(names, names[1:], strict=False)]
+        if graph is None
+        else [(edge["from"], edge["to"], edge.get("label")) for edge in graph.get("edges", [])]
+    )
+    runs: list[tuple[str, list[str]]] = []
+    for block in graph_cuts.blocks(names, edges):
+        on = {where[name][0] for name in block}
+        if len(on) > 1:
+            raise PlacementError(
+                f"chain {chain['name']}: NFs {', '.join(block)} are placed on nodes {', '.join(sorted(on))}, but a "
+                "wire carries one edge between an NF that sends nothing else and one that nothing else feeds"
+            )
+        node = on.pop()
         if runs and runs[-1][0] == node:
-            runs[-1][1].append(nf)
+            runs[-1][1].extend(block)
         else:
-            runs.append((node, [nf]))
+            runs.append((node, list(block)))
     # Names fit a port's 32 characters: the resource's digest (what forget_earlier finds), this placement's nonce.
     prefix = wire_prefix(resource)
     nonce = secrets.token_hex(3)
@@ -73,11 +87,18 @@ def cut(resource: str, chain: dict, where: dict[str, tuple[str, int]], vnis_in_u
     for k in range(len(runs) - 1):
         vni = _free_vni(vnis_in_use)
         vnis_in_use.add(vni)
-        wires.append(Wire(f"{prefix}{nonce}-{k}", vni, runs[k][0], runs[k + 1][0]))
+        # A block's last NF in chain order is its exit, the next one's first its entry (graph_cuts.blocks).
+        wires.append(Wire(f"{prefix}{nonce}-{k}", vni, runs[k][0], runs[k + 1][0], runs[k][1][-1], runs[k + 1][1][0]))
+    by_name = {nf["name"]: nf for nf in nfs}
     parts = []
-    for k, (node, nfs) in enumerate(runs):
-        part = copy.deepcopy(chain)
-        part["name"], part["nfs"] = f"{chain['name']}.{k}", copy.deepcopy(nfs)
+    for k, (node, members) in enumerate(runs):
+        part = {key: copy.deepcopy(value) for key, value in chain.items() if key not in ("nfs", "graph")}
+        part["name"] = f"{chain['name']}.{k}"
+        inside = [edge for edge in (graph or {}).get("edges", []) if edge["from"] in members and edge["to"] in members]
+        if graph is None or _is_line(members, inside):
+            part["nfs"] = [copy.deepcopy(by_name[name]) for name in members]
+        else:
+            part["graph"] = {"nodes": [copy.deepcopy(by_name[name]) for name in members], "edges": inside}
         if k > 0:  # fed by the wire: the traffic is the first part's
             part["from"] = wires[k - 1].name
             part.pop("traffic", None)
@@ -85,6 +106,12 @@ def cut(resource: str, chain: dict, where: dict[str, tuple[str, int]], vnis_in_u
             part["to"] = wires[k].name
         parts.append((node, part))
     return CutChain(parts, wires)
+
+
+def _is_line(names: list[str], edges: list[dict]) -> bool:
+    """Whether `edges` join `names` one to the next, unlabelled, and nothing else: a part given as a line."""
+    joined = [(edge["from"], edge["to"]) for edge in edges if edge.get("label") is None]
+    return len(joined) == len(edges) and sorted(joined) == sorted(zip(names, names[1:], strict=False))
 
 
 def wire_prefix(resource: str) -> str:

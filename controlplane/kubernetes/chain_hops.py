@@ -4,7 +4,6 @@ between two parts of a cut chain, as its two ends count it (its frames numbered:
 from __future__ import annotations
 
 from controlplane.kubernetes.chain_cut import Wire
-from controlplane.kubernetes.cluster_placement import ClusterPlacement
 from controlplane.launch.control_api import Status
 
 
@@ -51,13 +50,11 @@ def wire_counts(status: Status | None, wire: Wire) -> dict | None:
 
 def wire_hop(
     wire: Wire,
-    placement: ClusterPlacement,
     statuses: dict[str, Status | None],
-    prefix: str,
     earlier: dict[str, tuple[float, int]],
     now: float,
 ) -> dict | None:
-    """The wire from the last NF of the part before it to the first NF of the part after it: the rate it carried
+    """The wire from the exit of the part before it to the entry of the part after it: the rate it carried
     since the last reading (`earlier`: wire -> (when, frames received), updated here), what it lost (the gaps the
     receiver found, and what the sender could not number for want of room), and its mean one-way delay as the two
     hosts' clocks agree (CLOCK_REALTIME stamps: a skew between them shows here, even below zero). None until a
@@ -69,13 +66,10 @@ def wire_hop(
     earlier[wire.name] = (now, received_at["received"])
     if before is None or now <= before[0]:
         return None
-    parts = [part for each in placement.cut_parts for _, part in each]
-    sending = next(part for part in parts if part.get("to") == wire.name)
-    receiving = next(part for part in parts if part.get("from") == wire.name)
     delay = received_at.get("delay") or {}
     return {
-        "from": sending["nfs"][-1]["name"].removeprefix(prefix),
-        "to": receiving["nfs"][0]["name"].removeprefix(prefix),
+        "from": wire.source_nf,
+        "to": wire.target_nf,
         "node": "wire",
         "rateMpps": round(max(received_at["received"] - before[1], 0) / (now - before[0]) / 1e6, 6),
         "dropped": int(received_at["lost"] + sent_at["no_room"]),

@@ -13,7 +13,7 @@ from controlplane.errors import SpecError
 from controlplane.kubernetes.chain_cut import Wire, cut, wire_port
 from controlplane.kubernetes.service_chain import ServiceChainSpec
 from controlplane.kubernetes.tandem_nodes import TandemNode
-from controlplane.planning import profile
+from controlplane.planning import graph_cuts, profile
 from controlplane.planning.placement import PlacedNf, PlacementError, k_per_packet, solve
 from controlplane.planning.rate_shares import upper_bound_shares
 from controlplane.sfc.spec_or_request import compose_request
@@ -104,8 +104,8 @@ def place(
     """Places the resource's NFs on the ready nodes' cores: beside other resources' NFs where a core has room
     (`load`: node -> core -> the share of it they take), or on new cores; a chain across nodes is cut into parts
     joined by wires, their VNIs not in `vnis_in_use` (which they join). Raises CostsUnknown (no node measured an
-    NF) or PlacementError (the cores do not carry the chains at their rates, naming the constraint; a graph across
-    nodes; a node whose agent gives no address a wire can run to)."""
+    NF) or PlacementError (the cores do not carry the chains at their rates, naming the constraint; a node whose
+    agent gives no address a wire can run to). A graph's NFs between two edges a wire may carry stay on one node."""
     load = load or {}
     chains = chains_of(resource, spec)
     config = run_config_of(resource, chains, spec)
@@ -113,6 +113,7 @@ def place(
     if not usable:
         raise PlacementError("no ready Tandem node (a node's agent reports itself on its Node when it starts)")
     nfs, edges = _placed_nfs(config, usable)
+    together = _graph_blocks(config, chains)
     # A node's new cores are alike (its costs, whole cores), and so are, nearly, its cores in use with the most room:
     # N NFs never use more than N of either, so no more are offered; and only on the CANDIDATE_NODES nodes with room
     # where the chains cost the least, so each program stays small however large the cluster. The answer is the
@@ -127,7 +128,7 @@ def place(
     )
     if not by_cost:
         raise PlacementError("no core with room on a ready Tandem node (other ServiceChains' NFs fill every core)")
-    solve_on = functools.partial(_solve_on, nfs, edges, offers, usable, upper, spec.placement, time_limit_s)
+    solve_on = functools.partial(_solve_on, nfs, edges, together, offers, usable, upper, spec.placement, time_limit_s)
     found = []
     for node in [node for node in by_cost if _may_carry(nfs, node, offers[node.name], upper)][:CANDIDATE_NODES]:
         try:
@@ -147,7 +148,7 @@ def place(
     return placement
 
 
-def _solve_on(nfs, edges, offers, usable, upper, objective, time_limit_s, nodes: list[TandemNode]):
+def _solve_on(nfs, edges, together, offers, usable, upper, objective, time_limit_s, nodes: list[TandemNode]):
     """The placement over `nodes`' offered cores: ({NF: (node, core)}, the solution); PlacementError if they do not
     carry the chains."""
     node_of, room = {}, {}
@@ -170,6 +171,7 @@ def _solve_on(nfs, edges, offers, usable, upper, objective, time_limit_s, nodes:
         node_of=node_of,
         node_hz={node.name: node.tsc_hz for node in usable},
         room=room,
+        together=together,
     )
     by_id = {number: key for key, number in core_ids.items()}
     return {nf: by_id[core] for nf, core in solution["placement"].items()}, solution
@@ -207,6 +209,18 @@ def _placed_nfs(config: dict, nodes: list[TandemNode]) -> tuple[list[PlacedNf], 
                 )
             )
     return nfs, edges
+
+
+def _graph_blocks(config: dict, chains: list[dict]) -> list[list[str]]:
+    """The NFs of each graph that go on one node: its blocks between the edges a wire may carry (graph_cuts.py),
+    a scaled NF's instances in its block (their edges part nothing)."""
+    graphs = {chain["name"] for chain in chains if chain.get("graph") is not None}
+    found = []
+    for chain in config["chains"]:
+        if chain["name"] in graphs:
+            edges = [(edge["from"], edge["to"], edge.get("label")) for edge in chain.get("edges", [])]
+            found += graph_cuts.blocks([nf["name"] for nf in chain["nfs"]], edges)
+    return found
 
 
 def _may_carry(nfs: list[PlacedNf], node: TandemNode, offered: list[tuple[int, float]], upper: int) -> bool:

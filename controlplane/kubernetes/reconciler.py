@@ -331,7 +331,7 @@ class Reconciler:
                 hops += [hop for chain in chains for hop in ring_hops(node, chain, statuses[node], prefix)]
         now = time.monotonic()
         for wire in held.placement.wires:
-            if hop := wire_hop(wire, held.placement, statuses, prefix, self.wire_readings, now):
+            if hop := wire_hop(wire, statuses, self.wire_readings, now):
                 hops.append(hop)
         return hops
 

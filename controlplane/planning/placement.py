@@ -98,6 +98,7 @@ def solve(
     node_of: dict[int, str] | None = None,
     node_hz: dict[str, float] | None = None,
     room: dict[int, float] | None = None,
+    together: list[list[str]] | None = None,
 ) -> dict:
     """Returns {placement: {nf: core}, planned_rate_pps: {nf: pps}, throughput_pps: {chain: pps}, accepted, rejected,
     objective, bound, optimality_gap, stopped, method, solve_seconds, core_utilisation, cores_used, crossing_edges}.
@@ -107,7 +108,8 @@ def solve(
     `node_cycles` its costs on a node where they are not k and c. The search starts from first fit and stops after
     `time_limit_s` with the best placement found and the gap it proved. `room`: cores that already run other NFs,
     with the share of each left: they take these NFs up to it, and fewest cores counts only the new cores it uses.
-    Raises PlacementError naming the constraint when nothing satisfies them."""
+    `together`: groups of NFs that go on one node (a graph's blocks between the edges a wire may carry,
+    graph_cuts.py). Raises PlacementError naming the constraint when nothing satisfies them."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective {objective!r}: one of {OBJECTIVES}")
     if not cores:
@@ -136,8 +138,12 @@ def solve(
         room=room,
     )
     if whole:
-        usable = not (require_all and start.rejected)
-        result = program(nfs, cores, edges=edges or [], start=start if usable else None, time_limit_s=time_limit_s)
+        index = {nf.name: i for i, nf in enumerate(nfs)}
+        groups = [[index[name] for name in group] for group in together or [] if len(group) > 1]
+        usable = not (require_all and start.rejected) and _keeps_together(start.core_of, groups, node_of)
+        result = program(
+            nfs, cores, edges=edges or [], start=start if usable else None, time_limit_s=time_limit_s, together=groups
+        )
         method = "one program, started from first fit"
     else:
         result = solve_by_blocks(program, nfs, chunks, edges or [], start, require_all, began + time_limit_s)
@@ -154,7 +160,7 @@ def solve(
                 result, method = plain, "first fit over whole nodes' cores (better than the blocks' programs)"
             result.status = "time limit" if result.status == "time limit" else "each block optimal"
     if result.status == "infeasible":
-        raise PlacementError(_why_infeasible(nfs, cores, cheapest, serve_offered, room))
+        raise PlacementError(_why_infeasible(nfs, cores, cheapest, serve_offered, room, together or [], node_of))
     if result.status.startswith("no placement found for chain"):
         raise PlacementError(result.status)
     if result.status not in ("optimal", "time limit", "each block optimal"):
@@ -171,6 +177,11 @@ def solve(
             [a, b] for a, b in solution["crossing_edges"] if solution["node_of"][a] != solution["node_of"][b]
         ]
     return solution
+
+
+def _keeps_together(core_of: dict[int, int], groups: list[list[int]], node_of: dict[int, str]) -> bool:
+    """Whether a placement has each group's NFs on one node (first fit, which knows no groups, may part one)."""
+    return all(len({node_of.get(core_of.get(i)) for i in group}) == 1 for group in groups)
 
 
 def _from_first_fit(fit, nfs, status: str) -> ProgramResult:
@@ -278,7 +289,7 @@ def k_per_packet(nf: PlacedNf, upper: int, node: str = "") -> float:
     return max(k + c / upper, 1e-6)
 
 
-def _why_infeasible(nfs: list[PlacedNf], cores: list[int], cheapest, serve_offered: bool, room) -> str:
+def _why_infeasible(nfs: list[PlacedNf], cores: list[int], cheapest, serve_offered: bool, room, together, node_of):
     def need(nf: PlacedNf) -> float:
         return (nf.rate_pps or 0) * nf.share * cheapest(nf)
 
@@ -289,6 +300,18 @@ def _why_infeasible(nfs: list[PlacedNf], cores: list[int], cheapest, serve_offer
             f"infeasible placement: serving every chain's offered rate needs {total:.2f} cores of NF work but the core "
             f"capacity constraint allows {capacity:g} (cores {cores}); lower the rates or add cores"
         )
+    nodes = nodes_of(cores, node_of)
+    by_name = {nf.name: nf for nf in nfs}
+    if len(nodes) > 1 and together:
+        largest = max(together, key=lambda group: sum(need(by_name[name]) for name in group))
+        most = max(_capacity(members, room) for members in nodes.values())
+        if (needed := sum(need(by_name[name]) for name in largest)) > most:
+            return (
+                f"infeasible placement: NFs {', '.join(largest)} of a graph go on one node (a wire between nodes "
+                f"carries one edge between an NF that sends nothing else and one that nothing else feeds, and none "
+                f"parts them) and need {needed:.2f} cores of NF work, but a node offers at most {most:g} (graph "
+                "block constraint); lower the rate, or give the graph such an edge"
+            )
     biggest = max(nfs, key=need)
     return (
         f"infeasible placement: NF {biggest.name} alone needs {need(biggest):.2f} of a core "

@@ -44,11 +44,13 @@ def solve_program(
     time_limit_s: float,
     node_of: dict[int, str] | None = None,
     room: dict[int, float] | None = None,
+    together: list[list[int]] | None = None,
 ) -> ProgramResult:
     """`start`: a feasible placement HiGHS starts from (first_fit.FirstFit: core_of {NF index: core}, rate_pps
     {chain: pps} of the accepted chains); None to start cold. `seconds(nf, core)`: that core's seconds a packet of
     the NF takes. `node_of`: each core's node, where the cores sit on several. `room`: the share left of cores that
-    already run other NFs (using one adds no core to fewest cores' count)."""
+    already run other NFs (using one adds no core to fewest cores' count). `together`: groups of NF indexes that
+    go on one node."""
     room = room or {}
     h = highspy.Highs()
     h.silent()
@@ -73,6 +75,11 @@ def solve_program(
             h.addConstr(t[c] >= offered[c] * y[c])
         if require_all:
             h.addConstr(y[c] == 1)
+    nodes = nodes_of(cores, node_of or {})
+    for members in nodes.values() if len(nodes) > 1 else []:
+        for first, *others in together or []:  # each NF of a group on a node exactly where its first is
+            for other in others:
+                h.addConstr(sum(x[first, core] for core in members) == sum(x[other, core] for core in members))
     for core in cores:
         cost = [(seconds(nf, core) * _SCALE, z[i, core]) for i, nf in enumerate(nfs)]
         h.addConstr(sum(coefficient * variable for coefficient, variable in cost) <= room.get(core, 1.0))

@@ -4,6 +4,8 @@ turned into chains its agent can add under names no other resource's chain takes
 
 from __future__ import annotations
 
+import copy
+
 import pytest
 import yaml
 
@@ -149,18 +151,50 @@ def test_a_chain_larger_than_a_node_is_cut_into_parts_joined_by_a_wire():
     assert again.wires[0].name != wire.name and again.wires[0].name.startswith(wire_prefix("big"))
 
 
-def test_a_chain_across_nodes_that_cannot_have_a_wire_is_refused_saying_why():
-    graph = {"name": "g", "traffic": {"rate": per_packet_mpps(0.6)}, "graph": chain("g", "1 kpps")["nfs"]}
-    graph["graph"] = {
-        "nodes": graph["graph"],
-        "edges": [{"from": "g-fw", "to": "g-count"}, {"from": "g-count", "to": "g-ttl"}],
+def graph(name: str, rate: str, nodes: dict[str, str], edges: list[tuple[str, str]]) -> dict:
+    """A graph chain: NFs by name and type (firewall, counter or ttl), unlabelled edges."""
+    args = {"firewall": {"synthetic_rules": 10}}
+    return {
+        "name": name,
+        "traffic": {"rate": rate},
+        "graph": {
+            "nodes": [{"name": nf, "type": kind, "args": args.get(kind, {})} for nf, kind in nodes.items()],
+            "edges": [{"from": a, "to": b} for a, b in edges],
+        },
     }
+
+
+def test_a_graph_larger_than_a_node_is_cut_where_a_wire_carries_one_edge():
+    # g-a forks to g-b and g-c, which join at g-d; then g-e, g-f. Each NF takes 45 % of a core: the fork's four NFs
+    # fill a node's two cores, and a wire may carry only d -> e or e -> f (graph_cuts.py).
     nodes = [tandem_node(node("a", address="10.0.0.1")), tandem_node(node("b", address="10.0.0.2"))]
-    with pytest.raises(PlacementError, match="chain g is a graph spanning nodes"):
-        place("big", spec(graph), nodes)
-    nodes = [tandem_node(node("a", address="127.0.0.1")), tandem_node(node("b", address="10.0.0.2"))]
-    with pytest.raises(PlacementError, match="node a's agent advertises 127.0.0.1: no other node reaches it"):
-        place("big", spec(chain("c1", per_packet_mpps(0.6))), nodes)
+    kinds = {"g-a": "firewall", "g-b": "counter", "g-c": "counter", "g-d": "ttl", "g-e": "firewall", "g-f": "ttl"}
+    edges = [("g-a", "g-b"), ("g-a", "g-c"), ("g-b", "g-d"), ("g-c", "g-d"), ("g-d", "g-e"), ("g-e", "g-f")]
+    placed = place("big", spec(graph("g", per_packet_mpps(0.45), kinds, edges)), nodes)
+    assert placed.split == ["g"] and placed.edges_between_nodes == [("g-d", "g-e")]
+    [[(sender, fork), (receiver, tail)]], [wire] = placed.cut_parts, placed.wires
+    assert (wire.sender, wire.receiver, wire.source_nf, wire.target_nf) == (sender, receiver, "g-d", "g-e")
+    # The fork stays a graph, its edges its own; the tail, a line, is given as one.
+    assert [nf["name"] for nf in fork["graph"]["nodes"]] == [f"big.g-{n}" for n in "abcd"]
+    assert [(e["from"], e["to"]) for e in fork["graph"]["edges"]] == [(f"big.{a}", f"big.{b}") for a, b in edges[:4]]
+    assert [nf["name"] for nf in tail["nfs"]] == ["big.g-e", "big.g-f"] and "graph" not in tail
+    assert fork["to"] == wire.name == tail["from"] and fork["traffic"] and "traffic" not in tail
+    # Each checks out as a spec's chain on its node's agent (here on this machine's NF core).
+    for on, part in ((sender, fork), (receiver, tail)):
+        here = copy.deepcopy(part)
+        for nf in here["graph"]["nodes"] if "graph" in here else here["nfs"]:
+            nf["core"] = 1
+        assert spec_from_document({"name": "agent", "ports": placed.ports_by_node[on], "chains": [here]}, on).chains
+
+
+def test_a_graph_that_no_edge_a_wire_carries_parts_and_that_no_node_holds_is_refused_saying_why():
+    # A fork whose branches join: no edge a wire may carry, and four NFs at 60 % of a core need more than a node.
+    kinds = {"g-a": "firewall", "g-b": "counter", "g-c": "counter", "g-d": "ttl"}
+    edges = [("g-a", "g-b"), ("g-a", "g-c"), ("g-b", "g-d"), ("g-c", "g-d")]
+    nodes = [tandem_node(node("a", address="10.0.0.1")), tandem_node(node("b", address="10.0.0.2"))]
+    with pytest.raises(PlacementError, match="NFs g-a, g-b, g-c, g-d of a graph go on one node") as refused:
+        place("big", spec(graph("g", per_packet_mpps(0.6), kinds, edges)), nodes)
+    assert "graph block constraint" in str(refused.value)
 
 
 def test_a_node_that_counts_more_cycles_is_charged_them():
@@ -254,11 +288,11 @@ def test_a_cut_chains_wire_is_a_hop_with_its_rate_losses_and_delay_and_the_part_
     }
     readings: dict = {}
     # A rate needs two readings: the first says nothing of the wire.
-    assert wire_hop(wire, placement, statuses, prefix, readings, now=10.0) is None
+    assert wire_hop(wire, statuses, readings, now=10.0) is None
     statuses[receiver_node].ports[0]["wire"] = {
         **counts, "no_room": 0, "received": 501_000, "lost": 7, "delay": {"mean_ns": 12_345.0}
     }  # fmt: skip
-    hop = wire_hop(wire, placement, statuses, prefix, readings, now=12.0)
+    hop = wire_hop(wire, statuses, readings, now=12.0)
     assert hop == {
         "from": sending["nfs"][-1]["name"].removeprefix(prefix),
         "to": receiving["nfs"][0]["name"].removeprefix(prefix),
@@ -269,7 +303,7 @@ def test_a_cut_chains_wire_is_a_hop_with_its_rate_losses_and_delay_and_the_part_
     }
     HopStatus.model_validate(hop)  # as the CRD's status takes it
     # An end that does not answer: no wire hop rather than a made-up one.
-    assert wire_hop(wire, placement, {**statuses, sender_node: None}, prefix, readings, now=14.0) is None
+    assert wire_hop(wire, {**statuses, sender_node: None}, readings, now=14.0) is None
     # On the receiving node the part's entry is the wire's port.
     [entry, *_] = ring_hops(receiver_node, receiving, statuses[receiver_node], prefix)
     assert entry["from"] == wire.name and entry["dropped"] == 3 and entry["node"] == receiver_node
