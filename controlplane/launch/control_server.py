@@ -24,7 +24,7 @@ from pydantic import ValidationError
 from controlplane.errors import SetupError, SpecError
 from controlplane.launch.control_api import REQUESTS, ROUTES, ChangeReply, ErrorReply, StopReply, match_route, openapi
 from controlplane.launch.live_changes import LiveChanges
-from controlplane.launch.port_links import ChangesMakingLinks
+from controlplane.launch.live_links import ChangesMakingLinks
 from controlplane.launch.service_status import ServiceStatus
 from controlplane.spec.live_additions import LiveAdditions
 

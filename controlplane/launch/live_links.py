@@ -1,5 +1,7 @@
-"""A service's live changes with the links they need: a port added with a `vxlan` has its interface made (journaled)
-before the data plane opens it, and removed again when the data plane refuses the port, or closes it once removed."""
+"""A service's live changes with the links they need on the machine: a port added with a `vxlan` has its interface
+made (journaled) before the data plane opens it, and a chain added with kernel-I/O NFs its namespaces and veths
+before the data plane starts its NFs; each is removed again when the data plane refuses the change, or once the port
+or the chain is removed."""
 
 from __future__ import annotations
 
@@ -7,24 +9,39 @@ import threading
 
 from controlplane.errors import SetupError
 from controlplane.launch.live_changes import ANSWER_SECONDS, LiveChanges
-from controlplane.machine import vxlan_links
+from controlplane.machine import kernel_links, vxlan_links
 from controlplane.machine.changes import MachineSession
 from controlplane.spec.live_additions import LiveAdditions
 
 
-class ChangesMakingLinks:
-    """Sends a service's changes as `changes` does, a VXLAN port's interface made first (on `session`)."""
+def _kernel(chain: dict) -> bool:
+    return (chain.get("io") or {}).get("kind") == "kernel"
 
-    def __init__(
-        self, changes: LiveChanges, session: MachineSession, additions: LiveAdditions | None, ports: list[dict]
-    ):
+
+class ChangesMakingLinks:
+    """Sends a service's changes as `changes` does, a VXLAN port's interface and a kernel-I/O chain's namespaces made
+    first (on `session`). `config`: the running config (its run id, what the machine was prepared for, its chains
+    and ports as made at the start)."""
+
+    def __init__(self, changes: LiveChanges, session: MachineSession, additions: LiveAdditions | None, config: dict):
         self.changes, self.session, self.additions = changes, session, additions
+        self._run_id = config["paths"]["file_prefix"]
+        # Where a switched chain's switch runs, as the scheduler asked when the machine was prepared (scc's
+        # switch_core); the kernel decides where it did not.
+        prepared = config.get("prepared", {}).get("kernel_links")
+        self._switch_core = prepared.get("switch_core") if isinstance(prepared, dict) else None
         self._lock = threading.Lock()
         self._made: dict[str, str] = {}  # port -> its interface, made for a port the data plane has not answered
-        # port -> its interface, for the ports the data plane opened on a VXLAN Tandem made (`ports`: the run's)
-        self._open = {port["name"]: port["vxlan"]["interface"] for port in ports if "vxlan" in port}
+        # port -> its interface, for the ports the data plane opened on a VXLAN Tandem made
+        self._open = {port["name"]: port["vxlan"]["interface"] for port in config.get("ports", []) if "vxlan" in port}
+        # Kernel-I/O chains by name: those whose links were made for a request not answered yet, and those running.
+        self._chains_made: dict[str, dict] = {}
+        self._chains_running = {chain["name"]: chain for chain in config["chains"] if _kernel(chain)}
+        self._chain_numbers = len(config["chains"])  # each chain's root interfaces and switch are named by one
 
     def request(self, change: dict, wait_s: float = ANSWER_SECONDS) -> dict:
+        if change.get("op") == "add_chain" and isinstance(change.get("chain"), dict) and _kernel(change["chain"]):
+            return self._add_kernel_chain(change, wait_s)
         port = change.get("port") if change.get("op") == "add_port" else None
         if not isinstance(port, dict) or "vxlan" not in port:
             return self.changes.request(change, wait_s)
@@ -39,10 +56,31 @@ class ChangesMakingLinks:
             return {"op": "add_port", "port": port["name"], "state": "refused", "errors": errors}
         return self.changes.request(change, wait_s)
 
+    def _add_kernel_chain(self, change: dict, wait_s: float) -> dict:
+        chain = change["chain"]
+        refusal = {"op": "add_chain", "chain": chain["name"], "state": "refused"}
+        if chain["io"].get("link", "b2b").startswith("ovs"):
+            why = "an Open vSwitch link's daemon runs from a service's start to its end: give the chain in the spec"
+            return refusal | {"errors": [{"path": "chain.link", "message": why}]}
+        with self._lock:
+            number, self._chain_numbers = self._chain_numbers, self._chain_numbers + 1
+            try:
+                kernel_links.build_chain(self.session, self._run_id, number, chain, self._switch_core)
+            except SetupError as error:
+                kernel_links.remove_chain(chain)
+                return refusal | {"errors": [{"path": "chain.io", "message": str(error)}]}
+            self._chains_made[chain["name"]] = chain
+        return self.changes.request(change, wait_s)
+
     def follow(self, event: dict) -> None:
-        """The data plane's answer to a port: a refused one's interface is removed, an opened one's stays until the
-        port is removed (or the service stops: the journal removes it)."""
-        if event.get("event") != "change" or event.get("op") not in ("add_port", "remove_port"):
+        """The data plane's answer to a port or a chain: a refused one's links are removed; an opened port's and an
+        added chain's stay until it is removed (or the service stops: the journal removes them)."""
+        if event.get("event") != "change":
+            return
+        if event.get("op") in ("add_chain", "remove_chain"):
+            self._follow_chain(event)
+            return
+        if event.get("op") not in ("add_port", "remove_port"):
             return
         with self._lock:
             if event["op"] == "add_port":
@@ -54,3 +92,16 @@ class ChangesMakingLinks:
                 interface = self._open.pop(event.get("port"), None) if event.get("state") == "applied" else None
         if interface is not None:
             vxlan_links.remove(interface)
+
+    def _follow_chain(self, event: dict) -> None:
+        name, applied = event.get("chain"), event.get("state") == "applied"
+        with self._lock:
+            if event["op"] == "add_chain":
+                chain = self._chains_made.pop(name, None)
+                if chain is not None and applied:
+                    self._chains_running[name] = chain
+                    return
+            else:
+                chain = self._chains_running.pop(name, None) if applied else None
+        if chain is not None:  # its NFs are gone: nothing uses its namespaces any more
+            kernel_links.remove_chain(chain)

@@ -18,7 +18,7 @@ from controlplane.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_RUN_FAILED, RunF
 from controlplane.launch.control_server import ControlServer, read_token
 from controlplane.launch.lab_traffic import LabTraffic, seconds_allowed, unmet
 from controlplane.launch.live_changes import LiveChanges
-from controlplane.launch.port_links import ChangesMakingLinks
+from controlplane.launch.live_links import ChangesMakingLinks
 from controlplane.launch.service_status import ServiceStatus
 from controlplane.machine import changes, kernel_links, lab_network, resources, stall_diagnosis, vxlan_links
 from controlplane.spec import catalog
@@ -138,7 +138,7 @@ def launch(
                 session.own_socket(socket_path)
                 status, live = ServiceStatus(config), LiveChanges()
                 checks = additions(config) if additions else None
-                linked = ChangesMakingLinks(live, session, checks, config.get("ports", []))
+                linked = ChangesMakingLinks(live, session, checks, config)
                 servers.append(ControlServer(socket_path, status, stop.request, linked, additions=checks))
                 if config.get("control_listen"):  # and on TCP: loopback, or with its token
                     host, port = config["control_listen"]

@@ -61,29 +61,63 @@ def build(session, run_id: str, chains: list[dict], switch_core: int | None = No
     `switch_core`: where a switched chain's switch runs (-1: on its NFs' core, SCC's uniprocessor plan; N: core N, its
     multiprocessor plan); None leaves it to the kernel."""
     for c, chain in enumerate(chains):
-        io = chain.get("io")
-        if not io or io.get("kind") != "kernel":
-            continue
-        links = kernel_links(chain["nfs"])
-        # A namespace for every NF with a kernel link: each kernel-I/O NF, and a DPDK NF beside one.
-        namespaces = [f"{run_id}-{nf['name']}" if links[k] or links[k + 1] else "" for k, nf in enumerate(chain["nfs"])]
-        for netns in filter(None, namespaces):
-            session.own_netns(netns)
-            _without_ipv6(netns)
-        generator, sink = (f"tdg{c}" if links[0] else ""), (f"tds{c}" if links[-1] else "")
-        if io["link"] == "b2b":
-            nfs = _back_to_back(session, namespaces, links, generator, sink)
-            entry_next_hop = ""
+        build_chain(session, run_id, c, chain, switch_core)
+
+
+def build_chain(session, run_id: str, number: int, chain: dict, switch_core: int | None = None) -> None:
+    """Makes one chain's namespaces and links, if it is kernel-I/O, and fills in its `io` entry; `number` names its
+    root interfaces and switch (each chain of a run has its own)."""
+    io = chain.get("io")
+    if not io or io.get("kind") != "kernel":
+        return
+    links = kernel_links(chain["nfs"])
+    # A namespace for every NF with a kernel link: each kernel-I/O NF, and a DPDK NF beside one.
+    namespaces = [f"{run_id}-{nf['name']}" if links[k] or links[k + 1] else "" for k, nf in enumerate(chain["nfs"])]
+    generator, sink = (f"tdg{number}" if links[0] else ""), (f"tds{number}" if links[-1] else "")
+    # Every name free before anything is made: what remove_chain removes (`made`) was made for this chain alone.
+    made = {
+        "namespaces": [*filter(None, namespaces), *([f"{run_id}-sw{number}"] if io["link"] != "b2b" else [])],
+        "interfaces": [name for name in (generator, sink) if name],
+    }
+    taken = [name for name in made["namespaces"] if (Path("/run/netns") / name).exists()]
+    taken += [name for name in made["interfaces"] if Path(f"/sys/class/net/{name}").exists()]
+    if taken:
+        raise SetupError(f"cannot set up the kernel chain's network: {taken[0]} exists already and is not this chain's")
+    io["made"] = made
+    for netns in filter(None, namespaces):
+        session.own_netns(netns)
+        _without_ipv6(netns)
+    if io["link"] == "b2b":
+        nfs = _back_to_back(session, namespaces, links, generator, sink)
+        entry_next_hop = ""
+    else:
+        core = None if switch_core is None else chain["nfs"][0]["core"] if switch_core < 0 else switch_core
+        if io["link"] == "bridge":
+            nfs, entry_next_hop = _through_bridge(session, run_id, number, namespaces, generator, sink, core)
         else:
-            core = None if switch_core is None else chain["nfs"][0]["core"] if switch_core < 0 else switch_core
-            if io["link"] == "bridge":
-                nfs, entry_next_hop = _through_bridge(session, run_id, c, namespaces, generator, sink, core)
-            else:
-                nfs, entry_next_hop = _through_ovs(
-                    session, run_id, c, namespaces, generator, sink, "system" if io["link"] == "ovs" else "netdev", core
-                )
-            io["switch_core"] = core
-        io.update(generator_interface=generator, sink_interface=sink, entry_next_hop=entry_next_hop, nfs=nfs)
+            nfs, entry_next_hop = _through_ovs(
+                session,
+                run_id,
+                number,
+                namespaces,
+                generator,
+                sink,
+                "system" if io["link"] == "ovs" else "netdev",
+                core,
+            )
+        io["switch_core"] = core
+    io.update(generator_interface=generator, sink_interface=sink, entry_next_hop=entry_next_hop, nfs=nfs)
+
+
+def remove_chain(chain: dict) -> None:
+    """Removes what build_chain made for a chain (its namespaces, with the veths in them, and its root interfaces),
+    whole or in part, once its NFs are gone (a chain removed from a service, or one the data plane refused); the
+    run's journal then finds none of it."""
+    made = (chain.get("io") or {}).get("made") or {}
+    for netns in made.get("namespaces", []):
+        subprocess.run(["ip", "netns", "del", netns], capture_output=True)
+    for interface in made.get("interfaces", []):
+        subprocess.run(["ip", "link", "del", interface], capture_output=True)
 
 
 def _root_veth(session, name: str, peer: str, netns: str, peer_mac: str | None = None, mac: str | None = None) -> None:

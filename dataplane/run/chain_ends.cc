@@ -6,6 +6,13 @@
 
 namespace tandem {
 
+namespace {
+
+// The DPDK device names of a kernel chain's ends: this, then "entry" or "exit" (one pair per chain of the run).
+std::string kernel_end_name(const ChainConfig& chain) { return "net_af_packet_" + std::to_string(chain.index) + "_"; }
+
+}  // namespace
+
 ChainEnds::ChainEnds(const Deployment& deployment, rte_mempool* pool, const std::vector<rte_ring*>& rings,
                      StatsZone& stats)
     : pool_(pool) {
@@ -22,16 +29,22 @@ std::pair<std::unique_ptr<EgressPort>, std::unique_ptr<IngressPort>> ChainEnds::
   return {std::move(entries_.back()), std::move(exits_.back())};
 }
 
+void ChainEnds::close_kernel_ends(const ChainConfig& chain) {
+  const std::string prefix = kernel_end_name(chain);
+  std::erase_if(af_packet_ports_,
+                [&](const std::unique_ptr<AfPacketPort>& port) { return port->device_name().rfind(prefix, 0) == 0; });
+}
+
 void ChainEnds::open_ends(const Deployment& deployment, const ChainConfig& chain, const std::vector<rte_ring*>& rings,
                           StatsZone& stats) {
   to_port_.push_back(chain.to_port);
   // A kernel link's end in the root namespace: a veth into the first (out of the last) NF, which is kernel-I/O.
   // Only a chain of one line has such an end (a chain with kernel-I/O NFs is a line).
-  std::string name = "net_af_packet_" + std::to_string(chain.index);
+  std::string name = kernel_end_name(chain);
   int entry = chain.entry_ring;
   if (deployment.rings[entry].kernel) {
     auto& into_chain = af_packet_ports_.emplace_back(std::make_unique<AfPacketPort>(
-        name + "_entry", chain.io.generator_interface, pool_, deployment.rings[entry].capacity));
+        name + "entry", chain.io.generator_interface, pool_, deployment.rings[entry].capacity));
     entries_.push_back(std::make_unique<EthdevEgress>(into_chain->id(), chain.io.entry_next_hop, stats.rings[entry],
                                                       entry_drop_journal_));
   } else {
@@ -39,8 +52,8 @@ void ChainEnds::open_ends(const Deployment& deployment, const ChainConfig& chain
   }
   int exit = chain.exit_rings.at(0);
   if (deployment.rings[exit].kernel) {
-    auto& from_chain = af_packet_ports_.emplace_back(std::make_unique<AfPacketPort>(
-        name + "_exit", chain.io.sink_interface, pool_, deployment.rings[exit].capacity));
+    auto& from_chain = af_packet_ports_.emplace_back(
+        std::make_unique<AfPacketPort>(name + "exit", chain.io.sink_interface, pool_, deployment.rings[exit].capacity));
     exits_.push_back(std::make_unique<EthdevIngress>(from_chain->id(), stats.rings[exit]));
     any_kernel_exit_ = true;
   } else {

@@ -23,9 +23,11 @@ class ChainEnds {
  public:
   // Opens every chain's ends; throws std::runtime_error if a kernel chain's port cannot be made.
   ChainEnds(const Deployment& deployment, rte_mempool* pool, const std::vector<rte_ring*>& rings, StatsZone& stats);
-  // A chain added to a running service (its NFs' rings made, no kernel link or port): its entry and exit.
+  // A chain added to a running service (its NFs' rings made; a kernel chain's veths too): its entry and exit.
   std::pair<std::unique_ptr<EgressPort>, std::unique_ptr<IngressPort>> open_added_chain(
       const Deployment& deployment, const ChainConfig& chain, const std::vector<rte_ring*>& rings, StatsZone& stats);
+  // A chain removed from a running service, drained: the DPDK ports on its veths closed (none for a DPDK chain).
+  void close_kernel_ends(const ChainConfig& chain);
   // A port added to a running service (its index the next), opened and started.
   void adopt_added_port(std::unique_ptr<EthdevPort> port) { ports_.push_back(std::move(port)); }
   // By chain index; each taken once, by the generator and the sink.

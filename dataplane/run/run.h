@@ -145,7 +145,9 @@ class Run {
     uint64_t generated = 0;  // packets that entered it, all of them
     double left_at_s = -1;
     bool drained = false;
-    bool out_of_sight = false;  // its workers run under the kernel's scheduler, the module's successor blind to them
+    bool out_of_sight = false;     // its workers run under the kernel's scheduler, the module's successor blind to them
+    uint64_t kernel_received = 0;  // what its kernel links' receivers took, when it last moved (chain_drained)
+    double kernel_moved_at_s = 0;
   };
   void remove_chain(const json& command, double now_s);
   // Asks a removed chain's application (worker `w`) to exit, unless another is exiting: whether `w` is the one that
@@ -208,8 +210,10 @@ class Run {
   void refuse_unfinished_addition();
   void follow_removals(double now_s);
   // Why chain `chain` cannot be removed now ("" if it can).
+  // Why a kernel-I/O chain may not join or leave a running service ("" if it may).
+  std::string why_kernel_chain_is_fixed(const ChainConfig& chain) const;
   std::string why_chain_cannot_go(int chain) const;
-  bool chain_drained(const ChainRemoval& removal) const;
+  bool chain_drained(ChainRemoval& removal, double now_s) const;
   // Whether the chain's rings are empty and a worker of it that the module holds holds packets: a module that
   // decides by ring occupancy (UNiS) never gives that worker a turn again.
   bool parked_with_packets(const ChainRemoval& removal) const;

@@ -51,7 +51,15 @@ std::pair<std::string, std::string> Run::why_chain_cannot_come(Deployment& next)
         return {"chain.from", "port '" + d_.ports[chain.from_port].name + "' also feeds " + other.name +
                                   ": give each chain the source prefixes it takes (from: {port: NAME, source: "
                                   "[198.18.1.0/24]})"};
-  if (chain.io.enabled) return {"chain.io", "kernel-I/O chains need namespaces made at the start: restart with it"};
+  if (chain.io.enabled) {
+    if (!scheduler_types().at(d_.scheduler.name).kernel_io_nfs)
+      return {"chain.io", d_.scheduler.name + " cannot schedule kernel-I/O NFs (scc and the kernel's policies can)"};
+    if (std::string why = why_kernel_chain_is_fixed(chain); !why.empty()) return {"chain.link", why};
+    // Its namespaces and veths are the control plane's to make before the request (launch/live_links.py).
+    for (int n : chain.nfs)
+      if (next.nfs[n].kernel_io && next.nfs[n].netns.empty())
+        return {"chain.io", "NF " + next.nfs[n].name + " has no network namespace: the service makes them"};
+  }
   std::set<int> cores;
   for (const NfConfig& nf : d_.nfs) cores.insert(nf.core);
   for (int n : chain.nfs) {
@@ -74,7 +82,7 @@ std::pair<std::string, std::string> Run::why_chain_cannot_come(Deployment& next)
                     "arguments gives it: give cost_cycles (./tandem profile measures it)"};
   next.workers = scheduler_->plan_workers(next);
   for (size_t w = d_.workers.size(); w < next.workers.size(); w++)
-    if (next.workers[w].runtime != Runtime::PollLoop && next.workers[w].runtime != Runtime::External)
+    if (next.workers[w].runtime == Runtime::UserLevelThreads)
       return {"chain", "its NFs would run as " + std::string(runtime_name(next.workers[w].runtime)) +
                            ", which joins a run only at its start: restart the service with it"};
   std::vector<WorkerPlan> running(

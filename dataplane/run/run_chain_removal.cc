@@ -20,13 +20,23 @@ namespace {
 // then stays counted in flight, in its rings); and how long they may take to leave their loops.
 constexpr double kDrainSeconds = 3.0;
 constexpr double kLeaveSeconds = 5.0;
+// How long a removed chain's kernel links' receivers take nothing before what they miss counts as lost in them.
+constexpr double kKernelQuietSeconds = 0.1;
 
 json refused(const json& command, const std::string& message) { return removal_refusal(command, "chain", message); }
 
 }  // namespace
 
+// An Open vSwitch link's daemon is started with the service and stopped with it (its journal): its chain neither
+// joins nor leaves a running one.
+std::string Run::why_kernel_chain_is_fixed(const ChainConfig& chain) const {
+  if (!chain.io.enabled || chain.io.link.rfind("ovs", 0) != 0) return "";
+  return "an Open vSwitch link's daemon runs from a service's start to its end: restart the service to change it";
+}
+
 std::string Run::why_chain_cannot_go(int chain) const {
   if (chain_removed_[chain]) return "the chain was removed already";
+  if (std::string why = why_kernel_chain_is_fixed(d_.chains[chain]); !why.empty()) return why;
   for (const ChainRemoval& removal : removals_)
     if (removal.chain == chain) return "the chain is being removed";
   if (restart_pending()) return "an NF is restarting: remove the chain once it is back";
@@ -35,10 +45,9 @@ std::string Run::why_chain_cannot_go(int chain) const {
       for (int nf : segment.nfs) {
         if (d_.nfs[nf].chain != chain) continue;
         if (plan.runtime == Runtime::External) continue;  // its own process: asked to exit, as at a run's end
-        if (plan.runtime != Runtime::PollLoop)
+        if (plan.runtime == Runtime::UserLevelThreads)
           return "NF '" + d_.nfs[nf].name +
-                 "' does not run in a poll-loop process of its chain's own (user-level threads or kernel I/O): "
-                 "remove it by restarting the service";
+                 "' runs as a user-level thread, in a process of the core's NFs: remove it by restarting the service";
         for (const Segment& other : plan.segments)
           for (int member : other.nfs)
             if (d_.nfs[member].chain != chain)
@@ -78,13 +87,32 @@ bool Run::ask_external_to_exit(size_t w, double now_s) {
   return true;
 }
 
-bool Run::chain_drained(const ChainRemoval& removal) const {
-  for (int ring : d_.chains[removal.chain].rings)
-    if (rte_ring_count(rings_[ring]) != 0) return false;
+bool Run::chain_drained(ChainRemoval& removal, double now_s) const {
+  uint64_t received = 0;
+  bool kernel_behind = false;
+  for (int ring : d_.chains[removal.chain].rings) {
+    if (!d_.rings[ring].kernel) {
+      if (rte_ring_count(rings_[ring]) != 0) return false;
+      continue;
+    }
+    uint64_t taken = counter_read(stats_->rings[ring].dequeued);
+    received += taken;
+    kernel_behind = kernel_behind || counter_read(stats_->rings[ring].enqueued) != taken;
+  }
   for (size_t w : removal.workers)
     for (const Segment& segment : d_.workers[w].segments)
       if (held_by_segment(segment) != 0) return false;
-  return true;
+  if (!kernel_behind) return true;
+  // A kernel link (a veth between sockets) has no ring to look into, and a frame its receiving socket dropped (full)
+  // is counted only when the receiver stops. A veth hands each frame to its peer's socket within the sender's system
+  // call: once the receivers took nothing for a while, with no NF holding a packet, what is missing was lost (the
+  // results count it).
+  if (received != removal.kernel_received) {
+    removal.kernel_received = received;
+    removal.kernel_moved_at_s = now_s;
+    return false;
+  }
+  return now_s - removal.kernel_moved_at_s >= kKernelQuietSeconds;
 }
 
 bool Run::parked_with_packets(const ChainRemoval& removal) const {
@@ -117,7 +145,7 @@ void Run::follow_removals(double now_s) {
   for (auto it = removals_.begin(); it != removals_.end();) {
     ChainRemoval& removal = *it;
     if (removal.left_at_s < 0) {
-      removal.drained = chain_drained(removal);
+      removal.drained = chain_drained(removal, now_s);
       if (!removal.drained && now_s - removal.requested_s < kDrainSeconds) {
         // A batch a parked worker holds would wait out the drain: under the kernel's scheduler it reaches the sink.
         if (!removal.out_of_sight && parked_with_packets(removal)) hand_to_the_kernel(removal);
@@ -156,6 +184,10 @@ void Run::follow_removals(double now_s) {
       continue;
     }
     chain_removed_[removal.chain] = true;
+    // A kernel-I/O chain's ends (DPDK ports on its veths): drained with it, closed before the control plane removes
+    // the veths.
+    sink_->close_exit(removal.chain);
+    chain_ends_->close_kernel_ends(d_.chains[removal.chain]);
     std::string names;
     for (size_t w : removal.workers) names += (names.empty() ? "" : ",") + nf_names_of(static_cast<int>(w));
     answer_applied({{"event", "change"},

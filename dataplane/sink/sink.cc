@@ -44,6 +44,7 @@ uint64_t Sink::poll(uint64_t now_tsc) {
   rte_mbuf* pkts[kMaxBurst];
   uint64_t taken = 0;
   for (size_t c = 0; c < exits_.size(); c++) {
+    if (!exits_[c]) continue;  // a removed chain's
     uint16_t n = exits_[c]->rx_burst(pkts, deployment_.burst);
     if (n == 0) continue;
     ChainDelivery& delivery = delivery_[c];

@@ -42,6 +42,8 @@ class Sink {
   // A chain added to a running service (its index is the next one): its exit drained from now on.
   // `to_port`: the port its output leaves by (null: freed here).
   void add_chain(const ChainConfig& chain, std::unique_ptr<IngressPort> exit, EthdevPort* to_port);
+  // A removed chain's exit, drained: taken from no more (a kernel chain's DPDK port closes after).
+  void close_exit(int chain) { exits_.at(static_cast<size_t>(chain)).reset(); }
   // A port removed from a running service: a removed chain's straggler that would leave by it is freed here.
   void stop_port(EthdevPort* port) {
     std::replace(to_ports_.begin(), to_ports_.end(), port, static_cast<EthdevPort*>(nullptr));

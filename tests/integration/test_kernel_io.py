@@ -5,6 +5,7 @@ NF: test_runs.py); specs the machine or the scheduler cannot run exit 2."""
 
 from __future__ import annotations
 
+import json
 import signal
 import subprocess
 import time
@@ -15,6 +16,7 @@ from conftest import BASE_SPEC, KERNEL_SPEC, MIXED_SPEC, requires_root, tandem
 from controlplane.machine import kernel_links, ovs_switch
 from integration.system_calls import syscalls_of
 from integration.test_runs import assert_accounted, run_results, start_run
+from integration.test_service import answered, ctl, results_when_stopped, serving, takes_packets
 
 pytestmark = requires_root
 
@@ -206,3 +208,66 @@ def test_profiling_a_kernel_chain_counts_its_system_calls_and_kernel_time(write_
         # but 0.16 against 0.11 in one CI run (/proc's ticks, 10 ms each): more than half, not twice, is what holds.
         assert nf["os"]["system_share"] > nf["os"]["user_share"], nf["os"]
     assert "kernel % of CPU" in result.stdout
+
+
+ADDED_KERNEL_CHAIN = """\
+name: routers
+io: kernel
+mux: 8
+link: {link}
+traffic: {{rate: 20 kpps, flows: 8}}
+nfs:
+  - {{name: r1, type: ttl, core: 1}}
+  - {{name: r2, type: ttl, core: 1}}
+"""
+
+
+def namespaces_of(*nfs: str) -> list[str]:
+    """The network namespaces of a run's NFs named `nfs` (a run names them RUN-NF)."""
+    listed = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split("\n")
+    return [line.split()[0] for line in listed if line.startswith("tandem") and line.split()[0].endswith(nfs)]
+
+
+@pytest.mark.parametrize("link,scheduler", [("b2b", "scc"), ("bridge", "cfs")])
+def test_a_kernel_chain_added_and_removed_under_traffic_brings_and_takes_its_namespaces(
+    link, scheduler, write_spec, tmp_path, machine_before
+):
+    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    spec = write_spec(KERNEL_SPEC.replace("scheduler: cfs", f"scheduler: {scheduler}").replace("duration: 1\n", ""))
+    with serving(spec, socket, out) as process:
+        assert namespaces_of("-r1", "-r2") == []
+        adding = ctl(socket, "add-chain", "-", stdin=ADDED_KERNEL_CHAIN.format(link=link))
+        assert adding.returncode == 0, adding.stderr
+        added = answered(socket, json.loads(adding.stdout))
+        assert added["state"] == "applied" and added["nfs_started"] == "r1,r2", added
+        # Its NFs in namespaces of their own, made for it; its packets through them.
+        assert len(namespaces_of("-r1", "-r2")) == 2
+        assert takes_packets(socket, "r2")
+        removed = answered(socket, json.loads(ctl(socket, "remove-chain", "routers").stdout))
+        assert removed["state"] == "applied" and removed["nfs_stopped"] == "r1,r2" and removed["drained"], removed
+        # Its namespaces (with their veths) go with it; the chain that was there first runs on.
+        assert namespaces_of("-r1", "-r2") == []
+        assert takes_packets(socket, "c3")
+        # The chain that was there at the start goes the same way.
+        assert answered(socket, json.loads(ctl(socket, "remove-chain", "c").stdout))["state"] == "applied"
+        assert namespaces_of("-a", "-b", "-c3") == []
+        results = results_when_stopped(socket, process, out)
+    assert_accounted(results)
+    routers = next(chain for chain in results["chains"] if chain["name"] == "routers")
+    assert routers["delivered"] > 0 and routers["generated"] == routers["delivered"] + routers["dropped"]["total"]
+    workers = {worker["nfs"]: worker["exit"] for worker in results["workers"]}
+    assert workers["r1"] == workers["r2"] == "exited with status 0", workers
+
+
+def test_a_kernel_chain_a_service_cannot_run_is_refused_and_leaves_no_namespace(write_spec, tmp_path, machine_before):
+    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    service = BASE_SPEC.replace("rate: max", "rate: 50 kpps").replace("duration: 1\n", "")
+    with serving(write_spec(service), socket, out) as process:
+        for link, field, says in (
+            ("b2b", "body.chain.io", "coop cannot schedule kernel-I/O NFs"),  # its links made, then taken back
+            ("ovs", "body.chain.link", "Open vSwitch link's daemon runs from a service's start"),
+        ):
+            refused = ctl(socket, "add-chain", "-", stdin=ADDED_KERNEL_CHAIN.format(link=link))
+            assert refused.returncode == 2 and f"({field})" in refused.stderr and says in refused.stderr, refused.stderr
+            assert namespaces_of("") == []  # the service's chain has none
+        assert_accounted(results_when_stopped(socket, process, out))

@@ -22,6 +22,7 @@ class AfPacketPort {
   AfPacketPort(const AfPacketPort&) = delete;
   AfPacketPort& operator=(const AfPacketPort&) = delete;
   uint16_t id() const { return port_; }
+  const std::string& device_name() const { return device_name_; }
 
  private:
   std::string device_name_;

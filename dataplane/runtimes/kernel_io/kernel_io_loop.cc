@@ -18,7 +18,7 @@ void run_kernel_io_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats,
     if (input == nullptr) throw std::logic_error("the kernel-I/O runtime runs segments whose input is a packet socket");
     waits.push_back({input->fd(), POLLIN, 0});
   }
-  while (!flag_load(stats.stop)) {
+  while (!flag_load(stats.stop) && !flag_load(control.leave)) {  // leave: its chain was removed from a service
     bool any_input = false;
     for (SegmentRuntime& segment : segments) any_input = run_segment_once(segment, stats, burst) > 0 || any_input;
     if (!any_input) {
