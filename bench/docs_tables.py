@@ -283,6 +283,7 @@ TABLES: dict[str, Callable[[Path], Rendered]] = {
     "auto-goal": whole("auto-goal"),
     "auto-idle": whole("auto-idle"),
     "auto-latency": whole("auto-latency"),
+    "auto-latency-policies": whole("auto-latency", 1),
     "auto-mixed-native": whole("auto-mixed", 0),
     "auto-mixed-testpmd": whole("auto-mixed", 1),
     # NFVnice
