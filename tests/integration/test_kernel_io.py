@@ -16,7 +16,7 @@ from conftest import BASE_SPEC, KERNEL_SPEC, MIXED_SPEC, requires_root, tandem
 from controlplane.machine import kernel_links, ovs_switch
 from integration.system_calls import syscalls_of
 from integration.test_runs import assert_accounted, run_results, start_run
-from integration.test_service import answered, ctl, results_when_stopped, serving, takes_packets
+from integration.test_service import STATUS_PERIOD, answered, ctl, results_when_stopped, serving, takes_packets
 
 pytestmark = requires_root
 
@@ -240,8 +240,10 @@ def test_a_kernel_chain_added_and_removed_under_traffic_brings_and_takes_its_nam
         assert adding.returncode == 0, adding.stderr
         added = answered(socket, json.loads(adding.stdout))
         assert added["state"] == "applied" and added["nfs_started"] == "r1,r2", added
-        # Its NFs in namespaces of their own, made for it; its packets through them.
+        # Its NFs in namespaces of their own, made for it; its packets through them (in the status once the data
+        # plane's next report has it).
         assert len(namespaces_of("-r1", "-r2")) == 2
+        time.sleep(STATUS_PERIOD)
         assert takes_packets(socket, "r2")
         removed = answered(socket, json.loads(ctl(socket, "remove-chain", "routers").stdout))
         assert removed["state"] == "applied" and removed["nfs_stopped"] == "r1,r2" and removed["drained"], removed
