@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from controlplane.kubernetes.tandem_nodes import TandemNode
 from controlplane.planning import graph_cuts
 from controlplane.planning.placement import PlacementError
+from controlplane.spec.chain_graph import Edge, line_edges
 
 VNI_RANGE = (1, 1 << 24)  # a VXLAN network identifier is 24 bits; 0 is reserved
 
@@ -63,9 +64,9 @@ def cut(resource: str, chain: dict, where: dict[str, tuple[str, int]], vnis_in_u
     nfs = chain["nfs"] if graph is None else graph["nodes"]
     names = [nf["name"] for nf in nfs]
     edges = (
-        [(a, b, None) for a, b in zip(names, names[1:], strict=False)]
+        line_edges(names, chain["name"])
         if graph is None
-        else [(edge["from"], edge["to"], edge.get("label")) for edge in graph.get("edges", [])]
+        else [Edge(edge["from"], edge["to"], edge.get("label"), chain["name"]) for edge in graph.get("edges", [])]
     )
     runs: list[tuple[str, list[str]]] = []
     for block in graph_cuts.blocks(names, edges):

@@ -17,6 +17,7 @@ from controlplane.planning import graph_cuts, profile
 from controlplane.planning.placement import PlacedNf, PlacementError, k_per_packet, solve
 from controlplane.planning.rate_shares import upper_bound_shares
 from controlplane.sfc.spec_or_request import compose_request
+from controlplane.spec.chain_graph import Edge
 from controlplane.spec.deployment import run_config
 from controlplane.spec.loading import spec_from_document
 
@@ -218,7 +219,9 @@ def _graph_blocks(config: dict, chains: list[dict]) -> list[list[str]]:
     found = []
     for chain in config["chains"]:
         if chain["name"] in graphs:
-            edges = [(edge["from"], edge["to"], edge.get("label")) for edge in chain.get("edges", [])]
+            edges = [
+                Edge(edge["from"], edge["to"], edge.get("label"), chain["name"]) for edge in chain.get("edges", [])
+            ]
             found += graph_cuts.blocks([nf["name"] for nf in chain["nfs"]], edges)
     return found
 
