@@ -1,5 +1,6 @@
 // Tests of a chain appended to a deployment (a service's added chain): every index already given out stays what it
-// was, the chain's NFs and rings take the next ones, too many chains are refused, and a service's pool keeps room.
+// was, the chain's NFs and rings take the next ones, too many chains are refused, and a service's pool keeps room
+// (what it removed giving its room back).
 #include <gtest/gtest.h>
 
 #include "contract/deployment.h"
@@ -40,6 +41,23 @@ TEST(AppendedChain, AServicesPoolKeepsRoomForAddedChains) {
   unsigned run = mbuf_pool_size(parse_deployment(doc));
   doc["serve"] = true;
   EXPECT_EQ(mbuf_pool_size(parse_deployment(doc)), run + kServiceSpareMbufs);
+}
+
+TEST(AppendedChain, WhatAServiceRemovedNeedsNoRoomInItsPool) {
+  // Chains and ports added and removed again and again (an operator placing a resource anew) must not use up the
+  // room: a removed chain's rings were drained and its NFs stopped, a removed port's queues closed.
+  json doc = {{"serve", true}, {"scheduler", {{"name", "coop"}}}, {"chains", {chain_of("a", {"a1"})}}};
+  Deployment d = parse_deployment(doc);
+  unsigned alone = mbuf_pool_size(d);
+  append_chain(d, chain_of("b", {"b1", "b2"}));
+  PortConfig port;
+  port.index = 0;
+  port.name = "w0";
+  d.ports.push_back(port);
+  EXPECT_GT(mbuf_pool_size(d), alone);
+  EXPECT_EQ(mbuf_pool_size(d, {false, true}, {0}), alone);
+  EXPECT_GT(mbuf_pool_size(d, {false, true}), alone);  // the port still counts
+  EXPECT_EQ(mbuf_pool_size(d, {true, true}, {0}), 8192 + kServiceSpareMbufs);
 }
 
 }  // namespace

@@ -328,13 +328,18 @@ bool any_kernel_link(const Deployment& deployment, const std::vector<int>& rings
   return std::any_of(rings.begin(), rings.end(), [&](int ring) { return deployment.rings[ring].kernel; });
 }
 
-unsigned mbuf_pool_size(const Deployment& deployment) {
+unsigned mbuf_pool_size(const Deployment& deployment, const std::vector<bool>& chain_gone,
+                        const std::set<int>& port_gone) {
+  auto gone = [&](int chain) { return chain < static_cast<int>(chain_gone.size()) && chain_gone[chain]; };
   unsigned mbufs = 8192 + (deployment.service ? kServiceSpareMbufs : 0);
-  for (const RingConfig& ring : deployment.rings) mbufs += ring.capacity;
-  mbufs += static_cast<unsigned>(deployment.nfs.size()) * (kMbufCache * 3 / 2 + 2u * deployment.burst);
+  for (const RingConfig& ring : deployment.rings)
+    if (!gone(ring.chain)) mbufs += ring.capacity;
   // A port's receive and send descriptors each hold an mbuf, and the Rx stage a burst.
-  mbufs += static_cast<unsigned>(deployment.ports.size()) * (2 * 1024u + deployment.burst);
+  for (const PortConfig& port : deployment.ports)
+    if (!port_gone.count(port.index)) mbufs += 2 * 1024u + deployment.burst;
   for (const NfConfig& nf : deployment.nfs) {
+    if (gone(nf.chain)) continue;
+    mbufs += kMbufCache * 3 / 2 + 2u * deployment.burst;
     for (int ring : nf.in_rings)  // a packet socket's receive buffers, one per I/O vector
       if (deployment.rings[ring].kernel) mbufs += deployment.chains[nf.chain].io.mux;
     if (nf.scale) mbufs += scaled_hold_capacity(deployment, nf.index);  // what its egress may hold

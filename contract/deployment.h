@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -270,8 +271,11 @@ inline constexpr unsigned kMbufCache = 256;  // per-lcore mempool cache
 bool any_kernel_link(const Deployment& deployment, const std::vector<int>& rings);
 
 // Mbufs the run's pool needs: every ring full, every process's cache and bursts, and slack for the generator.
-// Sized per NF (an upper bound on worker processes), so it can be computed before workers are planned.
-unsigned mbuf_pool_size(const Deployment& deployment);
+// Sized per NF (an upper bound on worker processes), so it can be computed before workers are planned. A service
+// counts only what it still runs: `chain_gone` (per chain) and `port_gone` (PortConfig::index) name what was removed,
+// whose rings were drained and whose queues closed, their mbufs back in the pool.
+unsigned mbuf_pool_size(const Deployment& deployment, const std::vector<bool>& chain_gone = {},
+                        const std::set<int>& port_gone = {});
 // What a service's pool holds beyond its own chains' needs, for chains added while it runs.
 inline constexpr unsigned kServiceSpareMbufs = 16384;
 

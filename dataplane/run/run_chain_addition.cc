@@ -91,7 +91,7 @@ std::pair<std::string, std::string> Run::why_chain_cannot_come(Deployment& next)
     return {"chain", d_.scheduler.name + " would lay the running NFs out in other processes with this chain (" +
                          d_.scheduler.name + " runs a core's NFs in one): restart the service with it"};
   // What the chains need with it, the spare room (which `next` would count once more) left out.
-  unsigned needed = mbuf_pool_size(next) - kServiceSpareMbufs;
+  unsigned needed = mbuf_pool_size(next, chain_removed_, ports_removed_) - kServiceSpareMbufs;
   if (needed > pool_->size)
     return {"chain", "the service's packet pool (" + std::to_string(pool_->size) +
                          " mbufs) has no room for its rings (" + std::to_string(needed) +

@@ -42,7 +42,7 @@ void Run::add_port(const json& command, double now_s) {
   // Its receive queue takes mbufs from the pool: the room kept for additions must hold them beside the chains'.
   Deployment next = d_;
   next.ports.push_back(port);
-  unsigned needed = mbuf_pool_size(next) - kServiceSpareMbufs;
+  unsigned needed = mbuf_pool_size(next, chain_removed_, ports_removed_) - kServiceSpareMbufs;
   if (needed > pool_->size)
     return answer_change(refused(command, "port",
                                  "the service's packet pool (" + std::to_string(pool_->size) +
