@@ -144,7 +144,8 @@ def _fewest_cores_objective(h, highspy, nfs, cores, x, edges, offered, node_of: 
     core_weight = CORE_CROSSING_WEIGHT if apart else CORE_CROSSING_WEIGHT + NODE_CROSSING_WEIGHT
     terms = [(core_weight * traffic[e] / total) * crossing[e] for e in crossing if total > 0]
     terms += [(NODE_CROSSING_WEIGHT * traffic[e] / total) * apart[e] for e in apart if total > 0]
-    h.setObjective(sum(used.values()) + sum(terms), highspy.ObjSense.kMinimize)
+    if used or terms:  # else no new core and no edge: every placement that fits is as good (HiGHS takes no constant)
+        h.setObjective(sum(used.values()) + sum(terms), highspy.ObjSense.kMinimize)
     return used, crossing, apart
 
 

@@ -219,3 +219,13 @@ def test_across_nodes_each_node_counts_its_own_tsc_rate_and_costs():
     costly = [PlacedNf(nf.name, nf.chain, nf.rate_pps, 1.0, 100, 0.0, node_cycles={"fast": (300.0, 0.0)}) for nf in nfs]
     solution = solve(costly, [1, 2, 3, 4], HZ, node_hz={"fast": 2e9}, **kwargs)
     assert solution["cores_used"] == [1, 2] and set(solution["node_of"].values()) == {"slow"}
+
+
+def test_one_nf_on_cores_that_run_others_already_is_placed_where_it_fits():
+    # Fewest cores with nothing to minimise (the operator's second chain of one NF, every core running others: no new
+    # core, no edge): any core it fits is as good, and the program answers with one (HiGHS takes no constant
+    # objective).
+    nf = PlacedNf("small.only", "small", 1e5, 1.0, 2000, 0.0)  # 20 % of a core
+    solution = solve([nf], [1, 2], HZ, objective="fewest_cores", edges=[], room={1: 0.1, 2: 0.3})
+    assert solution["stopped"] == "optimal" and solution["accepted"] == ["small"]
+    assert_feasible([nf], solution, {1: 0.1, 2: 0.3})
