@@ -10,6 +10,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from controlplane.errors import SpecError
+from controlplane.kubernetes.agent_names import agent_name, bare_name
 from controlplane.kubernetes.chain_cut import Wire, cut, wire_port
 from controlplane.kubernetes.service_chain import ServiceChainSpec
 from controlplane.kubernetes.tandem_nodes import TandemNode
@@ -53,6 +54,12 @@ class ClusterPlacement:
     def nodes(self) -> set[str]:
         return {node for node, _ in self.where.values()}
 
+    def named_for_life(self, resource: str, life: int) -> None:
+        """Its chains' and NFs' names on the agents those of the resource's `life`-th addition (agent_names.py)."""
+        for entries in self.every_chain_by_node().values():
+            for entry in entries:
+                _rename(entry, lambda name: agent_name(resource, bare_name(resource, name), life))
+
     def every_chain_by_node(self) -> dict[str, list[dict]]:
         """Per node, the chains its agent runs for the resource: whole chains and cut chains' parts."""
         chains = {node: list(entries) for node, entries in self.chains_by_node.items()}
@@ -60,11 +67,6 @@ class ClusterPlacement:
             for node, part in parts:
                 chains.setdefault(node, []).append(part)
         return chains
-
-
-def agent_name(resource: str, name: str) -> str:
-    """A chain's or an NF's name on a node's agent, which serves many resources' chains: the resource's name first."""
-    return f"{resource}.{name}"
 
 
 def chains_of(resource: str, spec: ServiceChainSpec) -> list[dict]:
@@ -292,10 +294,16 @@ def _nfs(chain: dict) -> list[dict]:
 def _for_agent(resource: str, chain: dict, where: dict) -> dict:
     """The chain as its node's agent adds it: chain and NF names prefixed with the resource's, each NF on its core."""
     entry = copy.deepcopy(chain)
-    entry["name"] = agent_name(resource, chain["name"])
     for nf in _nfs(entry):
         nf["core"] = where[nf["name"]][1]
-        nf["name"] = agent_name(resource, nf["name"])
-    for edge in (entry.get("graph") or {}).get("edges", []):
-        edge["from"], edge["to"] = agent_name(resource, edge["from"]), agent_name(resource, edge["to"])
+    _rename(entry, lambda name: agent_name(resource, name))
     return entry
+
+
+def _rename(entry: dict, renamed) -> None:
+    """The chain's name, its NFs' and its edges' ends, each `renamed(name)`."""
+    entry["name"] = renamed(entry["name"])
+    for nf in _nfs(entry):
+        nf["name"] = renamed(nf["name"])
+    for edge in (entry.get("graph") or {}).get("edges", []):
+        edge["from"], edge["to"] = renamed(edge["from"]), renamed(edge["to"])

@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from controlplane.errors import SetupError, SpecError
+from controlplane.kubernetes.agent_names import agent_prefix, life_of, next_life
 from controlplane.kubernetes.chain_cut import wire_prefix
 from controlplane.kubernetes.chain_hops import ring_hops, wire_hop
-from controlplane.kubernetes.cluster_placement import ClusterPlacement, CostsUnknown, agent_name, place
+from controlplane.kubernetes.cluster_placement import ClusterPlacement, CostsUnknown, place
 from controlplane.kubernetes.live_arguments import ArgumentsChange, arguments_changes
 from controlplane.kubernetes.service_chain import ServiceChainSpec
 from controlplane.kubernetes.tandem_nodes import TandemNode
@@ -35,6 +36,7 @@ class Held:
     order they were added, and the wires' ports)."""
 
     placement: ClusterPlacement
+    life: int = 0  # the names its chains took on the agents (agent_names.py)
     added: dict[str, list[str]] = field(default_factory=dict)
     order: list[tuple[str, str]] = field(default_factory=list)
     ports: list[tuple[str, str]] = field(default_factory=list)
@@ -131,6 +133,7 @@ class Reconciler:
             return Outcome(_status(generation, "False", "InvalidSpec", _spec_message(error)))
         running = self.held.get(key)
         if running is not None and running.added and key not in self.lost_since:
+            placement.named_for_life(resource, running.life)  # compared with what runs, as it is named there
             changes = arguments_changes(running.placement, placement)
             if changes is not None:
                 return self._change_arguments(generation, running, placement, changes, began)
@@ -143,7 +146,8 @@ class Reconciler:
                 "(plan only: no agent was asked)"
             )
             return Outcome(_status(generation, "False", "Planned", message, placement))
-        held = Held(placement)
+        held = Held(placement, life=self._next_life(resource, placement))
+        placement.named_for_life(resource, held.life)
         self.held[key] = held
         try:
             # The wires' ports first, then the chains: a cut chain's last part first, so that nothing crosses a wire
@@ -205,6 +209,17 @@ class Reconciler:
             problems = "; ".join(f"{e.get('path')}: {e.get('message')}" for e in reply.errors)
             raise SetupError(f"node {node} refused the arguments of {nf}: {problems or reply.state}")
 
+    def _next_life(self, resource: str, placement: ClusterPlacement) -> int:
+        """The life of the resource's addition on the placement's nodes: after every earlier one whose chain names
+        their agents keep (removed ones too). An agent that does not answer refuses the addition anyway."""
+        taken = []
+        for node in sorted(placement.nodes()):
+            try:
+                taken += [chain.name for chain in self.agent(node, AGENT_TIMEOUT_S).status().chains]
+            except (SetupError, KeyError):
+                continue
+        return next_life(resource, taken)
+
     def vnis(self, besides: str) -> set[int]:
         """The VXLAN networks every other resource's wires use."""
         return {wire.vni for key, held in self.held.items() if key != besides for wire in held.placement.wires}
@@ -249,13 +264,13 @@ class Reconciler:
         """Removes the chains an earlier operator added for the resource on `nodes` (its status's placement), then
         its wires' ports, so that placing it again starts from nothing; an agent that does not answer has nothing to
         remove."""
-        prefix, wires = agent_name(resource, ""), wire_prefix(resource)
+        wires = wire_prefix(resource)
         for node in sorted(set(nodes) & self.nodes.keys()):
             try:
                 agent = self.agent(node)
                 status = agent.status()
                 for chain in status.chains:
-                    if chain.name.startswith(prefix) and not chain.removed:
+                    if life_of(resource, chain.name) is not None and not chain.removed:
                         agent.answer_of(agent.remove_chain(chain.name), CHANGE_TIMEOUT_S)
                 for port in status.ports:
                     if str(port.get("name", "")).startswith(wires) and not port.get("removed"):
@@ -319,7 +334,7 @@ class Reconciler:
         held = self.held.get(key)
         if held is None:
             return []
-        prefix = agent_name(resource, "")
+        prefix = agent_prefix(resource, held.life)
         chains_by_node = held.placement.every_chain_by_node()
         statuses = {
             node: self.agent_status(node) if node in held.added and node in self.nodes else None

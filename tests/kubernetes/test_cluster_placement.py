@@ -10,9 +10,10 @@ import pytest
 import yaml
 
 from conftest import REPO
+from controlplane.kubernetes.agent_names import agent_name
 from controlplane.kubernetes.chain_cut import wire_prefix
 from controlplane.kubernetes.chain_hops import hops_of, ring_hops, wire_hop
-from controlplane.kubernetes.cluster_placement import CostsUnknown, agent_name, chains_of, place
+from controlplane.kubernetes.cluster_placement import CostsUnknown, chains_of, place
 from controlplane.kubernetes.reconciler import Reconciler
 from controlplane.kubernetes.service_chain import HopStatus, ServiceChainSpec
 from controlplane.kubernetes.tandem_nodes import (

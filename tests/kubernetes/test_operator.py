@@ -2,9 +2,10 @@
 (`./tandem node`: it measures its NFs' costs, serves with its control API on TCP and a token, and reports itself on
 its Node, taking the report off as it stops): a chain whose NF costs no node reported waits, naming the
 NF; a chain placed is added on the agent and carries traffic while the agent's own chain runs on, its status names
-node and core and its hops' rates; the agent lost and back (as its DaemonSet would start it again), the operator
-places the chain again (the time measured); the resource deleted, the agent no longer runs it, and the finalizer
-lets the resource go. The agent's accounting stays exact through all of it."""
+node and core and its hops' rates; its firewall's rules changed live, then its rate changed (the chain added anew,
+under names the agent has not taken yet); the agent lost and back (as its DaemonSet would start it again), the
+operator places the chain again (the time measured); the resource deleted, the agent no longer runs it, and the
+finalizer lets the resource go. The agent's accounting stays exact through all of it."""
 
 from __future__ import annotations
 
@@ -91,6 +92,7 @@ def test_the_operator_places_heals_and_removes_a_chain_on_a_real_agent(cluster, 
             assert measured == {"firewall", "counter"}
             placed_s = _placed_while_the_agent_runs(cluster, running, control)
             _rules_changed_live(cluster, running, control)
+            _rate_changed_added_anew(cluster, running, control)
             # The node's agent lost (stopped, as a killed pod's agent ends): the operator says so.
             control.stop()
             process.communicate(timeout=120)
@@ -142,6 +144,23 @@ def _rules_changed_live(cluster, running, control: Control) -> None:
     assert [chain.removed for chain in status.chains if chain.name == "edge.web"] == [False]
     made = [change for change in status.changes if change.get("op") == "set_args"]
     assert [(change.get("nf"), change.get("state")) for change in made] == [("edge.fw", "applied")], made
+
+
+def _rate_changed_added_anew(cluster, running, control: Control) -> None:
+    """The resource's rate changed: its chain is removed and added anew on the same agent, under the names of its
+    second life there (the agent keeps the removed chain's names taken)."""
+    assert cluster.kubectl("apply", "-f", "-", stdin=EDGE_MORE_RULES.replace("50 kpps", "40 kpps")).returncode == 0
+    wait_for(
+        lambda: (
+            "placed and added" in ((c := ready(cluster, "edge")) or {}).get("message", "") and c["status"] == "True"
+        ),
+        "the chain added anew",
+        running,
+    )
+    chains = {chain.name: chain.removed for chain in control.status().chains if chain.name.startswith("edge")}
+    assert chains == {"edge.web": True, "edge_1.web": False}, chains
+    wait_for(lambda: delivered(control, "edge_1.web") > 0, "the chain's traffic in its second life")
+    assert {nf.name for nf in control.status().nfs if not nf.removed} >= {"edge_1.fw", "edge_1.count"}
 
 
 def _placed_while_the_agent_runs(cluster, running, control: Control) -> float:
