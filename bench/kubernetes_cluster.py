@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from bench.local_ports import free_port
+from bench.node_hosts import signal_agent
 from controlplane.kubernetes.crd import CRD_PATH, GROUP, PLURAL
 from controlplane.machine.child_death import die_with_the_control_plane, end
 
@@ -30,7 +31,8 @@ FAKE_NODE = "kwok.x-k8s.io/node"  # kwok manages the Nodes with this annotation 
 class ApiServer:
     """Started by start(), stopped by stop(); kubectl(*args) runs kubectl against it."""
 
-    def __init__(self) -> None:
+    def __init__(self, address: str = "127.0.0.1") -> None:
+        self.address = address  # where it listens (and etcd on loopback): an address of this machine's
         self.folder = Path(tempfile.mkdtemp(prefix="tandem-kube-"))
         self.processes: list[subprocess.Popen] = []
         self.binaries: Path | None = None
@@ -64,7 +66,7 @@ class ApiServer:
             [
                 str(self.binaries / "kube-apiserver"),
                 f"--etcd-servers=http://127.0.0.1:{client}",
-                "--bind-address=127.0.0.1",
+                f"--bind-address={self.address}",
                 f"--secure-port={self.port}",
                 f"--cert-dir={self.folder / 'certificates'}",
                 f"--token-auth-file={self.folder / 'tokens.csv'}",
@@ -78,7 +80,7 @@ class ApiServer:
         )
         (self.folder / "kubeconfig").write_text(
             "apiVersion: v1\nkind: Config\n"
-            f"clusters: [{{name: test, cluster: {{server: 'https://127.0.0.1:{self.port}', "
+            f"clusters: [{{name: test, cluster: {{server: 'https://{self.address}:{self.port}', "
             "insecure-skip-tls-verify: true}}]\n"
             f"users: [{{name: test, user: {{token: {TOKEN}}}}}]\n"
             "contexts: [{name: test, context: {cluster: test, user: test}}]\ncurrent-context: test\n"
@@ -173,9 +175,9 @@ class ApiServer:
 
 
 @contextlib.contextmanager
-def api_server_with_the_crd():
-    """An API server that has the ServiceChain CRD, Established; stopped on every way out."""
-    server = ApiServer()
+def api_server_with_the_crd(address: str = "127.0.0.1"):
+    """An API server on `address` that has the ServiceChain CRD, Established; stopped on every way out."""
+    server = ApiServer(address)
     try:
         server.start()
         applied = server.kubectl("apply", "-f", str(CRD_PATH))
@@ -237,27 +239,39 @@ def operator(cluster: ApiServer, folder: Path, *options: str):
 
 
 @contextlib.contextmanager
-def node_agent(cluster: ApiServer, folder: Path, node: str, port: int, spec: str, measure: str, name: str):
+def node_agent(
+    cluster: ApiServer,
+    folder: Path,
+    node: str,
+    port: int,
+    spec: str,
+    measure: str,
+    name: str,
+    host: str = "127.0.0.1",
+    within: tuple[str, ...] = (),
+):
     """A node's agent, `./tandem node` (root): it measures the costs of its spec's NFs and of `measure`'s, serves
-    on 127.0.0.1:port with the token, and reports itself on Node `node`; yields (process, control, results path)
+    on host:port with the token, and reports itself on Node `node`; yields (process, control, results path)
     once its own chain runs, and stops it (SIGTERM: the chains drain, every machine change is undone) on every way
-    out."""
+    out. `within`: the command it runs under (a node of its own: bench/node_hosts.py)."""
     from controlplane.launch.control_client import Control
 
-    (folder / "agent.yaml").write_text(spec)
-    (folder / "measure.yaml").write_text(measure)
+    (folder / f"{name}.yaml").write_text(spec)
+    (folder / f"{name}-measure.yaml").write_text(measure)
     out = folder / f"{name}.json"
-    command = [str(REPO / "tandem"), "node", str(folder / "agent.yaml"), "--socket", str(folder / f"{name}.sock")]
-    command += ["--json", str(out), "--quiet", "--listen", f"127.0.0.1:{port}", "--token-file", str(token_file(folder))]
-    command += ["--measure", str(folder / "measure.yaml"), "--node", node]
-    command += ["--kubeconfig", str(cluster.folder / "kubeconfig")]
+    command = [*within, str(REPO / "tandem"), "node", str(folder / f"{name}.yaml")]
+    command += ["--socket", str(folder / f"{name}.sock"), "--json", str(out), "--quiet", "--listen", f"{host}:{port}"]
+    command += ["--token-file", str(token_file(folder)), "--measure", str(folder / f"{name}-measure.yaml")]
+    command += ["--node", node, "--kubeconfig", str(cluster.folder / "kubeconfig")]
     process = _logged(command, folder / f"{name}.log")
     try:
-        control = Control(tcp=("127.0.0.1", port), token=TOKEN)
+        control = Control(tcp=(host, port), token=TOKEN)
         # It measures its NFs' costs first (once: they are cached), then serves.
         wait_for(lambda: _runs_chains(control), "the agent to come up", process, seconds=300)
         yield process, control, out
     finally:
+        if within:
+            signal_agent(process)
         end(process, 60)
 
 

@@ -1,0 +1,218 @@
+"""ServiceChains on two real nodes' agents (bench/node_hosts.py: two hosts on a LAN, each agent in namespaces of its
+own, node-a's NFs on core 1 and node-b's on core 0), placed by the operator at the agents' own measured costs:
+- a chain larger than a node is cut into a part on each node joined by a wire; both agents add their part and the
+  wire's port, the generator's packets cross the VXLAN, the status shows the wire's hop;
+- a small chain's node lost (its agent killed, every process of it with it) moves the chain to the other node, and
+  the cut chain waits; the agent back undoes what its killed life left (its VXLAN) and the cut chain runs across both
+  nodes again, on the surviving agent under names it has not taken yet;
+- deleted, both agents remove their parts and ports and no VXLAN is left on either host, nor anything in its
+  /run/tandem once the agents stop. Each agent's accounting is exact, and the wire balances exactly between the two
+  agents' reports."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import subprocess
+import time
+
+import pytest
+from integration.conftest import machine_before  # noqa: F401 (a fixture: the machine left as the test found it)
+
+from bench.kubernetes_cluster import (
+    add_ready_node,
+    api_server_with_the_crd,
+    node_agent,
+    operator,
+    service_chain,
+    wait_for,
+)
+from bench.local_ports import free_port
+from bench.node_hosts import MACHINE_ADDRESS, NodeHost, node_hosts, signal_agent
+from conftest import requires_root
+from controlplane.kubernetes.tandem_nodes import COSTS, TSC_HZ
+from controlplane.machine.vxlan_links import PREFIX as VXLAN_PREFIX
+from controlplane.results.wire_balance import wire_balance
+
+pytestmark = requires_root
+
+COST = {"type": "cost", "args": {"cycles": 20_000}}
+# Each NF takes this share of a core at the chain's rate (derived from the agents' own measured costs, so on any
+# host): two of them do not fit one node's NF core, one does, and one beside a small one too.
+SHARE = 0.7
+SMALL_SHARE = 0.15
+# Each node's control core and NF core: its NFs on a CPU of their own, its control plane on the other's.
+CORES = {"node-a": (0, 1), "node-b": (1, 0)}
+
+
+def agent_spec(host: NodeHost, control_core: int, nf_core: int) -> str:
+    # Coop over the fair policy: one node's NFs share a CPU with the other's control plane (and the API server's),
+    # which a real-time poller would starve.
+    return f"""\
+name: {host.node}
+traffic: {{rate: 10 kpps, size: 64, flows: 16}}
+control_core: {control_core}
+placement_cores: [{nf_core}]
+scheduler: {{name: coop, options: {{policy: cfs}}}}
+chains:
+  - name: own
+    nfs:
+      - {{name: own-count, type: counter, core: {nf_core}}}
+"""
+
+
+def agent_on(cluster, folder, host: NodeHost, port: int, control_core: int, nf_core: int, name: str):
+    spec = agent_spec(host, control_core, nf_core)
+    offers = f"- {json.dumps(COST)}\n"
+    return node_agent(cluster, folder, host.node, port, spec, offers, name, host.address, host.within())
+
+
+def annotations_of(cluster, name: str) -> dict:
+    return json.loads(cluster.kubectl("get", "node", name, "-o", "json").stdout)["metadata"].get("annotations", {})
+
+
+def status_of(cluster, name: str) -> dict | None:
+    got = cluster.kubectl("get", "servicechain", name, "-o", "json")
+    return (json.loads(got.stdout).get("status") or {}) if got.returncode == 0 else None
+
+
+def rate_for_share(cluster, share: float) -> int:
+    """Packets a second at which a cost NF takes `share` of node-a's core, by node-a's measured model (the costlier
+    batch of one packet: at larger batches it takes a little less)."""
+    annotations = annotations_of(cluster, "node-a")
+    model = next(m for m in json.loads(annotations[COSTS]) if m["type"] == "cost")
+    return int(share * float(annotations[TSC_HZ]) / (model["k_cycles"] + model["c_cycles"]))
+
+
+def vxlans_on(host: NodeHost) -> list[str]:
+    links = subprocess.run(["ip", "-n", host.namespace, "-br", "link"], capture_output=True, text=True).stdout
+    return [line.split()[0] for line in links.splitlines() if line.startswith(VXLAN_PREFIX)]
+
+
+def chains_of(control) -> dict:
+    return {chain.name: chain for chain in control.status().chains}
+
+
+def condition(cluster, name: str) -> dict:
+    return ((status_of(cluster, name) or {}).get("conditions") or [{}])[0]
+
+
+def placed_on(cluster, name: str) -> dict[str, str]:
+    return {p["nf"]: p["node"] for p in status_of(cluster, name).get("placement") or []}
+
+
+def delivering(control, resource: str) -> bool:
+    """Whether a chain of `resource` carries packets out of the agent (its last part, where it is cut)."""
+    try:
+        chains = chains_of(control)
+    except Exception:  # noqa: BLE001 - the agent is between lives
+        return False
+    return any(c.delivered > 0 and not c.removed for name, c in chains.items() if name.startswith(resource))
+
+
+@pytest.mark.usefixtures("machine_before")
+def test_chains_across_two_agents_are_cut_moved_off_a_lost_node_and_removed_whole(tmp_path):
+    with node_hosts() as hosts, api_server_with_the_crd(MACHINE_ADDRESS) as cluster, contextlib.ExitStack() as lives:
+        for host in hosts:
+            add_ready_node(cluster, host.node)
+        running = lives.enter_context(operator(cluster, tmp_path, "--time-limit", "5"))
+        ports = {host.node: free_port() for host in hosts}
+        agents = {}  # node -> (process, control, results path) of its agent's present life
+
+        def start(host: NodeHost, life: int) -> None:
+            control_core, nf_core = CORES[host.node]
+            agents[host.node] = lives.enter_context(
+                agent_on(cluster, tmp_path, host, ports[host.node], control_core, nf_core, f"{host.node}-{life}")
+            )
+
+        for host in hosts:
+            start(host, 1)
+        wait_for(lambda: all(COSTS in annotations_of(cluster, host.node) for host in hosts), "both nodes' reports")
+        wide = _cut_across_both(cluster, running, agents, hosts)
+        small_on = _small_chain_placed(cluster, running, agents)
+        # The small chain's node lost (its agent killed): the chain moves to the other node; the wide one cannot run
+        # on one node and waits for the lost one, its part on the node left removed.
+        lost = next(host for host in hosts if host.node == small_on)
+        left = next(host.node for host in hosts if host.node != small_on)
+        killed = time.monotonic()
+        signal_agent(agents[small_on][0], signal.SIGKILL)  # what it changed on its host stays for its next life
+        agents[small_on][0].wait(timeout=60)
+        wait_for(
+            lambda: (
+                condition(cluster, "small").get("status") == "True" and placed_on(cluster, "small") == {"only": left}
+            ),
+            "the small chain moved to the node left",
+            running,
+        )
+        wait_for(lambda: delivering(agents[left][1], "small"), f"the small chain's traffic on {left}", running)
+        moved_s = time.monotonic() - killed
+        heal_s = status_of(cluster, "small")["healSeconds"]
+        waiting = wait_for(lambda: (c := condition(cluster, "wide"))["status"] == "False" and c, "the wide one waiting")
+        assert waiting["reason"] == "NoCapacity" and f"{small_on} lost" in waiting["message"], waiting
+        assert vxlans_on(lost) and not vxlans_on(next(h for h in hosts if h.node == left))  # the dead agent's stays
+        # Its agent back (as its DaemonSet starts it again): it undoes what its killed life left (the VXLAN), and the
+        # wide chain is cut across both nodes again.
+        start(lost, 2)
+        wait_for(lambda: condition(cluster, "wide").get("status") == "True", "the wide chain again", running)
+        wide = placed_on(cluster, "wide")
+        assert set(wide.values()) == {"node-a", "node-b"}, wide
+        wait_for(lambda: delivering(agents[wide["second"]][1], "wide"), "the wide chain's traffic again", running)
+        # The node that stayed keeps its first part's name taken: its part now is the resource's second life there.
+        assert any(name.startswith("wide_1.") and not c.removed for name, c in chains_of(agents[left][1]).items())
+        print(f"small chain off {small_on}: killed -> traffic on {left} {moved_s:.1f} s (healSeconds {heal_s})")
+        # Deleted: each agent removes its parts and the wire's port, and no VXLAN is left on either host.
+        for name in ("wide", "small"):
+            assert cluster.kubectl("delete", "servicechain", name, "--wait=false").returncode == 0
+            wait_for(lambda name=name: status_of(cluster, name) is None, f"{name} gone", running)
+        for host in hosts:
+            parts = [c for name, c in chains_of(agents[host.node][1]).items() if name.startswith(("wide", "small"))]
+            assert parts and all(c.removed for c in parts), (host.node, parts)
+            assert vxlans_on(host) == []
+        for process, control, _ in agents.values():
+            control.stop()
+            process.communicate(timeout=120)
+            assert process.returncode == 0
+        results = {node: json.loads(out.read_text()) for node, (_, _, out) in agents.items()}
+        # What the agent back said it undid (its output is written out as it ends).
+        notes = (tmp_path / f"{small_on}-2.log").read_text()
+        assert "removed interface tdx-" in notes and "which did not end cleanly" in notes, notes[-2000:]
+        for host in hosts:  # each host's /run/tandem as the agent found it: nothing but the lock
+            assert [p.name for p in (host.run / "tandem").iterdir()] == ["lock"], host
+    for node, result in results.items():
+        assert result["accounting"]["exact"], (node, result["accounting"])
+    # The wire of the wide chain's last placement, from the node of its first NF to the node of its second.
+    sent = [p for p in results[wide["first"]]["ports"] if p.get("wire")][-1]
+    came = [p for p in results[wide["second"]]["ports"] if p.get("wire")][-1]
+    balance = wire_balance(sent, came)
+    assert balance["exact"] and balance["sent"] > 0, balance
+
+
+def _cut_across_both(cluster, running, agents: dict, hosts) -> dict[str, str]:
+    """The wide chain (two NFs that one node's NF core cannot hold) applied: cut into a part on each node joined by a
+    wire that its packets cross; returns where its NFs run."""
+    nfs = [{"name": "first", **COST}, {"name": "second", **COST}]
+    chain = service_chain("wide", f"{rate_for_share(cluster, SHARE)} pps", nfs)
+    assert cluster.kubectl("apply", "-f", "-", stdin=json.dumps(chain)).returncode == 0
+    ready = wait_for(lambda: condition(cluster, "wide") or None, "the wide chain's condition", running)
+    assert ready["status"] == "True" and "1 wires between them" in ready["message"], ready
+    placed = placed_on(cluster, "wide")
+    assert set(placed.values()) == {"node-a", "node-b"}, placed
+    wait_for(lambda: delivering(agents[placed["second"]][1], "wide"), "packets through both nodes", running)
+    hop = wait_for(
+        lambda: next((h for h in status_of(cluster, "wide").get("hops") or [] if h["node"] == "wire"), None),
+        "the wire's hop in the status",
+    )
+    assert (hop["from"], hop["to"]) == ("first", "second") and hop["delayUs"] > 0, hop
+    assert all(vxlans_on(host) for host in hosts)
+    return placed
+
+
+def _small_chain_placed(cluster, running, agents: dict) -> str:
+    """A chain of one NF that either node holds beside its part of the wide one, running; returns its node."""
+    chain = service_chain("small", f"{rate_for_share(cluster, SMALL_SHARE)} pps", [{"name": "only", **COST}])
+    assert cluster.kubectl("apply", "-f", "-", stdin=json.dumps(chain)).returncode == 0
+    wait_for(lambda: condition(cluster, "small").get("status") == "True", "the small chain running", running)
+    node = placed_on(cluster, "small")["only"]
+    wait_for(lambda: delivering(agents[node][1], "small"), "the small chain's traffic", running)
+    return node
