@@ -315,6 +315,11 @@ def service_chain(name: str, rate: str, nfs: list[dict]) -> dict:
     }
 
 
+def node_annotations(cluster: ApiServer, name: str) -> dict:
+    """The Node's annotations: its agent's report (tandem_nodes.py) once it wrote one."""
+    return json.loads(cluster.kubectl("get", "node", name, "-o", "json").stdout)["metadata"].get("annotations", {})
+
+
 def add_ready_node(cluster: ApiServer, name: str) -> None:
     """A Node as its kubelet registers it, Ready; its Tandem annotations are its agent's to write."""
     node = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": name}}

@@ -22,6 +22,7 @@ from bench.kubernetes_cluster import (
     add_ready_node,
     api_server_with_the_crd,
     node_agent,
+    node_annotations,
     operator,
     service_chain,
     wait_for,
@@ -56,10 +57,6 @@ def agent(cluster, tmp_path, port: int, name: str):
     return node_agent(cluster, tmp_path, "node-a", port, AGENT_SPEC, OFFERS, name)
 
 
-def annotations_of(cluster, name: str) -> dict:
-    return json.loads(cluster.kubectl("get", "node", name, "-o", "json").stdout)["metadata"].get("annotations", {})
-
-
 def resource(cluster, name: str) -> dict | None:
     got = cluster.kubectl("get", "servicechain", name, "-o", "json")
     return json.loads(got.stdout) if got.returncode == 0 else None
@@ -86,9 +83,9 @@ def test_the_operator_places_heals_and_removes_a_chain_on_a_real_agent(cluster, 
     add_ready_node(cluster, "node-a")
     with operator(cluster, tmp_path, "--time-limit", "5") as running:
         with agent(cluster, tmp_path, port, "first") as (process, control, out):
-            reported = wait_for(lambda: annotations_of(cluster, "node-a").get(CONTROL), "the agent's report")
-            assert reported == f"127.0.0.1:{port}" and annotations_of(cluster, "node-a")[CORES] == "1"
-            measured = {entry["type"] for entry in json.loads(annotations_of(cluster, "node-a")[COSTS])}
+            reported = wait_for(lambda: node_annotations(cluster, "node-a").get(CONTROL), "the agent's report")
+            assert reported == f"127.0.0.1:{port}" and node_annotations(cluster, "node-a")[CORES] == "1"
+            measured = {entry["type"] for entry in json.loads(node_annotations(cluster, "node-a")[COSTS])}
             assert measured == {"firewall", "counter"}
             placed_s = _placed_while_the_agent_runs(cluster, running, control)
             _rules_changed_live(cluster, running, control)
@@ -97,7 +94,7 @@ def test_the_operator_places_heals_and_removes_a_chain_on_a_real_agent(cluster, 
             control.stop()
             process.communicate(timeout=120)
         assert process.returncode == 0
-        assert CONTROL not in annotations_of(cluster, "node-a")  # the agent took its report off as it stopped
+        assert CONTROL not in node_annotations(cluster, "node-a")  # the agent took its report off as it stopped
         first = json.loads(out.read_text())
         assert first["accounting"]["exact"], first["accounting"]
         lost = wait_for(

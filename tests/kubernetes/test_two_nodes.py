@@ -20,14 +20,8 @@ import time
 import pytest
 from integration.conftest import machine_before  # noqa: F401 (a fixture: the machine left as the test found it)
 
-from bench.kubernetes_cluster import (
-    add_ready_node,
-    api_server_with_the_crd,
-    node_agent,
-    operator,
-    service_chain,
-    wait_for,
-)
+from bench import kubernetes_cluster as cluster_support
+from bench.kubernetes_cluster import node_annotations, wait_for
 from bench.local_ports import free_port
 from bench.node_hosts import MACHINE_ADDRESS, NodeHost, node_hosts, signal_agent
 from conftest import requires_root
@@ -65,11 +59,7 @@ chains:
 def agent_on(cluster, folder, host: NodeHost, port: int, control_core: int, nf_core: int, name: str):
     spec = agent_spec(host, control_core, nf_core)
     offers = f"- {json.dumps(COST)}\n"
-    return node_agent(cluster, folder, host.node, port, spec, offers, name, host.address, host.within())
-
-
-def annotations_of(cluster, name: str) -> dict:
-    return json.loads(cluster.kubectl("get", "node", name, "-o", "json").stdout)["metadata"].get("annotations", {})
+    return cluster_support.node_agent(cluster, folder, host.node, port, spec, offers, name, host.address, host.within())
 
 
 def status_of(cluster, name: str) -> dict | None:
@@ -80,7 +70,7 @@ def status_of(cluster, name: str) -> dict | None:
 def rate_for_share(cluster, share: float) -> int:
     """Packets a second at which a cost NF takes `share` of node-a's core, by node-a's measured model (the costlier
     batch of one packet: at larger batches it takes a little less)."""
-    annotations = annotations_of(cluster, "node-a")
+    annotations = node_annotations(cluster, "node-a")
     model = next(m for m in json.loads(annotations[COSTS]) if m["type"] == "cost")
     return int(share * float(annotations[TSC_HZ]) / (model["k_cycles"] + model["c_cycles"]))
 
@@ -113,10 +103,14 @@ def delivering(control, resource: str) -> bool:
 
 @pytest.mark.usefixtures("machine_before")
 def test_chains_across_two_agents_are_cut_moved_off_a_lost_node_and_removed_whole(tmp_path):
-    with node_hosts() as hosts, api_server_with_the_crd(MACHINE_ADDRESS) as cluster, contextlib.ExitStack() as lives:
+    with (
+        node_hosts() as hosts,
+        cluster_support.api_server_with_the_crd(MACHINE_ADDRESS) as cluster,
+        contextlib.ExitStack() as lives,
+    ):
         for host in hosts:
-            add_ready_node(cluster, host.node)
-        running = lives.enter_context(operator(cluster, tmp_path, "--time-limit", "5"))
+            cluster_support.add_ready_node(cluster, host.node)
+        running = lives.enter_context(cluster_support.operator(cluster, tmp_path, "--time-limit", "5"))
         ports = {host.node: free_port() for host in hosts}
         agents = {}  # node -> (process, control, results path) of its agent's present life
 
@@ -128,7 +122,7 @@ def test_chains_across_two_agents_are_cut_moved_off_a_lost_node_and_removed_whol
 
         for host in hosts:
             start(host, 1)
-        wait_for(lambda: all(COSTS in annotations_of(cluster, host.node) for host in hosts), "both nodes' reports")
+        wait_for(lambda: all(COSTS in node_annotations(cluster, host.node) for host in hosts), "both nodes' reports")
         wide = _cut_across_both(cluster, running, agents, hosts)
         small_on = _small_chain_placed(cluster, running, agents)
         # The small chain's node lost (its agent killed): the chain moves to the other node; the wide one cannot run
@@ -192,7 +186,7 @@ def _cut_across_both(cluster, running, agents: dict, hosts) -> dict[str, str]:
     """The wide chain (two NFs that one node's NF core cannot hold) applied: cut into a part on each node joined by a
     wire that its packets cross; returns where its NFs run."""
     nfs = [{"name": "first", **COST}, {"name": "second", **COST}]
-    chain = service_chain("wide", f"{rate_for_share(cluster, SHARE)} pps", nfs)
+    chain = cluster_support.service_chain("wide", f"{rate_for_share(cluster, SHARE)} pps", nfs)
     assert cluster.kubectl("apply", "-f", "-", stdin=json.dumps(chain)).returncode == 0
     ready = wait_for(lambda: condition(cluster, "wide") or None, "the wide chain's condition", running)
     assert ready["status"] == "True" and "1 wires between them" in ready["message"], ready
@@ -210,7 +204,9 @@ def _cut_across_both(cluster, running, agents: dict, hosts) -> dict[str, str]:
 
 def _small_chain_placed(cluster, running, agents: dict) -> str:
     """A chain of one NF that either node holds beside its part of the wide one, running; returns its node."""
-    chain = service_chain("small", f"{rate_for_share(cluster, SMALL_SHARE)} pps", [{"name": "only", **COST}])
+    chain = cluster_support.service_chain(
+        "small", f"{rate_for_share(cluster, SMALL_SHARE)} pps", [{"name": "only", **COST}]
+    )
     assert cluster.kubectl("apply", "-f", "-", stdin=json.dumps(chain)).returncode == 0
     wait_for(lambda: condition(cluster, "small").get("status") == "True", "the small chain running", running)
     node = placed_on(cluster, "small")["only"]
