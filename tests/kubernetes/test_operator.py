@@ -154,8 +154,12 @@ def _rate_changed_added_anew(cluster, running, control: Control) -> None:
         "the chain added anew",
         running,
     )
-    chains = {chain.name: chain.removed for chain in control.status().chains if chain.name.startswith("edge")}
-    assert chains == {"edge.web": True, "edge_1.web": False}, chains
+    # The agent's status has an added chain from its data plane's next report on.
+    wanted = {"edge.web": True, "edge_1.web": False}
+    wait_for(
+        lambda: {c.name: c.removed for c in control.status().chains if c.name.startswith("edge")} == wanted,
+        "the first life's chain removed and the second's added",
+    )
     wait_for(lambda: delivered(control, "edge_1.web") > 0, "the chain's traffic in its second life")
     assert {nf.name for nf in control.status().nfs if not nf.removed} >= {"edge_1.fw", "edge_1.count"}
 

@@ -153,15 +153,17 @@ def test_chains_across_two_agents_are_cut_moved_off_a_lost_node_and_removed_whol
         assert set(wide.values()) == {"node-a", "node-b"}, wide
         wait_for(lambda: delivering(agents[wide["second"]][1], "wide"), "the wide chain's traffic again", running)
         # The node that stayed keeps its first part's name taken: its part now is the resource's second life there.
-        assert any(name.startswith("wide_1.") and not c.removed for name, c in chains_of(agents[left][1]).items())
+        wait_for(
+            lambda: any(name.startswith("wide_1.") and not c.removed for name, c in chains_of(agents[left][1]).items()),
+            f"the second life's part on {left}",
+        )
         print(f"small chain off {small_on}: killed -> traffic on {left} {moved_s:.1f} s (healSeconds {heal_s})")
         # Deleted: each agent removes its parts and the wire's port, and no VXLAN is left on either host.
         for name in ("wide", "small"):
             assert cluster.kubectl("delete", "servicechain", name, "--wait=false").returncode == 0
             wait_for(lambda name=name: status_of(cluster, name) is None, f"{name} gone", running)
-        for host in hosts:
-            parts = [c for name, c in chains_of(agents[host.node][1]).items() if name.startswith(("wide", "small"))]
-            assert parts and all(c.removed for c in parts), (host.node, parts)
+        for host in hosts:  # as the agents' data planes next report
+            wait_for(lambda host=host: _all_removed(agents[host.node][1]), f"{host.node} running none of them")
             assert vxlans_on(host) == []
         for process, control, _ in agents.values():
             control.stop()
@@ -180,6 +182,11 @@ def test_chains_across_two_agents_are_cut_moved_off_a_lost_node_and_removed_whol
     came = [p for p in results[wide["second"]]["ports"] if p.get("wire")][-1]
     balance = wire_balance(sent, came)
     assert balance["exact"] and balance["sent"] > 0, balance
+
+
+def _all_removed(control) -> bool:
+    parts = [c for name, c in chains_of(control).items() if name.startswith(("wide", "small"))]
+    return bool(parts) and all(c.removed for c in parts)
 
 
 def _cut_across_both(cluster, running, agents: dict, hosts) -> dict[str, str]:
