@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from bench.local_ports import free_port
-from bench.node_hosts import signal_agent
+from bench.node_hosts import NodeHost, signal_agent
 from controlplane.kubernetes.crd import CRD_PATH, GROUP, PLURAL
 from controlplane.machine.child_death import die_with_the_control_plane, end
 
@@ -273,6 +273,24 @@ def node_agent(
         if within:
             signal_agent(process)
         end(process, 60)
+
+
+def host_agent(cluster: ApiServer, folder: Path, host: NodeHost, port: int, measure: str, name: str):
+    """node_agent on a node host (bench/node_hosts.py), on its cores: its own counter chain, under coop over the
+    fair policy (one host's NFs share a CPU with the other's control plane and the API server's, which a
+    real-time poller would starve)."""
+    spec = f"""\
+name: {host.node}
+traffic: {{rate: 10 kpps, size: 64, flows: 16}}
+control_core: {host.control_core}
+placement_cores: [{host.nf_core}]
+scheduler: {{name: coop, options: {{policy: cfs}}}}
+chains:
+  - name: own
+    nfs:
+      - {{name: own-count, type: counter, core: {host.nf_core}}}
+"""
+    return node_agent(cluster, folder, host.node, port, spec, measure, name, host.address, host.within())
 
 
 def _runs_chains(control) -> bool:

@@ -30,6 +30,8 @@ class NodeHost:
     node: str  # the Kubernetes Node's name
     namespace: str
     address: str  # its agent listens and advertises here; its wires run from here
+    control_core: int  # its agent's control plane; the other host's NFs run there
+    nf_core: int
 
     @property
     def run(self) -> Path:
@@ -49,7 +51,11 @@ class NodeHost:
         )
 
 
-HOSTS = (NodeHost("node-a", "tdk-node-a", "198.18.40.1"), NodeHost("node-b", "tdk-node-b", "198.18.40.2"))
+# Each host's NFs on a CPU of their own, its control plane on the other's.
+HOSTS = (
+    NodeHost("node-a", "tdk-node-a", "198.18.40.1", control_core=0, nf_core=1),
+    NodeHost("node-b", "tdk-node-b", "198.18.40.2", control_core=1, nf_core=0),
+)
 
 
 def _ip(*args: str) -> None:

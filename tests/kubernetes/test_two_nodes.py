@@ -36,30 +36,7 @@ COST = {"type": "cost", "args": {"cycles": 20_000}}
 # host): two of them do not fit one node's NF core, one does, and one beside a small one too.
 SHARE = 0.7
 SMALL_SHARE = 0.15
-# Each node's control core and NF core: its NFs on a CPU of their own, its control plane on the other's.
-CORES = {"node-a": (0, 1), "node-b": (1, 0)}
-
-
-def agent_spec(host: NodeHost, control_core: int, nf_core: int) -> str:
-    # Coop over the fair policy: one node's NFs share a CPU with the other's control plane (and the API server's),
-    # which a real-time poller would starve.
-    return f"""\
-name: {host.node}
-traffic: {{rate: 10 kpps, size: 64, flows: 16}}
-control_core: {control_core}
-placement_cores: [{nf_core}]
-scheduler: {{name: coop, options: {{policy: cfs}}}}
-chains:
-  - name: own
-    nfs:
-      - {{name: own-count, type: counter, core: {nf_core}}}
-"""
-
-
-def agent_on(cluster, folder, host: NodeHost, port: int, control_core: int, nf_core: int, name: str):
-    spec = agent_spec(host, control_core, nf_core)
-    offers = f"- {json.dumps(COST)}\n"
-    return cluster_support.node_agent(cluster, folder, host.node, port, spec, offers, name, host.address, host.within())
+OFFERS = f"- {json.dumps(COST)}\n"
 
 
 def status_of(cluster, name: str) -> dict | None:
@@ -115,9 +92,8 @@ def test_chains_across_two_agents_are_cut_moved_off_a_lost_node_and_removed_whol
         agents = {}  # node -> (process, control, results path) of its agent's present life
 
         def start(host: NodeHost, life: int) -> None:
-            control_core, nf_core = CORES[host.node]
             agents[host.node] = lives.enter_context(
-                agent_on(cluster, tmp_path, host, ports[host.node], control_core, nf_core, f"{host.node}-{life}")
+                cluster_support.host_agent(cluster, tmp_path, host, ports[host.node], OFFERS, f"{host.node}-{life}")
             )
 
         for host in hosts:
