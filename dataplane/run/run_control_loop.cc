@@ -52,7 +52,7 @@ void Run::control_loop() {
       if (!probes_drive_traffic_) generator_->poll(now);
     }
     // 2. The chains' exits drained into the sink (and, in a service, what its live changes cost them).
-    sink_->poll(now);
+    sink_->poll();
     watch_changes(now);
     // 3. The scheduler module's tick.
     if (tick_period != 0 && now >= next_tick && attached_) {  // detached while a crashed NF is restarted

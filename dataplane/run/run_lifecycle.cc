@@ -192,7 +192,7 @@ void Run::settle_kernel_links() {
     usleep(1000);
     flag_store(stats_->kernel_links_quiet, 1u);
   }
-  sink_->poll(rte_get_tsc_cycles());
+  sink_->poll();
 }
 
 void Run::stop_workers() {
@@ -248,7 +248,7 @@ void Run::stop_workers() {
     // The exit links' last frames: taken until none has come for 5 ms (the accounting counts what never came as lost).
     uint64_t quiet_since = rte_get_tsc_cycles();
     while (rte_get_tsc_cycles() - quiet_since < static_cast<uint64_t>(0.005 * hz_)) {
-      if (sink_->poll(rte_get_tsc_cycles()) > 0) quiet_since = rte_get_tsc_cycles();
+      if (sink_->poll() > 0) quiet_since = rte_get_tsc_cycles();
     }
   }
 }

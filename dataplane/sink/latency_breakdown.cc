@@ -4,6 +4,13 @@
 #include <algorithm>
 
 namespace tandem {
+namespace {
+
+// From one clock reading to a later one, taken on another core: a few cycles of skew between cores' TSCs must not
+// wrap around into a wait of centuries.
+uint64_t elapsed(uint64_t from, uint64_t to) { return to > from ? to - from : 0; }
+
+}  // namespace
 
 void LatencyBreakdown::add(const TraceSlot& slot, uint64_t tx_tsc, uint64_t now_tsc) {
   if (slot.hops > kMaxTracedHops) {
@@ -12,14 +19,14 @@ void LatencyBreakdown::add(const TraceSlot& slot, uint64_t tx_tsc, uint64_t now_
   }
   traced_++;
   untraced_hops_ += slot.untraced;
-  end_to_end_ += now_tsc - tx_tsc;
+  end_to_end_ += elapsed(tx_tsc, now_tsc);
   uint64_t since = tx_tsc;  // where the packet's wait for the next hop began
   for (int h = 0; h < slot.hops; h++) {
     const HopTrace& hop = slot.hop[h];
     if (hop.nf >= nfs_.size()) continue;  // a torn trace (its slot reused mid-write): nothing to add it to
     NfPart& part = nfs_[hop.nf];
     part.visits++;
-    uint64_t queued = hop.arrive_tsc - since;
+    uint64_t queued = elapsed(since, hop.arrive_tsc);
     part.queue += queued;
     if (hop.busy_while_queued == kBusyUnknown) {
       part.split_unknown++;
@@ -28,10 +35,10 @@ void LatencyBreakdown::add(const TraceSlot& slot, uint64_t tx_tsc, uint64_t now_
       part.behind_other_work += std::min(hop.busy_while_queued, queued);
       part.queue_with_split += queued;
     }
-    part.in_nf += hop.end_tsc - hop.arrive_tsc;
+    part.in_nf += elapsed(hop.arrive_tsc, hop.end_tsc);
     since = hop.end_tsc;
   }
-  exit_queue_ += now_tsc - since;
+  exit_queue_ += elapsed(since, now_tsc);
 }
 
 json LatencyBreakdown::to_json(const Deployment& deployment, double tsc_hz) const {

@@ -46,6 +46,16 @@ TEST(LatencyBreakdown, PartsTelescopeToTheEndToEndLatency) {
   EXPECT_DOUBLE_EQ(sum, j["end_to_end_us"].get<double>());
 }
 
+TEST(LatencyBreakdown, AClockOfAnotherCoreALittleAheadAddsNoWrappedWait) {
+  // fw1 (on its core) ended the batch at 130 by its clock; the sink read 128 on its own: no wait, not 2^64 - 2.
+  LatencyBreakdown breakdown(2);
+  breakdown.add(trace({{110, 112, 130, 4, 0}}), 100, 128);
+  json j = breakdown.to_json(two_nfs(), kHz);
+  EXPECT_DOUBLE_EQ(j["exit_queue_us"].get<double>(), 0);
+  EXPECT_DOUBLE_EQ(j["end_to_end_us"].get<double>(), 28);
+  EXPECT_DOUBLE_EQ(j["nfs"][0]["in_nf_us"].get<double>(), 20);
+}
+
 TEST(LatencyBreakdown, MeansArePerTracedPacketAndAnNfNotPassedAddsNothing) {
   LatencyBreakdown breakdown(2);
   breakdown.add(trace({{110, 110, 120, 0, 0}}), 100, 130);                         // fw1 only: 30

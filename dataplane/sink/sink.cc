@@ -40,13 +40,14 @@ void Sink::follow_chain(const ChainConfig& chain) {
   if (scaled) delivery.flow_reorders = 0;
 }
 
-uint64_t Sink::poll(uint64_t now_tsc) {
+uint64_t Sink::poll() {
   rte_mbuf* pkts[kMaxBurst];
   uint64_t taken = 0;
   for (size_t c = 0; c < exits_.size(); c++) {
     if (!exits_[c]) continue;  // a removed chain's
     uint16_t n = exits_[c]->rx_burst(pkts, deployment_.burst);
     if (n == 0) continue;
+    const uint64_t now_tsc = rte_get_tsc_cycles();
     ChainDelivery& delivery = delivery_[c];
     for (uint16_t i = 0; i < n; i++) {
       const PacketMeta* meta = meta_of(pkts[i]);

@@ -48,8 +48,10 @@ class Sink {
   void stop_port(EthdevPort* port) {
     std::replace(to_ports_.begin(), to_ports_.end(), port, static_cast<EthdevPort*>(nullptr));
   }
-  // Takes what the chains' exits hold now; returns how many packets it took.
-  uint64_t poll(uint64_t now_tsc);
+  // Takes what the chains' exits hold now; returns how many packets it took. A burst's packets are timed by a clock
+  // read once it is taken: a packet that crossed its chain since the caller's loop began (a port's frame is received
+  // and stamped in the same turn) must not arrive before it was sent.
+  uint64_t poll();
   // Latency is sampled only while measuring (warm-up and drain are excluded).
   void set_measuring(bool measuring) { measuring_ = measuring; }
   const ChainDelivery& delivery(int chain) const { return delivery_[chain]; }
