@@ -43,14 +43,25 @@ def breakdowns_of(runs: list[dict], chain: str) -> list[dict]:
     ]
 
 
+def wire_into(results: dict, chain: str) -> tuple[str, float] | None:
+    """The wire port a chain of the run takes its packets from, and the mean one-way delay of every frame it
+    received (by the two hosts' clocks: a skew between them adds to it); None for a chain fed otherwise."""
+    entry = next((c.get("from_port") for c in results["chains"] if c["name"] == chain), None)
+    port = next((p for p in results.get("ports", []) if p["name"] == entry), None)
+    delay = ((port or {}).get("wire") or {}).get("delay") or {}
+    return (entry, delay["mean_ns"] / 1e3) if "mean_ns" in delay else None
+
+
 def chain_parts(runs: list[dict], chain: str) -> tuple[dict[str, float], float, int]:
     """One chain's parts in µs per packet, over every run given (weighted by traced packets), its end-to-end
     latency and the traced packets: {"queue for fw1: behind other work": 1.2, "in fw1": 0.4, ..., "queue for the
-    sink": 0.1}, in path order."""
+    sink": 0.1}, in path order. A chain fed by a wire from another node starts with the wire (its frames' mean
+    one-way delay), and its end to end counts from the other node's send."""
     parts: dict[str, float] = {}
     total_us, traced = 0.0, 0
-    for breakdown in breakdowns_of(runs, chain):
-        if not breakdown["traced_packets"]:
+    for results in runs:
+        breakdown = next((c.get("latency_breakdown") for c in results["chains"] if c["name"] == chain), None)
+        if not breakdown or not breakdown["traced_packets"]:
             continue
         weight = breakdown["traced_packets"]
         traced += weight
@@ -58,6 +69,9 @@ def chain_parts(runs: list[dict], chain: str) -> tuple[dict[str, float], float, 
         def add(name: str, us: float, weight=weight) -> None:
             parts[name] = parts.get(name, 0.0) + us * weight
 
+        if wire := wire_into(results, chain):
+            add(f"the wire into {wire[0]} (one-way, every frame)", wire[1])
+            total_us += wire[1] * weight
         for nf in breakdown["nfs"]:
             behind, idle = nf["queue_behind_other_work_us"], nf["queue_not_running_us"]
             add(f"queue for {nf['nf']}: {PARTS[0]}", behind)
@@ -116,9 +130,11 @@ def explain(document: dict, source: str, primitives: dict | None = None) -> str:
             parts, total, traced = chain_parts(results, chain)
             if not traced:
                 continue
+            wire = wire_into(results[0], chain)
             lines.append(
-                f"chain {chain} under {scheduler}: {total:.1f} us per packet end to end "
-                f"({traced:,} traced packets in {len(results)} run{'s' if len(results) > 1 else ''})"
+                f"chain {chain} under {scheduler}: {total:.1f} us per packet end to end"
+                + (f" from the other node's send over the wire into {wire[0]}" if wire else "")
+                + f" ({traced:,} traced packets in {len(results)} run{'s' if len(results) > 1 else ''})"
             )
             rows = [
                 [name, number(us, 2), f"{us / total:.0%}" if total else "-"] for name, us in parts.items() if us > 0.005

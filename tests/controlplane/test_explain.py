@@ -55,6 +55,19 @@ def test_parts_are_weighted_by_traced_packets_and_sum_to_the_total():
     assert list(parts)[-1] == "queue for the sink"
 
 
+def test_a_chain_fed_by_a_wire_starts_with_the_wire():
+    # The chain's entry a wire port: its frames' mean one-way delay leads the parts, and the end to end counts from
+    # the other node's send. A chain fed otherwise has no such part.
+    document = results("coop", breakdown(100, (10, 4, 6, 2), 1))
+    document["chains"][0]["from_port"] = "west"
+    document["ports"] = [{"name": "west", "wire": {"delay": {"mean_ns": 25_000.0}}}]
+    parts, total, _ = chain_parts([document], "light")
+    assert list(parts)[0] == "the wire into west (one-way, every frame)" and parts[list(parts)[0]] == 25.0
+    assert total == pytest.approx(25 + 13) and sum(parts.values()) == pytest.approx(total)
+    document["ports"][0]["wire"]["delay"] = {}  # no frame came: no delay to say
+    assert not any(name.startswith("the wire") for name in chain_parts([document], "light")[0])
+
+
 def test_explain_names_each_part_and_its_share():
     text = explain(results("unis", breakdown(50, (10, 4, 6, 2), 8)), "r.json")
     assert "chain light under unis: 20.0 us per packet end to end (50 traced packets in 1 run)" in text

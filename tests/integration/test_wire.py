@@ -2,7 +2,8 @@
 run's wire ports, an nftables rule in each node dropping 1 % of the VXLAN datagrams at random). ping and iperf3
 cross from a lab client through node A's chain, the VXLAN and node B's chain to the server, and back. nftables is
 the judge of the wire's losses: the datagrams its rule counted as dropped are the gaps the receiving port found in
-the numbers, and what left one end = what came in + lost + still on the wire."""
+the numbers, and what left one end = what came in + lost + still on the wire; the latency breakdown of the chain after
+the wire starts with it."""
 
 from __future__ import annotations
 
@@ -71,10 +72,16 @@ def test_the_wires_losses_are_what_nftables_dropped_and_each_way_balances(tmp_pa
     spec = tmp_path / "wire.yaml"
     spec.write_text(wire_spec(ports=VXLAN_PORTS))
     out = tmp_path / "results.json"
-    result = tandem("run", str(spec), "--json", str(out), "--quiet")
+    result = tandem("run", str(spec), "--json", str(out), "--quiet", "--profile")
     assert result.returncode == 0, result.stderr
     results = json.loads(out.read_text())
     assert results["accounting"]["exact"] and all(port["exact"] for port in results["ports"])
+    # Each way's chain after the wire: its latency breakdown starts with the wire's one-way delay.
+    explained = tandem("explain", str(out))
+    assert explained.returncode == 0, explained.stderr
+    for port in ("west", "east"):
+        assert f"over the wire into {port}" in explained.stdout, explained.stdout
+        assert f"the wire into {port} (one-way, every frame)" in explained.stdout, explained.stdout
     commands = {record["spec_path"]: record for record in results["lab"]}
     assert commands["lab.hosts[0].run[0]"]["figures"]["received"] > 0  # ping crossed both ways
     assert commands["lab.hosts[0].run[1]"]["figures"]["goodput_bps"] > 0  # and TCP, over a lossy wire
