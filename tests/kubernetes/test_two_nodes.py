@@ -5,6 +5,8 @@ own, node-a's NFs on core 1 and node-b's on core 0), placed by the operator at t
 - a small chain's node lost (its agent killed, every process of it with it) moves the chain to the other node, and
   the cut chain waits; the agent back undoes what its killed life left (its VXLAN) and the cut chain runs across both
   nodes again, on the surviving agent under names it has not taken yet;
+- a graph larger than a node is cut at the one edge a wire may carry (after its parallel group re-joins), the
+  group's part a graph on its agent;
 - deleted, both agents remove their parts and ports and no VXLAN is left on either host, nor anything in its
   /run/tandem once the agents stop. Each agent's accounting is exact, and the wire balances exactly between the two
   agents' reports."""
@@ -16,6 +18,7 @@ import json
 import signal
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 from integration.conftest import machine_before  # noqa: F401 (a fixture: the machine left as the test found it)
@@ -36,6 +39,7 @@ COST = {"type": "cost", "args": {"cycles": 20_000}}
 # host): two of them do not fit one node's NF core, one does, and one beside a small one too.
 SHARE = 0.7
 SMALL_SHARE = 0.15
+GRAPH_SHARE = 0.23  # four NFs of a graph fit a node's NF core, five do not
 OFFERS = f"- {json.dumps(COST)}\n"
 
 
@@ -78,8 +82,11 @@ def delivering(control, resource: str) -> bool:
     return any(c.delivered > 0 and not c.removed for name, c in chains.items() if name.startswith(resource))
 
 
-@pytest.mark.usefixtures("machine_before")
-def test_chains_across_two_agents_are_cut_moved_off_a_lost_node_and_removed_whole(tmp_path):
+@contextlib.contextmanager
+def two_agents(folder: Path):
+    """Both node hosts, the API server and the operator, and an agent on each host once both reported their costs;
+    yields (cluster, the operator's process, the hosts, node -> (process, control, results) of its agent's present
+    life, start(host, life) to start another life of a host's agent). Everything stops on every way out."""
     with (
         node_hosts() as hosts,
         cluster_support.api_server_with_the_crd(MACHINE_ADDRESS) as cluster,
@@ -87,18 +94,55 @@ def test_chains_across_two_agents_are_cut_moved_off_a_lost_node_and_removed_whol
     ):
         for host in hosts:
             cluster_support.add_ready_node(cluster, host.node)
-        running = lives.enter_context(cluster_support.operator(cluster, tmp_path, "--time-limit", "5"))
+        running = lives.enter_context(cluster_support.operator(cluster, folder, "--time-limit", "5"))
         ports = {host.node: free_port() for host in hosts}
-        agents = {}  # node -> (process, control, results path) of its agent's present life
+        agents = {}
 
         def start(host: NodeHost, life: int) -> None:
             agents[host.node] = lives.enter_context(
-                cluster_support.host_agent(cluster, tmp_path, host, ports[host.node], OFFERS, f"{host.node}-{life}")
+                cluster_support.host_agent(cluster, folder, host, ports[host.node], OFFERS, f"{host.node}-{life}")
             )
 
         for host in hosts:
             start(host, 1)
         wait_for(lambda: all(COSTS in node_annotations(cluster, host.node) for host in hosts), "both nodes' reports")
+        yield cluster, running, hosts, agents, start
+
+
+def stopped_agents_results(agents: dict, hosts) -> dict[str, dict]:
+    """Each agent stopped (exit 0), its results; each host's /run/tandem left as the agent found it: only its lock."""
+    for process, control, _ in agents.values():
+        control.stop()
+        process.communicate(timeout=120)
+        assert process.returncode == 0
+    for host in hosts:
+        assert [p.name for p in (host.run / "tandem").iterdir()] == ["lock"], host
+    results = {node: json.loads(out.read_text()) for node, (_, _, out) in agents.items()}
+    for node, result in results.items():
+        assert result["accounting"]["exact"], (node, result["accounting"])
+    return results
+
+
+def last_wire_balance(results: dict[str, dict], sender: str, receiver: str) -> dict:
+    """The last wire's balance from node `sender` to node `receiver`, from their agents' results."""
+    sent = [p for p in results[sender]["ports"] if p.get("wire")][-1]
+    came = [p for p in results[receiver]["ports"] if p.get("wire")][-1]
+    return wire_balance(sent, came)
+
+
+def deleted_from_both(cluster, running, agents: dict, hosts, resources: tuple[str, ...]) -> None:
+    """The resources deleted: gone from the API server, their chains removed on each agent, no VXLAN on either host."""
+    for name in resources:
+        assert cluster.kubectl("delete", "servicechain", name, "--wait=false").returncode == 0
+        wait_for(lambda name=name: status_of(cluster, name) is None, f"{name} gone", running)
+    for host in hosts:  # as the agents' data planes next report
+        wait_for(lambda host=host: _all_removed(agents[host.node][1], resources), f"{host.node} running none of them")
+        assert vxlans_on(host) == []
+
+
+@pytest.mark.usefixtures("machine_before")
+def test_chains_across_two_agents_are_cut_moved_off_a_lost_node_and_removed_whole(tmp_path):
+    with two_agents(tmp_path) as (cluster, running, hosts, agents, start):
         wide = _cut_across_both(cluster, running, agents, hosts)
         small_on = _small_chain_placed(cluster, running, agents)
         # The small chain's node lost (its agent killed): the chain moves to the other node; the wide one cannot run
@@ -135,33 +179,18 @@ def test_chains_across_two_agents_are_cut_moved_off_a_lost_node_and_removed_whol
         )
         print(f"small chain off {small_on}: killed -> traffic on {left} {moved_s:.1f} s (healSeconds {heal_s})")
         # Deleted: each agent removes its parts and the wire's port, and no VXLAN is left on either host.
-        for name in ("wide", "small"):
-            assert cluster.kubectl("delete", "servicechain", name, "--wait=false").returncode == 0
-            wait_for(lambda name=name: status_of(cluster, name) is None, f"{name} gone", running)
-        for host in hosts:  # as the agents' data planes next report
-            wait_for(lambda host=host: _all_removed(agents[host.node][1]), f"{host.node} running none of them")
-            assert vxlans_on(host) == []
-        for process, control, _ in agents.values():
-            control.stop()
-            process.communicate(timeout=120)
-            assert process.returncode == 0
-        results = {node: json.loads(out.read_text()) for node, (_, _, out) in agents.items()}
+        deleted_from_both(cluster, running, agents, hosts, ("wide", "small"))
+        results = stopped_agents_results(agents, hosts)
         # What the agent back said it undid (its output is written out as it ends).
         notes = (tmp_path / f"{small_on}-2.log").read_text()
         assert "removed interface tdx-" in notes and "which did not end cleanly" in notes, notes[-2000:]
-        for host in hosts:  # each host's /run/tandem as the agent found it: nothing but the lock
-            assert [p.name for p in (host.run / "tandem").iterdir()] == ["lock"], host
-    for node, result in results.items():
-        assert result["accounting"]["exact"], (node, result["accounting"])
     # The wire of the wide chain's last placement, from the node of its first NF to the node of its second.
-    sent = [p for p in results[wide["first"]]["ports"] if p.get("wire")][-1]
-    came = [p for p in results[wide["second"]]["ports"] if p.get("wire")][-1]
-    balance = wire_balance(sent, came)
+    balance = last_wire_balance(results, wide["first"], wide["second"])
     assert balance["exact"] and balance["sent"] > 0, balance
 
 
-def _all_removed(control) -> bool:
-    parts = [c for name, c in chains_of(control).items() if name.startswith(("wide", "small"))]
+def _all_removed(control, resources: tuple[str, ...]) -> bool:
+    parts = [c for name, c in chains_of(control).items() if name.startswith(resources)]
     return bool(parts) and all(c.removed for c in parts)
 
 
@@ -195,3 +224,42 @@ def _small_chain_placed(cluster, running, agents: dict) -> str:
     node = placed_on(cluster, "small")["only"]
     wait_for(lambda: delivering(agents[node][1], "small"), "the small chain's traffic", running)
     return node
+
+
+@pytest.mark.usefixtures("machine_before")
+def test_a_graph_larger_than_a_node_is_cut_at_the_one_edge_a_wire_may_carry(tmp_path):
+    # g-a forks to g-b and g-c (a parallel group: both see every packet), which join at g-d; then g-e. Each NF takes
+    # 23 % of a core: the fork's four fit one node's NF core and all five do not, and a wire may carry only g-d -> g-e
+    # (never one branch of the group: planning/graph_cuts.py).
+    names = ["g-a", "g-b", "g-c", "g-d", "g-e"]
+    edges = [("g-a", "g-b"), ("g-a", "g-c"), ("g-b", "g-d"), ("g-c", "g-d"), ("g-d", "g-e")]
+    with two_agents(tmp_path) as (cluster, running, hosts, agents, _):
+        resource = cluster_support.service_chain("forked", f"{rate_for_share(cluster, GRAPH_SHARE)} pps", [])
+        resource["spec"]["chains"] = [
+            {
+                "name": "web",
+                "graph": {
+                    "nodes": [{"name": name, **COST} for name in names],
+                    "edges": [{"from": a, "to": b} for a, b in edges],
+                },
+            }
+        ]
+        assert cluster.kubectl("apply", "-f", "-", stdin=json.dumps(resource)).returncode == 0
+        ready = wait_for(lambda: condition(cluster, "forked") or None, "the graph's condition", running)
+        assert ready["status"] == "True" and "1 wires between them" in ready["message"], ready
+        placed = placed_on(cluster, "forked")
+        assert len({placed[name] for name in names[:4]}) == 1 and placed["g-e"] != placed["g-a"], placed
+        fork_on, tail_on = placed["g-a"], placed["g-e"]
+        wait_for(lambda: delivering(agents[tail_on][1], "forked"), "packets through both nodes", running)
+        hop = wait_for(
+            lambda: next((h for h in status_of(cluster, "forked").get("hops") or [] if h["node"] == "wire"), None),
+            "the wire's hop in the status",
+        )
+        assert (hop["from"], hop["to"]) == ("g-d", "g-e"), hop
+        # The fork's part is a graph on its agent: both branches took the packets.
+        fork_nfs = {nf.name: nf for nf in agents[fork_on][1].status().nfs}
+        assert all(fork_nfs[f"forked.{name}"].in_mpps for name in ("g-b", "g-c")), fork_nfs
+        deleted_from_both(cluster, running, agents, hosts, ("forked",))
+        results = stopped_agents_results(agents, hosts)
+    balance = last_wire_balance(results, fork_on, tail_on)
+    assert balance["exact"] and balance["sent"] > 0, balance
