@@ -55,7 +55,8 @@ class ClusterPlacement:
         return {node for node, _ in self.where.values()}
 
     def named_for_life(self, resource: str, life: int) -> None:
-        """Its chains' and NFs' names on the agents those of the resource's `life`-th addition (agent_names.py)."""
+        """Renames its chains and NFs on the agents as the resource's `life`-th addition there names them
+        (agent_names.py)."""
         for entries in self.every_chain_by_node().values():
             for entry in entries:
                 _rename(entry, lambda name: agent_name(resource, bare_name(resource, name), life))

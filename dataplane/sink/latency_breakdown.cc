@@ -6,9 +6,9 @@
 namespace tandem {
 namespace {
 
-// From one clock reading to a later one, taken on another core: a few cycles of skew between cores' TSCs must not
-// wrap around into a wait of centuries.
-uint64_t elapsed(uint64_t from, uint64_t to) { return to > from ? to - from : 0; }
+// From one clock reading to a later one, perhaps taken on another core: signed, a few cycles of skew between cores'
+// TSCs below zero rather than a wait of centuries.
+int64_t elapsed(uint64_t from, uint64_t to) { return static_cast<int64_t>(to - from); }
 
 }  // namespace
 
@@ -26,13 +26,13 @@ void LatencyBreakdown::add(const TraceSlot& slot, uint64_t tx_tsc, uint64_t now_
     if (hop.nf >= nfs_.size()) continue;  // a torn trace (its slot reused mid-write): nothing to add it to
     NfPart& part = nfs_[hop.nf];
     part.visits++;
-    uint64_t queued = elapsed(since, hop.arrive_tsc);
+    int64_t queued = elapsed(since, hop.arrive_tsc);
     part.queue += queued;
     if (hop.busy_while_queued == kBusyUnknown) {
       part.split_unknown++;
     } else {
       // A batch that ended just after the packet arrived may have begun before it was queued: cap at the wait.
-      part.behind_other_work += std::min(hop.busy_while_queued, queued);
+      part.behind_other_work += std::min(static_cast<int64_t>(hop.busy_while_queued), std::max<int64_t>(queued, 0));
       part.queue_with_split += queued;
     }
     part.in_nf += elapsed(hop.arrive_tsc, hop.end_tsc);
@@ -43,7 +43,7 @@ void LatencyBreakdown::add(const TraceSlot& slot, uint64_t tx_tsc, uint64_t now_
 
 json LatencyBreakdown::to_json(const Deployment& deployment, double tsc_hz) const {
   double per_packet_us = traced_ ? 1e6 / tsc_hz / static_cast<double>(traced_) : 0;
-  auto us = [&](uint64_t cycles) { return static_cast<double>(cycles) * per_packet_us; };
+  auto us = [&](int64_t cycles) { return static_cast<double>(cycles) * per_packet_us; };
   json nfs = json::array();
   for (size_t index = 0; index < nfs_.size(); index++) {
     const NfPart& part = nfs_[index];

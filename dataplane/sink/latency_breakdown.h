@@ -27,13 +27,15 @@ class LatencyBreakdown {
   json to_json(const Deployment& deployment, double tsc_hz) const;
 
  private:
+  // Cycle sums are signed: two cores' clocks may be a few cycles apart, so a wait read across them may be a little
+  // below zero; summed signed, the parts still telescope exactly to the end to end and no mean wraps around.
   struct NfPart {
-    uint64_t visits = 0;
-    uint64_t queue = 0, behind_other_work = 0, queue_with_split = 0, split_unknown = 0;
-    uint64_t in_nf = 0;
+    uint64_t visits = 0, split_unknown = 0;
+    int64_t queue = 0, behind_other_work = 0, queue_with_split = 0;
+    int64_t in_nf = 0;
   };
   uint64_t traced_ = 0, too_long_ = 0, lost_ = 0, untraced_hops_ = 0;
-  uint64_t end_to_end_ = 0, exit_queue_ = 0;
+  int64_t end_to_end_ = 0, exit_queue_ = 0;
   std::vector<NfPart> nfs_;  // by global NF index; an NF no traced packet passed has no visits
 };
 
