@@ -333,6 +333,16 @@ def service_chain(name: str, rate: str, nfs: list[dict]) -> dict:
     }
 
 
+def delivering(control, resource: str) -> bool:
+    """Whether a chain of `resource` carries packets out of the agent (its last part, where it is cut); false while
+    the agent does not answer (between two lives)."""
+    try:
+        chains = control.status().chains
+    except Exception:  # noqa: BLE001 - the agent is between lives
+        return False
+    return any(c.name.startswith(resource) and c.delivered > 0 and not c.removed for c in chains)
+
+
 def node_annotations(cluster: ApiServer, name: str) -> dict:
     """The Node's annotations: its agent's report (tandem_nodes.py) once it wrote one."""
     return json.loads(cluster.kubectl("get", "node", name, "-o", "json").stdout)["metadata"].get("annotations", {})

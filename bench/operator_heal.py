@@ -49,13 +49,6 @@ def node_of(cluster) -> str | None:
     return placed.pop() if len(placed) == 1 else None
 
 
-def delivering(control) -> bool:
-    try:
-        return any(c.name.startswith("edge") and c.delivered > 0 and not c.removed for c in control.status().chains)
-    except Exception:  # noqa: BLE001 - the agent is between lives
-        return False
-
-
 def measure(rounds: int) -> list[dict]:
     results = []
     with (
@@ -88,7 +81,9 @@ def measure(rounds: int) -> list[dict]:
             start(node)
         cluster.kubectl("apply", "-f", "-", stdin=CHAIN)
         on = cluster_support.wait_for(lambda: condition(cluster).get("status") == "True" and node_of(cluster), "Ready")
-        cluster_support.wait_for(lambda: delivering(agents[on][1]), "the chain's traffic", running)
+        cluster_support.wait_for(
+            lambda: cluster_support.delivering(agents[on][1], "edge"), "the chain's traffic", running
+        )
         for round_number in range(rounds):
             other = next(node for node in by_node if node != on)
             killed = time.monotonic()
@@ -99,7 +94,7 @@ def measure(rounds: int) -> list[dict]:
             )
             lost_found_s = time.monotonic() - killed
             cluster_support.wait_for(
-                lambda other=other: node_of(cluster) == other and delivering(agents[other][1]),
+                lambda other=other: node_of(cluster) == other and cluster_support.delivering(agents[other][1], "edge"),
                 "the chain's traffic on the other node",
                 running,
             )

@@ -24,7 +24,7 @@ import pytest
 from integration.conftest import machine_before  # noqa: F401 (a fixture: the machine left as the test found it)
 
 from bench import kubernetes_cluster as cluster_support
-from bench.kubernetes_cluster import node_annotations, wait_for
+from bench.kubernetes_cluster import delivering, node_annotations, wait_for
 from bench.local_ports import free_port
 from bench.node_hosts import MACHINE_ADDRESS, NodeHost, node_hosts, signal_agent
 from conftest import requires_root
@@ -71,15 +71,6 @@ def condition(cluster, name: str) -> dict:
 
 def placed_on(cluster, name: str) -> dict[str, str]:
     return {p["nf"]: p["node"] for p in status_of(cluster, name).get("placement") or []}
-
-
-def delivering(control, resource: str) -> bool:
-    """Whether a chain of `resource` carries packets out of the agent (its last part, where it is cut)."""
-    try:
-        chains = chains_of(control)
-    except Exception:  # noqa: BLE001 - the agent is between lives
-        return False
-    return any(c.delivered > 0 and not c.removed for name, c in chains.items() if name.startswith(resource))
 
 
 @contextlib.contextmanager
