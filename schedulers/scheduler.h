@@ -90,6 +90,13 @@ class Scheduler {
   // {"nfs": {NF: {metric: number}}, "totals": {metric: number}}. A metric named *_total only grows (a counter);
   // any other is a current value (a gauge).
   virtual json live_metrics(const SchedulerView& /*view*/) const { return json::object(); }
+  // A module that would do better with the NFs in other processes (auto, choosing a policy of another layout) asks
+  // the run to re-lay them out (dataplane/run/run_relayout.cc): the run detaches it, drains the NFs, calls
+  // relayout_begins, starts the workers its plan_workers answers then and attaches it again; or, where it cannot,
+  // calls relayout_refused with why (attached again as it was).
+  virtual bool wants_relayout() const { return false; }
+  virtual void relayout_begins(const Deployment& /*deployment*/) {}
+  virtual void relayout_refused(const std::string& /*why*/) {}
 };
 
 struct SchedulerType {

@@ -80,6 +80,12 @@ def _report_change(args, reply: ChangeReply) -> int:
     cost = f"{number(reply.build_us, 0)} us to build" if reply.build_us is not None else ""
     if reply.switch_us is not None:
         cost = f"{number(reply.switch_us, 0)} us to switch"
+    if reply.relayout:
+        workers = ", ".join(worker["name"] for worker in reply.workers or [])
+        cost = (
+            f"NFs re-laid out in {workers}: the entries held {number(reply.held_ms, 0)} ms (drained in "
+            f"{number(reply.drain_ms, 0)} ms, new processes started in {number(reply.start_ms, 0)} ms)"
+        )
     if reply.op == "add_chain":
         cost = (
             f"NFs {reply.nfs_started} started in {number(reply.start_ms, 0)} ms and joined the run in "

@@ -121,6 +121,12 @@ class ChangeReply(_Message):
     build_us: float | None = None  # set_args: how long the new instance took to build (the old one ran on meanwhile)
     state_reset: bool | None = None  # set_args: a stateful NF's new instance starts with empty tables
     switch_us: float | None = None  # set_scheduler: the old module detached, the new attached
+    # set_scheduler to one that lays the NFs out in other processes: the entries held (nothing generated or taken
+    # from the ports meanwhile, nothing lost), the NFs drained (drain_ms), the old processes gone (leave_ms), the new
+    # ones started (start_ms, `workers`), the entries let go: held_ms in all.
+    relayout: bool | None = None
+    leave_ms: float | None = None
+    held_ms: float | None = None
     instances: int | None = None  # set_instances: the instances its flows are spread over now
     instances_before: int | None = None
     chain: str | None = None  # remove_chain: the chain removed

@@ -72,6 +72,8 @@ class ServiceStatus:
                 self._changes.append({key: value for key, value in event.items() if key != "event"})
                 if event.get("op") == "set_scheduler" and event.get("state") == "applied":
                     self._scheduler = event["scheduler"]
+                    if event.get("relayout"):  # the NFs in new processes, laid out as that scheduler runs them
+                        self._workers = {worker["name"]: worker for worker in event["workers"]}
                 if event.get("op") == "remove_chain" and event.get("state") == "applied":
                     self._removed.add(event["chain"])
                 if event.get("op") == "add_chain" and event.get("state") == "applied":
@@ -117,6 +119,7 @@ class ServiceStatus:
                 {
                     "name": nf["name"],
                     "chain": nf["chain"],
+                    "worker": None if nf["chain"] in removed else worker.get("name"),
                     "pid": None if nf["chain"] in removed else worker.get("pid"),
                     "core": worker.get("core"),
                     "packets_in": nf["packets_in"],

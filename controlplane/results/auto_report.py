@@ -47,9 +47,12 @@ def auto_decision_lines(report: dict) -> list[str]:
     for event in decisions[1:]:
         rates = ", ".join(f"{pps / 1e6:.3g}" for pps in event.get("offered_pps", []))
         if event.get("applied"):
+            # Within a layout the modules swap in microseconds; across layouts the run re-lays the NFs out (its
+            # `changes` say how long the entries were held).
+            how = "re-laying the NFs out" if event.get("relayout") else f"in {event['switch_us']:.0f} us"
             lines.append(
                 f"auto at {event['t_s']:.2f} s (offered {rates} Mpps): switched {event['from']} -> {event['policy']} "
-                f"in {event['switch_us']:.0f} us: {event['reason']}"
+                f"{how}: {event['reason']}"
             )
         else:
             lines.append(

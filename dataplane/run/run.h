@@ -220,7 +220,7 @@ class Run {
   void hand_to_the_kernel(ChainRemoval& removal);
   // A fresh scheduler module attached to the workers there are now (after restarts or a chain's removal), once
   // the module is away and no restart still needs it so.
-  bool may_reattach() const { return !attached_ && !restart_pending() && !released_for_drain_; }
+  bool may_reattach() const { return !attached_ && !restart_pending() && !released_for_drain_ && !relayout_; }
   void reattach_scheduler();
   // The module lets go of every worker (restart, chain added or removed, probes, the drain's release); nothing if
   // it holds none.
@@ -235,6 +235,35 @@ class Run {
   // Changes still building or waiting when the traffic ends: answered refused, so no request is left without one.
   void refuse_unfinished_changes();
   void switch_scheduler(const json& command, double now_s);
+  // A scheduler that lays the NFs out in other worker processes (coop's one per NF, rtc's one per core, Bubble's
+  // user-level threads), switched to live (run_relayout.cc): the entries held, the NFs drained, the old processes
+  // gone and the new ones started on the same rings and counters, the entries let go.
+  struct Relayout {
+    json command;
+    std::string name;  // the scheduler switched to
+    json options, before;
+    std::unique_ptr<Scheduler> next;  // null: the running module asked (it plans the workers once they drained)
+    std::vector<WorkerPlan> plan;     // its workers, indexed from 0
+    double requested_s = 0;
+    uint64_t requested_tsc = 0, ring_drops_before = 0;
+  };
+  // Why the workers cannot be re-laid out now ("" if they can).
+  std::string why_no_relayout() const;
+  // The workers `next` lays the running NFs out in: those of removed chains left out, indexed from 0.
+  std::vector<WorkerPlan> relayout_plan(const Scheduler& next) const;
+  void start_relayout(Relayout relayout);
+  // The module asked for another layout (Scheduler::wants_relayout): the same steps, the module kept.
+  void relayout_for_module(double now_s);
+  // The entries let go and the module attached again as before (a switch asked for answered refused, with `why`).
+  void end_relayout_unchanged(const std::string& why);
+  // Once the NFs drained: the old workers leave, the new ones start; refused, with nothing changed, if they do not
+  // drain in time. Answered either way.
+  void follow_relayout(double now_s);
+  void replace_workers();
+  // A run-to-completion segment passes packets between its NFs past the rings between them: once it drained, those
+  // rings' counters are brought to what passed, so that each NF alone, as the next layout may run it, holds nothing.
+  void count_passages_past_inner_rings();
+  void refuse_unfinished_relayout();
   // A scaled NF's instance count set by command (the autoscaler's mechanism), or given back to its rule.
   void change_instances(const json& command, double now_s);
   void answer_change(json reply);
@@ -267,6 +296,9 @@ class Run {
   void catch_up_ring(int ring, bool producer);
   // Packets a segment's process holds between dequeue and hand-off, from the counters.
   int64_t held_by_segment(const Segment& segment) const;
+  // What the dead processes of a segment's NFs held, lost (by each NF's name: a crash under an earlier layout of the
+  // workers, run_relayout.cc, may have been another NF's than the segment's first).
+  int64_t lost_in_segment(const Segment& segment) const;
   // Mbufs that the counters say are out of the pool; the pool's in-use count must match it.
   uint64_t mbufs_accounted_for() const;
   // At the run's end: what a restarted external NF's dead processes received and did not send were held at their
@@ -320,6 +352,7 @@ class Run {
   std::vector<PendingScale> pending_scales_;  // instance counts asked for that the scaled egresses have not made yet
   std::vector<ChainRemoval> removals_;        // chains being removed
   std::optional<ChainAddition> addition_;     // a chain being added (one at a time)
+  std::optional<Relayout> relayout_;          // the workers being re-laid out (a scheduler switch)
   std::vector<bool> chain_removed_;           // per chain: removed from the service
   std::set<int> ports_removed_;               // by PortConfig::index: removed from the service
   std::optional<PortWork> port_work_;         // a port being opened or closed

@@ -33,6 +33,7 @@ json refused(const json& command, const std::string& field, const std::string& m
 std::string Run::why_no_chain_can_come() const {
   if (!d_.service) return "only a service (./tandem serve) takes new chains: its packet pool has room for them";
   if (addition_) return "a chain is being added: add the next once it is answered";
+  if (relayout_) return "the NFs are being laid out for another scheduler: add the chain once it is answered";
   if (!removals_.empty()) return "a chain is being removed: add one once it is gone";
   if (restart_pending() || !attached_) return "an NF is restarting: add the chain once it is back";
   if (!probes_.empty()) return "a profiling run takes no new chains";

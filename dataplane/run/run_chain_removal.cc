@@ -40,6 +40,7 @@ std::string Run::why_chain_cannot_go(int chain) const {
   for (const ChainRemoval& removal : removals_)
     if (removal.chain == chain) return "the chain is being removed";
   if (restart_pending()) return "an NF is restarting: remove the chain once it is back";
+  if (relayout_) return "the NFs are being laid out for another scheduler: remove the chain once it is answered";
   for (const WorkerPlan& plan : d_.workers)
     for (const Segment& segment : plan.segments)
       for (int nf : segment.nfs) {

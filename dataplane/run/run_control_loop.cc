@@ -145,6 +145,7 @@ void Run::control_loop() {
     }
   }
   refuse_unfinished_changes();
+  refuse_unfinished_relayout();
   refuse_unfinished_addition();
   // The control plane's stall watchdog expects progress only until here (stopping and probes report none).
   emit(events_, {{"event", "traffic_ended"}});

@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <fstream>
 #include <optional>
@@ -150,6 +151,7 @@ void Run::take_commands(double now_s) {
 }
 
 void Run::start_waiting_args() {
+  if (relayout_) return;       // the NFs' processes are being replaced: the new ones build the arguments
   std::set<std::string> busy;  // NFs with a change in progress, or one asked before that waits
   for (const PendingChange& change : pending_changes_) busy.insert(change.nf);
   for (auto it = waiting_args_.begin(); it != waiting_args_.end();) {
@@ -215,6 +217,7 @@ void Run::change_args(const json& command, double now_s) {
 
 void Run::follow_changes(double now_s) {
   follow_port_work(now_s);
+  follow_relayout(now_s);
   for (auto it = pending_changes_.begin(); it != pending_changes_.end();) {
     const PendingChange& change = *it;
     bool applied = true;
@@ -338,6 +341,8 @@ void Run::refuse_unfinished_changes() {
 }
 
 void Run::switch_scheduler(const json& command, double now_s) {
+  if (relayout_)
+    return answer_change(change_refusal(command, "scheduler", "a switch is being applied: switch once it is answered"));
   const json scheduler = command.value("scheduler", json::object());
   std::string name = scheduler.is_object() ? scheduler.value("name", std::string()) : std::string();
   auto type = scheduler_types().find(name);
@@ -347,17 +352,12 @@ void Run::switch_scheduler(const json& command, double now_s) {
   json options =
       resolve_args(type->second.options, scheduler.value("options", json::object()), "scheduler.options", errors);
   if (!errors.empty()) return answer_change(refusal(command, errors));
-  for (const WorkerPlan& plan : d_.workers)
-    if (plan.runtime == Runtime::UserLevelThreads)
-      return answer_change(change_refusal(command, "scheduler.name",
-                                          "this run's NFs are user-level threads placed at its start (" +
-                                              d_.scheduler.name + "); switching away needs a restart"));
   std::unique_ptr<Scheduler> next = type->second.create(options);
-  if (!same_layout(next->plan_workers(d_), d_.workers))
-    return answer_change(
-        change_refusal(command, "scheduler.name",
-                       name + " lays the NFs out in worker processes otherwise than " + d_.scheduler.name +
-                           " (one process per NF, or a core's NFs in one): serve with --scheduler " + name));
+  // User-level threads are placed as their module attaches: another module, or the same with other options, starts
+  // them anew.
+  bool relayout = !same_layout(next->plan_workers(d_), d_.workers) ||
+                  std::any_of(d_.workers.begin(), d_.workers.end(),
+                              [](const WorkerPlan& plan) { return plan.runtime == Runtime::UserLevelThreads; });
   for (const NfConfig& nf : d_.nfs) {
     if ((nf.external() && !type->second.external_nfs) || (nf.kernel_io && !type->second.kernel_io_nfs))
       return answer_change(change_refusal(command, "scheduler.name", name + " cannot schedule NF '" + nf.name + "'"));
@@ -375,6 +375,24 @@ void Run::switch_scheduler(const json& command, double now_s) {
 
   if (!attached_)
     return answer_change(change_refusal(command, "scheduler", "an NF is restarting: switch once it is back"));
+  if (relayout) {
+    if (std::string why = why_no_relayout(); !why.empty())
+      return answer_change(change_refusal(
+          command, "scheduler.name",
+          name + " lays the NFs out in other worker processes than " + d_.scheduler.name + ", and " + why));
+    json before = {
+        {"name", d_.scheduler.name}, {"options", d_.scheduler.options}, {"report", scheduler_->report(*view_)}};
+    std::vector<WorkerPlan> plan = relayout_plan(*next);
+    return start_relayout({.command = command,
+                           .name = name,
+                           .options = options,
+                           .before = before,
+                           .next = std::move(next),
+                           .plan = std::move(plan),
+                           .requested_s = now_s,
+                           .requested_tsc = rte_get_tsc_cycles(),
+                           .ring_drops_before = ring_drops_now()});
+  }
   uint64_t begin = rte_get_tsc_cycles(), drops_before = ring_drops_now();
   json before = {
       {"name", d_.scheduler.name}, {"options", d_.scheduler.options}, {"report", scheduler_->report(*view_)}};

@@ -93,7 +93,7 @@ bool Run::schedule_restart(size_t w, double now_s) {
       for (int ring : segment.in_rings) catch_up_ring(ring, false);
       for (int ring : segment.out_rings) catch_up_ring(ring, true);
       int head = segment.nfs.front();
-      int64_t held = held_by_segment(segment) - static_cast<int64_t>(lost_at_crash_[head]);
+      int64_t held = held_by_segment(segment) - lost_in_segment(segment);
       lost_at_crash_[head] += static_cast<uint64_t>(std::max<int64_t>(held, 0));
       state.lost += static_cast<uint64_t>(std::max<int64_t>(held, 0));
     }

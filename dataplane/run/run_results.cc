@@ -78,6 +78,14 @@ int64_t Run::held_by_segment(const Segment& segment) const {
   for (int ring : segment.out_rings)
     held -= static_cast<int64_t>(counter_read(stats_->rings[ring].enqueued) +
                                  counter_read(stats_->rings[ring].dropped_full));
+  // The rings between its NFs, which a run-to-completion segment passes by: where a service re-laid its NFs out
+  // (run_relayout.cc), they were rings between processes before, drained then; what full ones dropped meanwhile left
+  // the segment there (always empty and untouched otherwise, they add nothing).
+  for (size_t k = 0; k + 1 < segment.nfs.size(); k++)
+    for (int ring : d_.nfs[segment.nfs[k]].out_rings)
+      held += static_cast<int64_t>(counter_read(stats_->rings[ring].dequeued)) -
+              static_cast<int64_t>(counter_read(stats_->rings[ring].enqueued) +
+                                   counter_read(stats_->rings[ring].dropped_full));
   for (int nf : segment.nfs) {
     const NfCounters& counters = stats_->nfs[nf];
     held -= static_cast<int64_t>(counter_read(counters.packets_dropped) + counter_read(counters.label_miss));
@@ -85,6 +93,12 @@ int64_t Run::held_by_segment(const Segment& segment) const {
     held += static_cast<int64_t>(counter_read(counters.forked)) - static_cast<int64_t>(counter_read(counters.merged));
   }
   return held;
+}
+
+int64_t Run::lost_in_segment(const Segment& segment) const {
+  uint64_t lost = 0;
+  for (int nf : segment.nfs) lost += lost_at_crash_[nf];
+  return static_cast<int64_t>(lost);
 }
 
 // Mbufs the accounting says are out of the pool: in rings, held by NFs (by processes alive or dead), a kernel-I/O
@@ -139,8 +153,7 @@ std::optional<size_t> Run::worker_holding_packets() const {
     if (plan.runtime == Runtime::External || workers_[plan.index].exited) continue;  // externals keep no such count
     for (const Segment& segment : plan.segments) {
       if (any_kernel_link(d_, segment.in_rings) || any_kernel_link(d_, segment.out_rings)) continue;  // sockets'
-      if (held_by_segment(segment) - static_cast<int64_t>(lost_at_crash_[segment.nfs.front()]) != 0)
-        return static_cast<size_t>(plan.index);
+      if (held_by_segment(segment) - lost_in_segment(segment) != 0) return static_cast<size_t>(plan.index);
     }
   }
   return std::nullopt;
@@ -193,7 +206,7 @@ json Run::results() {
       if (seen[head]) continue;
       seen[head] = true;
       // What a restarted NF's dead processes held is lost, not in flight (lost_at_crash_, run_restarts.cc).
-      int64_t held = held_by_segment(segment) - static_cast<int64_t>(lost_at_crash_[head]);
+      int64_t held = held_by_segment(segment) - lost_in_segment(segment);
       held_by_nf[head] = held;
       int holder =
           plan.runtime == Runtime::UserLevelThreads ? flag_load(stats_->nf_control[head].running_on) : plan.index;

@@ -71,7 +71,18 @@ void Generator::start(uint64_t now_tsc) {
   for (Stream& stream : streams_) stream.start_tsc = now_tsc;
 }
 
+void Generator::hold(uint64_t now_tsc) {
+  if (held_since_ == 0) held_since_ = std::max<uint64_t>(now_tsc, 1);
+}
+
+void Generator::release(uint64_t now_tsc) {
+  if (held_since_ == 0) return;
+  for (Stream& stream : streams_) stream.start_tsc += now_tsc - held_since_;
+  held_since_ = 0;
+}
+
 void Generator::poll(uint64_t now_tsc) {
+  if (held_since_ != 0) return;
   for (auto& receiver : receivers_)
     receiver->poll(burst_,
                    [&](int chain, rte_mbuf** pkts, uint16_t count) { admit(streams_[chain], pkts, count, now_tsc); });

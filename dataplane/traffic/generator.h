@@ -43,6 +43,11 @@ class Generator {
   void open_chain(const ChainConfig& chain, std::unique_ptr<EgressPort> entry, StatsZone& stats, uint64_t now_tsc);
   // A chain removed from a running service: none of its packets are generated or taken from a port from now on.
   void close_chain(int chain);
+  // A service's workers re-laid out (a live scheduler switch): nothing is generated or taken from the ports until
+  // `release`, the ports' frames waiting in their queues; paced streams then go on where they were, the held time
+  // skipped rather than made up in one burst (which full rings would drop).
+  void hold(uint64_t now_tsc);
+  void release(uint64_t now_tsc);
   // A port removed from a running service: its Rx stage gone, and no other port's passes frames to it.
   void stop_port(const EthdevPort& port);
   // Packets that entered the chain: generated, or received on its port.
@@ -106,6 +111,7 @@ class Generator {
   std::vector<Stream> streams_;
   std::vector<std::unique_ptr<PortReceiver>> receivers_;
   uint64_t allocation_failures_ = 0;
+  uint64_t held_since_ = 0;  // 0: not held
   TraceSlot* traces_ = nullptr;
   uint32_t trace_slots_ = 1;
   uint32_t latency_every_ = 16, trace_every_ = 256;

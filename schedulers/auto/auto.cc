@@ -1,5 +1,6 @@
 // auto: one scheduler that picks the others: a model predicts each policy on the run's NFs for the spec's objective,
-// the best runs, and while traffic flows auto re-decides from measured rates and switches live where the layout allows.
+// the best runs, and while traffic flows auto re-decides from measured rates and switches live: in place among the
+// policies of the running layout, and to another layout by asking the run to re-lay the NFs out.
 #include <rte_cycles.h>
 
 #include <algorithm>
@@ -161,7 +162,8 @@ class AutoScheduler final : public Scheduler {
     decide_at_start(view.deployment);
     hz_ = static_cast<double>(rte_get_tsc_hz());
     inner_->attach(view);
-    start_tsc_ = last_decision_tsc_ = last_inner_tick_ = rte_get_tsc_cycles();
+    last_decision_tsc_ = last_inner_tick_ = rte_get_tsc_cycles();
+    if (start_tsc_ == 0) start_tsc_ = last_decision_tsc_;  // attached again after a re-layout: the run's clock goes on
     offers_at_last_decision_ = offers(view);
   }
 
@@ -180,11 +182,33 @@ class AutoScheduler final : public Scheduler {
   }
   bool holds(size_t worker) const override { return inner_ && inner_->holds(worker); }
 
+  // A policy of another layout chosen (redecide): the run re-lays the NFs out for it, or says why it cannot.
+  bool wants_relayout() const override { return !wanted_.empty(); }
+
+  void relayout_begins(const Deployment& d) override {
+    policy_ = wanted_;
+    inner_ = CandidateScheduler(policy_).create();
+    wanted_event_["applied"] = true;
+    decisions_.push_back(wanted_event_);
+    switches_++;
+    compute_family(d, last_predictions_);
+    wanted_.clear();
+  }
+
+  void relayout_refused(const std::string& why) override {
+    wanted_event_["applied"] = false;
+    wanted_event_["why_not"] = why;
+    decisions_.push_back(wanted_event_);
+    refused_.push_back(wanted_);  // not asked again: what the run refused (an NF's kind) stays so
+    wanted_.clear();
+  }
+
   json report(const SchedulerView& view) const override {
     return {{"objective", objective_name(o_.objective)},
             {"slo_p99_us", o_.slo_p99_us ? json(*o_.slo_p99_us) : json()},
             {"policy", policy_},
             {"switchable_to", family_},
+            {"relayable_to", relayable_},
             {"decisions", decisions_},
             {"policy_switches", switches_},
             {"policy_report", inner_ ? inner_->report(view) : json::object()}};
@@ -199,8 +223,8 @@ class AutoScheduler final : public Scheduler {
   }
 
  private:
-  // The first decision, from the spec's rates and the measured costs: it fixes the layout (which processes run
-  // which NFs), so later switches go only to policies of the same layout that the run was prepared for.
+  // The first decision, from the spec's rates and the measured costs: it sets the layout the run starts with (which
+  // processes run which NFs).
   void decide_at_start(const Deployment& d) const {
     if (inner_) return;
     double hz = tsc_hz();
@@ -212,29 +236,49 @@ class AutoScheduler final : public Scheduler {
     event["measured"] = false;
     decisions_.push_back(event);
 
+    last_predictions_ = decision.predictions;
+    compute_family(d, decision.predictions);
+  }
+
+  // The policies the run can switch to live from the running one's layout: in place (the same layout, `family_`),
+  // or by re-laying the NFs out (`relayable_`: Tandem NFs alone, which the run can start again in other processes);
+  // each one the run was prepared for.
+  void compute_family(const Deployment& d, const std::vector<Prediction>& predictions) const {
     MachineRequirements prepared = auto_requirements(d);
     std::vector<WorkerPlan> layout = inner_->plan_workers(d);
+    bool native = std::none_of(d.nfs.begin(), d.nfs.end(),
+                               [](const NfConfig& nf) { return nf.external() || nf.kernel_io || nf.scale_group >= 0; });
     uint64_t tick_ns = inner_->tick_period_ns();
     family_ = {policy_};
-    for (const Prediction& p : decision.predictions) {
+    relayable_.clear();
+    for (const Prediction& p : predictions) {
       if (!p.feasible || p.policy == policy_ || !prepared_for(p.policy, prepared)) continue;
       std::unique_ptr<Scheduler> other = CandidateScheduler(p.policy).create();
-      if (!same_layout(other->plan_workers(d), layout)) continue;
+      if (!same_layout(other->plan_workers(d), layout)) {
+        if (native) relayable_.push_back(p.policy);
+        continue;
+      }
       family_.push_back(p.policy);
       if (uint64_t period = other->tick_period_ns(); period > 0) tick_ns = tick_ns ? std::min(tick_ns, period) : period;
     }
     uint64_t redecide_ns = static_cast<uint64_t>(o_.redecide_ms * 1e6);
-    if (family_.size() > 1 && redecide_ns > 0)
+    if ((family_.size() > 1 || !relayable_.empty()) && redecide_ns > 0)
       tick_ns = tick_ns ? std::min(tick_ns, redecide_ns) : redecide_ns;
     else if (redecide_ns > 0 && tick_ns == 0)
       tick_ns = redecide_ns;  // to say when another layout would do better
     tick_ns_ = tick_ns;
   }
 
-  // Whether the run can switch to `policy` live: the same layout as the one it started with, prepared for.
+  // Whether the run can switch to `policy` live in place: the same layout as the running one's, prepared for.
   bool switchable_to(const std::string& policy) const {
     return std::find(family_.begin(), family_.end(), policy) != family_.end();
   }
+  // Whether it can by re-laying the NFs out, and the run did not refuse that before.
+  bool relayable_to(const std::string& policy) const {
+    return std::find(relayable_.begin(), relayable_.end(), policy) != relayable_.end() &&
+           std::find(refused_.begin(), refused_.end(), policy) == refused_.end();
+  }
+  bool reachable(const std::string& policy) const { return switchable_to(policy) || relayable_to(policy); }
 
   uint64_t inner_period_cycles() const {
     uint64_t ns = inner_ ? inner_->tick_period_ns() : 0;
@@ -252,6 +296,7 @@ class AutoScheduler final : public Scheduler {
   }
 
   void redecide(SchedulerView& view, uint64_t now_tsc) {
+    if (!wanted_.empty()) return;  // a re-layout asked for, not yet begun
     std::vector<double> now = offers(view), rate(now.size(), 0);
     const double seconds = static_cast<double>(now_tsc - last_decision_tsc_) / hz_;
     for (size_t k = 0; k < now.size(); k++)
@@ -264,24 +309,25 @@ class AutoScheduler final : public Scheduler {
         decide(workload_of(view.deployment, hz_, rate), o_.objective, o_.slo_p99_us, o_.costs, o_.candidates);
     const Prediction* current = nullptr;
     const Prediction* best = nullptr;
+    last_predictions_ = overall.predictions;
     for (const Prediction& p : overall.predictions) {
-      if (!switchable_to(p.policy) || !p.feasible ||
+      if (!reachable(p.policy) || !p.feasible ||
           (o_.slo_p99_us && p.latency_us > *o_.slo_p99_us && p.policy != policy_))
         continue;
       if (p.policy == policy_) current = &p;
       if (!best || merit(p, o_.objective) > merit(*best, o_.objective)) best = &p;
     }
     const double t_s = static_cast<double>(now_tsc - start_tsc_) / hz_;
-    if (!switchable_to(overall.policy) && overall.policy != advised_) {
-      // The model would now choose a policy this run's layout cannot switch to: said once, for the next run.
+    if (!reachable(overall.policy) && overall.policy != advised_) {
+      // The model would now choose a policy this run cannot switch to: said once, for the next run.
       advised_ = overall.policy;
       json event = to_json(overall);
       event.update({{"t_s", t_s},
                     {"measured", true},
                     {"offered_pps", rate},
                     {"applied", false},
-                    {"why_not", overall.policy + " lays the NFs out otherwise, or the run was not prepared for it: "
-                                                 "it needs a restart"}});
+                    {"why_not", overall.policy + " lays the NFs out otherwise and runs NFs the run cannot start again, "
+                                                 "or the run was not prepared for it: it needs a restart"}});
       decisions_.push_back(event);
     }
     if (!current || !best ||
@@ -297,6 +343,12 @@ class AutoScheduler final : public Scheduler {
                                  " is predicted better than " + policy_ + " by more than the margin, " +
                                  std::to_string(o_.confirmations) + " decisions running"},
                   {"predictions", to_json(overall)["predictions"]}};
+    if (!switchable_to(best->policy)) {  // another layout: the run re-lays the NFs out, then relayout_begins
+      event["relayout"] = true;
+      wanted_ = best->policy;
+      wanted_event_ = std::move(event);
+      return;
+    }
     uint64_t begin = rte_get_tsc_cycles();
     inner_->detach(view);
     view.hints.neutral(view.worker_pids().size(), view.deployment.chains.size());
@@ -314,7 +366,11 @@ class AutoScheduler final : public Scheduler {
   mutable std::unique_ptr<Scheduler> inner_;
   mutable std::string policy_;
   mutable json decisions_ = json::array();
-  mutable std::vector<std::string> family_;
+  mutable std::vector<std::string> family_, relayable_;
+  mutable std::vector<Prediction> last_predictions_;  // the last decision's, for the family after a re-layout
+  std::vector<std::string> refused_;                  // policies the run could not re-lay the NFs out for
+  std::string wanted_;                                // a policy of another layout, asked for
+  json wanted_event_;                                 // its decision, recorded once the run answers
   mutable uint64_t tick_ns_ = 0;
   double hz_ = 1;
   uint64_t start_tsc_ = 0, last_decision_tsc_ = 0, last_inner_tick_ = 0;
@@ -349,7 +405,7 @@ const SchedulerRegistration registration({
     .name = "auto",
     .help = "Picks the scheduler: a model predicts every policy's throughput, latency, fairness and CPU for the run's "
             "NFs, costs and rates; the best for the objective runs, and auto re-decides from measured rates and "
-            "switches live among the policies of the same layout, with hysteresis.",
+            "switches live, with hysteresis: in place within a layout, re-laying Tandem NFs out across layouts.",
     .options =
         {
             {.name = "objective",

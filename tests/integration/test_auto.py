@@ -135,3 +135,29 @@ def test_auto_switches_live_when_the_load_rises(write_spec, tmp_path, machine_be
     assert max(first["offered_pps"]) > 1e6
     assert report["policy_switches"] == len(switches)
     assert results["chains"][0]["delivered"] > 0
+
+
+# The same steps through Tandem NFs alone, auto choosing between nfvnice (a process per NF, asleep while idle: the
+# efficient one at a trickle) and rtc (the core's NFs in one process: the efficient one under load): when the load
+# rises it asks the run to re-lay the NFs out for rtc, which holds the entries, drains the NFs and starts rtc's
+# process on the same rings, losing nothing to the switch.
+RELAYOUT = STEPPED.replace('candidates: "coop,unis,nfvnice,cfs"', 'candidates: "nfvnice,rtc"')
+
+
+@requires_cpu_cgroup
+def test_auto_relays_the_nfs_out_when_another_layout_is_predicted_better(write_spec, tmp_path, machine_before):
+    results = run_auto(write_spec(RELAYOUT), tmp_path)
+    report = results["scheduler"]["report"]
+    assert report["decisions"][0]["policy"] == "nfvnice", report["decisions"][0]["reason"]
+    assert {report["policy"], *report["relayable_to"]} == {"nfvnice", "rtc"}, report  # each the other's way out
+    switches = [d for d in report["decisions"] if d.get("applied")]
+    assert switches, report["decisions"]
+    first = switches[0]
+    assert first["from"] == "nfvnice" and first["policy"] == "rtc" and first["relayout"], first
+    assert first["t_s"] > 1.0, "not before the load rose (the first step lasts 1.5 s)"
+    (change,) = [change for change in results["changes"] if change.get("relayout")][:1]
+    assert change["state"] == "applied" and change["by"] == "auto", change
+    assert [worker["name"] for worker in change["workers"]] == ["rtc@core1"], change["workers"]
+    assert change["held_ms"] >= change["drain_ms"] > 0, change
+    if report["policy"] == "rtc":  # no switch back since: rtc's one process ran the NFs to the end
+        assert [worker["name"] for worker in results["workers"]] == ["rtc@core1"], results["workers"]

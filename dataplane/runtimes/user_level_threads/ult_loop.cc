@@ -35,13 +35,15 @@ bool owns_any(const std::vector<SegmentRuntime>& segments, const StatsZone& stat
 
 void run_ult_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats, int worker, uint16_t) {
   WorkerControl& control = stats.workers[worker];
+  // The run's end, or this worker's alone (a service re-laid out its NFs in other workers).
+  auto leaving = [&] { return flag_load(stats.stop) != 0 || flag_load(control.leave) != 0; };
   UserLevelThreads threads;
   for (SegmentRuntime& segment : segments) {
-    threads.spawn([&segment, &stats, &control, worker](UserLevelThreads::Yield& yield) {
+    threads.spawn([&segment, &stats, &control, &leaving, worker](UserLevelThreads::Yield& yield) {
       const int nf = segment.nf_indexes.front();
       NfControl& nf_control = stats.nf_control[nf];
       NfCounters& counters = stats.nfs[nf];
-      while (!flag_load(stats.stop)) {
+      while (!leaving()) {
         if (hold_nf(nf_control, worker)) {
           // The batch size is the NF's share of the core; the dequeue never waits for more than the ring holds.
           uint16_t batch = static_cast<uint16_t>(std::clamp<uint32_t>(flag_load(nf_control.batch_size), 1, kMaxBurst));
@@ -62,7 +64,7 @@ void run_ult_loop(std::vector<SegmentRuntime>& segments, StatsZone& stats, int w
     counter_add(control.heartbeat, uint64_t{1});
     if (!owns_any(segments, stats, worker))
       idle_wait(
-          control, [&] { return !owns_any(segments, stats, worker) && !flag_load(stats.stop); }, kIdleTimeoutUs);
+          control, [&] { return !owns_any(segments, stats, worker) && !leaving(); }, kIdleTimeoutUs);
   }
 }
 

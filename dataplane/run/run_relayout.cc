@@ -1,0 +1,246 @@
+// A service's NFs re-laid out in other worker processes, live: the scheduler switched to one that runs them otherwise
+// (coop's process per NF, rtc's one per core, Bubble's user-level threads). The entries are held (the generator makes
+// nothing, the ports' frames wait in their queues), the NFs drain what is inside to the sink, the old processes leave
+// and the new ones start on the same rings and counters, and the entries are let go: nothing is lost, the traffic
+// pauses for the drain and the start. Refused with nothing changed when the NFs do not drain in time.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include <rte_cycles.h>
+
+#include "contract/eal_args.h"
+#include "contract/idle_wait.h"
+#include "contract/run_timing.h"
+#include "run.h"
+#include "worker_launcher.h"
+
+namespace tandem {
+
+namespace {
+
+// How long the NFs may take to drain once the entries are held (a full ring of the costliest NF takes < 0.5 s), and
+// the old processes to leave their loops once told.
+constexpr double kRelayoutDrainSeconds = 3.0;
+constexpr double kRelayoutLeaveSeconds = 5.0;
+
+}  // namespace
+
+std::string Run::why_no_relayout() const {
+  if (addition_) return "a chain is being added: switch once it is answered";
+  if (!removals_.empty()) return "a chain is being removed: switch once it is gone";
+  if (restart_pending()) return "an NF is restarting: switch once it is back";
+  if (port_work_) return "a port is being opened or closed: switch once it is answered";
+  if (!pending_changes_.empty() || !pending_scales_.empty())
+    return "a change of arguments or instances is being applied: switch once it is answered";
+  if (!probes_.empty()) return "a profiling run keeps its workers";
+  if (released_for_drain_) return "the service is draining";
+  for (const NfConfig& nf : d_.nfs) {
+    if (chain_removed_[nf.chain]) continue;
+    // Their processes are not Tandem's to start again on the rings: an application keeps its own, a kernel-I/O NF
+    // its sockets, whose contents no counter tells; a scaled NF's instances are the autoscaler's.
+    if (nf.external()) return "NF '" + nf.name + "' is an unmodified application, started with the service";
+    if (nf.kernel_io) return "NF '" + nf.name + "' does its I/O through kernel sockets";
+    if (nf.scale_group >= 0) return "NF '" + nf.name + "' is scaled: its instances are the autoscaler's";
+  }
+  return "";
+}
+
+std::vector<WorkerPlan> Run::relayout_plan(const Scheduler& next) const {
+  std::vector<WorkerPlan> plan;
+  for (WorkerPlan worker : next.plan_workers(d_)) {
+    std::erase_if(worker.segments,
+                  [&](const Segment& segment) { return chain_removed_[d_.nfs[segment.nfs.front()].chain]; });
+    if (worker.segments.empty()) continue;
+    worker.index = static_cast<int>(plan.size());
+    worker.lcore_id = worker.index + 1;  // lcore 0 is the manager's
+    plan.push_back(std::move(worker));
+  }
+  return plan;
+}
+
+void Run::relayout_for_module(double now_s) {
+  if (std::string why = why_no_relayout(); !why.empty()) return scheduler_->relayout_refused(why);
+  start_relayout({.command = {{"op", "set_scheduler"}, {"id", nullptr}, {"by", d_.scheduler.name}},
+                  .name = d_.scheduler.name,
+                  .options = d_.scheduler.options,
+                  .before = {{"name", d_.scheduler.name},
+                             {"options", d_.scheduler.options},
+                             {"report", scheduler_->report(*view_)}},
+                  .next = nullptr,
+                  .plan = {},
+                  .requested_s = now_s,
+                  .requested_tsc = rte_get_tsc_cycles(),
+                  .ring_drops_before = ring_drops_now()});
+}
+
+void Run::end_relayout_unchanged(const std::string& why) {
+  Relayout relayout = std::move(*relayout_);
+  relayout_.reset();
+  generator_->release(rte_get_tsc_cycles());
+  if (relayout.next) {
+    reattach_scheduler();  // the module before, fresh: nothing changed
+    return answer_change(change_refusal(relayout.command, "scheduler", why));
+  }
+  // The module that asked, as it was (its decisions kept), told why.
+  scheduler_->relayout_refused(why);
+  scheduler_->attach(*view_);
+  attached_ = true;
+  scheduler_switched_ = true;
+}
+
+void Run::start_relayout(Relayout relayout) {
+  if (relayout.plan.size() > static_cast<size_t>(kMaxWorkers)) {
+    return answer_change(change_refusal(relayout.command, "scheduler.name",
+                                        relayout.name + " would run " + std::to_string(relayout.plan.size()) +
+                                            " workers, more than a run has room for (" + std::to_string(kMaxWorkers) +
+                                            ")"));
+  }
+  generator_->hold(rte_get_tsc_cycles());
+  // Every worker under the kernel's scheduler until it drained: a module that parks a worker by its rings'
+  // occupancy would never give a parked batch its turn once the entries are held.
+  detach_scheduler();
+  neutral_hints();
+  relayout_ = std::move(relayout);
+  follow_relayout(relayout_->requested_s);
+}
+
+void Run::follow_relayout(double now_s) {
+  if (!relayout_) {
+    if (attached_ && scheduler_->wants_relayout()) relayout_for_module(now_s);
+    return;
+  }
+  bool drained = !worker_holding_packets().has_value();
+  for (const ChainConfig& chain : d_.chains)
+    if (!chain_removed_[chain.index])
+      for (int ring : chain.rings) drained = drained && rte_ring_count(rings_[ring]) == 0;
+  if (drained) return replace_workers();
+  if (now_s - relayout_->requested_s < kRelayoutDrainSeconds) return;
+  end_relayout_unchanged("the NFs did not drain within " + std::to_string(static_cast<int>(kRelayoutDrainSeconds)) +
+                         " s of the entries' hold; nothing was changed");
+}
+
+void Run::count_passages_past_inner_rings() {
+  for (const WorkerPlan& plan : d_.workers)
+    for (const Segment& segment : plan.segments)
+      for (size_t k = 0; k + 1 < segment.nfs.size(); k++) {
+        int nf = segment.nfs[k];
+        // What NF k took and neither dropped nor lost at a crash, it passed on: with the segment drained, through
+        // the ring to the next NF, as if it had been enqueued there and dequeued at once.
+        int64_t passed = held_by_segment(segment_of(d_.nfs, {nf})) - static_cast<int64_t>(lost_at_crash_[nf]);
+        if (passed <= 0) continue;
+        RingCounters& ring = stats_->rings[d_.nfs[nf].out_rings.at(0)];
+        counter_add(ring.enqueued, static_cast<uint64_t>(passed));
+        counter_add(ring.dequeued, static_cast<uint64_t>(passed));
+      }
+}
+
+void Run::replace_workers() {
+  Relayout relayout = std::move(*relayout_);
+  relayout_.reset();
+  uint64_t drained_tsc = rte_get_tsc_cycles();
+  // The old processes leave their loops on the control core (on their NF core a process of the normal policy may
+  // wait for the kernel's fair server), write their reports and exit; they hold nothing now.
+  size_t old_count = d_.workers.size();
+  for (size_t w = 0; w < old_count; w++) {
+    if (workers_[w].exited) continue;
+    workers_[w].removed = true;  // its exit is the point, not a crash
+    confine_to_control_core(d_.control_core, pids_[w]);
+    flag_store(stats_->workers[w].leave, 1u);
+    idle_wake(stats_->workers[w]);
+  }
+  uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(hz_ * kRelayoutLeaveSeconds);
+  for (;;) {
+    bool all_gone = true;
+    for (size_t w = 0; w < old_count; w++) all_gone = reap(w) && all_gone;
+    if (all_gone) break;
+    if (rte_get_tsc_cycles() > deadline) {
+      for (size_t w = 0; w < old_count; w++) {
+        if (workers_[w].exited) continue;
+        kill(pids_[w], SIGKILL);
+        waitpid(pids_[w], nullptr, 0);
+        workers_[w].exited = true;
+        forget(w);
+        killed_workers_ = true;
+        warnings_.push_back("NF " + nf_names_of(static_cast<int>(w)) + " did not leave its loop within " +
+                            std::to_string(static_cast<int>(kRelayoutLeaveSeconds)) +
+                            " s of the scheduler switch and was killed");
+      }
+      break;
+    }
+    usleep(1000);
+  }
+  uint64_t left_tsc = rte_get_tsc_cycles();
+  count_passages_past_inner_rings();
+  // Their reports go: the NFs' new processes write theirs at the end (what the old ones counted stays in the shared
+  // counters).
+  for (const auto& entry : std::filesystem::directory_iterator(d_.paths.run_dir))
+    if (entry.path().filename().string().rfind("nf-report-", 0) == 0) std::filesystem::remove(entry.path());
+
+  json before = relayout.before;
+  if (relayout.next) {
+    d_.scheduler = {relayout.name, relayout.options};
+    scheduler_ = std::move(relayout.next);
+  } else {  // the module's own: it plans the workers it now wants
+    scheduler_->relayout_begins(d_);
+    relayout.plan = relayout_plan(*scheduler_);
+  }
+  d_.workers = std::move(relayout.plan);
+  pids_.clear();
+  task_ids_.clear();  // the view's worker pids: the same vector, refilled
+  workers_.clear();
+  externals_.clear();
+  restart_state_.clear();  // by worker index: the processes it counted are gone
+  restart_refusals_.clear();
+  for (size_t w = 0; w < d_.workers.size(); w++) stats_->workers[w] = {};
+  // /proc's counters of two processes do not subtract: the window's are unavailable for the new ones.
+  if (window_begun_ && !window_ended_) window_begin_.os.assign(d_.workers.size(), OsSample{});
+  std::string deployment_path = d_.paths.run_dir + "/deployment.json";
+  std::ofstream(deployment_path) << deployment_to_json(d_, original_).dump(2);
+  // One at a time, as at the start (run_lifecycle.cc start_workers); a worker that fails to start fails the run
+  // (the old ones are gone), which then ends and undoes everything as any failed run.
+  json workers = json::array();
+  for (const WorkerPlan& plan : d_.workers) {
+    uint64_t attach_deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(hz_ * kAttachSeconds);
+    externals_.emplace_back();
+    pid_t pid = launch_worker(d_, plan, deployment_path);
+    pids_.push_back(pid);
+    task_ids_.push_back(pid);
+    workers_.push_back({.pid = pid});
+    wait_until_attached(pids_.size() - 1, attach_deadline);
+    workers.push_back(worker_entry(pids_.size() - 1));
+  }
+  uint64_t started_tsc = rte_get_tsc_cycles();
+  scheduler_->attach(*view_);
+  attached_ = true;
+  scheduler_switched_ = true;  // the control loop reads the new module's tick period
+  generator_->release(rte_get_tsc_cycles());
+  auto ms = [&](uint64_t from, uint64_t to) { return static_cast<double>(to - from) / hz_ * 1e3; };
+  answer_applied({{"event", "change"},
+                  {"id", relayout.command.value("id", json())},
+                  {"op", "set_scheduler"},
+                  {"state", "applied"},
+                  {"scheduler", relayout.name},
+                  {"options", relayout.options},
+                  {"before", before},
+                  {"relayout", true},
+                  {"by", relayout.command.value("by", json())},  // the module that asked for it (auto), or null
+                  {"workers", workers},
+                  {"t_requested", relayout.requested_s},
+                  {"t_done", seconds_since_go(rte_get_tsc_cycles())},
+                  {"drain_ms", ms(relayout.requested_tsc, drained_tsc)},
+                  {"leave_ms", ms(drained_tsc, left_tsc)},
+                  {"start_ms", ms(left_tsc, started_tsc)},
+                  {"held_ms", ms(relayout.requested_tsc, rte_get_tsc_cycles())},
+                  {"ring_drops_during", ring_drops_now() - relayout.ring_drops_before}},
+                 relayout.requested_tsc);
+}
+
+void Run::refuse_unfinished_relayout() {
+  if (relayout_) end_relayout_unchanged("the run ended while the NFs drained for the switch");
+}
+
+}  // namespace tandem

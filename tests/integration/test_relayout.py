@@ -1,0 +1,137 @@
+"""A service's scheduler switched live to one that lays the NFs out in other processes (coop's process per NF, rtc's
+one per core, Bubble's user-level threads): the entries held, the NFs drained, the old processes replaced by new ones
+on the same rings and counters, the entries let go. Under generator traffic every packet arrives, the new processes
+take the arguments changed live before; under iperf3 through a lab the transfer goes on to its end; the accounting
+is exact either way."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+
+from conftest import requires_root
+from integration.test_service import SPEC as SERVICE_SPEC
+from integration.test_service import STATUS_PERIOD, answered, ctl, results_when_stopped, serving
+
+pytestmark = requires_root
+
+# The service's chain with a third NF: three processes under coop, one under rtc and Bubble.
+SPEC = SERVICE_SPEC + "      - {name: count, type: counter, core: 1}\n"
+NFS = ["fw", "check", "count"]
+# Each switch and the worker processes it lays the three NFs out in: one per NF, or all in one per core.
+SWITCHES = [
+    ("rtc", {"rtc@core1"}),
+    ("bubble", {"bubble@core1"}),
+    ("unis", set(NFS)),
+    ("bubble", {"bubble@core1"}),
+    ("coop", set(NFS)),
+]
+
+
+def status(socket) -> dict:
+    return json.loads(ctl(socket, "status").stdout)
+
+
+def nfs_by_name(socket) -> dict:
+    return {nf["name"]: nf for nf in status(socket)["nfs"]}
+
+
+def test_the_nfs_relaid_out_under_traffic_lose_nothing_and_keep_their_arguments(write_spec, tmp_path, machine_before):
+    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    with serving(write_spec(SPEC), socket, out, "--ready-for", "unis") as process:
+        denied = ctl(socket, "args", "fw", "-", stdin="{synthetic_rules: 10, default: deny}")
+        assert answered(socket, json.loads(denied.stdout))["state"] == "applied", denied.stderr
+        for name, workers in SWITCHES:
+            pids_before = {nf["pid"] for nf in nfs_by_name(socket).values()}
+            switched = ctl(socket, "scheduler", name)
+            assert switched.returncode == 0, switched.stderr
+            change = json.loads(switched.stdout)
+            assert change["state"] == "applied" and change["relayout"], change
+            assert {worker["name"] for worker in change["workers"]} == workers, change["workers"]
+            # Nothing is generated while the entries are held: no ring fills, however long the NFs took to drain.
+            assert change["ring_drops_during"] == 0 and change["held_ms"] >= change["drain_ms"], change
+            time.sleep(STATUS_PERIOD)
+            before = nfs_by_name(socket)
+            assert {nf["worker"] for nf in before.values()} == workers, before
+            assert not pids_before & {nf["pid"] for nf in before.values()}  # new processes
+            time.sleep(STATUS_PERIOD)
+            after = nfs_by_name(socket)
+            assert status(socket)["scheduler"] == name
+            # The new processes took the rules changed live: fw denies everything, nothing passes it.
+            assert after["fw"]["packets_dropped"] > before["fw"]["packets_dropped"], (before, after)
+            assert after["check"]["packets_in"] == before["check"]["packets_in"]
+        allowed = ctl(socket, "args", "fw", "-", stdin="{synthetic_rules: 10}")
+        assert answered(socket, json.loads(allowed.stdout))["state"] == "applied", allowed.stderr
+        time.sleep(STATUS_PERIOD)
+        first = nfs_by_name(socket)["count"]["packets_in"]
+        time.sleep(STATUS_PERIOD)
+        assert nfs_by_name(socket)["count"]["packets_in"] > first
+        results = results_when_stopped(socket, process, out)
+    accounting = results["accounting"]
+    assert accounting["exact"] and accounting["in_flight"] == 0 and accounting["clean_workers_hold_nothing"], accounting
+    (chain,) = results["chains"]
+    fw = next(nf for nf in results["nfs"] if nf["name"] == "fw")
+    assert chain["generated"] == chain["delivered"] + fw["packets_dropped"], (chain, fw)
+    assert all(ring["dropped_full"] == 0 for ring in results["rings"]), results["rings"]
+    switches = [change for change in results["changes"] if change["op"] == "set_scheduler"]
+    assert [change["scheduler"] for change in switches] == [name for name, _ in SWITCHES]
+    assert all(change["state"] == "applied" and change["relayout"] for change in switches), switches
+    assert results["scheduler"]["name"] == "coop"
+
+
+LAB_SPEC = """\
+name: lab-relayout
+scheduler: {name: coop, options: {k: 8}}
+lab:
+  hosts:
+    - name: client
+      run:
+        - {command: "iperf3 --client {server} --time 12 --json", time_limit: 40}
+    - name: server
+      serve: ["iperf3 --server"]
+chains:
+  - name: to-server
+    from: client
+    to: server
+    nfs:
+      - {name: fw1, type: firewall, core: 1, args: {synthetic_rules: 100}}
+      - {name: fw2, type: firewall, core: 1, args: {synthetic_rules: 100}}
+  - name: to-client
+    from: server
+    to: client
+    nfs:
+      - {name: fw3, type: firewall, core: 1, args: {synthetic_rules: 100}}
+"""
+
+
+def iperf3_client_running() -> bool:
+    return subprocess.run(["pgrep", "-f", "iperf3 --client"], capture_output=True).returncode == 0
+
+
+def test_iperf3_through_a_lab_runs_to_its_end_while_the_nfs_are_relaid_out(write_spec, tmp_path, machine_before):
+    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    with serving(write_spec(LAB_SPEC), socket, out) as process:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not iperf3_client_running():
+            time.sleep(0.05)
+        assert iperf3_client_running(), "iperf3 did not start"
+        time.sleep(1)
+        for name in ("rtc", "bubble", "coop"):
+            switched = ctl(socket, "scheduler", name)
+            assert switched.returncode == 0 and json.loads(switched.stdout)["state"] == "applied", switched.stderr
+            time.sleep(0.5)
+        assert iperf3_client_running(), "the switches outlasted iperf3's transfer: nothing was measured under them"
+        while time.monotonic() < deadline + 30 and iperf3_client_running():
+            time.sleep(0.2)
+        results = results_when_stopped(socket, process, out)
+    assert results["accounting"]["exact"], results["accounting"]
+    client = next(record for record in results["lab"] if record["role"] == "run")
+    assert client["met"] and client["exit_status"] == 0, client
+    assert client["figures"]["goodput_bps"] > 0, client["figures"]
+    # What the ports took from the kernel went to the chains (their deliveries) or was passed (ARP), each frame once.
+    ports = {port["name"]: port for port in results["ports"]}
+    chains = {chain["name"]: chain for chain in results["chains"]}
+    assert all(port["exact"] for port in ports.values()), ports
+    assert ports["server"]["transmitted"] == chains["to-server"]["delivered"] + ports["client"]["passed"]
+    assert [change["scheduler"] for change in results["changes"]] == ["rtc", "bubble", "coop"]
