@@ -4,13 +4,14 @@ chose. latency: the same with objective latency, auto's p99 over the lowest sing
 at most 1.1). mixed: a core of native NFs and an unmodified testpmd under auto, hybrid and every single policy that
 can run an unmodified process. idle: the NF core's CPU and every packet's latency of an 8-NF chain offered a packet
 every 100 ms and every millisecond, per scheduler. timeline: a stepped-rate run under auto, its offered and
-delivered rates and its decisions over time.
+delivered rates and its decisions over time; timeline-layouts: the same between policies of two layouts.
 
 Usage (as root): .venv/bin/python bench/auto_experiments.py [--repeat 3] [--duration 1]
-    [--only goal|latency|mixed|idle|timeline] [--workload NAME]
-Writes bench/results/auto-{goal,latency,mixed,idle,timeline}.json.gz, .md and .png. Each workload is one comparison in
-interleaved rounds (every scheduler once a round), so a ratio inside a round cancels the machine's drift; the medians
-are of those ratios. goal --workload NAME measures that workload again and keeps the others' saved comparisons.
+    [--only goal|latency|mixed|idle|timeline|timeline-layouts] [--workload NAME]
+Writes bench/results/auto-{goal,latency,mixed,idle,timeline,timeline-layouts}.json.gz, .md and .png. Each workload
+is one comparison in interleaved rounds (every scheduler once a round), so a ratio inside a round cancels the
+machine's drift; the medians are of those ratios. goal --workload NAME measures that workload again and keeps the
+others' saved comparisons.
 """
 
 from __future__ import annotations
@@ -503,7 +504,13 @@ def idle(repeat: int, duration: float) -> None:
     save_result("auto-idle", {"repeat": repeat, "duration": duration, "runs": runs}, text)
 
 
-def timeline(duration: float) -> None:
+# The timelines' candidates: the policies of one process per NF (as where unmodified processes leave no other layout;
+# with every candidate, efficiency runs rtc-sleep throughout, which never needs to switch), and one such policy
+# against rtc's process per core, which auto reaches by re-laying the NFs out.
+TIMELINES = {"auto-timeline": "coop,unis,nfvnice,cfs", "auto-timeline-layouts": "nfvnice,rtc"}
+
+
+def timeline(duration: float, name: str = "auto-timeline") -> None:
     """One stepped-rate run under auto (efficiency) with live metrics: every 250 ms its offered and delivered rates and
     the latency bucket its 99th packet of the interval stayed under; and auto's decisions."""
     samples: list[dict] = []
@@ -526,9 +533,8 @@ def timeline(duration: float) -> None:
         last.update(event, latency=latency)
 
     run_s = max(duration, 6.0)
-    # Among the policies of one process per NF (as where unmodified processes leave no other layout): with every
-    # candidate, efficiency runs rtc-sleep throughout, which never needs to switch.
-    options = {"objective": "efficiency", "redecide_ms": 100, "candidates": "coop,unis,nfvnice,cfs"}
+    candidates = TIMELINES[name]
+    options = {"objective": "efficiency", "redecide_ms": 100, "candidates": candidates}
     spec = stepped(("20 kpps", "50 Mpps", "20 kpps", "50 Mpps"), options)
     config = run_config(spec, None, run_s)
     config["live_metrics"] = True  # each progress event carries the latency histograms
@@ -542,8 +548,8 @@ def timeline(duration: float) -> None:
         for d in decisions
     ]
     text = (
-        "auto (efficiency, candidates coop, unis, nfvnice, cfs) on a light chain whose rate steps 20 kpps / 50 Mpps "
-        "every 1.5 s, deciding every 100 ms\n"
+        f"auto (efficiency, candidates {candidates.replace(',', ', ')}) on a light chain whose rate steps 20 kpps / "
+        "50 Mpps every 1.5 s, deciding every 100 ms\n"
         f"one run of {run_s} s on {machine_description()}; accounting "
         f"{'exact' if results['accounting']['exact'] else 'NOT exact'}; p99: the latency histogram's bucket the 99th "
         "packet of the interval stayed under\n\n"
@@ -556,8 +562,9 @@ def timeline(duration: float) -> None:
         )
         + "\n\ndecisions:\n"
         + "\n".join(lines)
+        + relayouts(results)
     )
-    save_result("auto-timeline", {"results": results, "samples": samples}, text)
+    save_result(name, {"results": results, "samples": samples}, text)
     times = [s["t_s"] for s in samples]
     fig, (rates, latency) = plt.subplots(2, 1, figsize=(8, 5), sharex=True)
     rates.plot(times, [s["offered_mpps"] for s in samples], label="offered")
@@ -575,8 +582,21 @@ def timeline(duration: float) -> None:
         rates.annotate(d["policy"], (d["t_s"], rates.get_ylim()[1]), rotation=90, va="top", fontsize=8)
     latency.set_xlabel("seconds (solid: auto ran it; dotted: it would, on a restart)")
     fig.tight_layout()
-    fig.savefig(RESULTS / "auto-timeline.png", dpi=110)
+    fig.savefig(RESULTS / f"{name}.png", dpi=110)
     plt.close(fig)
+
+
+def relayouts(results: dict) -> str:
+    """The switches across layouts the run made, each with how long it held the chain's entry."""
+    made = [change for change in results.get("changes", []) if change.get("relayout")]
+    if not made:
+        return ""
+    return "\n\nNFs re-laid out:\n" + "\n".join(
+        f"  {change['t_requested']:.2f} s: into {', '.join(w['name'] for w in change['workers'])}, the entry held "
+        f"{change['held_ms']:.1f} ms (drained in {change['drain_ms']:.1f} ms, started in {change['start_ms']:.1f} ms), "
+        f"{change['ring_drops_during']} ring drops meanwhile"
+        for change in made
+    )
 
 
 def goal(args) -> None:
@@ -612,7 +632,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--duration", type=float, default=1.0)
-    parser.add_argument("--only", choices=["goal", "latency", "mixed", "idle", "timeline"], help="one experiment")
+    parser.add_argument(
+        "--only", choices=["goal", "latency", "mixed", "idle", "timeline", "timeline-layouts"], help="one experiment"
+    )
     parser.add_argument("--workload", choices=[*EXAMPLES, "stepped-rate"], help="goal: one workload")
     parser.add_argument(
         "--render", action="store_true", help="goal: only redraw its table and plot from the saved result"
@@ -624,6 +646,7 @@ def main() -> int:
         "mixed": lambda: mixed(args.repeat, args.duration),
         "idle": lambda: idle(args.repeat, args.duration),
         "timeline": lambda: timeline(args.duration),
+        "timeline-layouts": lambda: timeline(args.duration, "auto-timeline-layouts"),
     }
     return run_selected(steps, args.only)
 

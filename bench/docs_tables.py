@@ -282,6 +282,7 @@ TABLES: dict[str, Callable[[Path], Rendered]] = {
     "wire-link": whole("wire-link"),
     "auto-goal": whole("auto-goal"),
     "auto-idle": whole("auto-idle"),
+    "auto-timeline-layouts-decisions": notes("auto-timeline-layouts", " s: "),
     "auto-latency": whole("auto-latency"),
     "auto-latency-policies": whole("auto-latency", 1),
     "auto-mixed-native": whole("auto-mixed", 0),
@@ -331,6 +332,8 @@ TABLES: dict[str, Callable[[Path], Rendered]] = {
     "lab-kernel": whole("lab-kernel", 1),
     # the service
     "live-changes": whole("live-changes"),
+    "live-relayout": whole("live-relayout"),
+    "live-relayout-drops": notes("live-relayout", "dropped"),
     # the papers' promises as properties
     "property-suite": whole("property-suite"),
     # the profiler

@@ -105,6 +105,24 @@ def save_result(name: str, document: dict, text: str) -> None:
     refresh_docs()
 
 
+def measured_or_saved(name: str, saved: bool, measure, report) -> dict:
+    """The result saved as bench/results/NAME (`saved`: a figure drawn again), or `measure()` saved with `report`."""
+    if saved:
+        return read_result(name)
+    document = measure()
+    save_result(name, document, report(document))
+    return document
+
+
+def save_figure(figure, name: str) -> None:
+    """A matplotlib figure written as bench/results/NAME.png, laid out tight, and closed."""
+    import matplotlib.pyplot as plt  # the caller chose the backend (Agg) before its own import
+
+    figure.tight_layout()
+    figure.savefig(RESULTS / f"{name}.png", dpi=110)
+    plt.close(figure)
+
+
 def read_result(name: str) -> dict:
     """Every run of a saved result: bench/results/NAME.json.gz (or NAME.json, as results were kept before)."""
     path = RESULTS / f"{name}.json.gz"

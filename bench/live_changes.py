@@ -31,8 +31,7 @@ import matplotlib  # noqa: E402
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from bench.experiment_support import RESULTS, read_result  # noqa: E402
-from bench.experiment_support import save_result as save  # noqa: E402
+from bench.experiment_support import measured_or_saved, save_figure  # noqa: E402
 from controlplane.errors import SetupError  # noqa: E402
 from controlplane.launch.control_client import Control  # noqa: E402
 from controlplane.machine.description import machine_description  # noqa: E402
@@ -70,17 +69,6 @@ WIRE_PORT = {"name": "wire", "vxlan": {"vni": 4242, "remote": "198.18.0.2"}}
 SETTLE_S = 1.5  # between changes: the 300 ms window of one and the 200 ms baseline of the next, with room
 
 
-def start(spec: Path, scheduler: str, socket: Path, out: Path) -> subprocess.Popen:
-    ready = ",".join(sorted(set(SWITCH_TO.values())))  # every switch target, this scheduler's among them
-    command = [str(HERE.parent / "tandem"), "serve", str(spec), "--scheduler", scheduler, "--ready-for", ready]
-    return subprocess.Popen(
-        [*command, "--socket", str(socket), "--json", str(out), "--quiet"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-
-
 def first_delivery(control: Control, process: subprocess.Popen, timeout_s: float = 120) -> float:
     """Waits until the service delivers; returns when (time.monotonic())."""
     deadline = time.monotonic() + timeout_s
@@ -97,29 +85,24 @@ def first_delivery(control: Control, process: subprocess.Popen, timeout_s: float
     raise RuntimeError("the service did not deliver within its start-up time")
 
 
-def one_round(spec: Path, scheduler: str, work: Path, previous_stop: float | None) -> dict:
-    """A service under `scheduler`: its changes; the restart is the time from `previous_stop` to its first delivery."""
-    socket, out = work / "control.sock", work / f"{scheduler}.json"
-    process = start(spec, scheduler, socket, out)
+def serve_with_changes(command: list[str], socket: Path, out: Path, changes: list) -> tuple[dict, float, float]:
+    """`./tandem serve` as `command` says; once it delivers (and 2 s past its start's own disturbances) each of
+    `changes` (a call of the service's Control that sends one) made and answered, SETTLE_S apart; then stopped. Its
+    results, when it first delivered and when it was told to stop (time.monotonic())."""
+    process = subprocess.Popen(
+        [*command, "--socket", str(socket), "--json", str(out), "--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     control = Control(socket)
     try:
         delivering = first_delivery(control, process)
-        time.sleep(2.0)  # past the start's own disturbances
-        changes = [
-            lambda: control.set_args("fw2", NEW_ARGS),
-            lambda: control.set_scheduler(SWITCH_TO[scheduler]),
-            lambda: control.set_scheduler(scheduler),
-            lambda: control.set_instances("fw2", 2),  # the autoscaler's mechanism by command: its rule waits
-            lambda: control.set_instances("fw2", 1),
-            lambda: control.remove_chain("side"),
-            lambda: control.add_chain(ADDED_CHAIN),
-            lambda: control.add_port(WIRE_PORT),
-            lambda: control.remove_port(WIRE_PORT["name"]),
-        ]
+        time.sleep(2.0)
         for change in changes:
             try:
                 # A change never answered stays out of the table's rows, and its round says so.
-                control.answer_of(change(), timeout_s=10.0)
+                control.answer_of(change(control), timeout_s=10.0)
             except SetupError as refusal:  # e.g. a scale-in still being made: the round's results list it
                 print(f"  refused: {refusal}", file=sys.stderr, flush=True)
             time.sleep(SETTLE_S)
@@ -130,7 +113,27 @@ def one_round(spec: Path, scheduler: str, work: Path, previous_stop: float | Non
         if process.poll() is None:
             process.kill()
             process.wait()
-    results = json.loads(out.read_text())
+    return json.loads(out.read_text()), delivering, stopped_at
+
+
+def one_round(spec: Path, scheduler: str, work: Path, previous_stop: float | None) -> dict:
+    """A service under `scheduler`: its changes; the restart is the time from `previous_stop` to its first delivery."""
+    ready = ",".join(sorted(set(SWITCH_TO.values())))  # every switch target, this scheduler's among them
+    command = [str(HERE.parent / "tandem"), "serve", str(spec), "--scheduler", scheduler, "--ready-for", ready]
+    changes = [
+        lambda control: control.set_args("fw2", NEW_ARGS),
+        lambda control: control.set_scheduler(SWITCH_TO[scheduler]),
+        lambda control: control.set_scheduler(scheduler),
+        lambda control: control.set_instances("fw2", 2),  # the autoscaler's mechanism by command: its rule waits
+        lambda control: control.set_instances("fw2", 1),
+        lambda control: control.remove_chain("side"),
+        lambda control: control.add_chain(ADDED_CHAIN),
+        lambda control: control.add_port(WIRE_PORT),
+        lambda control: control.remove_port(WIRE_PORT["name"]),
+    ]
+    results, delivering, stopped_at = serve_with_changes(
+        command, work / "control.sock", work / f"{scheduler}.json", changes
+    )
     return {
         "scheduler": scheduler,
         "changes": results["changes"],
@@ -141,12 +144,14 @@ def one_round(spec: Path, scheduler: str, work: Path, previous_stop: float | Non
     }
 
 
-def measure(repeat: int, rate: str, schedulers: list[str]) -> dict:
+def rounds_of(spec_text: str, repeat: int, schedulers: list[str], one_round) -> list[dict]:
+    """`one_round(spec, scheduler, work, previous_stop)` for each scheduler in each of `repeat` rounds, in a folder of
+    their own, each service's start timed from the stop of the one before."""
     rounds = []
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
-        spec = work / "live-changes.yaml"
-        spec.write_text(SPEC.format(rate=rate))
+        spec = work / "spec.yaml"
+        spec.write_text(spec_text)
         previous_stop = None
         for index in range(repeat):
             for scheduler in schedulers:
@@ -154,6 +159,11 @@ def measure(repeat: int, rate: str, schedulers: list[str]) -> dict:
                 outcome = one_round(spec, scheduler, work, previous_stop)
                 previous_stop = outcome.pop("stopped_at")
                 rounds.append(outcome | {"round": index})
+    return rounds
+
+
+def measure(repeat: int, rate: str, schedulers: list[str]) -> dict:
+    rounds = rounds_of(SPEC.format(rate=rate), repeat, schedulers, one_round)
     return {"machine": machine_description(), "rate": rate, "repeat": repeat, "rounds": rounds}
 
 
@@ -316,9 +326,7 @@ def plot(document: dict) -> None:
     axis.set_ylabel("delivery short of the rate before (ms, log)")
     axis.set_title(f"Live changes against a restart, {document['rate']} through three firewalls on one core")
     axis.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    figure.tight_layout()
-    figure.savefig(RESULTS / "live-changes.png", dpi=110)
-    plt.close(figure)
+    save_figure(figure, "live-changes")
 
 
 def main() -> None:
@@ -328,11 +336,9 @@ def main() -> None:
     parser.add_argument("--schedulers", default="coop,unis,nfvnice")
     parser.add_argument("--replot", action="store_true", help="draw the figure again from the saved result")
     args = parser.parse_args()
-    if args.replot:
-        document = read_result("live-changes")
-    else:
-        document = measure(args.repeat, args.rate, args.schedulers.split(","))
-        save("live-changes", document, report(document))
+    document = measured_or_saved(
+        "live-changes", args.replot, lambda: measure(args.repeat, args.rate, args.schedulers.split(",")), report
+    )
     plot(document)
 
 

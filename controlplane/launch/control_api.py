@@ -127,6 +127,7 @@ class ChangeReply(_Message):
     relayout: bool | None = None
     leave_ms: float | None = None
     held_ms: float | None = None
+    drain_restarts: int | None = None  # the old processes started again to finish a drain their leaving upset
     instances: int | None = None  # set_instances: the instances its flows are spread over now
     instances_before: int | None = None
     chain: str | None = None  # remove_chain: the chain removed

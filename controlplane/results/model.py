@@ -129,7 +129,7 @@ class NfResult(_Results):
     type: str
     chain: str
     core: int
-    worker: str
+    worker: str | None  # None: its chain was removed before the service re-laid its NFs out in other processes
     io: str = "dpdk"  # kernel: a kernel-I/O NF (packet sockets, poll() while idle)
     args: dict[str, Any]
     packets_in: int

@@ -246,6 +246,13 @@ class Run {
     std::vector<WorkerPlan> plan;     // its workers, indexed from 0
     double requested_s = 0;
     uint64_t requested_tsc = 0, ring_drops_before = 0;
+    int restarts = 0;  // times the old layout was started again to finish the drain
+    // What had moved through the chains, and each worker's loop turns, when the drain first looked settled.
+    struct Quiet {
+      uint64_t moved;
+      std::vector<uint64_t> turns;
+    };
+    std::optional<Quiet> quiet;
   };
   // Why the workers cannot be re-laid out now ("" if they can).
   std::string why_no_relayout() const;
@@ -260,6 +267,12 @@ class Run {
   // drain in time. Answered either way.
   void follow_relayout(double now_s);
   void replace_workers();
+  // Whether the drain, looking done, is: every worker ran a loop's turn since and no packet moved.
+  bool drain_settled();
+  // The running workers told to leave their loops and reaped (killed after 5 s).
+  void retire_workers();
+  // d_.workers' processes started one by one on the run's rings and counters; their `started` entries.
+  json launch_planned_workers();
   // A run-to-completion segment passes packets between its NFs past the rings between them: once it drained, those
   // rings' counters are brought to what passed, so that each NF alone, as the next layout may run it, holds nothing.
   void count_passages_past_inner_rings();

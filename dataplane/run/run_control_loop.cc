@@ -54,6 +54,8 @@ void Run::control_loop() {
     // 2. The chains' exits drained into the sink (and, in a service, what its live changes cost them).
     sink_->poll();
     watch_changes(now);
+    // A re-layout's drain is looked at every turn, not every housekeeping (10 ms): the entries are held meanwhile.
+    if (relayout_) follow_relayout(seconds_since_go(now));
     // 3. The scheduler module's tick.
     if (tick_period != 0 && now >= next_tick && attached_) {  // detached while a crashed NF is restarted
       scheduler_->tick(*view_, now);

@@ -192,6 +192,9 @@ void Run::change_args(const json& command, double now_s) {
                                         "the new arguments give '" + name +
                                             "' other output gates than the chain's graph joins; change the graph by "
                                             "restarting the service"));
+  if (chain_removed_[nf.chain])  // its processes are gone (after a re-layout, its NFs are in no worker's plan)
+    return answer_change(
+        change_refusal(command, "nf", "'" + name + "' is an NF of chain " + d_.chains[nf.chain].name + ", removed"));
   for (int target : targets) {
     if (workers_[place_of_nf(target).worker].exited)
       return answer_change(change_refusal(command, "nf", "the worker of '" + d_.nfs[target].name + "' has exited"));

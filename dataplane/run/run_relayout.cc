@@ -26,6 +26,9 @@ namespace {
 // the old processes to leave their loops once told.
 constexpr double kRelayoutDrainSeconds = 3.0;
 constexpr double kRelayoutLeaveSeconds = 5.0;
+// How long the running module drains the NFs before the kernel's scheduler takes over (a drain under a module that
+// schedules them takes ~10-20 ms here).
+constexpr double kRelayoutModuleDrainSeconds = 0.1;
 
 }  // namespace
 
@@ -82,11 +85,12 @@ void Run::end_relayout_unchanged(const std::string& why) {
   relayout_.reset();
   generator_->release(rte_get_tsc_cycles());
   if (relayout.next) {
-    reattach_scheduler();  // the module before, fresh: nothing changed
+    if (!attached_) reattach_scheduler();  // the module before, fresh: nothing changed
     return answer_change(change_refusal(relayout.command, "scheduler", why));
   }
   // The module that asked, as it was (its decisions kept), told why.
   scheduler_->relayout_refused(why);
+  if (attached_) return;
   scheduler_->attach(*view_);
   attached_ = true;
   scheduler_switched_ = true;
@@ -99,11 +103,10 @@ void Run::start_relayout(Relayout relayout) {
                                             " workers, more than a run has room for (" + std::to_string(kMaxWorkers) +
                                             ")"));
   }
+  // The module goes on scheduling the NFs while they drain: its order keeps a full ring from overflowing (let go at
+  // once, three NFs polling under the kernel's scheduler dropped a thousand packets from an overloaded chain's full
+  // rings while they drained).
   generator_->hold(rte_get_tsc_cycles());
-  // Every worker under the kernel's scheduler until it drained: a module that parks a worker by its rings'
-  // occupancy would never give a parked batch its turn once the entries are held.
-  detach_scheduler();
-  neutral_hints();
   relayout_ = std::move(relayout);
   follow_relayout(relayout_->requested_s);
 }
@@ -113,14 +116,56 @@ void Run::follow_relayout(double now_s) {
     if (attached_ && scheduler_->wants_relayout()) relayout_for_module(now_s);
     return;
   }
-  bool drained = !worker_holding_packets().has_value();
+  std::optional<size_t> holder = worker_holding_packets();
+  bool rings_empty = true;
   for (const ChainConfig& chain : d_.chains)
     if (!chain_removed_[chain.index])
-      for (int ring : chain.rings) drained = drained && rte_ring_count(rings_[ring]) == 0;
-  if (drained) return replace_workers();
+      for (int ring : chain.rings) rings_empty = rings_empty && rte_ring_count(rings_[ring]) == 0;
+  if (rings_empty && !holder) {
+    if (drain_settled()) return replace_workers();
+  } else {
+    relayout_->quiet.reset();
+  }
+  // The module lets go where it would not finish the drain: a module that parks a worker by its rings' occupancy
+  // never gives a parked batch its turn once the rings are empty, and one that never switches (a real-time poller
+  // of the kernel's policies) never gives the NFs after the first theirs; the kernel's scheduler drains the rest.
+  if (attached_ &&
+      ((rings_empty && scheduler_->holds(*holder)) || now_s - relayout_->requested_s >= kRelayoutModuleDrainSeconds)) {
+    detach_scheduler();
+    neutral_hints();
+  }
   if (now_s - relayout_->requested_s < kRelayoutDrainSeconds) return;
   end_relayout_unchanged("the NFs did not drain within " + std::to_string(static_cast<int>(kRelayoutDrainSeconds)) +
                          " s of the entries' hold; nothing was changed");
+}
+
+bool Run::drain_settled() {
+  // Rings empty and no NF holding a packet, as the counters say, may be a worker stopped between its dequeue and the
+  // count of it (a module preempts a worker anywhere: UNiS did so in most switches away from it). Every worker runs
+  // under the kernel's scheduler from here, and the drain is settled once each finished a loop's turn since the look
+  // and no packet moved meanwhile: a batch in hand at the look would have been handed on, and counted, by then.
+  if (attached_) {
+    detach_scheduler();
+    neutral_hints();
+  }
+  uint64_t moved = 0;
+  for (const ChainConfig& chain : d_.chains)
+    for (int ring : chain.rings)
+      moved += counter_read(stats_->rings[ring].enqueued) + counter_read(stats_->rings[ring].dequeued) +
+               counter_read(stats_->rings[ring].dropped_full);
+  for (const NfConfig& nf : d_.nfs) moved += counter_read(stats_->nfs[nf.index].packets_dropped);
+  std::vector<uint64_t> turns;
+  for (size_t w = 0; w < d_.workers.size(); w++)
+    turns.push_back(workers_[w].exited ? 0 : counter_read(stats_->workers[w].heartbeat));
+  if (!relayout_->quiet || relayout_->quiet->moved != moved) {
+    relayout_->quiet = Relayout::Quiet{moved, turns};
+    return false;
+  }
+  // A worker asleep on its futex went to sleep at its loop's top, with no batch in hand (a spare that owns no NF).
+  for (size_t w = 0; w < turns.size(); w++)
+    if (!workers_[w].exited && turns[w] == relayout_->quiet->turns[w] && !idle_sleeping(stats_->workers[w]))
+      return false;
+  return true;
 }
 
 void Run::count_passages_past_inner_rings() {
@@ -138,14 +183,13 @@ void Run::count_passages_past_inner_rings() {
       }
 }
 
-void Run::replace_workers() {
-  Relayout relayout = std::move(*relayout_);
-  relayout_.reset();
-  uint64_t drained_tsc = rte_get_tsc_cycles();
-  // The old processes leave their loops on the control core (on their NF core a process of the normal policy may
-  // wait for the kernel's fair server), write their reports and exit; they hold nothing now.
-  size_t old_count = d_.workers.size();
-  for (size_t w = 0; w < old_count; w++) {
+void Run::retire_workers() {
+  // The module lets go (everything it did to the machine undone), so that every old process runs to see `leave`.
+  detach_scheduler();
+  neutral_hints();
+  // The old processes leave their loops at a batch's end, on the control core (on their NF core a process of the
+  // normal policy may wait for the kernel's fair server), write their reports and exit.
+  for (size_t w = 0; w < d_.workers.size(); w++) {
     if (workers_[w].exited) continue;
     workers_[w].removed = true;  // its exit is the point, not a crash
     confine_to_control_core(d_.control_core, pids_[w]);
@@ -155,10 +199,10 @@ void Run::replace_workers() {
   uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(hz_ * kRelayoutLeaveSeconds);
   for (;;) {
     bool all_gone = true;
-    for (size_t w = 0; w < old_count; w++) all_gone = reap(w) && all_gone;
+    for (size_t w = 0; w < d_.workers.size(); w++) all_gone = reap(w) && all_gone;
     if (all_gone) break;
     if (rte_get_tsc_cycles() > deadline) {
-      for (size_t w = 0; w < old_count; w++) {
+      for (size_t w = 0; w < d_.workers.size(); w++) {
         if (workers_[w].exited) continue;
         kill(pids_[w], SIGKILL);
         waitpid(pids_[w], nullptr, 0);
@@ -173,22 +217,12 @@ void Run::replace_workers() {
     }
     usleep(1000);
   }
-  uint64_t left_tsc = rte_get_tsc_cycles();
-  count_passages_past_inner_rings();
-  // Their reports go: the NFs' new processes write theirs at the end (what the old ones counted stays in the shared
-  // counters).
+  // Their reports go: the NFs' next processes write theirs at the end (what these counted stays in the counters).
   for (const auto& entry : std::filesystem::directory_iterator(d_.paths.run_dir))
     if (entry.path().filename().string().rfind("nf-report-", 0) == 0) std::filesystem::remove(entry.path());
+}
 
-  json before = relayout.before;
-  if (relayout.next) {
-    d_.scheduler = {relayout.name, relayout.options};
-    scheduler_ = std::move(relayout.next);
-  } else {  // the module's own: it plans the workers it now wants
-    scheduler_->relayout_begins(d_);
-    relayout.plan = relayout_plan(*scheduler_);
-  }
-  d_.workers = std::move(relayout.plan);
+json Run::launch_planned_workers() {
   pids_.clear();
   task_ids_.clear();  // the view's worker pids: the same vector, refilled
   workers_.clear();
@@ -213,6 +247,44 @@ void Run::replace_workers() {
     wait_until_attached(pids_.size() - 1, attach_deadline);
     workers.push_back(worker_entry(pids_.size() - 1));
   }
+  return workers;
+}
+
+void Run::replace_workers() {
+  uint64_t drained_tsc = rte_get_tsc_cycles();
+  retire_workers();
+  uint64_t left_tsc = rte_get_tsc_cycles();
+  // Nothing runs now: the counters and rings are exact. The drain looked while the NFs ran, and a batch taken in
+  // the instant between its look at a ring and at the NF's counters went on, at the NF's leaving, into the next
+  // ring, which the next layout may pass by (rtc's segments): the same layout is started again and drains it.
+  for (const ChainConfig& chain : d_.chains) {
+    if (chain_removed_[chain.index]) continue;
+    for (int ring : chain.rings) {
+      if (rte_ring_count(rings_[ring]) == 0) continue;
+      launch_planned_workers();
+      if (relayout_->next) {
+        reattach_scheduler();
+      } else {
+        scheduler_->attach(*view_);
+        attached_ = true;
+        scheduler_switched_ = true;
+      }
+      relayout_->restarts++;
+      return;
+    }
+  }
+  Relayout relayout = std::move(*relayout_);
+  relayout_.reset();
+  count_passages_past_inner_rings();
+  if (relayout.next) {
+    d_.scheduler = {relayout.name, relayout.options};
+    scheduler_ = std::move(relayout.next);
+  } else {  // the module's own: it plans the workers it now wants
+    scheduler_->relayout_begins(d_);
+    relayout.plan = relayout_plan(*scheduler_);
+  }
+  d_.workers = std::move(relayout.plan);
+  json workers = launch_planned_workers();
   uint64_t started_tsc = rte_get_tsc_cycles();
   scheduler_->attach(*view_);
   attached_ = true;
@@ -225,7 +297,7 @@ void Run::replace_workers() {
                   {"state", "applied"},
                   {"scheduler", relayout.name},
                   {"options", relayout.options},
-                  {"before", before},
+                  {"before", relayout.before},
                   {"relayout", true},
                   {"by", relayout.command.value("by", json())},  // the module that asked for it (auto), or null
                   {"workers", workers},
@@ -235,6 +307,7 @@ void Run::replace_workers() {
                   {"leave_ms", ms(drained_tsc, left_tsc)},
                   {"start_ms", ms(left_tsc, started_tsc)},
                   {"held_ms", ms(relayout.requested_tsc, rte_get_tsc_cycles())},
+                  {"drain_restarts", relayout.restarts},  // the old layout started again to finish the drain
                   {"ring_drops_during", ring_drops_now() - relayout.ring_drops_before}},
                  relayout.requested_tsc);
 }

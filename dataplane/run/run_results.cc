@@ -378,8 +378,12 @@ json Run::results() {
                            {"os", os}});
   }
 
+  // An NF in no worker's plan: its chain was removed before the service re-laid its NFs out (run_relayout.cc).
+  json gone_os = os_rates(OsSample{}, OsSample{});
+  gone_os["unavailable_reason"] = "its chain was removed and its process ended";
   json nfs = json::array();
   for (const NfConfig& nf : d_.nfs) {
+    const std::string& worker = worker_of_nf[nf.index];
     const NfCounters& a = window_begin_.nfs[nf.index];
     const NfCounters& b = window_end_.nfs[nf.index];
     const NfCounters& total = stats_->nfs[nf.index];
@@ -391,7 +395,7 @@ json Run::results() {
          {"type", nf.type},
          {"chain", d_.chains[nf.chain].name},
          {"core", nf.core},
-         {"worker", worker_of_nf[nf.index]},
+         {"worker", worker.empty() ? json() : json(worker)},
          {"io", nf.kernel_io ? "kernel" : "dpdk"},
          {"args", nf.args},
          {"packets_in", counter_read(total.packets_in)},
@@ -411,7 +415,7 @@ json Run::results() {
            {"cycles_per_packet",
             service_packets ? json(static_cast<double>(service) / static_cast<double>(service_packets)) : json()}}},
          {"report", nf_reports.count(nf.name) ? nf_reports[nf.name] : external_report(nf.index)},
-         {"os", os_by_worker[worker_of_nf[nf.index]]}});
+         {"os", worker.empty() ? gone_os : os_by_worker[worker]}});
   }
 
   json rings = json::array();
