@@ -270,6 +270,7 @@ void Run::replace_workers() {
         scheduler_switched_ = true;
       }
       relayout_->restarts++;
+      relayout_->quiet.reset();  // the look starts over with the processes started again
       return;
     }
   }
