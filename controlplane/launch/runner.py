@@ -253,8 +253,14 @@ def _watch_manager(
                 process.send_signal(signal.SIGTERM)
                 stop_sent_at = time.monotonic()
             if stop_sent_at is not None and time.monotonic() - stop_sent_at > 10:
+                # What its threads were waiting for, read before the kill (a stop that waited out EAL's IPC timeouts
+                # twice, seen once in CI after a testpmd's removal, would show there).
+                diagnosis = stall_diagnosis.diagnose(process.pid)
                 _kill_the_run(process)
-                errors.append("the manager did not stop within 10 s of being asked and was killed")
+                errors.append(
+                    "the manager did not stop within 10 s of being asked and was killed. What its threads were "
+                    "doing:\n" + diagnosis
+                )
                 break
             if not selector.select(timeout=0.1):
                 continue
