@@ -107,6 +107,10 @@ class Run {
   // Every counter now, cumulative, for the control plane's live metrics (live_metrics.cc).
   json live_metrics();
   json profile_results() const;
+  // The running scheduler as the results and a switch's answer (`before`) give it: its name, options and report.
+  json scheduler_entry() const {
+    return {{"name", d_.scheduler.name}, {"options", d_.scheduler.options}, {"report", scheduler_->report(*view_)}};
+  }
   double seconds_since_go(uint64_t tsc) const { return static_cast<double>(tsc - go_tsc_) / hz_; }
   std::string nf_names_of(int worker) const { return worker_nf_names(d_, worker); }
   // Worker w as the `started` event and an added chain's answer list it: name, pid, core, NFs.

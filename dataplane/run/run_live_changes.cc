@@ -383,13 +383,11 @@ void Run::switch_scheduler(const json& command, double now_s) {
       return answer_change(change_refusal(
           command, "scheduler.name",
           name + " lays the NFs out in other worker processes than " + d_.scheduler.name + ", and " + why));
-    json before = {
-        {"name", d_.scheduler.name}, {"options", d_.scheduler.options}, {"report", scheduler_->report(*view_)}};
     std::vector<WorkerPlan> plan = relayout_plan(*next);
     return start_relayout({.command = command,
                            .name = name,
                            .options = options,
-                           .before = before,
+                           .before = scheduler_entry(),
                            .next = std::move(next),
                            .plan = std::move(plan),
                            .requested_s = now_s,
@@ -397,8 +395,7 @@ void Run::switch_scheduler(const json& command, double now_s) {
                            .ring_drops_before = ring_drops_now()});
   }
   uint64_t begin = rte_get_tsc_cycles(), drops_before = ring_drops_now();
-  json before = {
-      {"name", d_.scheduler.name}, {"options", d_.scheduler.options}, {"report", scheduler_->report(*view_)}};
+  json before = scheduler_entry();
   scheduler_->detach(*view_);
   neutral_hints();  // what the old module asked of the workers and entries does not outlive it
   scheduler_ = std::move(next);

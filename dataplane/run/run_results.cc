@@ -437,8 +437,7 @@ json Run::results() {
 
   return {
       {"name", d_.name},
-      {"scheduler",
-       {{"name", d_.scheduler.name}, {"options", d_.scheduler.options}, {"report", scheduler_->report(*view_)}}},
+      {"scheduler", scheduler_entry()},
       {"scheduler_location", "control core " + std::to_string(d_.control_core) + ", beside generator and sink"},
       {"warmup_s", d_.warmup_s},
       {"duration_s", d_.duration_s},
