@@ -4,7 +4,9 @@ and its deletion removes it from the agents (kopf's finalizer holds the resource
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import os
 import threading
 
 import kopf
@@ -33,8 +35,15 @@ def _settings(settings: kopf.OperatorSettings, **_) -> None:
 
 @kopf.on.login(id="login")
 def _login(**kwargs):
-    """In a pod, its service account; elsewhere, the kubeconfig ($KUBECONFIG, ~/.kube/config)."""
-    return kopf.login_with_service_account(**kwargs) or kopf.login_with_kubeconfig(**kwargs)
+    """In a pod, its service account, at the API server's address as the kubelet gives it to every container
+    ($KUBERNETES_SERVICE_HOST and _PORT, as client-go and the node agent read it: kopf's own names
+    kubernetes.default.svc, which only the cluster's DNS resolves); elsewhere, the kubeconfig ($KUBECONFIG,
+    ~/.kube/config)."""
+    account = kopf.login_with_service_account(**kwargs)
+    host, port = os.environ.get("KUBERNETES_SERVICE_HOST"), os.environ.get("KUBERNETES_SERVICE_PORT", "443")
+    if account is not None and host:
+        return dataclasses.replace(account, server=f"https://{f'[{host}]' if ':' in host else host}:{port}")
+    return account or kopf.login_with_kubeconfig(**kwargs)
 
 
 @kopf.on.event("", "v1", "nodes", id="nodes")

@@ -111,8 +111,17 @@ class Reconciler:
                     self.retry_at[key] = 0.0
 
     def due(self, key: str) -> bool:
-        """Whether the resource waits to be placed again and its time has come."""
-        return key in self.retry_at and time.monotonic() >= self.retry_at[key]
+        """Whether the resource waits to be placed again and its time has come, or a lost node's agent answers again
+        (started again by its kubelet, it may take chains at once: its Node's report does not change, so no Node
+        event says so)."""
+        if key not in self.retry_at:
+            return False
+        if time.monotonic() >= self.retry_at[key]:
+            return True
+        with self.lock:
+            lost = set(self.lost_at)
+            self.usable()  # asks each lost node's agent again, at most every LOST_RETRY_S
+            return bool(lost - set(self.lost_at))
 
     def _apply(self, key: str, resource: str, spec: dict, generation: int | None) -> Outcome:
         began = time.monotonic()
@@ -163,6 +172,7 @@ class Reconciler:
                 agent = self.agent(node)
                 _applied(agent.answer_of(agent.add_chain(chain), CHANGE_TIMEOUT_S), f"node {node}", chain["name"])
                 held.chain_added(node, chain["name"])
+                self.statuses.pop(node, None)  # a status asked before the addition does not list it
         except SetupError as error:
             self.remove(key)
             return Outcome(_status(generation, "False", "AgentRefused", str(error), placement), retry=True)
@@ -231,14 +241,11 @@ class Reconciler:
         for name in list(self.lost_at):
             if name in self.nodes and now - self.lost_at[name] >= LOST_RETRY_S:
                 self.statuses.pop(name, None)  # asked anew, not answered from before it was lost
-                if self._answers(name):
+                if self.agent_status(name) is not None:
                     del self.lost_at[name]
                 else:
                     self.lost_at[name] = now
         return [node for name, node in self.nodes.items() if name not in self.lost_at]
-
-    def _answers(self, node: str) -> bool:
-        return self.agent_status(node) is not None
 
     def agent_status(self, node: str) -> Status | None:
         """The node's agent's status, or None where it does not answer; asked at most once per STATUS_FRESH_S,
@@ -254,10 +261,12 @@ class Reconciler:
         return status
 
     def mark_lost(self, key: str, nodes: list[str]) -> None:
-        """The resource's `nodes` found lost: they take no chain until their agents answer again, and the
-        resource's heal time counts from now until it runs again."""
+        """The resource's `nodes` found lost: those whose agents do not answer take no chain until they answer
+        again (an agent started again answers, and takes chains at once); the resource's heal time counts from now
+        until it runs again."""
         for node in nodes:
-            self.lost_at[node] = time.monotonic()
+            if self.agent_status(node) is None:
+                self.lost_at[node] = time.monotonic()
         self.lost_since.setdefault(key, time.monotonic())
 
     def forget_earlier(self, resource: str, nodes: list[str]) -> None:
@@ -308,7 +317,9 @@ class Reconciler:
         return left
 
     def lost_nodes(self, key: str) -> list[str]:
-        """The nodes the resource runs on that are gone, not ready, or whose agent does not answer."""
+        """The nodes the resource runs on that are gone, not ready, or whose agent does not answer or no longer
+        runs what it was given: an agent started again (a pod's container restarted by its kubelet, in the time
+        between two looks) answers, but runs none of it."""
         held = self.held.get(key)
         if held is None:
             return []
@@ -316,9 +327,14 @@ class Reconciler:
         def gone(node: str) -> bool:
             return node not in self.nodes or not self.nodes[node].ready
 
+        def runs_its_part(node: str) -> bool:
+            status = self.agent_status(node)
+            running = {chain.name for chain in status.chains if not chain.removed} if status else set()
+            return status is not None and set(held.added[node]) <= running
+
         if self.plan_only:
             return sorted(node for node in held.placement.nodes() if gone(node))
-        return [node for node in sorted(held.added) if gone(node) or not self._answers(node)]
+        return [node for node in sorted(held.added) if gone(node) or not runs_its_part(node)]
 
     def hops_due(self, key: str) -> bool:
         """Whether the resource's hops are to be written again: every HOPS_INTERVAL_S (a status write per resource

@@ -112,13 +112,17 @@ class ControlServer:
 
 
 def read_token(path: str | Path) -> str:
-    """A token file's token: the file is its owner's alone (like an SSH key) and holds at least 16 characters."""
+    """A token file's token: the file is its owner's alone (like an SSH key), or readable besides by a group this
+    process is in and no one else (a Kubernetes Secret mounted for a non-root pod: root's file, group-readable by the
+    pod's fsGroup; PostgreSQL allows its key file the same way), and holds at least 16 characters."""
     path = Path(path)
     try:
-        mode = path.stat().st_mode
+        found = path.stat()
+        mode = found.st_mode
         if not stat.S_ISREG(mode):
             raise SetupError(f"--token-file {path}: not a regular file")
-        if mode & 0o077:
+        ours = found.st_gid in (os.getegid(), *os.getgroups())
+        if mode & (0o037 if ours else 0o077):
             raise SetupError(f"--token-file {path}: others may read it (mode {stat.S_IMODE(mode):04o}); chmod 600 it")
         token = path.read_text().strip()
     except OSError as error:
