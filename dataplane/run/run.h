@@ -87,6 +87,12 @@ class Run {
  private:
   void set_up_memory();
   void start_workers();
+  // Writes the deployment the workers read (their plans, the NFs' arguments as the last live change left them);
+  // returns its path.
+  std::string write_deployment() const;
+  // The next worker's process (a Tandem worker, or an external application) started from `plan` and attached;
+  // returns its index. One at a time: start_workers says why.
+  size_t launch_attached(const WorkerPlan& plan, const std::string& deployment_path);
   // Until worker `w` is attached and waiting for `go`; throws, naming it, if it exits first or `deadline` passes.
   void wait_until_attached(size_t w, uint64_t deadline);
   void control_loop();

@@ -100,37 +100,45 @@ void Run::set_up_memory() {
 }
 
 void Run::start_workers() {
-  std::string deployment_path = d_.paths.run_dir + "/deployment.json";
-  std::ofstream(deployment_path) << deployment_to_json(d_, original_).dump(2);
+  std::string deployment_path = write_deployment();
   // One worker at a time: each is launched once the one before it has attached. A secondary's EAL start-up takes
   // DPDK's shared memory lock (rte_mcfg_mem_*_lock, a spinning rwlock) while it maps the primary's hugepages and
   // whenever its heap must grow; started together, every starting worker spins on that lock beside the one that
   // holds it, all on the control core their affinity comes from, and the holder waits out the spinners' time
   // slices. 64 NFs started at once so burned ~0.4 s of CPU each and took ~20 s, sometimes past the timeout; one
   // by one, each attaches in its ~40 ms alone, given kAttachSeconds from its own launch.
-  for (const WorkerPlan& plan : d_.workers) {
-    uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(hz_ * kAttachSeconds);
-    externals_.emplace_back();
-    pid_t pid = 0;
-    if (plan.runtime == Runtime::External) {
-      const Segment& segment = plan.segments.front();
-      externals_.back() =
-          std::make_unique<ExternalNf>(d_, d_.nfs[segment.nfs.front()], plan, rings_[segment.in_rings.at(0)],
-                                       rings_[segment.out_rings.at(0)]);  // one each: checked
-      pid = externals_.back()->launch(next_external_main_lcore_--);
-    } else {
-      pid = launch_worker(d_, plan, deployment_path);
-    }
-    pids_.push_back(pid);
-    task_ids_.push_back(plan.runtime == Runtime::External ? 0
-                                                          : pid);  // an external NF's thread is known once it forwards
-    workers_.push_back({.pid = pid});
-    wait_until_attached(pids_.size() - 1, deadline);
-  }
+  for (const WorkerPlan& plan : d_.workers) launch_attached(plan, deployment_path);
   view_ = std::make_unique<SchedulerView>(SchedulerView{d_, *stats_, rings_, task_ids_, WorkerHints(*stats_)});
   json list = json::array();
   for (size_t w = 0; w < pids_.size(); w++) list.push_back(worker_entry(w));
   emit(events_, {{"event", "started"}, {"workers", list}});
+}
+
+std::string Run::write_deployment() const {
+  std::string path = d_.paths.run_dir + "/deployment.json";
+  std::ofstream(path) << deployment_to_json(d_, original_).dump(2);
+  return path;
+}
+
+size_t Run::launch_attached(const WorkerPlan& plan, const std::string& deployment_path) {
+  uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(hz_ * kAttachSeconds);
+  externals_.emplace_back();
+  pid_t pid = 0;
+  if (plan.runtime == Runtime::External) {
+    const Segment& segment = plan.segments.front();
+    externals_.back() =
+        std::make_unique<ExternalNf>(d_, d_.nfs[segment.nfs.front()], plan, rings_[segment.in_rings.at(0)],
+                                     rings_[segment.out_rings.at(0)]);  // one each: checked
+    pid = externals_.back()->launch(next_external_main_lcore_--);
+  } else {
+    pid = launch_worker(d_, plan, deployment_path);
+  }
+  pids_.push_back(pid);
+  task_ids_.push_back(plan.runtime == Runtime::External ? 0
+                                                        : pid);  // an external NF's thread is known once it forwards
+  workers_.push_back({.pid = pid});
+  wait_until_attached(pids_.size() - 1, deadline);
+  return pids_.size() - 1;
 }
 
 json Run::worker_entry(size_t w) const {

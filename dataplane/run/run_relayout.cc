@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include <rte_cycles.h>
 
@@ -230,21 +229,11 @@ json Run::launch_planned_workers() {
   for (size_t w = 0; w < d_.workers.size(); w++) stats_->workers[w] = {};
   // /proc's counters of two processes do not subtract: the window's are unavailable for the new ones.
   if (window_begun_ && !window_ended_) window_begin_.os.assign(d_.workers.size(), OsSample{});
-  std::string deployment_path = d_.paths.run_dir + "/deployment.json";
-  std::ofstream(deployment_path) << deployment_to_json(d_, original_).dump(2);
-  // One at a time, as at the start (run_lifecycle.cc start_workers); a worker that fails to start fails the run
-  // (the old ones are gone), which then ends and undoes everything as any failed run.
+  std::string deployment_path = write_deployment();
+  // One at a time, as at the start; a worker that fails to start fails the run (the old ones are gone), which then
+  // ends and undoes everything as any failed run.
   json workers = json::array();
-  for (const WorkerPlan& plan : d_.workers) {
-    uint64_t attach_deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(hz_ * kAttachSeconds);
-    externals_.emplace_back();
-    pid_t pid = launch_worker(d_, plan, deployment_path);
-    pids_.push_back(pid);
-    task_ids_.push_back(pid);
-    workers_.push_back({.pid = pid});
-    wait_until_attached(pids_.size() - 1, attach_deadline);
-    workers.push_back(worker_entry(pids_.size() - 1));
-  }
+  for (const WorkerPlan& plan : d_.workers) workers.push_back(worker_entry(launch_attached(plan, deployment_path)));
   return workers;
 }
 
