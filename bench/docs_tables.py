@@ -279,6 +279,7 @@ TABLES: dict[str, Callable[[Path], Rendered]] = {
     "placement-scale": whole("placement-scale"),
     "operator-scale": whole("operator-scale"),
     "operator-heal": whole("operator-heal"),
+    "kubelet-heal": whole("kubelet-heal"),
     "wire-link": whole("wire-link"),
     "auto-goal": whole("auto-goal"),
     "auto-idle": whole("auto-idle"),

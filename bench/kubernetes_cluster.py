@@ -76,6 +76,8 @@ class ApiServer:
                 "--service-account-issuer=https://kubernetes.default.svc",
                 f"--service-cluster-ip-range={SERVICE_RANGE}",
                 "--allow-privileged=true",  # as kubeadm sets it: the tandem-node DaemonSet is privileged
+                # A kubelet node's name is no host name here: logs and exec reach its kubelet at its address.
+                "--kubelet-preferred-address-types=InternalIP",
             ],
         )
         (self.folder / "kubeconfig").write_text(
@@ -102,6 +104,34 @@ class ApiServer:
             capture_output=True,
             text=True,
             timeout=60,
+        )
+
+    def start_controllers(self) -> None:
+        """kube-controller-manager (a DaemonSet's pods made, service account tokens' CA published) and kube-scheduler
+        (pods bound to nodes), as a cluster with real kubelets needs."""
+        kubeconfig = f"--kubeconfig={self.folder / 'kubeconfig'}"
+        self._spawn(
+            "kube-controller-manager",
+            [
+                str(self.binaries / "kube-controller-manager"),
+                kubeconfig,
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={free_port()}",
+                f"--root-ca-file={self.folder / 'certificates' / 'apiserver.crt'}",
+                f"--service-account-private-key-file={self.folder / 'service-accounts.key'}",
+                "--use-service-account-credentials=false",
+            ],
+        )
+        self._spawn(
+            "kube-scheduler",
+            [
+                str(self.binaries / "kube-scheduler"),
+                kubeconfig,
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={free_port()}",
+            ],
         )
 
     def start_kwok(self) -> None:

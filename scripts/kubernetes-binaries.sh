@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver and kubectl of one Kubernetes release, and kwok (fake nodes, with its node stages), from the
-# Go module proxy into a cache kept across runs (Debian packages none of them; the tests need a real API server to
-# apply the manifests to, and the operator's scale test nodes by the hundred). Prints the folder.
+# Builds one Kubernetes release's control plane (kube-apiserver, kube-controller-manager, kube-scheduler), kubelet
+# and kubectl, and kwok (fake nodes, with its node stages), from the Go module proxy into a cache kept across runs
+# (Debian packages none of them; the tests need a real API server to apply the manifests to, real kubelets to run
+# the DaemonSet's pods, and the operator's scale test nodes by the hundred). Prints the folder.
 # Usage: scripts/kubernetes-binaries.sh [CACHE]   (default /var/cache/tandem/kubernetes-$VERSION)
 set -euo pipefail
 version=1.33.13
 kwok_version=0.8.0
 cache="${1:-/var/cache/tandem/kubernetes-v$version}"
-kube_ready() { [ -x "$cache/kube-apiserver" ] && [ -x "$cache/kubectl" ]; }
+commands=(kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl)
+kube_ready() { for command in "${commands[@]}"; do [ -x "$cache/$command" ] || return 1; done; }
 kwok_ready() { [ -x "$cache/kwok" ] && [ -f "$cache/kwok-stages/node-initialize.yaml" ] && [ -f "$cache/kwok-stages/node-heartbeat.yaml" ]; }
 if kube_ready && kwok_ready; then
   echo "$cache"
@@ -41,15 +43,19 @@ staging=$(curl -fsS "https://proxy.golang.org/k8s.io/kubernetes/@v/v$version.mod
   for module in $staging; do printf '\t%s => %s v0.%s\n' "$module" "$module" "${version#1.}"; done
   printf ')\n'
 } > "$work/go.mod"
-printf '//go:build tools\n\npackage tools\n\nimport (\n\t_ "k8s.io/kubernetes/cmd/kube-apiserver"\n\t_ "k8s.io/kubernetes/cmd/kubectl"\n)\n' > "$work/tools.go"
+{
+  printf '//go:build tools\n\npackage tools\n\nimport (\n'
+  for command in "${commands[@]}"; do printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "$command"; done
+  printf ')\n'
+} > "$work/tools.go"
 cd "$work"
 GOFLAGS=-mod=mod go mod tidy >&2
 mkdir -p "$cache.partial"
 # kubectl reads the server's version: without it set at link time, it reports v0.0.0 and refuses to parse it.
 GOFLAGS=-mod=mod go build -trimpath -o "$cache.partial/" \
   -ldflags "-s -w -X k8s.io/component-base/version.gitVersion=v$version -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$(echo "$version" | cut -d. -f2)" \
-  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kubectl >&2
+  "${commands[@]/#/k8s.io/kubernetes/cmd/}" >&2
 mkdir -p "$cache"
-mv "$cache.partial/kube-apiserver" "$cache.partial/kubectl" "$cache/"
+for command in "${commands[@]}"; do mv "$cache.partial/$command" "$cache/"; done
 rmdir "$cache.partial"
 echo "$cache"

@@ -16,14 +16,16 @@ step_done() {
 }
 
 # Servers the tests start themselves, on ports and directories of their own: prometheus (the metrics integration
-# test), Open vSwitch (kernel-I/O chains with link: ovs or ovs-userspace, started privately for each run) and etcd
-# (the store of the Kubernetes API server the CRD tests apply manifests to).
-servers=(prometheus openvswitch-switch etcd-server)
+# test), Open vSwitch (kernel-I/O chains with link: ovs or ovs-userspace, started privately for each run), etcd
+# (the store of the Kubernetes API server the CRD tests apply manifests to) and containerd (each kubelet node's
+# runtime in the cluster test).
+servers=(prometheus openvswitch-switch etcd-server containerd)
 # The reference implementations tests hold Tandem's packets against: Wireshark's dissectors (tshark) and nftables.
 references=(tshark nftables)
 # openssl makes the service-account key of the Kubernetes API server the CRD tests start (scripts/test.sh builds
-# the server itself: scripts/kubernetes-binaries.sh).
-kubernetes_tools=(openssl)
+# the server itself: scripts/kubernetes-binaries.sh); the cluster test's kubelet nodes run containers with runc and
+# the CNI plugins (loopback), and scripts/tandem-image.sh builds the Tandem image with debootstrap and podman.
+kubernetes_tools=(openssl runc containernetworking-plugins debootstrap podman)
 # The real clients and servers of lab specs and of their tests (iperf3, ping, curl in the hosts' namespaces), and
 # ethtool, with which a lab turns off its veths' offloads.
 lab_tools=(iperf3 iputils-ping curl ethtool)

@@ -12,5 +12,7 @@ echo "== fuzzing the packet parsers, the deployment parser and the wire trailer 
 bash scripts/fuzz.sh 30
 echo "== kube-apiserver, kubectl and kwok for the Kubernetes tests (built once, then cached: scripts/kubernetes-binaries.sh)"
 scripts/kubernetes-binaries.sh
+echo "== the Tandem image's Debian base for the cluster test (built once, then cached: scripts/tandem-image.sh)"
+scripts/tandem-image.sh --base >/dev/null
 echo "== control plane and integration tests (pytest)"
 exec .venv/bin/python -m pytest tests -q --timeout=300 -p no:cacheprovider

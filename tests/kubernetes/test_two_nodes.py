@@ -16,61 +16,40 @@ from __future__ import annotations
 import contextlib
 import json
 import signal
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
 from integration.conftest import machine_before  # noqa: F401 (a fixture: the machine left as the test found it)
+from kubernetes.chain_checks import (
+    COST,
+    OFFERS,
+    condition,
+    cut_across_both,
+    placed_on,
+    rate_for_share,
+    status_of,
+    vxlans_on,
+)
 
 from bench import kubernetes_cluster as cluster_support
 from bench.kubernetes_cluster import delivering, node_annotations, wait_for
 from bench.local_ports import free_port
 from bench.node_hosts import MACHINE_ADDRESS, NodeHost, node_hosts, signal_agent
 from conftest import requires_root
-from controlplane.kubernetes.tandem_nodes import COSTS, TSC_HZ
-from controlplane.machine.vxlan_links import PREFIX as VXLAN_PREFIX
+from controlplane.kubernetes.tandem_nodes import COSTS
 from controlplane.results.wire_balance import wire_balance
 
 pytestmark = requires_root
 
-COST = {"type": "cost", "args": {"cycles": 20_000}}
-# Each NF takes this share of a core at the chain's rate (derived from the agents' own measured costs, so on any
-# host): two of them do not fit one node's NF core, one does, and one beside a small one too.
-SHARE = 0.7
+# The share of a core an NF takes at its chain's rate (derived from the agents' own measured costs, so on any host):
+# the small chain's NF fits beside one of the wide chain's (chain_checks.SHARE).
 SMALL_SHARE = 0.15
 GRAPH_SHARE = 0.23  # four NFs of a graph fit a node's NF core, five do not
-OFFERS = f"- {json.dumps(COST)}\n"
-
-
-def status_of(cluster, name: str) -> dict | None:
-    got = cluster.kubectl("get", "servicechain", name, "-o", "json")
-    return (json.loads(got.stdout).get("status") or {}) if got.returncode == 0 else None
-
-
-def rate_for_share(cluster, share: float) -> int:
-    """Packets a second at which a cost NF takes `share` of node-a's core, by node-a's measured model (the costlier
-    batch of one packet: at larger batches it takes a little less)."""
-    annotations = node_annotations(cluster, "node-a")
-    model = next(m for m in json.loads(annotations[COSTS]) if m["type"] == "cost")
-    return int(share * float(annotations[TSC_HZ]) / (model["k_cycles"] + model["c_cycles"]))
-
-
-def vxlans_on(host: NodeHost) -> list[str]:
-    links = subprocess.run(["ip", "-n", host.namespace, "-br", "link"], capture_output=True, text=True).stdout
-    return [line.split()[0] for line in links.splitlines() if line.startswith(VXLAN_PREFIX)]
 
 
 def chains_of(control) -> dict:
     return {chain.name: chain for chain in control.status().chains}
-
-
-def condition(cluster, name: str) -> dict:
-    return ((status_of(cluster, name) or {}).get("conditions") or [{}])[0]
-
-
-def placed_on(cluster, name: str) -> dict[str, str]:
-    return {p["nf"]: p["node"] for p in status_of(cluster, name).get("placement") or []}
 
 
 @contextlib.contextmanager
@@ -134,7 +113,7 @@ def deleted_from_both(cluster, running, agents: dict, hosts, resources: tuple[st
 @pytest.mark.usefixtures("machine_before")
 def test_chains_across_two_agents_are_cut_moved_off_a_lost_node_and_removed_whole(tmp_path):
     with two_agents(tmp_path) as (cluster, running, hosts, agents, start):
-        wide = _cut_across_both(cluster, running, agents, hosts)
+        wide = cut_across_both(cluster, lambda node: agents[node][1], hosts, running)
         small_on = _small_chain_placed(cluster, running, agents)
         # The small chain's node lost (its agent killed): the chain moves to the other node; the wide one cannot run
         # on one node and waits for the lost one, its part on the node left removed.
@@ -183,26 +162,6 @@ def test_chains_across_two_agents_are_cut_moved_off_a_lost_node_and_removed_whol
 def _all_removed(control, resources: tuple[str, ...]) -> bool:
     parts = [c for name, c in chains_of(control).items() if name.startswith(resources)]
     return bool(parts) and all(c.removed for c in parts)
-
-
-def _cut_across_both(cluster, running, agents: dict, hosts) -> dict[str, str]:
-    """The wide chain (two NFs that one node's NF core cannot hold) applied: cut into a part on each node joined by a
-    wire that its packets cross; returns where its NFs run."""
-    nfs = [{"name": "first", **COST}, {"name": "second", **COST}]
-    chain = cluster_support.service_chain("wide", f"{rate_for_share(cluster, SHARE)} pps", nfs)
-    assert cluster.kubectl("apply", "-f", "-", stdin=json.dumps(chain)).returncode == 0
-    ready = wait_for(lambda: condition(cluster, "wide") or None, "the wide chain's condition", running)
-    assert ready["status"] == "True" and "1 wires between them" in ready["message"], ready
-    placed = placed_on(cluster, "wide")
-    assert set(placed.values()) == {"node-a", "node-b"}, placed
-    wait_for(lambda: delivering(agents[placed["second"]][1], "wide"), "packets through both nodes", running)
-    hop = wait_for(
-        lambda: next((h for h in status_of(cluster, "wide").get("hops") or [] if h["node"] == "wire"), None),
-        "the wire's hop in the status",
-    )
-    assert (hop["from"], hop["to"]) == ("first", "second") and hop["delayUs"] > 0, hop
-    assert all(vxlans_on(host) for host in hosts)
-    return placed
 
 
 def _small_chain_placed(cluster, running, agents: dict) -> str:
