@@ -27,7 +27,6 @@ from controlplane.machine.child_death import die_with_the_control_plane
 
 REPO = Path(__file__).resolve().parents[1]
 IMAGES = REPO / "scripts" / "tandem-image.sh"
-TANDEM_IMAGE = "localhost/tandem:dev"
 PAUSE_IMAGE = "localhost/pause:tandem"
 CGROUPS = Path("/sys/fs/cgroup")
 HUGEPAGES = Path("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages")
@@ -41,7 +40,7 @@ KUBELET_TUNABLES = {
     "kernel/keys/root_maxkeys": "1000000",
     "kernel/keys/root_maxbytes": "25000000",
 }
-READY_S = 120  # a node is Ready in ~10 s here; a loaded CI host gets a wide margin
+READY_S = 120  # a node is Ready in ~2 s here; a loaded CI host gets a wide margin
 
 
 def build_images(folder: Path) -> Path:
@@ -103,7 +102,7 @@ class KubeletNode:
     def import_images(self, images: Path) -> None:
         deadline = time.monotonic() + READY_S
         while not self.socket.exists():
-            self._check_running()
+            self.check_running()
             if time.monotonic() > deadline:
                 raise RuntimeError(f"{self.host.node}: containerd did not start: {self.log('containerd')}")
             time.sleep(0.2)
@@ -128,7 +127,7 @@ class KubeletNode:
         path = self.folder / f"{name}.log"
         return path.read_text(errors="replace")[-3000:] if path.exists() else "(no log)"
 
-    def _check_running(self) -> None:
+    def check_running(self) -> None:
         if self.process is not None and self.process.poll() is not None:
             raise RuntimeError(f"{self.host.node}'s kubelet exited: {self.log('kubelet')}\n{self.log('containerd')}")
 
@@ -290,7 +289,7 @@ def kubelet_nodes(cluster: ApiServer, hosts: tuple[NodeHost, ...], hugepages: in
                 deadline = time.monotonic() + READY_S
                 for node in nodes:
                     while not node_ready(cluster, node.host.node):
-                        node._check_running()
+                        node.check_running()
                         if time.monotonic() > deadline:
                             raise RuntimeError(f"{node.host.node} not Ready in {READY_S} s: {node.log('kubelet')}")
                         time.sleep(0.5)

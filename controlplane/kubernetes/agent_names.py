@@ -2,7 +2,8 @@
 resource's name first, then, for each addition after the first on an agent, the life it is (`edge_2.web`). An agent
 keeps a removed chain's name taken (its results name each once), so a resource placed again where it ran before (a
 node lost and back, a spec changed, the operator started again) takes names its earlier lives did not. A Kubernetes
-name has no '_', so no other resource's names look like a life of this one's."""
+name has no '_', so no other resource's names look like a life of this one's. And whether an agent runs the chains
+it was given under those names (one started again runs none)."""
 
 from __future__ import annotations
 
@@ -36,3 +37,12 @@ def bare_name(resource: str, name: str) -> str:
     """`name` as the resource writes it, without the prefix of whichever life it is of."""
     life = life_of(resource, name)
     return name if life is None else name.removeprefix(agent_prefix(resource, life))
+
+
+def runs_chains(status, chains: list[str]) -> bool:
+    """Whether an agent (its control API's Status) runs the chains it was given: an addition it answered is among
+    its changes at once, and among its chains from its data plane's next report on; an agent started again (its
+    pod's container restarted by its kubelet) has neither, though it answers."""
+    known = {chain.name for chain in status.chains if not chain.removed}
+    known |= {c.get("chain") for c in status.changes if c.get("op") == "add_chain" and c.get("state") == "applied"}
+    return set(chains) <= known

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from controlplane.errors import SetupError, SpecError
-from controlplane.kubernetes.agent_names import agent_prefix, life_of, next_life
+from controlplane.kubernetes.agent_names import agent_prefix, life_of, next_life, runs_chains
 from controlplane.kubernetes.chain_cut import wire_prefix
 from controlplane.kubernetes.chain_hops import ring_hops, wire_hop
 from controlplane.kubernetes.cluster_placement import ClusterPlacement, CostsUnknown, place
@@ -329,8 +329,7 @@ class Reconciler:
 
         def runs_its_part(node: str) -> bool:
             status = self.agent_status(node)
-            running = {chain.name for chain in status.chains if not chain.removed} if status else set()
-            return status is not None and set(held.added[node]) <= running
+            return status is not None and runs_chains(status, held.added[node])
 
         if self.plan_only:
             return sorted(node for node in held.placement.nodes() if gone(node))

@@ -17,8 +17,10 @@ def chain(name: str, removed: bool = False) -> ChainStatus:
     return ChainStatus(name=name, generated=10, delivered=10, entry_backpressure=0, removed=removed)
 
 
-def status(*chains: ChainStatus) -> Status:
-    return Status(name="node", scheduler="coop", phase="serving", t_s=1.0, chains=list(chains), nfs=[])
+def status(*chains: ChainStatus, added: tuple[str, ...] = ()) -> Status:
+    """An agent's status: its data plane's last report's chains, and `added`, chains it added (its changes)."""
+    changes = [{"op": "add_chain", "chain": name, "state": "applied"} for name in added]
+    return Status(name="node", scheduler="coop", phase="serving", t_s=1.0, chains=list(chains), nfs=[], changes=changes)
 
 
 class Answering:
@@ -48,6 +50,13 @@ def reconciler_holding(added: dict[str, list[str]], answers: dict[str, Status | 
 def test_an_agent_that_runs_what_it_was_given_is_not_lost():
     answers = {"node-a": status(chain("edge.web"), chain("own")), "node-b": status(chain("edge_1.web"))}
     reconciler = reconciler_holding({"node-a": ["edge.web"], "node-b": ["edge_1.web"]}, answers)
+    assert reconciler.lost_nodes("default/edge") == []
+
+
+def test_a_chain_just_added_is_run_before_the_data_plane_reports_it():
+    # The addition was answered (it is among the agent's changes); its data plane's next report lists it.
+    answers = {"node-a": status(chain("own"), added=("edge.web",))}
+    reconciler = reconciler_holding({"node-a": ["edge.web"]}, answers)
     assert reconciler.lost_nodes("default/edge") == []
 
 
