@@ -43,15 +43,22 @@ class ApiServer:
             raise SetupError(f"the Kubernetes API at {self.url} did not answer: {error}") from None
 
 
+def in_cluster_url() -> str | None:
+    """The API server's address as the kubelet gives it to every container ($KUBERNETES_SERVICE_HOST and _PORT, as
+    client-go reads it: no cluster DNS needed); None outside a pod."""
+    host, port = os.environ.get("KUBERNETES_SERVICE_HOST"), os.environ.get("KUBERNETES_SERVICE_PORT", "443")
+    return f"https://{f'[{host}]' if ':' in host else host}:{port}" if host else None
+
+
 def connect(kubeconfig: str | None = None) -> ApiServer:
     """The API server of the pod this runs in, or of `kubeconfig` ($KUBECONFIG where not given)."""
     kubeconfig = kubeconfig or os.environ.get("KUBECONFIG")
     if not kubeconfig and (SERVICE_ACCOUNT / "token").exists():
-        host, port = os.environ.get("KUBERNETES_SERVICE_HOST"), os.environ.get("KUBERNETES_SERVICE_PORT", "443")
-        if not host:
+        url = in_cluster_url()
+        if url is None:
             raise SetupError("in a pod without KUBERNETES_SERVICE_HOST: cannot find the API server")
         context = ssl.create_default_context(cafile=str(SERVICE_ACCOUNT / "ca.crt"))
-        return ApiServer(f"https://{host}:{port}", (SERVICE_ACCOUNT / "token").read_text().strip(), context)
+        return ApiServer(url, (SERVICE_ACCOUNT / "token").read_text().strip(), context)
     if not kubeconfig:
         raise SetupError("no cluster to report to: give --kubeconfig (or $KUBECONFIG), or run in a pod")
     return _from_kubeconfig(Path(kubeconfig))

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 import threading
 
 import kopf
 
 from controlplane.errors import SetupError
+from controlplane.kubernetes.api_client import in_cluster_url
 from controlplane.kubernetes.crd import GROUP, PLURAL, VERSION
 from controlplane.kubernetes.reconciler import Reconciler
 from controlplane.kubernetes.tandem_nodes import NodeReportError, is_tandem_node, tandem_node
@@ -39,10 +39,9 @@ def _login(**kwargs):
     ($KUBERNETES_SERVICE_HOST and _PORT, as client-go and the node agent read it: kopf's own names
     kubernetes.default.svc, which only the cluster's DNS resolves); elsewhere, the kubeconfig ($KUBECONFIG,
     ~/.kube/config)."""
-    account = kopf.login_with_service_account(**kwargs)
-    host, port = os.environ.get("KUBERNETES_SERVICE_HOST"), os.environ.get("KUBERNETES_SERVICE_PORT", "443")
-    if account is not None and host:
-        return dataclasses.replace(account, server=f"https://{f'[{host}]' if ':' in host else host}:{port}")
+    account, url = kopf.login_with_service_account(**kwargs), in_cluster_url()
+    if account is not None and url is not None:
+        return dataclasses.replace(account, server=url)
     return account or kopf.login_with_kubeconfig(**kwargs)
 
 

@@ -87,8 +87,9 @@ class Run {
  private:
   void set_up_memory();
   void start_workers();
-  // Writes the deployment the workers read (their plans, the NFs' arguments as the last live change left them);
-  // returns its path.
+  // Where the workers read the deployment (their plans, the NFs' arguments as the last live change left them).
+  std::string deployment_path() const { return d_.paths.run_dir + "/deployment.json"; }
+  // Writes the run's deployment there; returns the path.
   std::string write_deployment() const;
   // The next worker's process (a Tandem worker, or an external application) started from `plan` and attached;
   // returns its index. One at a time: start_workers says why.

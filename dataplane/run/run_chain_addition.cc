@@ -150,7 +150,7 @@ void Run::add_chain(const json& command, double now_s) {
   json with_chain = original_;
   with_chain["chains"].push_back(addition.chain_config);
   // The new workers read their plan from it; the running ones read it again only to restart.
-  std::ofstream(d_.paths.run_dir + "/deployment.json") << deployment_to_json(addition.next, with_chain).dump(2);
+  std::ofstream(deployment_path()) << deployment_to_json(addition.next, with_chain).dump(2);
   addition_ = std::move(addition);
   follow_addition(now_s);
 }
@@ -205,7 +205,7 @@ pid_t Run::launch_added_worker(ChainAddition& addition, const WorkerPlan& plan) 
     // core from them for as long as it runs it. Once attached it sleeps, and moves there (added_worker_attached).
     WorkerPlan starting = plan;
     starting.core = d_.control_core;
-    return launch_worker(addition.next, starting, d_.paths.run_dir + "/deployment.json");
+    return launch_worker(addition.next, starting, deployment_path());
   }
   create_pools_for_external_apps();  // a service without external NFs made none
   const Segment& segment = plan.segments.front();
@@ -274,7 +274,7 @@ void Run::give_up_addition(const std::string& why) {
                                 [](const std::unique_ptr<ExternalNf>& external) { return external != nullptr; });
   if (!killed_workers_ && !ports_made)
     for (rte_ring* ring : addition.rings) rte_ring_free(ring);
-  std::ofstream(d_.paths.run_dir + "/deployment.json") << deployment_to_json(d_, original_).dump(2);
+  write_deployment();
   json command = {{"id", addition.id}, {"op", "add_chain"}, {"chain", addition.chain_config}};
   addition_.reset();
   answer_change(refused(command, "chain", why + "; the chain was not added"));

@@ -115,9 +115,8 @@ void Run::start_workers() {
 }
 
 std::string Run::write_deployment() const {
-  std::string path = d_.paths.run_dir + "/deployment.json";
-  std::ofstream(path) << deployment_to_json(d_, original_).dump(2);
-  return path;
+  std::ofstream(deployment_path()) << deployment_to_json(d_, original_).dump(2);
+  return deployment_path();
 }
 
 size_t Run::launch_attached(const WorkerPlan& plan, const std::string& deployment_path) {
