@@ -168,14 +168,21 @@ void Run::follow_removals(double now_s) {
       }
       removal.left_at_s = now_s;
     }
+    // An application is asked to exit once the chain's own NF processes are gone: its frees go round every
+    // process, and one of them in the middle of its exit would never answer (see ask_external_to_exit).
+    bool own_gone = true;
+    for (size_t w : removal.workers)
+      if (!externals_[w] && !reap(w)) own_gone = false;
     bool all_gone = true;
     for (size_t w : removal.workers) {
       if (reap(w)) continue;
       all_gone = false;
-      if (externals_[w] && !ask_external_to_exit(w, now_s)) continue;
+      if (externals_[w] && !(own_gone && ask_external_to_exit(w, now_s))) continue;
       double told_s = externals_[w] ? external_exiting_->second : removal.left_at_s;
-      if (now_s - told_s > kLeaveSeconds) {
+      if (!workers_[w].hung && now_s - told_s > kLeaveSeconds) {
         kill(pids_[w], SIGKILL);
+        workers_[w].hung = true;  // killed once, its warning given once
+        killed_workers_ = true;   // perhaps inside DPDK, holding its shared memory lock: no clean-up at the end
         warnings_.push_back("NF " + nf_names_of(static_cast<int>(w)) + " of removed chain " +
                             d_.chains[removal.chain].name + " did not leave its loop within 5 s and was killed");
       }

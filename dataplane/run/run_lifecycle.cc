@@ -14,6 +14,7 @@
 #include <rte_mbuf.h>
 #include <rte_memzone.h>
 
+#include "bounded_eal_cleanup.h"
 #include "catalog/catalog.h"
 #include "contract/eal_args.h"
 #include "contract/idle_wait.h"
@@ -34,6 +35,8 @@ void emit(FILE* events, const json& event) {
 
 namespace {
 void on_signal(int) { g_interrupted = 1; }
+// DPDK's clean-up takes milliseconds; one still running after this waits on a lock no process will let go.
+constexpr double kEalCleanupSeconds = 3.0;
 }  // namespace
 
 std::string worker_nf_names(const Deployment& deployment, int worker) {
@@ -306,9 +309,9 @@ int Run::execute() {
   // for it forever. The control plane removes the run's hugepage files and runtime directory either way.
   // The chains' DPDK ports go before the EAL does (their kernel sockets and rings).
   chain_ends_.reset();
-  if (!killed_workers_) rte_eal_cleanup();
-  if (interrupted_) return kExitInterrupted;
-  return error_.empty() ? kExitOk : kExitRunFailed;
+  int exit_code = interrupted_ ? kExitInterrupted : error_.empty() ? kExitOk : kExitRunFailed;
+  if (!killed_workers_) bounded_eal_cleanup(kEalCleanupSeconds, exit_code);
+  return exit_code;
 }
 
 int run_deployment(const json& doc, FILE* events, int commands_fd) {
