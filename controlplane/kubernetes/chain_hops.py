@@ -4,6 +4,7 @@ between two parts of a cut chain, as its two ends count it (its frames numbered:
 from __future__ import annotations
 
 from controlplane.kubernetes.chain_cut import Wire
+from controlplane.kubernetes.chain_ports import port_of, shown_port
 from controlplane.launch.control_api import Status
 
 
@@ -21,14 +22,14 @@ def hops_of(chain: dict) -> list[tuple[str, str]]:
 
 def ring_hops(node: str, chain: dict, status: Status, prefix: str) -> list[dict]:
     """The rings into the chain's NFs on `node`: the NF's rate in (from every ring into it) and what the full ring
-    dropped. A cut chain's part fed by a wire has the wire's port as its entry."""
+    dropped. A chain fed by a port has that port as its entry (a cut chain's later part: the wire's)."""
     running = {nf.name: nf for nf in status.nfs if not nf.removed}
     hops = []
     for source, target in hops_of(chain):
         if target not in running:
             continue
         ring = f"{chain['name']}:entry" if source == "entry" else f"{chain['name']}:{source}->{target}"
-        shown = chain.get("from", source) if source == "entry" else source.removeprefix(prefix)
+        shown = shown_port(port_of(chain.get("from")) or source) if source == "entry" else source.removeprefix(prefix)
         hops.append(
             {
                 "from": shown,

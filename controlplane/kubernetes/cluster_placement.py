@@ -12,7 +12,15 @@ from dataclasses import dataclass, field
 from controlplane.errors import SpecError
 from controlplane.kubernetes.agent_names import agent_name, bare_name
 from controlplane.kubernetes.chain_cut import Wire, cut, wire_port
-from controlplane.kubernetes.service_chain import ServiceChainSpec
+from controlplane.kubernetes.chain_ports import (
+    agent_port,
+    agent_port_name,
+    pinned_nfs,
+    port_of,
+    rename_ends,
+    with_agent_ports,
+)
+from controlplane.kubernetes.service_chain import ChainPort, ServiceChainSpec
 from controlplane.kubernetes.tandem_nodes import TandemNode
 from controlplane.planning import graph_cuts, profile
 from controlplane.planning.placement import PlacedNf, PlacementError, k_per_packet, solve
@@ -43,6 +51,9 @@ class ClusterPlacement:
     edges_between_nodes: list[tuple[str, str]] = field(default_factory=list)
     solution: dict = field(default_factory=dict)
     shares: dict[str, float] = field(default_factory=dict)  # NF -> the share of its core it takes at its rate
+    # The resource's ports its chains use, and the name each has on its node's agent (in ports_by_node too).
+    node_ports: list[ChainPort] = field(default_factory=list)
+    port_names: dict[str, str] = field(default_factory=dict)
 
     def load(self) -> dict[tuple[str, int], float]:
         """(node, core) -> the share of it this resource's NFs take."""
@@ -60,6 +71,21 @@ class ClusterPlacement:
         for entries in self.every_chain_by_node().values():
             for entry in entries:
                 _rename(entry, lambda name: agent_name(resource, bare_name(resource, name), life))
+        self.name_ports(resource, life)
+
+    def name_ports(self, resource: str, life: int) -> None:
+        """Names its ports on their agents as the resource's `life`-th addition there names them, and its chains'
+        ends after them."""
+        names = {port.name: agent_port_name(resource, port.name, life) for port in self.node_ports}
+        renamed = {self.port_names[port]: name for port, name in names.items() if port in self.port_names}
+        for node, ports in self.ports_by_node.items():
+            self.ports_by_node[node] = [port for port in ports if port["name"] not in renamed]
+        for port in reversed(self.node_ports):
+            self.ports_by_node.setdefault(port.node, []).insert(0, agent_port(names[port.name], port))
+        for entries in self.every_chain_by_node().values():
+            for entry in entries:
+                rename_ends(entry, renamed)
+        self.port_names = names
 
     def every_chain_by_node(self) -> dict[str, list[dict]]:
         """Per node, the chains its agent runs for the resource: whole chains and cut chains' parts."""
@@ -88,7 +114,9 @@ def chains_of(resource: str, spec: ServiceChainSpec) -> list[dict]:
 
 def run_config_of(resource: str, chains: list[dict], spec: ServiceChainSpec) -> dict:
     """The run config of the chains (as `./tandem place` reads a spec): rates in packets per second, NF args checked."""
-    document = {"name": resource, "chains": chains, "placement": spec.placement, "placement_cores": [1]}
+    # A chain's ports are its agents' to open: the model takes its packets at the rate it gives, from anywhere.
+    modelled = [{key: value for key, value in chain.items() if key not in ("from", "to")} for chain in chains]
+    document = {"name": resource, "chains": modelled, "placement": spec.placement, "placement_cores": [1]}
     if spec.scheduler is not None:
         document["scheduler"] = spec.scheduler.model_dump()
     try:
@@ -116,6 +144,13 @@ def place(
     usable = [node for node in nodes if node.ready]
     if not usable:
         raise PlacementError("no ready Tandem node (a node's agent reports itself on its Node when it starts)")
+    pins = pinned_nfs(chains, spec.ports)
+    for node, port in sorted(set(pins.values())):
+        if all(candidate.name != node for candidate in usable):
+            raise PlacementError(
+                f"port {port} is on node {node}, which is no ready Tandem node (lost, or its agent has not reported)"
+            )
+    pinned = {nf: node for nf, (node, _) in pins.items()}
     nfs, edges = _placed_nfs(config, usable)
     together = _graph_blocks(config, chains)
     # A node's new cores are alike (its costs, whole cores), and so are, nearly, its cores in use with the most room:
@@ -132,9 +167,14 @@ def place(
     )
     if not by_cost:
         raise PlacementError("no core with room on a ready Tandem node (other ServiceChains' NFs fill every core)")
-    solve_on = functools.partial(_solve_on, nfs, edges, together, offers, usable, upper, spec.placement, time_limit_s)
+    solve_on = functools.partial(
+        _solve_on, nfs, edges, together, offers, usable, upper, spec.placement, time_limit_s, pinned
+    )
+    # Where ports pin NFs, on their nodes (and on others only where they are on several).
+    ends = set(pinned.values())
+    singles = [node for node in by_cost if not ends or ends == {node.name}]
     found = []
-    for node in [node for node in by_cost if _may_carry(nfs, node, offers[node.name], upper)][:CANDIDATE_NODES]:
+    for node in [node for node in singles if _may_carry(nfs, node, offers[node.name], upper)][:CANDIDATE_NODES]:
         try:
             found.append(solve_on([node]))
         except PlacementError:
@@ -143,8 +183,12 @@ def place(
         better = max if spec.placement == "throughput" else min
         where, solution = better(found, key=lambda answer: answer[1]["objective"])  # the first of equals: cheapest
     else:
-        where, solution = solve_on(by_cost[:CANDIDATE_NODES])
-    placement = _on_agents(resource, chains, where, solution, {node.name: node for node in usable}, vnis_in_use)
+        across = [node for node in usable if node.name in ends]
+        across += [node for node in by_cost if node.name not in ends][: max(CANDIDATE_NODES - len(across), 0)]
+        where, solution = solve_on(across)
+    placement = _on_agents(
+        resource, chains, where, solution, {node.name: node for node in usable}, vnis_in_use, spec.ports
+    )
     hz = {node.name: node.tsc_hz for node in usable}
     for nf in nfs:
         node, _ = where[nf.name]
@@ -152,7 +196,7 @@ def place(
     return placement
 
 
-def _solve_on(nfs, edges, together, offers, usable, upper, objective, time_limit_s, nodes: list[TandemNode]):
+def _solve_on(nfs, edges, together, offers, usable, upper, objective, time_limit_s, pinned, nodes: list[TandemNode]):
     """The placement over `nodes`' offered cores: ({NF: (node, core)}, the solution); PlacementError if they do not
     carry the chains."""
     node_of, room = {}, {}
@@ -176,6 +220,7 @@ def _solve_on(nfs, edges, together, offers, usable, upper, objective, time_limit
         node_hz={node.name: node.tsc_hz for node in usable},
         room=room,
         together=together,
+        pinned=pinned,
     )
     by_id = {number: key for key, number in core_ids.items()}
     return {nf: by_id[core] for nf, core in solution["placement"].items()}, solution
@@ -268,11 +313,15 @@ def _on_agents(
     solution: dict,
     nodes: dict[str, TandemNode],
     vnis_in_use: set[int] | None,
+    ports: list[ChainPort],
 ) -> ClusterPlacement:
     placement = ClusterPlacement(where=where, chains_by_node={}, solution=solution)
     placement.edges_between_nodes = [tuple(edge) for edge in solution.get("edges_between_nodes", [])]
     used = set() if vnis_in_use is None else vnis_in_use
-    for chain in chains:
+    named = {port_of(chain.get(end)) for chain in chains for end in ("from", "to")}
+    placement.node_ports = [port for port in ports if port.name in named]
+    placement.name_ports(resource, 0)
+    for chain in [with_agent_ports(chain, placement.port_names) for chain in chains]:
         names = [nf["name"] for nf in _nfs(chain)]
         on = {where[name][0] for name in names}
         if len(on) == 1:

@@ -33,8 +33,8 @@ def _without_arguments(chains_by_node: dict[str, list[dict]]) -> dict[str, list[
 
 def arguments_changes(running: ClusterPlacement, placed: ClusterPlacement) -> list[ArgumentsChange] | None:
     """The NFs whose arguments differ between what runs and what the new spec placed, or None where anything else
-    differs (a chain, an NF, a rate, a node or a core): that change needs the chains added anew."""
-    if running.split or placed.split or running.where != placed.where:
+    differs (a chain, an NF, a rate, a node, a core or a port): that change needs the chains added anew."""
+    if running.split or placed.split or running.where != placed.where or running.node_ports != placed.node_ports:
         return None
     if _without_arguments(running.chains_by_node) != _without_arguments(placed.chains_by_node):
         return None

@@ -14,6 +14,7 @@ from controlplane.errors import SetupError, SpecError
 from controlplane.kubernetes.agent_names import agent_prefix, life_of, next_life, runs_chains
 from controlplane.kubernetes.chain_cut import wire_prefix
 from controlplane.kubernetes.chain_hops import ring_hops, wire_hop
+from controlplane.kubernetes.chain_ports import next_port_life
 from controlplane.kubernetes.cluster_placement import ClusterPlacement, CostsUnknown, place
 from controlplane.kubernetes.live_arguments import ArgumentsChange, arguments_changes
 from controlplane.kubernetes.service_chain import ServiceChainSpec
@@ -220,15 +221,17 @@ class Reconciler:
             raise SetupError(f"node {node} refused the arguments of {nf}: {problems or reply.state}")
 
     def _next_life(self, resource: str, placement: ClusterPlacement) -> int:
-        """The life of the resource's addition on the placement's nodes: after every earlier one whose chain names
-        their agents keep (removed ones too). An agent that does not answer refuses the addition anyway."""
-        taken = []
+        """The life of the resource's addition on the placement's nodes: after every earlier one whose chain or port
+        names their agents keep (removed ones too: an addition refused half-way leaves its ports' names taken). An
+        agent that does not answer refuses the addition anyway."""
+        chains, ports = [], []
         for node in sorted(placement.nodes()):
             try:
-                taken += [chain.name for chain in self.agent(node, AGENT_TIMEOUT_S).status().chains]
+                status = self.agent(node, AGENT_TIMEOUT_S).status()
             except (SetupError, KeyError):
                 continue
-        return next_life(resource, taken)
+            chains, ports = chains + [chain.name for chain in status.chains], ports + [p["name"] for p in status.ports]
+        return max(next_life(resource, chains), next_port_life(resource, ports))
 
     def vnis(self, besides: str) -> set[int]:
         """The VXLAN networks every other resource's wires use."""

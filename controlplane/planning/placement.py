@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from controlplane.errors import EXIT_BAD_INPUT, TandemError
 from controlplane.planning.batch_model import batch_models
 from controlplane.planning.first_fit import fewest_cores_bound, first_fit, throughput_bound
+from controlplane.planning.infeasible_placement import capacity, why_infeasible
 from controlplane.planning.placement_blocks import BLOCK_CORES, chunks_of, solve_by_blocks
 from controlplane.planning.placement_program import ProgramResult, crossing_cost, nodes_of, solve_program
 from controlplane.planning.rate_shares import chain_shares
@@ -99,6 +100,7 @@ def solve(
     node_hz: dict[str, float] | None = None,
     room: dict[int, float] | None = None,
     together: list[list[str]] | None = None,
+    pinned: dict[str, str] | None = None,
 ) -> dict:
     """Returns {placement: {nf: core}, planned_rate_pps: {nf: pps}, throughput_pps: {chain: pps}, accepted, rejected,
     objective, bound, optimality_gap, stopped, method, solve_seconds, core_utilisation, cores_used, crossing_edges}.
@@ -109,7 +111,9 @@ def solve(
     `time_limit_s` with the best placement found and the gap it proved. `room`: cores that already run other NFs,
     with the share of each left: they take these NFs up to it, and fewest cores counts only the new cores it uses.
     `together`: groups of NFs that go on one node (a graph's blocks between the edges a wire may carry,
-    graph_cuts.py). Raises PlacementError naming the constraint when nothing satisfies them."""
+    graph_cuts.py). `pinned`: NFs that go on a given node (NF -> node: a chain's first or last NF where its port
+    is); they make the instance one program, whatever its size. Raises PlacementError naming the constraint when
+    nothing satisfies them."""
     if objective not in OBJECTIVES:
         raise ValueError(f"objective {objective!r}: one of {OBJECTIVES}")
     if not cores:
@@ -123,8 +127,9 @@ def solve(
     highspy = _solver()
     began = time.monotonic()
     node_of = node_of or {}
+    allowed = _pinned_cores(nfs, cores, node_of, pinned or {})
     seconds, cheapest = _costs(cores, node_of, node_hz or {}, hz, upper)
-    whole = len(nfs) * len(cores) <= MAX_PROGRAM_CHOICES
+    whole = bool(allowed) or len(nfs) * len(cores) <= MAX_PROGRAM_CHOICES
     chunks = [cores] if whole else chunks_of(cores, node_of)
     start = first_fit(nfs, cores, seconds, cheapest, objective, blocks=chunks, room=room)
     program = functools.partial(
@@ -136,11 +141,13 @@ def solve(
         objective=objective,
         node_of=node_of,
         room=room,
+        allowed=allowed,
     )
     if whole:
         index = {nf.name: i for i, nf in enumerate(nfs)}
         groups = [[index[name] for name in group] for group in together or [] if len(group) > 1]
         usable = not (require_all and start.rejected) and _keeps_together(start.core_of, groups, node_of)
+        usable = usable and all(start.core_of.get(i) in where for i, where in allowed.items())
         result = program(
             nfs, cores, edges=edges or [], start=start if usable else None, time_limit_s=time_limit_s, together=groups
         )
@@ -160,7 +167,9 @@ def solve(
                 result, method = plain, "first fit over whole nodes' cores (better than the blocks' programs)"
             result.status = "time limit" if result.status == "time limit" else "each block optimal"
     if result.status == "infeasible":
-        raise PlacementError(_why_infeasible(nfs, cores, cheapest, serve_offered, room, together or [], node_of))
+        raise PlacementError(
+            why_infeasible(nfs, cores, cheapest, serve_offered, room, together or [], node_of, pinned or {})
+        )
     if result.status.startswith("no placement found for chain"):
         raise PlacementError(result.status)
     if result.status not in ("optimal", "time limit", "each block optimal"):
@@ -177,6 +186,20 @@ def solve(
             [a, b] for a, b in solution["crossing_edges"] if solution["node_of"][a] != solution["node_of"][b]
         ]
     return solution
+
+
+def _pinned_cores(nfs: list[PlacedNf], cores: list[int], node_of: dict[int, str], pinned: dict[str, str]):
+    """NF index -> the cores it may take, for each NF pinned to a node; PlacementError where that node offers none."""
+    allowed = {}
+    for i, nf in enumerate(nfs):
+        if nf.name in pinned:
+            allowed[i] = {core for core in cores if node_of.get(core, "") == pinned[nf.name]}
+            if not allowed[i]:
+                raise PlacementError(
+                    f"infeasible placement: NF {nf.name} goes on node {pinned[nf.name]} (its chain's port is there), "
+                    "which offers no core with room (pinned NF constraint)"
+                )
+    return allowed
 
 
 def _keeps_together(core_of: dict[int, int], groups: list[list[int]], node_of: dict[int, str]) -> bool:
@@ -226,13 +249,8 @@ def _bound(result: ProgramResult, nfs, cores, cheapest, objective: str, room) ->
     if objective == "fewest_cores":
         counted = fewest_cores_bound(nfs, cheapest, sum(room.values()))
         return max(counted, result.dual_bound or 0.0)
-    counted = throughput_bound(nfs, _capacity(cores, room), cheapest)
+    counted = throughput_bound(nfs, capacity(cores, room), cheapest)
     return min(counted, result.dual_bound) if result.dual_bound is not None else counted
-
-
-def _capacity(cores: list[int], room: dict[int, float]) -> float:
-    """The cores' capacity for these NFs, in cores: a new core's whole, a core in use its room."""
-    return sum(room.get(core, 1.0) for core in cores)
 
 
 def _solution(nfs, cores, cost, objective, result: ProgramResult, bound: float, method: str, seconds: float):
@@ -287,37 +305,6 @@ def k_per_packet(nf: PlacedNf, upper: int, node: str = "") -> float:
     `node`, where its profile there differs)."""
     k, c = (nf.node_cycles or {}).get(node, (nf.k_cycles, nf.c_cycles))
     return max(k + c / upper, 1e-6)
-
-
-def _why_infeasible(nfs: list[PlacedNf], cores: list[int], cheapest, serve_offered: bool, room, together, node_of):
-    def need(nf: PlacedNf) -> float:
-        return (nf.rate_pps or 0) * nf.share * cheapest(nf)
-
-    total = sum(need(nf) for nf in nfs)
-    capacity = _capacity(cores, room)
-    if serve_offered and total > capacity:
-        return (
-            f"infeasible placement: serving every chain's offered rate needs {total:.2f} cores of NF work but the core "
-            f"capacity constraint allows {capacity:g} (cores {cores}); lower the rates or add cores"
-        )
-    nodes = nodes_of(cores, node_of)
-    by_name = {nf.name: nf for nf in nfs}
-    if len(nodes) > 1 and together:
-        largest = max(together, key=lambda group: sum(need(by_name[name]) for name in group))
-        most = max(_capacity(members, room) for members in nodes.values())
-        if (needed := sum(need(by_name[name]) for name in largest)) > most:
-            return (
-                f"infeasible placement: NFs {', '.join(largest)} of a graph go on one node (a wire between nodes "
-                f"carries one edge between an NF that sends nothing else and one that nothing else feeds, and none "
-                f"parts them) and need {needed:.2f} cores of NF work, but a node offers at most {most:g} (graph "
-                "block constraint); lower the rate, or give the graph such an edge"
-            )
-    biggest = max(nfs, key=need)
-    return (
-        f"infeasible placement: NF {biggest.name} alone needs {need(biggest):.2f} of a core "
-        "at its chain's offered rate "
-        f"(core capacity constraint), or the chains do not fit the cores whole (chain integrity constraint)"
-    )
 
 
 def place_config(

@@ -45,12 +45,13 @@ def solve_program(
     node_of: dict[int, str] | None = None,
     room: dict[int, float] | None = None,
     together: list[list[int]] | None = None,
+    allowed: dict[int, set[int]] | None = None,
 ) -> ProgramResult:
     """`start`: a feasible placement HiGHS starts from (first_fit.FirstFit: core_of {NF index: core}, rate_pps
     {chain: pps} of the accepted chains); None to start cold. `seconds(nf, core)`: that core's seconds a packet of
     the NF takes. `node_of`: each core's node, where the cores sit on several. `room`: the share left of cores that
     already run other NFs (using one adds no core to fewest cores' count). `together`: groups of NF indexes that
-    go on one node."""
+    go on one node. `allowed`: NF index -> the only cores it may take (an NF pinned to a node)."""
     room = room or {}
     h = highspy.Highs()
     h.silent()
@@ -67,6 +68,8 @@ def solve_program(
             x[i, core] = h.addBinary()
             z[i, core] = h.addVariable(lb=0)
             h.addConstr(z[i, core] <= (offered[nf.chain] or unbounded) * nf.share * x[i, core])
+            if allowed and i in allowed and core not in allowed[i]:
+                h.addConstr(x[i, core] == 0)
         h.addConstr(sum(x[i, core] for core in cores) == y[nf.chain])  # integrity: all NFs of a chain, or none
         h.addConstr(sum(z[i, core] for core in cores) == nf.share * t[nf.chain])  # its share of the chain's rate
     for c in chains:

@@ -189,6 +189,32 @@ def test_across_nodes_a_chain_larger_than_a_node_crosses_once():
     assert_feasible(nfs, solution)
 
 
+def test_across_nodes_a_pinned_nf_goes_on_its_node_and_what_cannot_fit_there_is_refused():
+    # A chain of 3 NFs of 0.3 core fits one node; its first NF pinned to east and its last to west, it crosses once
+    # more than it would, and exactly where its pins say. First fit, which knows no pins, is no start then.
+    nfs = [PlacedNf(f"n{k}", "c", 3e6, 1.0, 100, 0.0) for k in range(3)]
+    node_of = {1: "east", 2: "east", 3: "west", 4: "west"}
+    kwargs = {"objective": "fewest_cores", "edges": line_edges(nfs), "node_of": node_of}
+    assert solve(nfs, [1, 2, 3, 4], HZ, **kwargs)["edges_between_nodes"] == []
+    solution = solve(nfs, [1, 2, 3, 4], HZ, pinned={"n0": "east", "n2": "west"}, **kwargs)
+    assert solution["node_of"]["n0"] == "east" and solution["node_of"]["n2"] == "west"
+    assert len(solution["edges_between_nodes"]) == 1 and len(solution["cores_used"]) == 2
+    assert_feasible(nfs, solution)
+    # Pinned to east, three NFs of 0.8 core need 2.4 of its 2 cores (the four cores would carry them).
+    heavy = [PlacedNf(f"h{k}", f"h{k}", 8e6, 1.0, 100, 0.0) for k in range(3)]
+    with pytest.raises(placement.PlacementError, match="NFs h0, h1, h2 go on node east .* offers 2 .pinned NF"):
+        solve(
+            heavy,
+            [1, 2, 3, 4],
+            HZ,
+            objective="fewest_cores",
+            node_of=node_of,
+            pinned=dict.fromkeys(["h0", "h1", "h2"], "east"),
+        )
+    with pytest.raises(placement.PlacementError, match="NF n0 goes on node north .* which offers no core"):
+        solve(nfs, [1, 2, 3, 4], HZ, pinned={"n0": "north"}, **kwargs)
+
+
 def test_a_large_instance_across_nodes_is_solved_a_node_at_a_time():
     rng = random.Random(11)
     nfs = random_chains(rng, 120, 3, 48, 0.6)

@@ -26,10 +26,12 @@ from kubernetes.chain_checks import (
     OFFERS,
     condition,
     cut_across_both,
+    lab_across_both,
     placed_on,
     rate_for_share,
     status_of,
     vxlans_on,
+    wires_balanced,
 )
 
 from bench import kubernetes_cluster as cluster_support
@@ -213,3 +215,17 @@ def test_a_graph_larger_than_a_node_is_cut_at_the_one_edge_a_wire_may_carry(tmp_
         results = stopped_agents_results(agents, hosts)
     balance = last_wire_balance(results, fork_on, tail_on)
     assert balance["exact"] and balance["sent"] > 0, balance
+
+
+@pytest.mark.usefixtures("machine_before")
+def test_a_client_on_one_node_gets_its_page_from_a_server_on_the_other_through_chains_cut_across_both(tmp_path):
+    # The client's port is on node-a and the server's on node-b: each way's chain starts on its port's node and ends
+    # on the other's, cut into two parts joined by a wire (chain_checks.lab_across_both).
+    with (
+        two_agents(tmp_path) as (cluster, running, hosts, agents, _),
+        lab_across_both(cluster, hosts, tmp_path, running) as lab,
+    ):
+        lab.page()
+        deleted_from_both(cluster, running, agents, hosts, ("lab",))
+        results = stopped_agents_results(agents, hosts)
+    assert len(wires_balanced(results)) == 2
