@@ -50,6 +50,10 @@ def pinned_nfs(chains: list[dict], ports: list[ChainPort]) -> dict[str, tuple[st
     return pins
 
 
+# A port's name on its agent: the resource's wire prefix (`w`, a digest, '-'), the life, "-p" and the resource's name.
+_AGENT_PORT_NAME = re.compile(r"^(w[0-9a-f]{8}-)(\d+)-p(.+)$")
+
+
 def agent_port_name(resource: str, port: str, life: int) -> str:
     """The port's name on its agent in the resource's `life`-th addition there (agent_names.py), at most 32
     characters; a wire's name has its placement's nonce where this has the life, and a digit after its '-'."""
@@ -58,15 +62,15 @@ def agent_port_name(resource: str, port: str, life: int) -> str:
 
 def next_port_life(resource: str, taken: list[str]) -> int:
     """The first life after every one whose port names (of the resource's) an agent's ports `taken` show."""
-    prefix = re.escape(wire_prefix(resource))
-    lives = [int(found.group(1)) for name in taken if (found := re.match(rf"^{prefix}(\d+)-p", name))]
+    found = [_AGENT_PORT_NAME.match(name) for name in taken]
+    lives = [int(match.group(2)) for match in found if match and match.group(1) == wire_prefix(resource)]
     return max(lives) + 1 if lives else 0
 
 
 def shown_port(name: str) -> str:
     """A port as the resource names it, from its name on an agent (a wire's name as it is)."""
-    found = re.match(r"^w[0-9a-f]{8}-\d+-p(.+)$", name)
-    return found.group(1) if found else name
+    found = _AGENT_PORT_NAME.match(name)
+    return found.group(3) if found else name
 
 
 def agent_port(name: str, port: ChainPort) -> dict:

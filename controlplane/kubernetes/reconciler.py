@@ -222,15 +222,15 @@ class Reconciler:
 
     def _next_life(self, resource: str, placement: ClusterPlacement) -> int:
         """The life of the resource's addition on the placement's nodes: after every earlier one whose chain or port
-        names their agents keep (removed ones too: an addition refused half-way leaves its ports' names taken). An
-        agent that does not answer refuses the addition anyway."""
-        chains, ports = [], []
+        names their agents keep (removed ones, a half-refused addition's ports); an agent not answering refuses it."""
+        statuses = []
         for node in sorted(placement.nodes()):
             try:
-                status = self.agent(node, AGENT_TIMEOUT_S).status()
+                statuses.append(self.agent(node, AGENT_TIMEOUT_S).status())
             except (SetupError, KeyError):
                 continue
-            chains, ports = chains + [chain.name for chain in status.chains], ports + [p["name"] for p in status.ports]
+        chains = [chain.name for status in statuses for chain in status.chains]
+        ports = [port["name"] for status in statuses for port in status.ports]
         return max(next_life(resource, chains), next_port_life(resource, ports))
 
     def vnis(self, besides: str) -> set[int]:
