@@ -40,6 +40,16 @@ def _undo(change: dict) -> str | None:
             return None
         path.write_text(str(change["original"]))
         return f"restored {path} to {change['original']}"
+    if kind == "hugepages":
+        # Given back by what this run added, not put back to what it found: two runs on one machine (a node agent
+        # beside another) each add their share, and either may end first, or be killed and cleaned up after.
+        path = HUGEPAGES / "nr_hugepages"
+        total = _read_int(path)
+        back = max(total - change["added"], 0)
+        if change["added"] <= 0 or total == back:
+            return None
+        path.write_text(str(back))
+        return f"gave back {total - back} 2 MB hugepages ({path}: {total} -> {back})"
     if kind == "tracefs":  # a kernel directory: unmounted, never removed
         if not tracefs_mounted():
             return None
@@ -203,8 +213,19 @@ class MachineSession:
         free = _read_int(HUGEPAGES / "free_hugepages")
         if free >= pages:
             return
-        total = _read_int(HUGEPAGES / "nr_hugepages")
-        self.write(HUGEPAGES / "nr_hugepages", total + pages - free)
+        path = HUGEPAGES / "nr_hugepages"
+        total = _read_int(path)
+        # Journaled as what it adds: restoring the total it found would take another run's pages along (see _undo).
+        change = {"kind": "hugepages", "added": pages - free}
+        self._journal.append(change)
+        self._save()
+        try:
+            path.write_text(str(total + pages - free))
+        except OSError as error:
+            raise SetupError(f"cannot write {total + pages - free} to {path}: {error.strerror}") from None
+        finally:
+            change["added"] = max(_read_int(path) - total, 0)  # what the kernel could give: all, or less
+            self._save()
         got = _read_int(HUGEPAGES / "free_hugepages")
         if got < pages:
             raise SetupError(

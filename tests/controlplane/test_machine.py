@@ -2,12 +2,17 @@
 
 import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from conftest import requires_root
 from controlplane.errors import SetupError
 from controlplane.machine import changes
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -61,3 +66,43 @@ def test_one_run_at_a_time(state_dir):
     with changes.MachineSession():
         with pytest.raises(SetupError, match="another tandem run"):
             changes.MachineSession().__enter__()
+
+
+def _hugepages(counter: str) -> int:
+    return int((changes.HUGEPAGES / counter).read_text())
+
+
+@requires_root
+def test_hugepages_two_runs_added_go_back_whichever_ends_first(state_dir, tmp_path):
+    """Two runs on one machine (two node agents) each add hugepages; the first to start is killed and cleaned up
+    while the second still runs: the second keeps its pages, and once it ends the machine has what it had."""
+    first_state = tmp_path / "first"
+    reserve = (
+        "import sys, time; from controlplane.machine import changes\n"
+        "with changes.MachineSession() as session:\n"
+        "    session.reserve_hugepages(int(sys.argv[1])); print('ready', flush=True); time.sleep(60)\n"
+    )
+    before = _hugepages("nr_hugepages")
+    environment = os.environ | {"TANDEM_STATE_DIR": str(first_state)}
+    first = subprocess.Popen(
+        [sys.executable, "-c", reserve, str(_hugepages("free_hugepages") + 2)],
+        stdout=subprocess.PIPE, text=True, env=environment, cwd=REPO,
+    )  # fmt: skip
+    try:
+        assert first.stdout.readline().strip() == "ready"
+        with changes.MachineSession() as second:
+            second.reserve_hugepages(_hugepages("free_hugepages") + 2)
+            assert _hugepages("nr_hugepages") == before + 4
+            first.kill()
+            first.wait()
+            cleanup = subprocess.run(
+                [sys.executable, "-c", "from controlplane.machine import changes\nwith changes.MachineSession(): pass"],
+                env=environment, cwd=REPO, timeout=60,
+            )  # fmt: skip
+            assert cleanup.returncode == 0
+            assert _hugepages("nr_hugepages") == before + 2  # the second run's pages are still there
+        assert _hugepages("nr_hugepages") == before
+    finally:
+        first.kill()
+        first.wait()
+        (changes.HUGEPAGES / "nr_hugepages").write_text(str(before))
