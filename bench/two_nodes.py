@@ -28,6 +28,9 @@ NODE_B = Node("tdw-node-b", "tdw-ub", "198.18.0.2", "tdw-west")
 VNI = 4242
 # A 1,500-byte packet and the wire's 20-byte trailer (dataplane/ports/wire/link_trailer.h).
 WIRE_MTU = 1520
+# A LAN of jumbo frames carries a wire's datagram whole (1,570 bytes: the frame, VXLAN's 50); one of 1,500 (a LAN's
+# default) carries it in two IP fragments, which bench/wire_link.py measures.
+UNDERLAY_MTU = 9000
 
 
 def ip(*args: str) -> str:
@@ -70,9 +73,7 @@ def _make_end(node: Node, peer: Node, loss_percent: int, link: bool) -> None:
             peer.address,
             "dstport",
             "4789",
-            "dev",
-            node.underlay,
-        ]
+        ]  # no `dev`, as Tandem's own VXLAN ports: the kernel caps a VXLAN bound to a device at its MTU less 50
         ip(
             "-n",
             node.namespace,
@@ -93,17 +94,19 @@ def _make_end(node: Node, peer: Node, loss_percent: int, link: bool) -> None:
 
 
 @contextlib.contextmanager
-def two_nodes(loss_percent: int = 0, links: bool = True) -> Iterator[tuple[Node, Node]]:
+def two_nodes(
+    loss_percent: int = 0, links: bool = True, underlay_mtu: int = UNDERLAY_MTU
+) -> Iterator[tuple[Node, Node]]:
     """Nodes A and B and the VXLAN between them (unless `links` is False: the wire's ports then make it, VXLAN_PORTS),
-    `loss_percent` of its datagrams dropped each way (root)."""
+    `loss_percent` of its datagrams dropped each way, over a LAN of `underlay_mtu` (root)."""
     _remove()
     try:
         for node in (NODE_A, NODE_B):
             ip("netns", "add", node.namespace)
             for key in ("all", "default"):
                 _in_node(node, "sysctl", "-qw", f"net.ipv6.conf.{key}.disable_ipv6=1")
-        ip("link", "add", NODE_A.underlay, "netns", NODE_A.namespace, "mtu", "9000", "type", "veth", "peer", "name",
-           NODE_B.underlay, "netns", NODE_B.namespace, "mtu", "9000")  # fmt: skip
+        ip("link", "add", NODE_A.underlay, "netns", NODE_A.namespace, "mtu", str(underlay_mtu), "type", "veth", "peer",
+           "name", NODE_B.underlay, "netns", NODE_B.namespace, "mtu", str(underlay_mtu))  # fmt: skip
         for node in (NODE_A, NODE_B):
             ip("-n", node.namespace, "addr", "add", f"{node.address}/24", "dev", node.underlay)
             ip("-n", node.namespace, "link", "set", node.underlay, "up")
@@ -119,6 +122,14 @@ def dropped_by_nftables(node: Node) -> int:
     listed = _in_node(node, "nft", "-j", "list", "table", "inet", "tdw", capture_output=True)
     rules = [item["rule"] for item in json.loads(listed.stdout)["nftables"] if "rule" in item]
     return next(e["counter"]["packets"] for rule in rules for e in rule["expr"] if "counter" in e)
+
+
+def fragment_counts(node: Node) -> dict[str, int]:
+    """The IP fragments `node`'s kernel made and the datagrams it put together from them (its /proc/net/snmp)."""
+    snmp = _in_node(node, "cat", "/proc/net/snmp", capture_output=True).stdout.splitlines()
+    names, values = (line.split()[1:] for line in snmp if line.startswith("Ip:"))
+    counts = dict(zip(names, map(int, values), strict=True))
+    return {"fragments_made": counts["FragCreates"], "reassembled": counts["ReasmOKs"]}
 
 
 # The chains of the wire's spec: the client's traffic through node A's chain (a firewall), the wire and node B's (a

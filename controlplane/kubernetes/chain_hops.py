@@ -4,20 +4,15 @@ between two parts of a cut chain, as its two ends count it (its frames numbered:
 from __future__ import annotations
 
 from controlplane.kubernetes.chain_cut import Wire
+from controlplane.kubernetes.chain_edges import edges_of, entry_nfs
 from controlplane.kubernetes.chain_ports import port_of, shown_port
 from controlplane.launch.control_api import Status
 
 
 def hops_of(chain: dict) -> list[tuple[str, str]]:
-    """(from, to) of each ring into an NF of a chain (a spec's `chains` entry): from `entry` into its first NF (a
+    """(from, to) of each ring into an NF of a chain (a spec's `chains` entry): from `entry` into its first NFs (a
     graph's NFs that no edge feeds), then along its line or its graph's edges."""
-    graph = chain.get("graph")
-    if graph:
-        fed = {edge["to"] for edge in graph.get("edges", [])}
-        firsts = [("entry", nf["name"]) for nf in graph["nodes"] if nf["name"] not in fed]
-        return firsts + [(edge["from"], edge["to"]) for edge in graph.get("edges", [])]
-    names = [nf["name"] for nf in chain["nfs"]]
-    return [("entry", names[0]), *zip(names, names[1:], strict=False)]
+    return [("entry", name) for name in entry_nfs(chain)] + edges_of(chain)
 
 
 def ring_hops(node: str, chain: dict, status: Status, prefix: str) -> list[dict]:

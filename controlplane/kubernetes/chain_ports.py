@@ -8,6 +8,7 @@ import hashlib
 import re
 
 from controlplane.kubernetes.chain_cut import wire_prefix
+from controlplane.kubernetes.chain_edges import entry_nfs, exit_nfs
 from controlplane.kubernetes.service_chain import ChainPort
 from controlplane.planning.placement import PlacementError
 from controlplane.spec.ports import LAB_RING_FRAMES
@@ -24,17 +25,7 @@ def pinned_nfs(chains: list[dict], ports: list[ChainPort]) -> dict[str, tuple[st
     node_of = {port.name: port.node for port in ports}
     pins: dict[str, tuple[str, str]] = {}
     for chain in chains:
-        graph = chain.get("graph")
-        names = [nf["name"] for nf in (chain["nfs"] if graph is None else graph["nodes"])]
-        edges = (
-            [(e["from"], e["to"]) for e in graph.get("edges", [])]
-            if graph
-            else list(zip(names, names[1:], strict=False))
-        )
-        ends = {
-            "from": [name for name in names if all(to != name for _, to in edges)],
-            "to": [name for name in names if all(source != name for source, _ in edges)],
-        }
+        ends = {"from": entry_nfs(chain), "to": exit_nfs(chain)}
         for end, nfs in ends.items():
             port = port_of(chain.get(end))
             if port is None:

@@ -120,8 +120,11 @@ def remove_chain(chain: dict) -> None:
         subprocess.run(["ip", "link", "del", interface], capture_output=True)
 
 
-def _root_veth(session, name: str, peer: str, netns: str, peer_mac: str | None = None, mac: str | None = None) -> None:
-    """A veth from the root namespace (`name`) into `netns` (`peer`), both up."""
+def _root_veth(
+    session, name: str, peer: str, netns: str, peer_mac: str | None = None, mac: str | None = None, peer_up=True
+) -> None:
+    """A veth from the root namespace (`name`) into `netns` (`peer`), both up (the peer left down where not
+    `peer_up`: a switch's port, up once it joins its switch)."""
     session.own_root_interface(name)
     ip(
         "link",
@@ -140,7 +143,8 @@ def _root_veth(session, name: str, peer: str, netns: str, peer_mac: str | None =
     )
     _without_ipv6(None, name)
     ip("link", "set", name, "up")
-    ip("-n", netns, "link", "set", peer, "up")
+    if peer_up:
+        ip("-n", netns, "link", "set", peer, "up")
 
 
 def kernel_links(nfs: list[dict]) -> list[bool]:
@@ -297,23 +301,7 @@ def _switch_ports(
         )
         ip("-n", netns, "link", "set", "eth", "up")
     for name, port, mac in ((generator, "pg", None), (sink, "ps", sink_mac)):
-        session.own_root_interface(name)
-        ip(
-            "link",
-            "add",
-            "name",
-            name,
-            *(["address", mac] if mac else []),
-            "type",
-            "veth",
-            "peer",
-            "name",
-            port,
-            "netns",
-            switch,
-        )
-        _without_ipv6(None, name)
-        ip("link", "set", name, "up")
+        _root_veth(session, name, port, switch, mac=mac, peer_up=False)
 
 
 def _through_ovs(

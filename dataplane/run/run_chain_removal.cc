@@ -184,7 +184,8 @@ void Run::follow_removals(double now_s) {
         workers_[w].hung = true;  // killed once, its warning given once
         killed_workers_ = true;   // perhaps inside DPDK, holding its shared memory lock: no clean-up at the end
         warnings_.push_back("NF " + nf_names_of(static_cast<int>(w)) + " of removed chain " +
-                            d_.chains[removal.chain].name + " did not leave its loop within 5 s and was killed");
+                            d_.chains[removal.chain].name + " did not leave its loop within " +
+                            std::to_string(static_cast<int>(kLeaveSeconds)) + " s and was killed");
       }
     }
     if (!all_gone) {
