@@ -148,18 +148,15 @@ def run_report(results: dict) -> str:
         )
     for chain, interfaces in (results.get("kernel_interfaces") or {}).items():
         dropped = sum(c["rx_dropped"] + c["tx_dropped"] for c in interfaces.values() if c)
-        lost = sum(
-            ring["kernel_link"].get("lost_before_socket", 0)
-            for ring in results["rings"]
-            if ring["chain"] == chain and "kernel_link" in ring
+        links = [ring["kernel_link"] for ring in results["rings"] if ring["chain"] == chain and "kernel_link" in ring]
+        lost, full, with_receiver = (
+            sum(link.get(key, 0) for link in links)
+            for key in ("lost_before_socket", "dropped_socket_full", "lost_with_receiver")
         )
-        full = sum(
-            ring["kernel_link"].get("dropped_socket_full", 0)
-            for ring in results["rings"]
-            if ring["chain"] == chain and "kernel_link" in ring
-        )
+        # A receiver killed (or restarted): what its socket held, and what came while no socket was there.
+        dead = f", {count(with_receiver)} lost with a dead receiver" if with_receiver else ""
         lines.append(
-            f"kernel links {chain}: {count(full)} dropped by full sockets, {count(lost)} lost before a socket; "
+            f"kernel links {chain}: {count(full)} dropped by full sockets, {count(lost)} lost before a socket{dead}; "
             f"the interfaces' own drop counters: {count(dropped)}"
         )
     if results.get("capture"):

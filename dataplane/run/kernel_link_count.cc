@@ -5,7 +5,18 @@
 
 namespace tandem {
 
-KernelLinkCount count_kernel_link(const RingCounters& link, bool socket_receiver) {
+namespace {
+
+// What reached the live receiver's socket of the run's frames (its foreign frames left out).
+uint64_t arrived_of_the_run(const RingCounters& link, const ReceiverRestarts& restarts) {
+  uint64_t arrived = counter_read(link.socket_arrived);
+  uint64_t foreign = counter_read(link.foreign) - std::min(counter_read(link.foreign), restarts.foreign);
+  return arrived - std::min(arrived, foreign);
+}
+
+}  // namespace
+
+KernelLinkCount count_kernel_link(const RingCounters& link, bool socket_receiver, const ReceiverRestarts& restarts) {
   KernelLinkCount count;
   uint64_t sent = counter_read(link.enqueued), taken = counter_read(link.dequeued);
   if (taken > sent) {
@@ -22,10 +33,12 @@ KernelLinkCount count_kernel_link(const RingCounters& link, bool socket_receiver
     count.lost_with_receiver = sent - taken;
     return count;
   }
-  // Foreign frames (not the run's packets) reached the socket too; the receiver took and freed them.
-  uint64_t arrived =
-      counter_read(link.socket_arrived) - std::min(counter_read(link.socket_arrived), counter_read(link.foreign));
+  // Foreign frames (not the run's packets) reached the socket too; the receiver took and freed them. A restarted
+  // receiver's socket saw only what came after its start: the dead ones' takes are set apart.
+  uint64_t arrived = arrived_of_the_run(link, restarts);
   uint64_t full = counter_read(link.socket_dropped);
+  sent -= restarts.taken;  // at most taken: what the dead took is counted in `taken`, which only grows
+  taken -= restarts.taken;
   // Every frame that arrived was taken, dropped or is still queued; none arrives that was not sent.
   if (arrived > sent || full + taken > arrived) {
     count.exact = false;
@@ -37,15 +50,14 @@ KernelLinkCount count_kernel_link(const RingCounters& link, bool socket_receiver
   }
   count.socket_full = full;
   count.in_socket = arrived - full - taken;
-  count.lost_before_socket = sent - arrived;
+  (restarts.restarted ? count.lost_with_receiver : count.lost_before_socket) = sent - arrived;
   return count;
 }
 
-uint64_t sends_not_counted(const RingCounters& link) {
+uint64_t sends_not_counted(const RingCounters& link, const ReceiverRestarts& restarts) {
   uint64_t reached = counter_read(link.dequeued);
   if (__atomic_load_n(&link.socket_counted, __ATOMIC_ACQUIRE) != 0)
-    reached = std::max(reached, counter_read(link.socket_arrived) -
-                                    std::min(counter_read(link.socket_arrived), counter_read(link.foreign)));
+    reached = std::max(reached, restarts.taken + arrived_of_the_run(link, restarts));
   uint64_t sent = counter_read(link.enqueued);
   return reached > sent ? reached - sent : 0;
 }

@@ -61,6 +61,22 @@ TEST(KernelLinkCount, WhatAKilledReceiverDidNotTakeWentWithIt) {
   EXPECT_EQ(count.in_socket, 0u);
 }
 
+TEST(KernelLinkCount, ARestartedReceiversSocketCountsFromItsStart) {
+  // The dead process took 400 (2 of them foreign); 30 were in its socket at its death and 10 came while it was
+  // down. The next one's socket saw 560 arrive (3 foreign), took 540 of the run's, dropped 5 and holds 12.
+  ReceiverRestarts restarts{.restarted = true, .taken = 398, .foreign = 2};
+  KernelLinkCount count = count_kernel_link(link(1000, 398 + 540, 560, 5, 2 + 3), true, restarts);
+  ASSERT_TRUE(count.exact) << count.inexact_reason;
+  EXPECT_EQ(count.socket_full, 5u);
+  EXPECT_EQ(count.in_socket, 12u);           // arrived 557 of the run's = taken 540 + dropped 5 + queued 12
+  EXPECT_EQ(count.lost_with_receiver, 45u);  // sent 1000 = 398 taken before + 557 arrived after + 45
+  EXPECT_EQ(count.lost_before_socket, 0u);
+  EXPECT_EQ(count.dropped() + count.in_socket + 398 + 540, 1000u);
+  // Its senders' frames it saw arrive count as reached: none uncounted here, 7 where the sender counted 7 fewer.
+  EXPECT_EQ(sends_not_counted(link(1000, 938, 560, 5, 5), restarts), 0u);
+  EXPECT_EQ(sends_not_counted(link(948, 938, 560, 5, 5), restarts), 7u);
+}
+
 TEST(KernelLinkCount, CountsThatContradictEachOtherAreInexact) {
   EXPECT_FALSE(count_kernel_link(link(100, 100, 120, 0), true).exact);  // more arrived than was sent
   EXPECT_FALSE(count_kernel_link(link(100, 90, 95, 10), true).exact);   // taken + dropped > arrived

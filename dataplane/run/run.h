@@ -31,6 +31,7 @@
 #include "dataplane/sink/sink.h"
 #include "dataplane/traffic/generator.h"
 #include "external_nf.h"
+#include "kernel_link_count.h"
 #include "schedulers/scheduler.h"
 
 namespace tandem {
@@ -109,6 +110,9 @@ class Run {
   void probe_after_traffic();
   bool probe_finished() const;
   void catch_up_ring_counters();
+  // At the end: what a restarted kernel-I/O sender's dead process sent and did not count, which its receiver counted,
+  // is moved from the NF's losses at the crash to the link's sends.
+  void settle_restarted_senders();
   Snapshot snapshot(double now_s);
   json results();
   // Every counter now, cumulative, for the control plane's live metrics (live_metrics.cc).
@@ -313,6 +317,10 @@ class Run {
   std::string why_not_restartable(size_t w) const;
   // True if the crash of worker w is handled by a restart (or by giving up, which fails the run).
   bool schedule_restart(size_t w, double now_s);
+  // A kernel link's receiver died, to be started again: what its dead process took set apart, its socket's counts
+  // (gone with it) zeroed for the next process's, and its receive buffers (mbufs it alone knew) counted out.
+  void forget_dead_receiver(int link);
+  const ReceiverRestarts& receiver_restarts(int link) const;
   void relaunch_due(double now_s);
   bool restart_pending() const;
   void neutral_hints();
@@ -391,6 +399,12 @@ class Run {
   std::map<size_t, RestartState> restart_state_;    // by worker
   std::map<size_t, std::string> restart_refusals_;  // by worker: why one its spec asked for could not be
   std::vector<uint64_t> lost_at_crash_;             // per segment-first NF: packets its dead processes held
+  // Kernel links (by ring index) whose receiving NF restarted (what its dead processes took), and whose sending NF
+  // restarted (the NF: a frame its dead process sent and did not count is found only at the end, when the receiver
+  // counted it, and then it was not lost at the crash).
+  std::map<int, ReceiverRestarts> restarted_receivers_;
+  std::map<int, int> restarted_senders_;
+  uint64_t dead_receive_buffers_ = 0;  // mbufs a restarted kernel-I/O receiver's dead processes held for their sockets
   json restarts_ = json::array();
 };
 

@@ -30,15 +30,9 @@ std::string Run::why_not_restartable(size_t w) const {
       if (config.restart == NfConfig::Restart::kOnFailure && workers_[w].exit_description == "exited with status 0")
         return "it exited cleanly (restart: on-failure)";
     }
-  // A poll loop or Bubble's user-level threads: the same process started again takes its segments where the
-  // counters and rings are; an external application takes its port again, whose counters go on. A kernel-I/O
-  // NF's sockets held what Tandem cannot count at a crash.
-  if (plan.runtime != Runtime::PollLoop && plan.runtime != Runtime::UserLevelThreads &&
-      plan.runtime != Runtime::External)
-    return "only poll-loop, user-level-thread and external workers restart";
-  for (const Segment& segment : plan.segments)
-    if (any_kernel_link(d_, segment.in_rings) || any_kernel_link(d_, segment.out_rings))
-      return "a kernel-I/O NF's sockets held what Tandem cannot count at its death";
+  // A poll loop, Bubble's user-level threads or a kernel-I/O NF: the same process started again takes its segments
+  // where the counters, rings and veths are (what a dead socket held is counted lost with its receiver: see
+  // forget_dead_receiver); an external application takes its port again, whose counters go on.
   if (plan.runtime == Runtime::External)
     for (const auto& [other, state] : restart_state_)
       if (other != w && externals_[other])
@@ -96,6 +90,10 @@ bool Run::schedule_restart(size_t w, double now_s) {
       int64_t held = held_by_segment(segment) - lost_in_segment(segment);
       lost_at_crash_[head] += static_cast<uint64_t>(std::max<int64_t>(held, 0));
       state.lost += static_cast<uint64_t>(std::max<int64_t>(held, 0));
+      for (int link : segment.in_rings)
+        if (d_.rings[link].kernel) forget_dead_receiver(link);
+      for (int link : segment.out_rings)
+        if (d_.rings[link].kernel) restarted_senders_[link] = head;
     }
   }
   double back_off = kFirstBackOffSeconds * static_cast<double>(1u << std::min<size_t>(state.times.size(), 6));
@@ -119,6 +117,36 @@ bool Run::schedule_restart(size_t w, double now_s) {
                  {"held_or_freed", unsent ? json(*unsent) : json()},
                  {"restart_in_s", state.restart_at_s - now_s}});
   return true;
+}
+
+void Run::forget_dead_receiver(int link) {
+  RingCounters& counters = stats_->rings[link];
+  ReceiverRestarts& restarts = restarted_receivers_[link];
+  restarts.restarted = true;
+  restarts.taken = counter_read(counters.dequeued);
+  restarts.foreign = counter_read(counters.foreign);
+  // Nobody else writes them: the dead process was their only writer, the next one is not started yet.
+  dead_receive_buffers_ += counter_read(counters.receive_buffers);
+  __atomic_store_n(&counters.receive_buffers, uint64_t{0}, __ATOMIC_RELAXED);
+  __atomic_store_n(&counters.socket_arrived, uint64_t{0}, __ATOMIC_RELAXED);
+  __atomic_store_n(&counters.socket_dropped, uint64_t{0}, __ATOMIC_RELAXED);
+  __atomic_store_n(&counters.socket_counted, 0u, __ATOMIC_RELEASE);
+}
+
+const ReceiverRestarts& Run::receiver_restarts(int link) const {
+  static const ReceiverRestarts kNone;
+  auto found = restarted_receivers_.find(link);
+  return found == restarted_receivers_.end() ? kNone : found->second;
+}
+
+void Run::settle_restarted_senders() {
+  for (const auto& [link, nf] : restarted_senders_) {
+    uint64_t uncounted = std::min(sends_not_counted(stats_->rings[link], receiver_restarts(link)), lost_at_crash_[nf]);
+    if (uncounted == 0) continue;
+    counter_add(stats_->rings[link].enqueued, uncounted);
+    kernel_sends_caught_up_ += uncounted;
+    lost_at_crash_[nf] -= uncounted;
+  }
 }
 
 bool Run::restart_pending() const {

@@ -105,7 +105,7 @@ int64_t Run::lost_in_segment(const Segment& segment) const {
 // NF's receive buffers (a killed one's stay out; its sockets' frames are not mbufs), and the frames a killed sender
 // had handed the kernel, whose mbufs it died before freeing.
 uint64_t Run::mbufs_accounted_for() const {
-  int64_t accounted = static_cast<int64_t>(kernel_sends_caught_up_);
+  int64_t accounted = static_cast<int64_t>(kernel_sends_caught_up_ + dead_receive_buffers_);
   for (const RingConfig& ring : d_.rings)
     accounted += static_cast<int64_t>(ring.kernel ? counter_read(stats_->rings[ring.index].receive_buffers)
                                                   : rte_ring_count(rings_[ring.index]));
@@ -167,7 +167,7 @@ void Run::catch_up_ring_counters() {
       continue;
     }
     // A kernel link has no ring tail: what its receiver counted is what a killed sender sent at least.
-    if (uint64_t uncounted = sends_not_counted(stats_->rings[r])) {
+    if (uint64_t uncounted = sends_not_counted(stats_->rings[r], receiver_restarts(static_cast<int>(r)))) {
       counter_add(stats_->rings[r].enqueued, uncounted);
       kernel_sends_caught_up_ += uncounted;
     }
@@ -187,6 +187,7 @@ json Run::results() {
   }
   double window_s = std::max(window_end_.tsc_seconds - window_begin_.tsc_seconds, 1e-9);
 
+  settle_restarted_senders();
   if (killed_workers_ || !failed_nf_.empty()) catch_up_ring_counters();
   std::optional<std::string> pool_told_crash_losses = split_external_crash_losses();
 
@@ -237,7 +238,7 @@ json Run::results() {
       uint64_t drops = counter_read(stats_->rings[r].dropped_full);
       uint64_t occupancy = rte_ring_count(rings_[r]);
       if (d_.rings[r].kernel) {  // a veth between sockets: its frames are in the receiver's socket, or dropped
-        KernelLinkCount link = count_kernel_link(stats_->rings[r], d_.rings[r].to >= 0);
+        KernelLinkCount link = count_kernel_link(stats_->rings[r], d_.rings[r].to >= 0, receiver_restarts(r));
         drops += link.dropped();
         occupancy = link.in_socket;
         counters_match_rings = counters_match_rings && link.exact;
@@ -428,7 +429,7 @@ json Run::results() {
                      {"dropped_full", counter_read(stats_->rings[ring.index].dropped_full)},
                      {"occupancy_at_stop", rte_ring_count(rings_[ring.index])}});
     if (ring.kernel) {
-      json kernel = count_kernel_link(stats_->rings[ring.index], ring.to >= 0).to_json();
+      json kernel = count_kernel_link(stats_->rings[ring.index], ring.to >= 0, receiver_restarts(ring.index)).to_json();
       kernel["foreign_frames"] = counter_read(stats_->rings[ring.index].foreign);
       rings.back()["kernel_link"] = kernel;
       rings.back()["occupancy_at_stop"] = kernel["in_socket_at_stop"];
