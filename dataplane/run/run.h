@@ -403,7 +403,7 @@ class Run {
   // restarted (the NF: a frame its dead process sent and did not count is found only at the end, when the receiver
   // counted it, and then it was not lost at the crash).
   std::map<int, ReceiverRestarts> restarted_receivers_;
-  std::map<int, int> restarted_senders_;
+  std::map<int, std::pair<int, size_t>> restarted_senders_;  // link -> (its sending segment's first NF, worker)
   uint64_t dead_receive_buffers_ = 0;  // mbufs a restarted kernel-I/O receiver's dead processes held for their sockets
   json restarts_ = json::array();
 };

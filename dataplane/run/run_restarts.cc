@@ -93,7 +93,7 @@ bool Run::schedule_restart(size_t w, double now_s) {
       for (int link : segment.in_rings)
         if (d_.rings[link].kernel) forget_dead_receiver(link);
       for (int link : segment.out_rings)
-        if (d_.rings[link].kernel) restarted_senders_[link] = head;
+        if (d_.rings[link].kernel) restarted_senders_[link] = {head, w};
     }
   }
   double back_off = kFirstBackOffSeconds * static_cast<double>(1u << std::min<size_t>(state.times.size(), 6));
@@ -140,12 +140,21 @@ const ReceiverRestarts& Run::receiver_restarts(int link) const {
 }
 
 void Run::settle_restarted_senders() {
-  for (const auto& [link, nf] : restarted_senders_) {
+  for (const auto& [link, sender] : restarted_senders_) {
+    const auto& [nf, w] = sender;
     uint64_t uncounted = std::min(sends_not_counted(stats_->rings[link], receiver_restarts(link)), lost_at_crash_[nf]);
     if (uncounted == 0) continue;
     counter_add(stats_->rings[link].enqueued, uncounted);
     kernel_sends_caught_up_ += uncounted;
     lost_at_crash_[nf] -= uncounted;
+    // The restarts told them lost at the crash: the last of the worker's that did says they were sent after all.
+    for (auto restart = restarts_.rbegin(); restart != restarts_.rend() && uncounted > 0; ++restart) {
+      if ((*restart)["worker"] != d_.workers[w].name || !(*restart)["lost_at_crash"].is_number()) continue;
+      uint64_t told = (*restart)["lost_at_crash"].get<uint64_t>(), moved = std::min(told, uncounted);
+      (*restart)["lost_at_crash"] = told - moved;
+      (*restart)["sent_uncounted"] = moved;
+      uncounted -= moved;
+    }
   }
 }
 
