@@ -46,7 +46,7 @@ def _undo(change: dict) -> str | None:
         path = HUGEPAGES / "nr_hugepages"
         total = _read_int(path)
         back = max(total - change["added"], 0)
-        if change["added"] <= 0 or total == back:
+        if back == total:  # nothing added, or nothing left to give back
             return None
         path.write_text(str(back))
         return f"gave back {total - back} 2 MB hugepages ({path}: {total} -> {back})"
