@@ -30,15 +30,14 @@ from bench import kubernetes_cluster as cluster_support  # noqa: E402
 from bench import tandem_daemonset as daemonset  # noqa: E402
 from bench.experiment_support import save_result  # noqa: E402
 from bench.kubelet_nodes import kubelet_nodes  # noqa: E402
-from bench.kubernetes_cluster import node_annotations, wait_for  # noqa: E402
+from bench.kubernetes_cluster import wait_for  # noqa: E402
 from bench.node_hosts import MACHINE_ADDRESS, node_hosts  # noqa: E402
-from controlplane.kubernetes.tandem_nodes import COSTS, TSC_HZ  # noqa: E402
+from bench.node_rates import packet_seconds, rate_between  # noqa: E402
 from controlplane.machine.description import machine_description  # noqa: E402
 from controlplane.terminal.tables import table  # noqa: E402
 
 COST = {"type": "cost", "args": {"cycles": 20_000}}
-NFS = 4
-SHARE = 0.4  # of a core, each NF: two fit a node's NF core, four do not
+NFS = 4  # at a rate where two fit a node's NF core and four do not, on either node by its own measured costs
 
 
 def status(cluster) -> dict:
@@ -136,9 +135,8 @@ def measure(rounds: int) -> dict:
             kubelet_nodes(cluster, hosts, daemonset.HUGEPAGES),
             daemonset.tandem_installed(cluster, hosts, folder, f"- {json.dumps(COST)}\n") as controls,
         ):
-            notes = node_annotations(cluster, "node-a")
-            model = next(m for m in json.loads(notes[COSTS]) if m["type"] == "cost")
-            rate = int(SHARE * float(notes[TSC_HZ]) / (model["k_cycles"] + model["c_cycles"]))
+            rate = rate_between(cluster, fit=2, apart=4)
+            share = rate * max(most for _, most in packet_seconds(cluster).values())
             nfs = [{"name": f"nf{i + 1}", **COST} for i in range(NFS)]
             chain = cluster_support.service_chain("edge", f"{rate} pps", nfs)
             cluster.kubectl("apply", "-f", "-", stdin=json.dumps(chain))
@@ -153,7 +151,13 @@ def measure(rounds: int) -> dict:
             host.node: json.loads((folder / "results" / f"{host.node}.json").read_text())["accounting"]["exact"]
             for host in hosts
         }
-    return {"rounds": results, "cores": len(cores), "nfs": NFS, "share": SHARE, "accounting_exact": accounting}
+    return {
+        "rounds": results,
+        "cores": len(cores),
+        "nfs": NFS,
+        "share": round(share, 3),
+        "accounting_exact": accounting,
+    }
 
 
 def report(document: dict, machine: str) -> str:

@@ -1,7 +1,6 @@
 """What the cluster tests read and check of ServiceChains on two nodes (test_two_nodes.py, test_kubelet_cluster.py):
-a resource's status, the rate at which a cost NF takes a share of a node's core by the agents' own measured costs,
-the VXLANs on a node host, a chain cut across both nodes with its packets crossing the wire, and a lab's client on one
-node getting a web server's page on the other through chains cut across both."""
+a resource's status, the VXLANs on a node host, a chain cut across both nodes with its packets crossing the wire, and a
+lab's client on one node getting a web server's page on the other through chains cut across both."""
 
 from __future__ import annotations
 
@@ -14,17 +13,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench import kubernetes_cluster as cluster_support
-from bench.kubernetes_cluster import delivering, node_annotations, wait_for
+from bench.kubernetes_cluster import delivering, wait_for
 from bench.node_hosts import NodeHost
 from bench.node_lab_hosts import LabHost, lab_hosts
-from controlplane.kubernetes.tandem_nodes import COSTS, TSC_HZ
+from bench.node_rates import rate_between, rate_for_share
 from controlplane.machine.vxlan_links import PREFIX as VXLAN_PREFIX
 from controlplane.results.wire_balance import wire_balance
 
 COST = {"type": "cost", "args": {"cycles": 20_000}}
 OFFERS = f"- {json.dumps(COST)}\n"  # what the agents measure and offer
-SHARE = 0.7  # of a core, each NF of the wide chain: two of them do not fit one node's NF core, one does
-LAB_SHARE = 0.02  # each NF of the lab's chains at the rate placement plans for: beside the wide chain's on a core
+# Shares of a core, at the rates placement plans for, by the agents' own measured costs (bench/node_rates.py):
+BESIDE_WIDE = 0.15  # what fits beside one NF of the wide chain on a core: the lab's two NFs, or test_two_nodes' small
+LAB_SHARE = 0.02  # each NF of the lab's chains
 PAGE_BYTES = 256 * 1024
 
 
@@ -41,14 +41,6 @@ def placed_on(cluster, name: str) -> dict[str, str]:
     return {p["nf"]: p["node"] for p in (status_of(cluster, name) or {}).get("placement") or []}
 
 
-def rate_for_share(cluster, share: float) -> int:
-    """Packets a second at which a cost NF takes `share` of node-a's core, by node-a's measured model (the costlier
-    batch of one packet: at larger batches it takes a little less)."""
-    annotations = node_annotations(cluster, "node-a")
-    model = next(m for m in json.loads(annotations[COSTS]) if m["type"] == "cost")
-    return int(share * float(annotations[TSC_HZ]) / (model["k_cycles"] + model["c_cycles"]))
-
-
 def vxlans_on(host: NodeHost) -> list[str]:
     links = subprocess.run(["ip", "-n", host.namespace, "-br", "link"], capture_output=True, text=True).stdout
     return [line.split()[0] for line in links.splitlines() if line.startswith(VXLAN_PREFIX)]
@@ -59,7 +51,8 @@ def cut_across_both(cluster, control_of: Callable[[str], object], hosts, running
     wire whose VXLAN its packets cross, the wire's hop in its status; returns where its NFs run. control_of(node):
     a client of the node's agent; `running`: the operator's process, where the test started it."""
     nfs = [{"name": "first", **COST}, {"name": "second", **COST}]
-    chain = cluster_support.service_chain("wide", f"{rate_for_share(cluster, SHARE)} pps", nfs)
+    rate = rate_between(cluster, fit=1, apart=2, beside=BESIDE_WIDE)
+    chain = cluster_support.service_chain("wide", f"{rate} pps", nfs)
     assert cluster.kubectl("apply", "-f", "-", stdin=json.dumps(chain)).returncode == 0
     ready = wait_for(lambda: condition(cluster, "wide") or None, "the wide chain's condition", running)
     assert ready["status"] == "True" and "1 wires between them" in ready["message"], ready

@@ -22,13 +22,13 @@ from pathlib import Path
 import pytest
 from integration.conftest import machine_before  # noqa: F401 (a fixture: the machine left as the test found it)
 from kubernetes.chain_checks import (
+    BESIDE_WIDE,
     COST,
     OFFERS,
     condition,
     cut_across_both,
     lab_across_both,
     placed_on,
-    rate_for_share,
     status_of,
     vxlans_on,
     wires_balanced,
@@ -38,16 +38,16 @@ from bench import kubernetes_cluster as cluster_support
 from bench.kubernetes_cluster import delivering, node_annotations, wait_for
 from bench.local_ports import free_port
 from bench.node_hosts import MACHINE_ADDRESS, NodeHost, node_hosts, signal_agent
+from bench.node_rates import rate_between, rate_for_share
 from conftest import requires_root
 from controlplane.kubernetes.tandem_nodes import COSTS
 from controlplane.results.wire_balance import wire_balance
 
 pytestmark = requires_root
 
-# The share of a core an NF takes at its chain's rate (derived from the agents' own measured costs, so on any host):
-# the small chain's NF fits beside one of the wide chain's (chain_checks.SHARE).
-SMALL_SHARE = 0.15
-GRAPH_SHARE = 0.23  # four NFs of a graph fit a node's NF core, five do not
+# The share of a core the small chain's NF takes at its rate, on either node by its agent's own measured costs: it
+# fits beside one of the wide chain's (chain_checks.BESIDE_WIDE).
+SMALL_SHARE = BESIDE_WIDE
 
 
 def chains_of(control) -> dict:
@@ -181,12 +181,14 @@ def _small_chain_placed(cluster, running, agents: dict) -> str:
 @pytest.mark.usefixtures("machine_before")
 def test_a_graph_larger_than_a_node_is_cut_at_the_one_edge_a_wire_may_carry(tmp_path):
     # g-a forks to g-b and g-c (a parallel group: both see every packet), which join at g-d; then g-e. Each NF takes
-    # 23 % of a core: the fork's four fit one node's NF core and all five do not, and a wire may carry only g-d -> g-e
-    # (never one branch of the group: planning/graph_cuts.py).
+    # about 22 % of a core: the fork's four fit one node's NF core and all five do not, and a wire may carry only
+    # g-d -> g-e (never one branch of the group: planning/graph_cuts.py).
     names = ["g-a", "g-b", "g-c", "g-d", "g-e"]
     edges = [("g-a", "g-b"), ("g-a", "g-c"), ("g-b", "g-d"), ("g-c", "g-d"), ("g-d", "g-e")]
     with two_agents(tmp_path) as (cluster, running, hosts, agents, _):
-        resource = cluster_support.service_chain("forked", f"{rate_for_share(cluster, GRAPH_SHARE)} pps", [])
+        # Four NFs fit the cheaper node's NF core (the fork goes there), five fit neither node's.
+        rate = rate_between(cluster, fit=4, apart=5, fit_everywhere=False)
+        resource = cluster_support.service_chain("forked", f"{rate} pps", [])
         resource["spec"]["chains"] = [
             {
                 "name": "web",
