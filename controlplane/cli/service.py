@@ -103,7 +103,8 @@ def _report_change(args, reply: ChangeReply) -> int:
         cost = f"{reply.instances_before} -> {reply.instances} instances, once every flow's old instance was done"
     tell_user(
         f"applied at t={number(reply.t_done, 2)} s: {cost}, {count(reply.ring_drops_during or 0)} packets dropped by "
-        "full rings meanwhile" + ("; the NF's state (flow tables) starts empty" if reply.state_reset else "")
+        f"full rings meanwhile{by_ring(reply.ring_drops_by_ring)}"
+        + ("; the NF's state (flow tables) starts empty" if reply.state_reset else "")
     )
     return EXIT_OK
 
@@ -190,7 +191,8 @@ def cmd_ctl(args) -> int:
             if outcome == "refused":
                 outcome += ": " + "; ".join(error.get("message", "") for error in change.get("errors", []))
             else:
-                outcome += f", {count(change.get('ring_drops_during') or 0)} ring drops during"
+                drops = change.get("ring_drops_during") or 0
+                outcome += f", {count(drops)} ring drops during{by_ring(change.get('ring_drops_by_ring') or {})}"
                 if cost := change.get("cost"):
                     outcome += (
                         f"; delivery short by {number(cost.get('deficit_ms'), 1)} ms of its rate, latency max "
@@ -201,3 +203,8 @@ def cmd_ctl(args) -> int:
     if status.drops_by_ring:
         print("\nfull rings dropped: " + ", ".join(f"{ring} {count(n)}" for ring, n in status.drops_by_ring.items()))
     return EXIT_OK
+
+
+def by_ring(drops: dict[str, int]) -> str:
+    """A change's ring drops by ring, as a parenthesis after their total; nothing where no ring dropped."""
+    return f" ({', '.join(f'{ring} {count(n)}' for ring, n in drops.items())})" if drops else ""

@@ -118,6 +118,7 @@ class ChangeReply(_Message):
     t_requested: float | None = None  # seconds since the service started
     t_done: float | None = None
     ring_drops_during: int | None = None  # packets full rings dropped between the request and the change
+    ring_drops_by_ring: dict[str, int] = {}  # of those, by ring: the rings that dropped
     build_us: float | None = None  # set_args: how long the new instance took to build (the old one ran on meanwhile)
     state_reset: bool | None = None  # set_args: a stateful NF's new instance starts with empty tables
     switch_us: float | None = None  # set_scheduler: the old module detached, the new attached

@@ -55,6 +55,9 @@ struct Snapshot {
   std::vector<OsSample> os;  // per worker
 };
 
+// Each ring's full-ring drop count at one instant, by ring index: a live change's drops are told by ring.
+using RingDrops = std::vector<uint64_t>;
+
 struct WorkerState {
   pid_t pid = 0;
   bool exited = false;
@@ -140,14 +143,16 @@ class Run {
     json args;
     bool stateful;
     double requested_s;
-    uint64_t requested_tsc, ring_drops_before;
+    uint64_t requested_tsc;
+    RingDrops ring_drops_before;
   };
   struct PendingScale {
     json id;
     std::string nf;
     uint32_t instances, before;
     double requested_s;
-    uint64_t requested_tsc, ring_drops_before;
+    uint64_t requested_tsc;
+    RingDrops ring_drops_before;
   };
   // A chain being removed (run_chain_removal.cc): its entry closed at `requested_s`, its processes told to leave
   // once it drained (`left_at_s`), answered once they are all reaped.
@@ -156,7 +161,8 @@ class Run {
     int chain;
     std::vector<size_t> workers;
     double requested_s;
-    uint64_t requested_tsc, ring_drops_before;
+    uint64_t requested_tsc;
+    RingDrops ring_drops_before;
     uint64_t generated = 0;  // packets that entered it, all of them
     double left_at_s = -1;
     bool drained = false;
@@ -182,7 +188,8 @@ class Run {
     std::vector<std::unique_ptr<ExternalNf>> externals;
     uint64_t attach_deadline = 0;
     double requested_s = 0;
-    uint64_t requested_tsc = 0, ring_drops_before = 0;
+    uint64_t requested_tsc = 0;
+    RingDrops ring_drops_before;
   };
   void add_chain(const json& command, double now_s);
   // A port added to a running service: its device opened beside the running ones, for chains added after it
@@ -194,7 +201,8 @@ class Run {
     json command;
     std::string name;
     double requested_s = 0;
-    uint64_t begin_tsc = 0, ring_drops_before = 0;
+    uint64_t begin_tsc = 0;
+    RingDrops ring_drops_before;
     std::future<std::unique_ptr<EthdevPort>> opened;  // add_port: the device, open (or its PortOpenError)
     PortConfig config;                                // add_port: the port
     std::future<void> closed;                         // remove_port
@@ -260,7 +268,8 @@ class Run {
     std::unique_ptr<Scheduler> next;  // null: the running module asked (it plans the workers once they drained)
     std::vector<WorkerPlan> plan;     // its workers, indexed from 0
     double requested_s = 0;
-    uint64_t requested_tsc = 0, ring_drops_before = 0;
+    uint64_t requested_tsc = 0;
+    RingDrops ring_drops_before;
     int restarts = 0;  // times the old layout was started again to finish the drain
     // What had moved through the chains, and each worker's loop turns, when the drain first looked settled.
     struct Quiet {
@@ -299,6 +308,11 @@ class Run {
   void answer_applied(json reply, uint64_t requested_tsc);
   void watch_changes(uint64_t now_tsc);
   uint64_t ring_drops_now() const;
+  // Each ring's full-ring drops now; what a live change's answer says of them since its request: the total, and by
+  // ring those that dropped (a ring made after `before` counts from nothing).
+  RingDrops ring_drops_each() const;
+  uint64_t ring_drops_since(const RingDrops& before) const;
+  json ring_drops_by_ring_since(const RingDrops& before) const;
   // The worker whose plan runs an NF, and the first NF of its segment there.
   struct NfPlace {
     int worker, segment_head;

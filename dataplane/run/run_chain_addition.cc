@@ -122,7 +122,7 @@ void Run::add_chain(const json& command, double now_s) {
   addition.first_worker = d_.workers.size();
   addition.requested_s = now_s;
   addition.requested_tsc = rte_get_tsc_cycles();
-  addition.ring_drops_before = ring_drops_now();
+  addition.ring_drops_before = ring_drops_each();
   // Its indices' shared counters as at the start, all zero: a chain that failed to start may have used them.
   for (size_t n = d_.nfs.size(); n < next.nfs.size(); n++) {
     stats_->nfs[n] = {};
@@ -344,7 +344,8 @@ void Run::join_added_chain(double now_s) {
                   {"t_done", now_s},
                   {"start_ms", (now_s - addition.requested_s) * 1e3},
                   {"join_us", static_cast<double>(rte_get_tsc_cycles() - begin) / hz_ * 1e6},
-                  {"ring_drops_during", ring_drops_now() - addition.ring_drops_before}},
+                  {"ring_drops_during", ring_drops_since(addition.ring_drops_before)},
+                  {"ring_drops_by_ring", ring_drops_by_ring_since(addition.ring_drops_before)}},
                  addition.requested_tsc);
   addition_.reset();
 }

@@ -64,7 +64,7 @@ void Run::remove_chain(const json& command, double now_s) {
   if (found == d_.chains.end()) return answer_change(refused(command, "no chain named '" + name + "'"));
   int chain = found->index;
   if (std::string why = why_chain_cannot_go(chain); !why.empty()) return answer_change(refused(command, why));
-  ChainRemoval removal{command.value("id", json()), chain, {}, now_s, rte_get_tsc_cycles(), ring_drops_now()};
+  ChainRemoval removal{command.value("id", json()), chain, {}, now_s, rte_get_tsc_cycles(), ring_drops_each()};
   for (const WorkerPlan& plan : d_.workers)
     if (d_.nfs[plan.segments.front().nfs.front()].chain == chain) removal.workers.push_back(plan.index);
   // No packet enters it from now on; what is inside goes on to the sink. Its port's frames for it are dropped
@@ -214,7 +214,8 @@ void Run::follow_removals(double now_s) {
                     {"t_requested", removal.requested_s},
                     {"t_done", now_s},
                     {"drain_ms", (removal.left_at_s - removal.requested_s) * 1e3},
-                    {"ring_drops_during", ring_drops_now() - removal.ring_drops_before}},
+                    {"ring_drops_during", ring_drops_since(removal.ring_drops_before)},
+                    {"ring_drops_by_ring", ring_drops_by_ring_since(removal.ring_drops_before)}},
                    removal.requested_tsc);
     it = removals_.erase(it);
   }

@@ -101,6 +101,27 @@ uint64_t Run::ring_drops_now() const {
   return dropped;
 }
 
+RingDrops Run::ring_drops_each() const {
+  RingDrops each(rings_.size());
+  for (size_t r = 0; r < rings_.size(); r++) each[r] = counter_read(stats_->rings[r].dropped_full);
+  return each;
+}
+
+uint64_t Run::ring_drops_since(const RingDrops& before) const {
+  uint64_t dropped = 0;
+  for (size_t r = 0; r < rings_.size(); r++)
+    dropped += counter_read(stats_->rings[r].dropped_full) - (r < before.size() ? before[r] : 0);
+  return dropped;
+}
+
+json Run::ring_drops_by_ring_since(const RingDrops& before) const {
+  json by_ring = json::object();
+  for (size_t r = 0; r < rings_.size(); r++)
+    if (uint64_t dropped = counter_read(stats_->rings[r].dropped_full) - (r < before.size() ? before[r] : 0))
+      by_ring[d_.rings[r].name] = dropped;
+  return by_ring;
+}
+
 void Run::answer_change(json reply) {
   emit(events_, reply);
   changes_.push_back(std::move(reply));
@@ -215,7 +236,7 @@ void Run::change_args(const json& command, double now_s) {
     view_->hints.wake(static_cast<size_t>(place.worker));  // a worker asleep on an empty input takes it now
   }
   pending_changes_.push_back({command.value("id", json()), "set_args", name, targets, generation, resolved,
-                              type.descriptor.stateful, now_s, rte_get_tsc_cycles(), ring_drops_now()});
+                              type.descriptor.stateful, now_s, rte_get_tsc_cycles(), ring_drops_each()});
 }
 
 void Run::follow_changes(double now_s) {
@@ -255,7 +276,8 @@ void Run::follow_changes(double now_s) {
                   {"generation", change.generation},
                   {"t_requested", change.requested_s},
                   {"t_done", now_s},
-                  {"ring_drops_during", ring_drops_now() - change.ring_drops_before}};
+                  {"ring_drops_during", ring_drops_since(change.ring_drops_before)},
+                  {"ring_drops_by_ring", ring_drops_by_ring_since(change.ring_drops_before)}};
     if (!refused.empty()) {
       // Instances that took it before one refused it keep it (a scaled NF's builds fail alike, from the same
       // arguments): said here rather than hidden.
@@ -287,7 +309,8 @@ void Run::follow_changes(double now_s) {
                     {"instances_before", it->before},
                     {"t_requested", it->requested_s},
                     {"t_done", now_s},
-                    {"ring_drops_during", ring_drops_now() - it->ring_drops_before}},
+                    {"ring_drops_during", ring_drops_since(it->ring_drops_before)},
+                    {"ring_drops_by_ring", ring_drops_by_ring_since(it->ring_drops_before)}},
                    it->requested_tsc);
     it = pending_scales_.erase(it);
   }
@@ -311,7 +334,8 @@ void Run::change_instances(const json& command, double now_s) {
                                               std::to_string(pending.instances) +
                                               "): ask again once that took effect"));
   uint32_t before = autoscaler_->in_use_of(name, nullptr);
-  uint64_t begin = rte_get_tsc_cycles(), drops_before = ring_drops_now();
+  uint64_t begin = rte_get_tsc_cycles();
+  RingDrops drops_before = ring_drops_each();
   json decision;
   if (auto refused = autoscaler_->command(name, instances, now_s, &decision))
     return answer_change(change_refusal(command, refused->field, refused->reason));
@@ -392,9 +416,10 @@ void Run::switch_scheduler(const json& command, double now_s) {
                            .plan = std::move(plan),
                            .requested_s = now_s,
                            .requested_tsc = rte_get_tsc_cycles(),
-                           .ring_drops_before = ring_drops_now()});
+                           .ring_drops_before = ring_drops_each()});
   }
-  uint64_t begin = rte_get_tsc_cycles(), drops_before = ring_drops_now();
+  uint64_t begin = rte_get_tsc_cycles();
+  RingDrops drops_before = ring_drops_each();
   json before = scheduler_entry();
   scheduler_->detach(*view_);
   neutral_hints();  // what the old module asked of the workers and entries does not outlive it
@@ -412,7 +437,8 @@ void Run::switch_scheduler(const json& command, double now_s) {
                   {"t_requested", now_s},
                   {"t_done", now_s},
                   {"switch_us", static_cast<double>(rte_get_tsc_cycles() - begin) / hz_ * 1e6},
-                  {"ring_drops_during", ring_drops_now() - drops_before}},
+                  {"ring_drops_during", ring_drops_since(drops_before)},
+                  {"ring_drops_by_ring", ring_drops_by_ring_since(drops_before)}},
                  begin);
 }
 

@@ -56,7 +56,7 @@ void Run::add_port(const json& command, double now_s) {
   work.name = port.name;
   work.requested_s = now_s;
   work.begin_tsc = rte_get_tsc_cycles();
-  work.ring_drops_before = ring_drops_now();
+  work.ring_drops_before = ring_drops_each();
   work.config = port;
   work.opened = std::async(std::launch::async, [port, pool] { return std::make_unique<EthdevPort>(port, pool); });
   port_work_ = std::move(work);
@@ -90,7 +90,8 @@ json Run::port_work_reply(const PortWork& work, double now_s) const {
           {"state", "applied"},
           {"t_requested", work.requested_s},
           {"t_done", now_s},
-          {"ring_drops_during", ring_drops_now() - work.ring_drops_before}};
+          {"ring_drops_during", ring_drops_since(work.ring_drops_before)},
+          {"ring_drops_by_ring", ring_drops_by_ring_since(work.ring_drops_before)}};
 }
 
 void Run::follow_port_work(double now_s, bool wait) {

@@ -58,7 +58,7 @@ void Run::remove_port(const json& command, double now_s) {
   work.name = name;
   work.requested_s = now_s;
   work.begin_tsc = rte_get_tsc_cycles();
-  work.ring_drops_before = ring_drops_now();
+  work.ring_drops_before = ring_drops_each();
   work.port = port;
   work.closed = std::async(std::launch::async, [port] { port->close(); });
   port_work_ = std::move(work);

@@ -74,7 +74,7 @@ void Run::relayout_for_module(double now_s) {
                   .plan = {},
                   .requested_s = now_s,
                   .requested_tsc = rte_get_tsc_cycles(),
-                  .ring_drops_before = ring_drops_now()});
+                  .ring_drops_before = ring_drops_each()});
 }
 
 void Run::end_relayout_unchanged(const std::string& why) {
@@ -296,7 +296,8 @@ void Run::replace_workers() {
                   {"start_ms", ms(left_tsc, started_tsc)},
                   {"held_ms", ms(relayout.requested_tsc, rte_get_tsc_cycles())},
                   {"drain_restarts", relayout.restarts},  // the old layout started again to finish the drain
-                  {"ring_drops_during", ring_drops_now() - relayout.ring_drops_before}},
+                  {"ring_drops_during", ring_drops_since(relayout.ring_drops_before)},
+                  {"ring_drops_by_ring", ring_drops_by_ring_since(relayout.ring_drops_before)}},
                  relayout.requested_tsc);
 }
 

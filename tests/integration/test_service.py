@@ -235,6 +235,32 @@ def test_live_changes_under_traffic_take_effect_whole_and_lose_nothing(write_spe
     assert results["scheduler"]["name"] == "coop"
 
 
+# check replaced by an NF that needs 2e10 cycles a second at the spec's 200 kpps, over twice what any core has.
+OVERLOADED_SPEC = SPEC.replace(
+    "{name: check, type: checkip, core: 1}", "{name: work, type: cost, core: 1, args: {cycles: 100000}}"
+)
+
+
+def test_a_change_tells_which_rings_dropped_while_it_was_made(write_spec, tmp_path, machine_before):
+    # The chain's rings overflow all along (which of them, the share of the core coop gives each NF decides), and a
+    # change made meanwhile says so, by ring.
+    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    with serving(write_spec(OVERLOADED_SPEC), socket, out) as process:
+        time.sleep(STATUS_PERIOD)
+        changed = ctl(socket, "args", "fw", "-", stdin="{synthetic_rules: 20}")
+        assert changed.returncode == 0, changed.stderr
+        change = answered(socket, json.loads(changed.stdout))
+        by_ring = change["ring_drops_by_ring"]
+        assert change["state"] == "applied" and change["ring_drops_during"] > 0, change
+        assert by_ring and set(by_ring) <= {"web:entry", "web:fw->work", "web:exit"}, by_ring
+        assert sum(by_ring.values()) == change["ring_drops_during"] and all(n > 0 for n in by_ring.values()), by_ring
+        results = results_when_stopped(socket, process, out)
+    assert results["accounting"]["exact"], results["accounting"]
+    # Each ring's drops in the change are within what it dropped in the whole run.
+    whole = {ring["name"]: ring["dropped_full"] for ring in results["rings"]}
+    assert all(n <= whole[ring] for ring, n in by_ring.items()), (by_ring, whole)
+
+
 SCALED_SPEC = """\
 name: scaled-service
 traffic: {rate: 100 kpps, size: 64, flows: 64}
