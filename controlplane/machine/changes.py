@@ -27,6 +27,14 @@ RR_TIMESLICE = Path("/proc/sys/kernel/sched_rr_timeslice_ms")
 DPDK_RUNTIME = Path("/var/run/dpdk")
 
 
+def _write_setting(path: Path, value) -> None:
+    """Writes a kernel setting's file; SetupError naming the file and value where the kernel refuses."""
+    try:
+        path.write_text(str(value))
+    except OSError as error:
+        raise SetupError(f"cannot write {value} to {path}: {error.strerror}") from None
+
+
 def _read_int(path: Path) -> int:
     return int(path.read_text().split()[0])
 
@@ -201,10 +209,7 @@ class MachineSession:
             return
         self._journal.append({"kind": "write", "path": str(path), "original": original})
         self._save()
-        try:
-            path.write_text(str(value))
-        except OSError as error:
-            raise SetupError(f"cannot write {value} to {path}: {error.strerror}") from None
+        _write_setting(path, value)
 
     def reserve_hugepages(self, pages: int) -> None:
         """Makes sure `pages` free 2 MB hugepages exist, raising nr_hugepages for the run if needed."""
@@ -220,9 +225,7 @@ class MachineSession:
         self._journal.append(change)
         self._save()
         try:
-            path.write_text(str(total + pages - free))
-        except OSError as error:
-            raise SetupError(f"cannot write {total + pages - free} to {path}: {error.strerror}") from None
+            _write_setting(path, total + pages - free)
         finally:
             change["added"] = max(_read_int(path) - total, 0)  # what the kernel could give: all, or less
             self._save()
