@@ -18,6 +18,9 @@ from controlplane.machine.ovs_switch import OvsSwitch
 # Interfaces in the root namespace: short (15 characters at most) and Tandem's own. One run holds the machine at a
 # time, and a killed run's are removed by the next (its journal).
 ROOT_INTERFACE_PREFIXES = ("tdg", "tds", "tdl")  # generators, sinks, lab hosts (lab_network)
+# Every veth of a kernel link carries a frame of a 1,500-byte IP packet with the packet's record after it (at most 90
+# bytes: contract/wire_meta.h); at the veths' 1,500 such a frame from a lab host never reached the next NF's socket.
+LINK_MTU = "1600"
 
 
 def ip(*args: str) -> None:
@@ -121,10 +124,17 @@ def remove_chain(chain: dict) -> None:
 
 
 def _root_veth(
-    session, name: str, peer: str, netns: str, peer_mac: str | None = None, mac: str | None = None, peer_up=True
+    session,
+    name: str,
+    peer: str,
+    netns: str,
+    peer_mac: str | None = None,
+    mac: str | None = None,
+    peer_up=True,
+    mtu: str | None = None,
 ) -> None:
     """A veth from the root namespace (`name`) into `netns` (`peer`), both up (the peer left down where not
-    `peer_up`: a switch's port, up once it joins its switch)."""
+    `peer_up`: a switch's port, up once it joins its switch); of `mtu` where given (a kernel link's LINK_MTU)."""
     session.own_root_interface(name)
     ip(
         "link",
@@ -132,12 +142,14 @@ def _root_veth(
         "name",
         name,
         *(["address", mac] if mac else []),
+        *(["mtu", mtu] if mtu else []),
         "type",
         "veth",
         "peer",
         "name",
         peer,
         *(["address", peer_mac] if peer_mac else []),
+        *(["mtu", mtu] if mtu else []),
         "netns",
         netns,
     )
@@ -158,14 +170,15 @@ def _back_to_back(session, namespaces: list[str], links: list[bool], generator: 
     """Generator -> in|NF|out -> in|NF|out -> ... -> sink: one veth per kernel link (`links`, as kernel_links gives
     them); the other links are rings, and an NF with none has no namespace ("")."""
     if links[0]:
-        _root_veth(session, generator, "in", namespaces[0])
+        _root_veth(session, generator, "in", namespaces[0], mtu=LINK_MTU)
     for k, (left, right) in enumerate(zip(namespaces, namespaces[1:], strict=False)):
         if links[k + 1]:
-            ip("-n", left, "link", "add", "name", "out", "type", "veth", "peer", "name", "in", "netns", right)
+            ip("-n", left, "link", "add", "name", "out", "mtu", LINK_MTU, "type", "veth",
+               "peer", "name", "in", "mtu", LINK_MTU, "netns", right)  # fmt: skip
             ip("-n", left, "link", "set", "out", "up")
             ip("-n", right, "link", "set", "in", "up")
     if links[-1]:
-        _root_veth(session, sink, "out", namespaces[-1])
+        _root_veth(session, sink, "out", namespaces[-1], mtu=LINK_MTU)
     return [
         {"netns": netns, "in": "in" if links[k] else "", "out": "out" if links[k + 1] else "", "next_hop": ""}
         for k, netns in enumerate(namespaces)
@@ -291,17 +304,21 @@ def _switch_ports(
             "name",
             "eth",
             *(["address", macs[k]] if macs else []),
+            "mtu",
+            LINK_MTU,
             "type",
             "veth",
             "peer",
             "name",
             f"p{k}",
+            "mtu",
+            LINK_MTU,
             "netns",
             switch,
         )
         ip("-n", netns, "link", "set", "eth", "up")
     for name, port, mac in ((generator, "pg", None), (sink, "ps", sink_mac)):
-        _root_veth(session, name, port, switch, mac=mac, peer_up=False)
+        _root_veth(session, name, port, switch, mac=mac, peer_up=False, mtu=LINK_MTU)
 
 
 def _through_ovs(

@@ -12,7 +12,6 @@ from controlplane.errors import SpecError
 from controlplane.machine import lab_commands, vxlan_links
 from controlplane.spec.models import Spec
 from controlplane.spec.port_models import ChainSource, LabSpec, PortSpec, VxlanSpec
-from controlplane.spec.topology import kernel_io_nodes
 
 _PCI = re.compile(r"^([0-9a-fA-F]{4}:)?[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]$")
 # Drivers a PCI device must be bound to for DPDK to drive it (dpdk-devbind.py's list).
@@ -256,10 +255,6 @@ def port_problems(spec: Spec) -> list[tuple[str, str]]:
             if name is not None and name not in known:
                 listed = ", ".join(sorted(known)) or "none: add ports or a lab"
                 problems.append((f"{where}.{end}", f"no port or lab host is named {name!r} (there are: {listed})"))
-        if (source or chain.to) and kernel_io_nodes(chain):
-            problems.append(
-                (f"{where}.from", "a chain with kernel-I/O NFs is fed by the generator: leave from and to out")
-            )
         if source is None:
             continue
         feeds.setdefault(source.port, []).append(c)

@@ -128,9 +128,10 @@ def test_devices_are_checked_on_this_machine():
 
 
 @pytest.mark.skipif(shutil.which("nft") is None, reason="nftables is missing")
-def test_a_kernel_chain_cannot_take_traffic_from_a_port():
+def test_a_kernel_chain_takes_traffic_from_a_port():
+    # Its entry and exit are the data plane's packet sockets on its veths, fed by the port's Rx stage as a ring is.
     found = problems(edited(lambda d: d["chains"][0].update({"io": "kernel"})))
-    assert "a chain with kernel-I/O NFs is fed by the generator" in found["chains[0].from"]
+    assert not [field for field in found if field.startswith("chains[0]")], found
 
 
 def _pci_device_on_a_kernel_driver() -> tuple[str, str] | None:

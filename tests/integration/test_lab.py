@@ -6,6 +6,7 @@ leave no namespace, veth or process behind."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import subprocess
@@ -14,6 +15,7 @@ import time
 import pytest
 
 from conftest import REPO, requires_root, tandem
+from integration.test_restarts import CUT_MID_OPERATION, CUT_TRIES, worker_pid
 from integration.test_tagged_frames import tshark_fields
 
 pytestmark = [
@@ -151,6 +153,33 @@ def test_a_sigkilled_control_plane_leaves_a_lab_the_next_run_removes(write_spec,
     result, results = run_lab(EXAMPLES / "lab-waf.yaml", tmp_path)
     assert result.returncode == 0, result.stderr
     assert "removed network namespace" in result.stderr and "did not end cleanly" in result.stderr
+
+
+def test_real_clients_cross_kernel_io_nfs_and_one_killed_under_iperf3_comes_back_on_its_veths(tmp_path, machine_before):
+    # examples/lab-kernel-chain.yaml: both ways through NFs on packet sockets in namespaces of their own. A full-size
+    # ping crosses (at the veths' MTU of 1,500 the packet's record after the frame kept every such frame from the
+    # first NF's socket), curl gets its page byte for byte, and `route`, killed while iperf3 sends, is restarted on
+    # its veths: TCP sends again what it lost, and every command does what the spec expects.
+    out = tmp_path / "results.json"
+    for _ in range(CUT_TRIES):  # a kill inside a pool operation ends the run instead (test_restarts.py says why)
+        process = start_lab(EXAMPLES / "lab-kernel-chain.yaml", out)
+        os.kill(worker_pid(0), signal.SIGKILL)
+        stdout, stderr = process.communicate(timeout=90)
+        if process.returncode == 0 or CUT_MID_OPERATION not in stderr:
+            break
+    assert process.returncode == 0, stderr
+    results = json.loads(out.read_text())
+    assert all(record["met"] for record in results["lab"]), results["lab"]
+    commands = records(results)
+    assert commands["lab.hosts[0].run[0]"]["figures"]["received"] == 10
+    assert commands["lab.hosts[0].run[2]"]["figures"]["goodput_bps"] > 0
+    (restart,) = results["restarts"]
+    assert restart["nfs"] == "route", restart
+    assert results["accounting"]["exact"], results["accounting"]
+    links = {ring["name"]: ring["kernel_link"] for ring in results["rings"]}
+    # No frame was lost on its way to a socket, full-size ones included: what the dead socket held is counted apart,
+    # lost with its receiver (among the entry's drops), and the rest of the drops are full sockets'.
+    assert all(link["lost_before_socket"] == 0 for link in links.values()), links
 
 
 def test_compare_on_a_lab_reports_the_clients_figures_beside_the_kernels(tmp_path, machine_before):
