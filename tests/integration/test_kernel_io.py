@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from conftest import BASE_SPEC, KERNEL_SPEC, MIXED_SPEC, requires_root, tandem
+from conftest import BASE_SPEC, KERNEL_SPEC, MIXED_SPEC, REPO, requires_root, tandem
 from controlplane.machine import kernel_links, ovs_switch
 from integration.system_calls import syscalls_of
 from integration.test_runs import assert_accounted, run_results, start_run
@@ -264,6 +264,63 @@ def test_a_kernel_chain_added_and_removed_under_traffic_brings_and_takes_its_nam
     assert routers["delivered"] > 0 and routers["generated"] == routers["delivered"] + routers["dropped"]["total"]
     workers = {worker["nfs"]: worker["exit"] for worker in results["workers"]}
     assert workers["r1"] == workers["r2"] == "exited with status 0", workers
+
+
+# A lab whose client's way to the server has no chain at the start: its client waits for the test's word (a file),
+# then pings with full-size packets and gets a page through the kernel chain added meanwhile from its port, and says
+# when it is done (another file).
+LAB_WITHOUT_A_WAY_THERE = """\
+name: kernel-added-lab
+scheduler: cfs
+lab:
+  hosts:
+    - name: client
+      run:
+        - {{command: "sh -c 'while [ ! -e {go} ]; do sleep 0.1; done; ping -c 5 -i 0.1 -W 2 -s 1472 {{server}}'",
+           time_limit: 60}}
+        - "sh -c 'curl --silent --fail http://{{server}}:8080/index.html | cmp - {www}/index.html && touch {done}'"
+    - name: server
+      serve: ["python3 -m http.server 8080 --bind {{server}} --directory {www}"]
+chains:
+  - {{name: back, from: server, to: client, io: kernel, nfs: [{{name: check-back, type: checkip, core: 1}}]}}
+"""
+ADDED_FROM_THE_CLIENT = """\
+name: there
+from: client
+to: server
+io: kernel
+mux: 32
+nfs:
+  - {name: route, type: ttl, core: 1}
+  - {name: fw, type: firewall, core: 1, args: {synthetic_rules: 10}}
+"""
+
+
+def test_a_kernel_chain_added_live_from_a_lab_port_carries_its_clients_and_goes_whole(
+    write_spec, tmp_path, machine_before
+):
+    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    go, done = tmp_path / "go", tmp_path / "done"
+    spec = LAB_WITHOUT_A_WAY_THERE.format(go=go, done=done, www=REPO / "examples" / "lab-www")
+    with serving(write_spec(spec), socket, out) as process:
+        added = answered(socket, json.loads(ctl(socket, "add-chain", "-", stdin=ADDED_FROM_THE_CLIENT).stdout))
+        assert added["state"] == "applied" and added["nfs_started"] == "route,fw", added
+        assert len(namespaces_of("-route", "-fw")) == 2
+        go.touch()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not done.exists():
+            time.sleep(0.2)
+        removed = answered(socket, json.loads(ctl(socket, "remove-chain", "there").stdout))
+        assert removed["state"] == "applied" and removed["drained"], removed
+        assert namespaces_of("-route", "-fw") == []
+        results = results_when_stopped(socket, process, out)
+    assert all(record["met"] for record in results["lab"]), results["lab"]
+    assert_accounted(results)
+    # The client's packets took the added chain: the five pings and the request's segments, every one delivered.
+    there = next(chain for chain in results["chains"] if chain["name"] == "there")
+    assert there["delivered"] == there["generated"] >= 5 + 3, there
+    fw = next(nf for nf in results["nfs"] if nf["name"] == "fw")
+    assert fw["packets_in"] == there["delivered"], fw
 
 
 def test_a_kernel_chain_a_service_cannot_run_is_refused_and_leaves_no_namespace(write_spec, tmp_path, machine_before):
