@@ -201,10 +201,15 @@ def cmd_ctl(args) -> int:
                     )
             print(f"  t={number(change.get('t_requested'), 2)} s {change.get('op')} {what}: {outcome}")
     if status.drops_by_ring:
-        print("\nfull rings dropped: " + ", ".join(f"{ring} {count(n)}" for ring, n in status.drops_by_ring.items()))
+        print("\nfull rings dropped: " + rings_and_drops(status.drops_by_ring))
     return EXIT_OK
+
+
+def rings_and_drops(drops: dict[str, int]) -> str:
+    """Drops by ring, as "ring n, ring n"."""
+    return ", ".join(f"{ring} {count(n)}" for ring, n in drops.items())
 
 
 def by_ring(drops: dict[str, int]) -> str:
     """A change's ring drops by ring, as a parenthesis after their total; nothing where no ring dropped."""
-    return f" ({', '.join(f'{ring} {count(n)}' for ring, n in drops.items())})" if drops else ""
+    return f" ({rings_and_drops(drops)})" if drops else ""

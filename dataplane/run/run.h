@@ -311,6 +311,7 @@ class Run {
   // Each ring's full-ring drops now; what a live change's answer says of them since its request: the total, and by
   // ring those that dropped (a ring made after `before` counts from nothing).
   RingDrops ring_drops_each() const;
+  RingDrops ring_drops_since_each(const RingDrops& before) const;
   uint64_t ring_drops_since(const RingDrops& before) const;
   json ring_drops_by_ring_since(const RingDrops& before) const;
   // The worker whose plan runs an NF, and the first NF of its segment there.
