@@ -12,8 +12,7 @@ import subprocess
 from pathlib import Path
 
 from controlplane.errors import SetupError
-from controlplane.machine import changes
-from controlplane.machine.ovs_switch import OvsSwitch
+from controlplane.machine import changes, ovs_switch
 
 # Interfaces in the root namespace: short (15 characters at most) and Tandem's own. One run holds the machine at a
 # time, and a killed run's are removed by the next (its journal).
@@ -98,25 +97,23 @@ def build_chain(session, run_id: str, number: int, chain: dict, switch_core: int
         if io["link"] == "bridge":
             nfs, entry_next_hop = _through_bridge(session, run_id, number, namespaces, generator, sink, core)
         else:
+            # Its switch's daemons and files, stopped and removed with the chain (remove_chain).
+            made["switch_directory"] = str(changes.STATE_DIR / f"ovs-{run_id}-{number}")
+            datapath = "system" if io["link"] == "ovs" else "netdev"
             nfs, entry_next_hop = _through_ovs(
-                session,
-                run_id,
-                number,
-                namespaces,
-                generator,
-                sink,
-                "system" if io["link"] == "ovs" else "netdev",
-                core,
+                session, run_id, number, namespaces, generator, sink, made["switch_directory"], datapath, core
             )
         io["switch_core"] = core
     io.update(generator_interface=generator, sink_interface=sink, entry_next_hop=entry_next_hop, nfs=nfs)
 
 
 def remove_chain(chain: dict) -> None:
-    """Removes what build_chain made for a chain (its namespaces, with the veths in them, and its root interfaces),
-    whole or in part, once its NFs are gone (a chain removed from a service, or one the data plane refused); the
-    run's journal then finds none of it."""
+    """Removes what build_chain made for a chain (its Open vSwitch, its namespaces, with the veths in them, and its
+    root interfaces), whole or in part, once its NFs are gone (a chain removed from a service, or one the data plane
+    refused); the run's journal then finds none of it."""
     made = (chain.get("io") or {}).get("made") or {}
+    if made.get("switch_directory"):
+        ovs_switch.stop(made["switch_directory"])
     for netns in made.get("namespaces", []):
         subprocess.run(["ip", "netns", "del", netns], capture_output=True)
     for interface in made.get("interfaces", []):
@@ -322,7 +319,15 @@ def _switch_ports(
 
 
 def _through_ovs(
-    session, run_id: str, chain: int, namespaces: list[str], generator: str, sink: str, datapath: str, core: int | None
+    session,
+    run_id: str,
+    chain: int,
+    namespaces: list[str],
+    generator: str,
+    sink: str,
+    directory: str,
+    datapath: str,
+    core: int | None,
 ) -> tuple[list[dict], str]:
     """Every NF, the generator and the sink on an Open vSwitch bridge of the chain's own, whose flows send each
     port's frames to the next hop's port (by in_port, as SCC steers its chains). With a `core`, ovs-vswitchd (every
@@ -330,7 +335,7 @@ def _through_ovs(
     switch = f"{run_id}-sw{chain}"
     session.own_netns(switch)
     _without_ipv6(switch)
-    ovs = OvsSwitch(session, changes.STATE_DIR / f"ovs-{run_id}-{chain}", switch, datapath)
+    ovs = ovs_switch.OvsSwitch(session, Path(directory), switch, datapath)
     _switch_ports(session, switch, namespaces, generator, sink)
     ports = ["pg", *[f"p{k}" for k in range(len(namespaces))], "ps"]
     for port in ports:

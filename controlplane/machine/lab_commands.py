@@ -5,7 +5,6 @@ status, time, output and figures."""
 from __future__ import annotations
 
 import os
-import queue
 import shlex
 import shutil
 import signal
@@ -14,12 +13,11 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import IO
 
 from controlplane.errors import SetupError, SpecError
-from controlplane.machine.child_death import die_with_the_control_plane
+from controlplane.machine.child_death import Launcher, die_with_the_control_plane
 from controlplane.machine.lab_figures import figures
 
 __all__ = ["LabCommands", "check", "figures"]
@@ -78,37 +76,6 @@ def check(lab: dict, source: str = "spec") -> None:
         raise SpecError(source, problems)
 
 
-class _Launcher:
-    """The thread that starts a lab's every command, alive until closed (when the lab stops): a command gets SIGKILL
-    when the thread that started it ends (die_with_the_control_plane), and the caller's threads (a run drives the lab
-    from one that ends with the clients) may end long before the lab's servers should."""
-
-    def __init__(self):
-        self._requests: queue.SimpleQueue = queue.SimpleQueue()
-        self._closed = False
-        threading.Thread(target=self._start_each, args=(self._requests,), name="lab-launcher", daemon=True).start()
-
-    @staticmethod
-    def _start_each(requests: queue.SimpleQueue) -> None:
-        while (request := requests.get()) is not None:
-            argv, options, started = request
-            try:
-                started.set_result(subprocess.Popen(argv, **options))
-            except BaseException as error:  # raised in the caller's thread
-                started.set_exception(error)
-
-    def popen(self, argv: list[str], **options) -> subprocess.Popen:
-        if self._closed:
-            raise RuntimeError("the lab has stopped: it starts no more commands")
-        started: Future = Future()
-        self._requests.put((argv, options, started))
-        return started.result()
-
-    def close(self) -> None:
-        self._closed = True
-        self._requests.put(None)
-
-
 @dataclass
 class _Command:
     """One command of one host, and what became of it."""
@@ -156,7 +123,7 @@ class LabCommands:
         self._directory = lab.get("directory")
         self._interrupt = threading.Event()
         self._records: list[dict] | None = None
-        self._launcher = _Launcher()
+        self._launcher = Launcher("lab-launcher")
 
     # -- servers -------------------------------------------------------------------------------------------------------
     def start_servers(self) -> None:

@@ -1,11 +1,13 @@
 """A private Open vSwitch for one kernel-I/O chain: its own database and run directory, ovsdb-server and ovs-vswitchd
 started for the run (ovs-vswitchd inside the chain's switch namespace, whose interfaces it switches), one bridge
 whose flows steer each port's frames to the next hop of the chain (by in_port: no MAC addressing needed), stopped
-with the run. The daemons are the CLI's children and die with it (PR_SET_PDEATHSIG), also when it is SIGKILLed; they
-are journaled too, so the next run stops any that outlived it."""
+with the run, or with its chain where the chain leaves a running service first (stop). The daemons are the CLI's
+children and die with it (PR_SET_PDEATHSIG), also when it is SIGKILLed; they are journaled too, so the next run stops
+any that outlived it."""
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -13,11 +15,15 @@ import time
 from pathlib import Path
 
 from controlplane.errors import SetupError
-from controlplane.machine.child_death import die_with_the_control_plane
+from controlplane.machine.child_death import Launcher, die_with_the_control_plane
 
 SCHEMA = Path("/usr/share/openvswitch/vswitch.ovsschema")
 KERNEL_MODULE = Path("/sys/module/openvswitch")
 START_SECONDS = 10  # for a socket or a pid file to appear
+STOP_SECONDS = 5  # for a killed daemon to be reaped
+
+# The switches this control plane started, by directory: a chain leaving a running service stops its own.
+_STARTED: dict[str, OvsSwitch] = {}
 
 
 def missing_reason(datapath: str) -> str | None:
@@ -34,12 +40,21 @@ def missing_reason(datapath: str) -> str | None:
     return None
 
 
+@functools.cache
+def _daemon_launcher() -> Launcher:
+    """What starts the daemons, alive as long as the control plane: a service makes a chain's switch in the thread
+    that answers its request, and a daemon started there would die with that thread."""
+    return Launcher("ovs-launcher")
+
+
 class OvsSwitch:
     def __init__(self, session, directory: Path, netns: str, datapath: str):
         reason = missing_reason(datapath)
         if reason:
             raise SetupError(f"link: {'ovs' if datapath == 'system' else 'ovs-userspace'}: {reason}")
         self.directory, self.netns, self.datapath = directory, netns, datapath
+        self._daemons: list[subprocess.Popen] = []
+        _STARTED[str(directory)] = self  # from here: a start that fails halfway is stopped as a whole
         session.own_directory(directory)
         directory.mkdir(parents=True, exist_ok=True)
         self.environment = dict(
@@ -74,7 +89,7 @@ class OvsSwitch:
         return result.stdout
 
     def _start(self, session, command: list[str], ready: Path) -> int:
-        process = subprocess.Popen(
+        process = _daemon_launcher().popen(
             command,
             env=self.environment,
             stdin=subprocess.DEVNULL,
@@ -82,6 +97,7 @@ class OvsSwitch:
             stderr=subprocess.DEVNULL,
             preexec_fn=die_with_the_control_plane,
         )
+        self._daemons.append(process)
         session.own_process(process.pid)
         deadline = time.monotonic() + START_SECONDS
         while not ready.exists():
@@ -115,3 +131,13 @@ class OvsSwitch:
         self._run(["ovs-ofctl", "del-flows", management])
         for source, target in steering:
             self._run(["ovs-ofctl", "add-flow", management, f"in_port={source},actions=output:{target}"])
+
+
+def stop(directory: str) -> None:
+    """Stops the switch started in `directory` (its daemons killed and reaped, the last started first) and removes its
+    files: a chain that leaves a running service, or one the data plane refused. The run's journal finds neither."""
+    switch = _STARTED.pop(directory, None)
+    for daemon in reversed(switch._daemons if switch else []):
+        daemon.kill()
+        daemon.wait(timeout=STOP_SECONDS)
+    shutil.rmtree(directory, ignore_errors=True)

@@ -233,8 +233,6 @@ class Run {
   void refuse_unfinished_addition();
   void follow_removals(double now_s);
   // Why chain `chain` cannot be removed now ("" if it can).
-  // Why a kernel-I/O chain may not join or leave a running service ("" if it may).
-  std::string why_kernel_chain_is_fixed(const ChainConfig& chain) const;
   std::string why_chain_cannot_go(int chain) const;
   bool chain_drained(ChainRemoval& removal, double now_s) const;
   // Whether the chain's rings are empty and a worker of it that the module holds holds packets: a module that

@@ -55,7 +55,6 @@ std::pair<std::string, std::string> Run::why_chain_cannot_come(Deployment& next)
   if (chain.io.enabled) {
     if (!scheduler_types().at(d_.scheduler.name).kernel_io_nfs)
       return {"chain.io", d_.scheduler.name + " cannot schedule kernel-I/O NFs (scc and the kernel's policies can)"};
-    if (std::string why = why_kernel_chain_is_fixed(chain); !why.empty()) return {"chain.link", why};
     // Its namespaces and veths are the control plane's to make before the request (launch/live_links.py).
     for (int n : chain.nfs)
       if (next.nfs[n].kernel_io && next.nfs[n].netns.empty())

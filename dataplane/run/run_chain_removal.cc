@@ -27,16 +27,8 @@ json refused(const json& command, const std::string& message) { return removal_r
 
 }  // namespace
 
-// An Open vSwitch link's daemon is started with the service and stopped with it (its journal): its chain neither
-// joins nor leaves a running one.
-std::string Run::why_kernel_chain_is_fixed(const ChainConfig& chain) const {
-  if (!chain.io.enabled || chain.io.link.rfind("ovs", 0) != 0) return "";
-  return "an Open vSwitch link's daemon runs from a service's start to its end: restart the service to change it";
-}
-
 std::string Run::why_chain_cannot_go(int chain) const {
   if (chain_removed_[chain]) return "the chain was removed already";
-  if (std::string why = why_kernel_chain_is_fixed(d_.chains[chain]); !why.empty()) return why;
   for (const ChainRemoval& removal : removals_)
     if (removal.chain == chain) return "the chain is being removed";
   if (restart_pending()) return "an NF is restarting: remove the chain once it is back";
