@@ -67,13 +67,14 @@ pid_t ExternalNf::relaunch() {
   if (stdin_fd_ >= 0) close(stdin_fd_);  // the dead process's
   stdin_fd_ = -1;
   thread_ = 0;
-  return launch(main_lcore_id_);
+  return launch(main_lcore_id_, forwarding_lcore_id_);
 }
 
-pid_t ExternalNf::launch(int main_lcore_id, bool on_control_core) {
+pid_t ExternalNf::launch(int main_lcore_id, int forwarding_lcore_id, bool on_control_core) {
   const NfConfig& nf = nf_config_;
   bool again = main_lcore_id_ >= 0;
   main_lcore_id_ = main_lcore_id;
+  forwarding_lcore_id_ = forwarding_lcore_id;
   // testpmd snapshots the port's counters as it starts forwarding and never resets them: they go on across its
   // processes, and what one process received and did not send is told from the counts at its start.
   PortCounts at_launch = counts().value_or(PortCounts{});
@@ -85,7 +86,7 @@ pid_t ExternalNf::launch(int main_lcore_id, bool on_control_core) {
   std::vector<std::string> args = {
       binary, "--proc-type=secondary", "--file-prefix=" + run_.paths.file_prefix, "--huge-dir=" + run_.paths.huge_dir,
       "--lcores=" + std::to_string(main_lcore_id) + "@" + std::to_string(run_.control_core) + "," +
-          std::to_string(plan_.lcore_id) + "@" + std::to_string(on_control_core ? run_.control_core : plan_.core),
+          std::to_string(forwarding_lcore_id) + "@" + std::to_string(on_control_core ? run_.control_core : plan_.core),
       "--main-lcore=" + std::to_string(main_lcore_id), "--no-pci", "--no-telemetry", "--log-level=lib.eal:error", "--",
       "--portmask=0x" +
           [&] {
@@ -137,7 +138,7 @@ pid_t ExternalNf::launch(int main_lcore_id, bool on_control_core) {
 pid_t ExternalNf::forwarding_thread() {
   if (thread_ != 0 || pid_ <= 0) return thread_;
   std::string task_dir = "/proc/" + std::to_string(pid_) + "/task";
-  std::string wanted = "rte-worker-" + std::to_string(plan_.lcore_id);
+  std::string wanted = "rte-worker-" + std::to_string(forwarding_lcore_id_);
   DIR* dir = opendir(task_dir.c_str());
   if (dir == nullptr) return 0;
   pid_t found = 0;

@@ -31,8 +31,10 @@ class ExternalNf {
 
   // Starts the application with its forwarding lcore on the plan's core and its main lcore (which only waits
   // on stdin) on the control core; it dies with the manager. Returns its pid. `on_control_core`: its forwarding
-  // lcore starts on the control core too, for move_to_its_core later (a chain added live: see there).
-  pid_t launch(int main_lcore_id, bool on_control_core = false);
+  // lcore starts on the control core too, for move_to_its_core later (a chain added live: see there). Both lcore
+  // ids are the application's own, apart from the workers' (index + 1): it keeps them, and its process, when a
+  // re-layout gives the workers around it other indices.
+  pid_t launch(int main_lcore_id, int forwarding_lcore_id, bool on_control_core = false);
   // Moves the forwarding thread (once found) to the plan's core. A chain added live starts its application on the
   // control core: on the NF core, under a real-time module, the new thread would get CPU only from the kernel's fair
   // server, 50 ms at a time in which the running NFs do not run and their rings overflow. Throws on failure.
@@ -70,6 +72,7 @@ class ExternalNf {
   // The last lines the application printed, joined with " | ", for error messages (the log goes with the run).
   std::string log_tail(int lines = 3) const;
   uint16_t port() const { return port_; }
+  const NfConfig& nf() const { return nf_config_; }
 
  private:
   struct PortCounts {
@@ -85,7 +88,7 @@ class ExternalNf {
   rte_ring* in_ = nullptr;
   rte_ring* out_ = nullptr;
   int stdin_fd_ = -1;
-  int main_lcore_id_ = -1;
+  int main_lcore_id_ = -1, forwarding_lcore_id_ = -1;
   pid_t pid_ = 0, thread_ = 0;
   std::string log_path_;
   uint64_t received_uncounted_ = 0, sent_uncounted_ = 0;  // by processes that died between an operation and its count

@@ -129,6 +129,8 @@ class Run {
   std::string nf_names_of(int worker) const { return worker_nf_names(d_, worker); }
   // Worker w as the `started` event and an added chain's answer list it: name, pid, core, NFs.
   json worker_entry(size_t w) const;
+  // Starts `external`'s application with lcore ids of its own (see ExternalNf::launch). Throws where none are left.
+  pid_t launch_external(ExternalNf& external, bool on_control_core = false);
   // Worker w has exited: neither it nor its task may be signalled or scheduled any more.
   void forget(size_t w) { pids_[w] = task_ids_[w] = 0; }
   // True once worker w has exited (reaped now or before); records how it ended and forgets it.
@@ -367,8 +369,8 @@ class Run {
   // What schedulers switch and /proc is read for: the worker process, or an external NF's forwarding thread.
   std::vector<pid_t> task_ids_;
   std::vector<std::unique_ptr<ExternalNf>> externals_;  // by worker; null for Tandem workers
-  // External applications' main lcores wait on stdin on the control core; their ids must be unique too.
-  int next_external_main_lcore_ = RTE_MAX_LCORE - 1;
+  // External applications' lcores (main and forwarding), counted down from the top (launch_external).
+  int next_external_lcore_ = RTE_MAX_LCORE - 1;
   std::vector<WorkerState> workers_;
   std::unique_ptr<ChainEnds> chain_ends_;  // before the generator and sink, which send and take through its ports
   std::unique_ptr<Generator> generator_;

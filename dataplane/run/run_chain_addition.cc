@@ -213,7 +213,7 @@ pid_t Run::launch_added_worker(ChainAddition& addition, const WorkerPlan& plan) 
   addition.externals.back() = std::make_unique<ExternalNf>(d_, addition.next.nfs[segment.nfs.front()], plan,
                                                            ring(segment.in_rings.at(0)), ring(segment.out_rings.at(0)));
   // Its forwarding lcore starts on the control core, and moves to its NF core once stopped (move_to_its_core).
-  return addition.externals.back()->launch(next_external_main_lcore_--, true);
+  return launch_external(*addition.externals.back(), true);
 }
 
 bool Run::added_worker_attached(ChainAddition& addition, size_t k) {

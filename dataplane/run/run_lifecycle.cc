@@ -131,7 +131,7 @@ size_t Run::launch_attached(const WorkerPlan& plan, const std::string& deploymen
     externals_.back() =
         std::make_unique<ExternalNf>(d_, d_.nfs[segment.nfs.front()], plan, rings_[segment.in_rings.at(0)],
                                      rings_[segment.out_rings.at(0)]);  // one each: checked
-    pid = externals_.back()->launch(next_external_main_lcore_--);
+    pid = launch_external(*externals_.back());
   } else {
     pid = launch_worker(d_, plan, deployment_path);
   }
@@ -141,6 +141,18 @@ size_t Run::launch_attached(const WorkerPlan& plan, const std::string& deploymen
   workers_.push_back({.pid = pid});
   wait_until_attached(pids_.size() - 1, deadline);
   return pids_.size() - 1;
+}
+
+pid_t Run::launch_external(ExternalNf& external, bool on_control_core) {
+  // Two ids a process, unique across processes (mempool caches are indexed by lcore id in shared memory), apart
+  // from the workers', which count up from 1.
+  if (next_external_lcore_ - 1 <= static_cast<int>(d_.workers.size()))
+    throw std::runtime_error("no DPDK lcore id left for another application beside " +
+                             std::to_string(d_.workers.size()) + " workers' (RTE_MAX_LCORE " +
+                             std::to_string(RTE_MAX_LCORE) + ")");
+  int main_lcore = next_external_lcore_--;
+  int forwarding_lcore = next_external_lcore_--;
+  return external.launch(main_lcore, forwarding_lcore, on_control_core);
 }
 
 json Run::worker_entry(size_t w) const {

@@ -2,12 +2,14 @@
 // (coop's process per NF, rtc's one per core, Bubble's user-level threads). The entries are held (the generator makes
 // nothing, the ports' frames wait in their queues), the NFs drain what is inside to the sink, the old processes leave
 // and the new ones start on the same rings and counters, and the entries are let go: nothing is lost, the traffic
-// pauses for the drain and the start. Refused with nothing changed when the NFs do not drain in time.
+// pauses for the drain and the start. An unmodified application (testpmd) keeps its process: the new workers start
+// around it. Refused with nothing changed when the NFs do not drain in time.
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 
 #include <rte_cycles.h>
 
@@ -42,12 +44,17 @@ std::string Run::why_no_relayout() const {
   if (released_for_drain_) return "the service is draining";
   for (const NfConfig& nf : d_.nfs) {
     if (chain_removed_[nf.chain]) continue;
-    // Their processes are not Tandem's to start again on the rings: an application keeps its own, a kernel-I/O NF
-    // its sockets, whose contents no counter tells; a scaled NF's instances are the autoscaler's.
-    if (nf.external()) return "NF '" + nf.name + "' is an unmodified application, started with the service";
+    // Their processes are not Tandem's to start again on the rings: a kernel-I/O NF keeps its sockets, whose
+    // contents no counter tells; a scaled NF's instances are the autoscaler's. (An unmodified application keeps
+    // its process and its rings: only the workers around it are replaced.)
     if (nf.kernel_io) return "NF '" + nf.name + "' does its I/O through kernel sockets";
     if (nf.scale_group >= 0) return "NF '" + nf.name + "' is scaled: its instances are the autoscaler's";
   }
+  // What a restarted application's dead processes held is told at the run's end by its worker's restart records,
+  // which a new layout's workers do not have.
+  for (const WorkerPlan& plan : d_.workers)
+    if (plan.runtime == Runtime::External && restart_state_.count(static_cast<size_t>(plan.index)))
+      return "NF '" + nf_names_of(plan.index) + "' (an unmodified application) was restarted in this run";
   return "";
 }
 
@@ -145,6 +152,7 @@ bool Run::drain_settled() {
     detach_scheduler();
     neutral_hints();
   }
+  mirror_external_counters();  // an application's ring operations, as its port counted them until now
   uint64_t moved = 0;
   for (const ChainConfig& chain : d_.chains)
     for (int ring : chain.rings)
@@ -159,8 +167,11 @@ bool Run::drain_settled() {
     return false;
   }
   // A worker asleep on its futex went to sleep at its loop's top, with no batch in hand (a spare that owns no NF).
+  // An application keeps no loop count: its port's counters (in `moved`) say it forwarded nothing since the look,
+  // and it keeps running through the switch, so what it might still hand on reaches the next layout's workers.
   for (size_t w = 0; w < turns.size(); w++)
-    if (!workers_[w].exited && turns[w] == relayout_->quiet->turns[w] && !idle_sleeping(stats_->workers[w]))
+    if (!workers_[w].exited && !externals_[w] && turns[w] == relayout_->quiet->turns[w] &&
+        !idle_sleeping(stats_->workers[w]))
       return false;
   return true;
 }
@@ -187,8 +198,8 @@ void Run::retire_workers() {
   // The old processes leave their loops at a batch's end, on the control core (on their NF core a process of the
   // normal policy may wait for the kernel's fair server), write their reports and exit.
   for (size_t w = 0; w < d_.workers.size(); w++) {
-    if (workers_[w].exited) continue;
-    workers_[w].removed = true;  // its exit is the point, not a crash
+    if (workers_[w].exited || externals_[w]) continue;  // an application stays (launch_planned_workers)
+    workers_[w].removed = true;                         // its exit is the point, not a crash
     confine_to_control_core(d_.control_core, pids_[w]);
     flag_store(stats_->workers[w].leave, 1u);
     idle_wake(stats_->workers[w]);
@@ -196,11 +207,11 @@ void Run::retire_workers() {
   uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(hz_ * kRelayoutLeaveSeconds);
   for (;;) {
     bool all_gone = true;
-    for (size_t w = 0; w < d_.workers.size(); w++) all_gone = reap(w) && all_gone;
+    for (size_t w = 0; w < d_.workers.size(); w++) all_gone = (externals_[w] || reap(w)) && all_gone;
     if (all_gone) break;
     if (rte_get_tsc_cycles() > deadline) {
       for (size_t w = 0; w < d_.workers.size(); w++) {
-        if (workers_[w].exited) continue;
+        if (workers_[w].exited || externals_[w]) continue;
         kill(pids_[w], SIGKILL);
         waitpid(pids_[w], nullptr, 0);
         workers_[w].exited = true;
@@ -220,11 +231,23 @@ void Run::retire_workers() {
 }
 
 json Run::launch_planned_workers() {
+  // The applications that ran through the switch, by their NF: each goes on in the worker that plans it now.
+  struct Kept {
+    pid_t pid, task;
+    WorkerState state;
+    std::unique_ptr<ExternalNf> external;
+  };
+  std::map<int, Kept> kept;
+  for (size_t w = 0; w < externals_.size(); w++)
+    if (externals_[w] && !workers_[w].exited && !workers_[w].removed) {
+      int nf = externals_[w]->nf().index;  // read before the move below (an assignment's right side goes first)
+      kept[nf] = {pids_[w], task_ids_[w], workers_[w], std::move(externals_[w])};
+    }
   pids_.clear();
   task_ids_.clear();  // the view's worker pids: the same vector, refilled
   workers_.clear();
   externals_.clear();
-  restart_state_.clear();  // by worker index: the processes it counted are gone
+  restart_state_.clear();  // by worker index: the processes it counted are gone (why_no_relayout: no application's)
   restart_refusals_.clear();
   for (size_t w = 0; w < d_.workers.size(); w++) stats_->workers[w] = {};
   // /proc's counters of two processes do not subtract: the window's are unavailable for the new ones.
@@ -233,7 +256,26 @@ json Run::launch_planned_workers() {
   // One at a time, as at the start; a worker that fails to start fails the run (the old ones are gone), which then
   // ends and undoes everything as any failed run.
   json workers = json::array();
-  for (const WorkerPlan& plan : d_.workers) workers.push_back(worker_entry(launch_attached(plan, deployment_path)));
+  for (const WorkerPlan& plan : d_.workers) {
+    auto found = plan.runtime == Runtime::External ? kept.find(plan.segments.front().nfs.front()) : kept.end();
+    if (found == kept.end()) {
+      workers.push_back(worker_entry(launch_attached(plan, deployment_path)));
+      continue;
+    }
+    size_t w = pids_.size();
+    pids_.push_back(found->second.pid);
+    task_ids_.push_back(found->second.task);
+    workers_.push_back(found->second.state);
+    externals_.push_back(std::move(found->second.external));
+    flag_store(stats_->workers[w].ready, 1u);  // forwarding all along
+    kept.erase(found);
+    workers.push_back(worker_entry(w));
+  }
+  // Every running application's NF is in some plan (a removed chain's left before): one that is not would be
+  // forgotten while it runs.
+  if (!kept.empty())
+    throw std::logic_error("the new layout has no worker for NF " + d_.nfs[kept.begin()->first].name +
+                           "'s running application");
   return workers;
 }
 

@@ -241,13 +241,14 @@ class AutoScheduler final : public Scheduler {
   }
 
   // The policies the run can switch to live from the running one's layout: in place (the same layout, `family_`),
-  // or by re-laying the NFs out (`relayable_`: Tandem NFs alone, which the run can start again in other processes);
-  // each one the run was prepared for.
+  // or by re-laying the NFs out (`relayable_`: where the run can start every NF again in other processes, or keep
+  // it running as it does an unmodified application; not a kernel-I/O NF or a scaled one); each one the run was
+  // prepared for.
   void compute_family(const Deployment& d, const std::vector<Prediction>& predictions) const {
     MachineRequirements prepared = auto_requirements(d);
     std::vector<WorkerPlan> layout = inner_->plan_workers(d);
-    bool native = std::none_of(d.nfs.begin(), d.nfs.end(),
-                               [](const NfConfig& nf) { return nf.external() || nf.kernel_io || nf.scale_group >= 0; });
+    bool relaid_out = std::none_of(d.nfs.begin(), d.nfs.end(),
+                                   [](const NfConfig& nf) { return nf.kernel_io || nf.scale_group >= 0; });
     uint64_t tick_ns = inner_->tick_period_ns();
     family_ = {policy_};
     relayable_.clear();
@@ -255,7 +256,7 @@ class AutoScheduler final : public Scheduler {
       if (!p.feasible || p.policy == policy_ || !prepared_for(p.policy, prepared)) continue;
       std::unique_ptr<Scheduler> other = CandidateScheduler(p.policy).create();
       if (!same_layout(other->plan_workers(d), layout)) {
-        if (native) relayable_.push_back(p.policy);
+        if (relaid_out) relayable_.push_back(p.policy);
         continue;
       }
       family_.push_back(p.policy);

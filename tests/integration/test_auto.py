@@ -8,6 +8,7 @@ import shutil
 import pytest
 
 from conftest import KERNEL_SPEC, REPO, requires_cpu_cgroup, requires_root, tandem
+from integration.test_relayout import TESTPMD_CHAINS
 from integration.test_runs import assert_accounted, run_results
 
 pytestmark = requires_root
@@ -33,6 +34,20 @@ def start_decision(results: dict) -> dict:
 
 def prediction(decision: dict, policy: str) -> dict:
     return next(p for p in decision["predictions"] if p["policy"] == policy)
+
+
+def first_switch_after_the_rise(results: dict, start: str) -> dict:
+    """The first live switch of a stepped run (a trickle for 1.5 s, then a rate no core holds) that auto started on
+    `start`: away from it, after the load rose."""
+    report = results["scheduler"]["report"]
+    assert report["decisions"][0]["policy"] == start, report["decisions"][0]["reason"]
+    switches = [d for d in report["decisions"] if d.get("applied")]
+    assert switches, report["decisions"]
+    first = switches[0]
+    assert first["from"] == start and first["policy"] != start, first
+    assert first["t_s"] > 1.0, "not before the load rose (the first step lasts 1.5 s)"
+    assert report["policy_switches"] == len(switches)
+    return first
 
 
 # Tandem NFs only, each line on one core: no switch between them, so run-to-completion, the model's ceiling.
@@ -125,15 +140,8 @@ chains:
 @requires_cpu_cgroup
 def test_auto_switches_live_when_the_load_rises(write_spec, tmp_path, machine_before):
     results = run_auto(write_spec(STEPPED), tmp_path)
-    report = results["scheduler"]["report"]
-    assert report["decisions"][0]["policy"] == "nfvnice", report["decisions"][0]["reason"]
-    switches = [d for d in report["decisions"] if d.get("applied")]
-    assert switches, report["decisions"]
-    first = switches[0]
-    assert first["from"] == "nfvnice" and first["policy"] != "nfvnice"
-    assert first["t_s"] > 1.0, "not before the load rose (the first step lasts 1.5 s)"
+    first = first_switch_after_the_rise(results, "nfvnice")
     assert max(first["offered_pps"]) > 1e6
-    assert report["policy_switches"] == len(switches)
     assert results["chains"][0]["delivered"] > 0
 
 
@@ -148,16 +156,39 @@ RELAYOUT = STEPPED.replace('candidates: "coop,unis,nfvnice,cfs"', 'candidates: "
 def test_auto_relays_the_nfs_out_when_another_layout_is_predicted_better(write_spec, tmp_path, machine_before):
     results = run_auto(write_spec(RELAYOUT), tmp_path)
     report = results["scheduler"]["report"]
-    assert report["decisions"][0]["policy"] == "nfvnice", report["decisions"][0]["reason"]
     assert {report["policy"], *report["relayable_to"]} == {"nfvnice", "rtc"}, report  # each the other's way out
-    switches = [d for d in report["decisions"] if d.get("applied")]
-    assert switches, report["decisions"]
-    first = switches[0]
-    assert first["from"] == "nfvnice" and first["policy"] == "rtc" and first["relayout"], first
-    assert first["t_s"] > 1.0, "not before the load rose (the first step lasts 1.5 s)"
+    first = first_switch_after_the_rise(results, "nfvnice")
+    assert first["policy"] == "rtc" and first["relayout"], first
     (change,) = [change for change in results["changes"] if change.get("relayout")][:1]
     assert change["state"] == "applied" and change["by"] == "auto", change
     assert [worker["name"] for worker in change["workers"]] == ["rtc@core1"], change["workers"]
     assert change["held_ms"] >= change["drain_ms"] > 0, change
     if report["policy"] == "rtc":  # no switch back since: rtc's one process ran the NFs to the end
         assert [worker["name"] for worker in results["workers"]] == ["rtc@core1"], results["workers"]
+
+
+# The same steps through three Tandem NFs and testpmd on one core, auto choosing between unis (a process per NF:
+# at a trickle both deliver it all, and the simpler policy wins the tie) and hybrid (the native NFs in one worker
+# switched against testpmd: more under load). When the load rises the run re-lays the native NFs out around the
+# running testpmd, whose process goes on through the switch.
+WITH_TESTPMD = (
+    STEPPED.split("chains:")[0].replace(
+        'objective: efficiency, redecide_ms: 100, candidates: "coop,unis,nfvnice,cfs"',
+        'objective: throughput, redecide_ms: 100, candidates: "unis,hybrid"',
+    )
+    + TESTPMD_CHAINS
+)
+
+
+@pytest.mark.skipif(shutil.which("dpdk-testpmd") is None, reason="dpdk-testpmd (Debian package dpdk) is missing")
+def test_auto_relays_native_nfs_out_around_a_running_testpmd(write_spec, tmp_path, machine_before):
+    results = run_auto(write_spec(WITH_TESTPMD), tmp_path)
+    first = first_switch_after_the_rise(results, "unis")
+    assert first["policy"] == "hybrid" and first["relayout"], first
+    (change,) = [change for change in results["changes"] if change.get("relayout")][:1]
+    assert change["state"] == "applied" and change["by"] == "auto", change
+    assert [worker["name"] for worker in change["workers"]] == ["native@core1", "pmd"], change["workers"]
+    # testpmd's one process from the start to the end: started once, never replaced.
+    pmd = next(worker for worker in results["workers"] if worker["nfs"] == "pmd")
+    assert next(worker["pid"] for worker in change["workers"] if worker["name"] == "pmd") == pmd["pid"]
+    assert pmd["exit"] == "exited with status 0", pmd

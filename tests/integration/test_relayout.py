@@ -1,14 +1,17 @@
 """A service's scheduler switched live to one that lays the NFs out in other processes (coop's process per NF, rtc's
 one per core, Bubble's user-level threads): the entries held, the NFs drained, the old processes replaced by new ones
 on the same rings and counters, the entries let go. Under generator traffic every packet arrives, the new processes
-take the arguments changed live before; under iperf3 through a lab the transfer goes on to its end; the accounting
-is exact either way."""
+take the arguments changed live before; under iperf3 through a lab the transfer goes on to its end; testpmd's
+process runs on through unis to hybrid and back; the accounting is exact every time."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import time
+
+import pytest
 
 from conftest import requires_root
 from integration.test_service import SPEC as SERVICE_SPEC
@@ -168,3 +171,47 @@ def test_a_removed_chains_nfs_stay_out_of_the_new_layout(write_spec, tmp_path, m
     assert results["accounting"]["exact"] and results["accounting"]["in_flight"] == 0, results["accounting"]
     goes = next(chain for chain in results["chains"] if chain["name"] == "goes")
     assert goes["generated"] == removed["generated"] == goes["delivered"] + goes["dropped"]["total"]
+
+
+# fw -> count -> ttl -> testpmd on one core: unis runs each native NF as a process of its own, hybrid the three as
+# consecutive calls in one worker that UNiS switches against testpmd. Costs given: neither profiles first.
+TESTPMD_CHAINS = """\
+chains:
+  - name: mixed
+    nfs:
+      - {name: fw, type: firewall, core: 1, cost_cycles: 60, args: {synthetic_rules: 10}}
+      - {name: count, type: counter, core: 1, cost_cycles: 30}
+      - {name: ttl, type: ttl, core: 1, cost_cycles: 30}
+      - {name: pmd, type: external, core: 1, cost_cycles: 30, args: {forward_mode: macswap}}
+"""
+TESTPMD_SPEC = (
+    "name: native-and-testpmd\ntraffic: {rate: 100 kpps, size: 64, flows: 16}\nscheduler: unis\n" + TESTPMD_CHAINS
+)
+
+
+@pytest.mark.skipif(shutil.which("dpdk-testpmd") is None, reason="dpdk-testpmd (Debian package dpdk) is missing")
+def test_an_unmodified_application_keeps_its_process_while_the_nfs_around_it_are_relaid_out(
+    write_spec, tmp_path, machine_before
+):
+    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    with serving(write_spec(TESTPMD_SPEC), socket, out, "--ready-for", "hybrid") as process:
+        testpmd = nfs_by_name(socket)["pmd"]["pid"]
+        for name, workers in (("hybrid", {"native@core1", "pmd"}), ("unis", {"fw", "count", "ttl", "pmd"})):
+            switched = ctl(socket, "scheduler", name)
+            assert switched.returncode == 0, switched.stderr
+            change = json.loads(switched.stdout)
+            assert change["state"] == "applied" and change["relayout"], change
+            assert {worker["name"] for worker in change["workers"]} == workers, change["workers"]
+            assert change["ring_drops_during"] == 0, change
+            # The same testpmd process, forwarding for the new layout's workers.
+            assert next(worker["pid"] for worker in change["workers"] if worker["name"] == "pmd") == testpmd
+            assert takes_packets(socket, "pmd") and nfs_by_name(socket)["pmd"]["pid"] == testpmd
+        results = results_when_stopped(socket, process, out)
+    accounting = results["accounting"]
+    assert accounting["exact"] and accounting["in_flight"] == 0 and accounting["clean_workers_hold_nothing"], accounting
+    (chain,) = results["chains"]
+    ring_drops = sum(ring["dropped_full"] for ring in results["rings"])
+    assert chain["generated"] == chain["delivered"] + ring_drops, chain
+    assert [change["scheduler"] for change in results["changes"]] == ["hybrid", "unis"]
+    pmd = next(worker for worker in results["workers"] if worker["nfs"] == "pmd")
+    assert pmd["pid"] == testpmd and pmd["exit"] == "exited with status 0", pmd
