@@ -27,6 +27,9 @@ struct alignas(64) RingCounters {
   uint64_t foreign;
   uint64_t receive_buffers;
   uint32_t socket_counted;  // 1 once socket_arrived and socket_dropped are final
+  // Nonzero while receive buffers are taken from the pool or handed on as frames, until receive_buffers says so
+  // again: a consumer killed meanwhile held a number no counter tells (the manager then does not restart it).
+  uint32_t receive_buffers_changing;
 };
 
 struct alignas(64) NfCounters {

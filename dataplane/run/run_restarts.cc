@@ -68,7 +68,11 @@ bool Run::schedule_restart(size_t w, double now_s) {
   for (const Segment& segment : plan.segments) {
     if (externals_[w]) break;
     cut_mid_operation |= counter_read(stats_->nfs[segment.nfs.front()].mbufs_being_freed) != 0;
-    for (int ring : segment.in_rings) cut_mid_operation |= rings_[ring]->cons.head != rings_[ring]->cons.tail;
+    for (int ring : segment.in_rings) {
+      cut_mid_operation |= rings_[ring]->cons.head != rings_[ring]->cons.tail;
+      // A kernel link's receive buffers taken or handed on, their count not yet told (SocketIngress).
+      cut_mid_operation |= d_.rings[ring].kernel && flag_load(stats_->rings[ring].receive_buffers_changing) != 0;
+    }
     for (int ring : segment.out_rings) cut_mid_operation |= rings_[ring]->prod.head != rings_[ring]->prod.tail;
   }
   if (cut_mid_operation) {

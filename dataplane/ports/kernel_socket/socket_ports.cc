@@ -63,14 +63,25 @@ SocketIngress::SocketIngress(std::unique_ptr<PacketSocket> socket, rte_mempool* 
 
 SocketIngress::~SocketIngress() { finish(); }
 
+void SocketIngress::begin_buffer_change() {
+  __atomic_store_n(&counters_.receive_buffers_changing, 1u, __ATOMIC_RELEASE);
+}
+
+void SocketIngress::end_buffer_change() {
+  __atomic_store_n(&counters_.receive_buffers, static_cast<uint64_t>(buffers_.size() - missing_), __ATOMIC_RELAXED);
+  __atomic_store_n(&counters_.receive_buffers_changing, 0u, __ATOMIC_RELEASE);
+}
+
 bool SocketIngress::refill() {
+  if (missing_ == 0) return true;
   // The empty slots are always the first `missing_` (each call fills from the front): only those are walked.
+  begin_buffer_change();
   while (missing_ > 0) {
     rte_mbuf* buffer = rte_pktmbuf_alloc(pool_);
     if (buffer == nullptr) break;
     buffers_[--missing_] = buffer;
   }
-  __atomic_store_n(&counters_.receive_buffers, static_cast<uint64_t>(buffers_.size() - missing_), __ATOMIC_RELAXED);
+  end_buffer_change();
   return missing_ == 0;
 }
 
@@ -91,12 +102,15 @@ uint16_t SocketIngress::receive_one_per_call(rte_mbuf** pkts, uint16_t max) {
     ssize_t length = recvfrom(socket_->fd(), rte_pktmbuf_mtod(buffer, void*), rte_pktmbuf_tailroom(buffer),
                               MSG_DONTWAIT, nullptr, nullptr);
     if (length < 0) break;  // EAGAIN: nothing more now
+    // From a buffer to a frame the NF holds (counted as dequeued): the counts change in two places, journalled.
+    begin_buffer_change();
     buffers_[0] = nullptr;
     missing_ = 1;
     buffer->data_len = static_cast<uint16_t>(length);
     buffer->pkt_len = static_cast<uint32_t>(length);
     pkts[taken] = buffer;
     taken += keep_run_frames(pkts + taken, 1, counters_);
+    end_buffer_change();
     if (!refill()) break;
   }
   return taken;
@@ -112,6 +126,8 @@ uint16_t SocketIngress::receive_many_per_call(rte_mbuf** pkts, uint16_t max) {
   }
   int received = recvmmsg(socket_->fd(), messages_.data(), want, MSG_DONTWAIT, nullptr);
   if (received <= 0) return 0;
+  // From buffers to frames the NF holds (counted as dequeued): the counts change in two places, journalled.
+  begin_buffer_change();
   for (int i = 0; i < received; i++) {
     pkts[i] = buffers_[i];
     pkts[i]->data_len = static_cast<uint16_t>(messages_[i].msg_len);
@@ -119,7 +135,9 @@ uint16_t SocketIngress::receive_many_per_call(rte_mbuf** pkts, uint16_t max) {
     buffers_[i] = nullptr;
   }
   missing_ = static_cast<uint16_t>(received);  // the first `received` slots, refilled before the next call
-  return keep_run_frames(pkts, static_cast<uint16_t>(received), counters_);
+  uint16_t kept = keep_run_frames(pkts, static_cast<uint16_t>(received), counters_);
+  end_buffer_change();
+  return kept;
 }
 
 void SocketIngress::finish() {
@@ -128,12 +146,14 @@ void SocketIngress::finish() {
   __atomic_store_n(&counters_.socket_arrived, counts.arrived, __ATOMIC_RELAXED);
   __atomic_store_n(&counters_.socket_dropped, counts.dropped, __ATOMIC_RELAXED);
   __atomic_store_n(&counters_.socket_counted, 1u, __ATOMIC_RELEASE);
+  begin_buffer_change();
   for (rte_mbuf*& buffer : buffers_)
     if (buffer != nullptr) {
       rte_pktmbuf_free(buffer);
       buffer = nullptr;
     }
-  __atomic_store_n(&counters_.receive_buffers, uint64_t{0}, __ATOMIC_RELAXED);
+  missing_ = static_cast<uint16_t>(buffers_.size());
+  end_buffer_change();
   socket_.reset();
 }
 

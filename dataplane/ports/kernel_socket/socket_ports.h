@@ -65,6 +65,10 @@ class SocketIngress final : public IngressPort {
   uint16_t receive_many_per_call(rte_mbuf** pkts, uint16_t max);
   // Keeps `buffers_` full; false if the pool is empty.
   bool refill();
+  // Around every change of which mbufs are receive buffers: the link's receive_buffers_changing set, then cleared
+  // once receive_buffers is the number held again (contract/shm_layout.h).
+  void begin_buffer_change();
+  void end_buffer_change();
 
   std::unique_ptr<PacketSocket> socket_;
   rte_mempool* pool_;

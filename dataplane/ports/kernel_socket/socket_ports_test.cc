@@ -89,6 +89,10 @@ void round_trip(uint16_t mux) {
   EXPECT_EQ(ingress.waiting(), 1u);
   // A partial batch: three asked for, three given, the rest left in the socket.
   ASSERT_EQ(take(ingress, got, 3, 3), 3);
+  // What it handed on is the NF's from then on, no receive buffer (one frame a call: refilled after each), and the
+  // change is told whole: a process killed now would leave counts that add up.
+  EXPECT_EQ(counters.receive_buffers, mux > 1 ? mux - 3u : mux);
+  EXPECT_EQ(counters.receive_buffers_changing, 0u);
   ASSERT_EQ(take(ingress, got + 3, 7, 64), 7);
   EXPECT_EQ(ingress.rx_burst(got + 10, 64), 0);
   for (int i = 0; i < 10; i++) {
