@@ -63,13 +63,11 @@ SocketIngress::SocketIngress(std::unique_ptr<PacketSocket> socket, rte_mempool* 
 
 SocketIngress::~SocketIngress() { finish(); }
 
-void SocketIngress::begin_buffer_change() {
-  __atomic_store_n(&counters_.receive_buffers_changing, 1u, __ATOMIC_RELEASE);
-}
+void SocketIngress::begin_buffer_change() { flag_store(counters_.receive_buffers_changing, 1u); }
 
 void SocketIngress::end_buffer_change() {
-  __atomic_store_n(&counters_.receive_buffers, static_cast<uint64_t>(buffers_.size() - missing_), __ATOMIC_RELAXED);
-  __atomic_store_n(&counters_.receive_buffers_changing, 0u, __ATOMIC_RELEASE);
+  counter_store(counters_.receive_buffers, static_cast<uint64_t>(buffers_.size() - missing_));
+  flag_store(counters_.receive_buffers_changing, 0u);
 }
 
 bool SocketIngress::refill() {
