@@ -301,29 +301,36 @@ from: client
 to: server
 io: kernel
 mux: 32
+link: {link}
 nfs:
-  - {name: route, type: ttl, core: 1}
-  - {name: fw, type: firewall, core: 1, args: {synthetic_rules: 10}}
+  - {{name: route, type: ttl, core: 1}}
+  - {{name: fw, type: firewall, core: 1, args: {{synthetic_rules: 10}}}}
 """
 
 
+# Back to back, and through an Open vSwitch of the chain's own that joins the service with it and leaves with it.
+@pytest.mark.parametrize("link", ["b2b", "ovs-userspace"])
 def test_a_kernel_chain_added_live_from_a_lab_port_carries_its_clients_and_goes_whole(
-    write_spec, tmp_path, machine_before
+    link, write_spec, tmp_path, machine_before
 ):
+    if link == "ovs-userspace" and ovs_switch.missing_reason("netdev"):
+        pytest.skip(ovs_switch.missing_reason("netdev"))
     socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
     go, done = tmp_path / "go", tmp_path / "done"
     spec = LAB_WITHOUT_A_WAY_THERE.format(go=go, done=done, www=REPO / "examples" / "lab-www")
     with serving(write_spec(spec), socket, out) as process:
-        added = answered(socket, json.loads(ctl(socket, "add-chain", "-", stdin=ADDED_FROM_THE_CLIENT).stdout))
+        adding = ctl(socket, "add-chain", "-", stdin=ADDED_FROM_THE_CLIENT.format(link=link))
+        added = answered(socket, json.loads(adding.stdout))
         assert added["state"] == "applied" and added["nfs_started"] == "route,fw", added
         assert len(namespaces_of("-route", "-fw")) == 2
+        assert len(switch_daemons()) == (2 if link.startswith("ovs") else 0)
         go.touch()
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not done.exists():
             time.sleep(0.2)
         removed = answered(socket, json.loads(ctl(socket, "remove-chain", "there").stdout))
         assert removed["state"] == "applied" and removed["drained"], removed
-        assert namespaces_of("-route", "-fw") == []
+        assert namespaces_of("-route", "-fw") == [] and switch_daemons() == []
         results = results_when_stopped(socket, process, out)
     assert all(record["met"] for record in results["lab"]), results["lab"]
     assert_accounted(results)
