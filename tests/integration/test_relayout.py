@@ -96,6 +96,8 @@ def test_the_nfs_relaid_out_under_traffic_lose_nothing_and_keep_their_arguments(
     assert results["scheduler"]["name"] == "coop"
 
 
+# iperf3 runs 20 s: the three switches below (each a ctl process and a drain) once took more than 11 s on a busy
+# host, and the transfer must outlast them.
 LAB_SPEC = """\
 name: lab-relayout
 scheduler: {name: coop, options: {k: 8}}
@@ -103,7 +105,7 @@ lab:
   hosts:
     - name: client
       run:
-        - {command: "iperf3 --client {server} --time 12 --json", time_limit: 40}
+        - {command: "iperf3 --client {server} --time 20 --json", time_limit: 50}
     - name: server
       serve: ["iperf3 --server"]
 chains:
