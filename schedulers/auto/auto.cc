@@ -40,6 +40,7 @@ struct Options {
     options.costs.thread_switch_ns = o["thread_switch_ns"].get<double>();
     options.costs.ring_hop_cycles = o["ring_hop_cycles"].get<double>();
     options.costs.sleeper_wakeup_ns = o["sleeper_wakeup_ns"].get<double>();
+    options.costs.idle_handover_ns = o["idle_handover_ns"].get<double>();
     std::string list = o["candidates"].get<std::string>();
     for (size_t begin = 0; begin < list.size();) {
       size_t end = std::min(list.find(',', begin), list.size());
@@ -412,9 +413,9 @@ const SchedulerRegistration registration({
             {.name = "objective",
              .type = ArgType::Choice,
              .default_value = "throughput",
-             .help =
-                 "what the choice maximises: throughput, latency (the shortest turn), fairness (Jain's index of the "
-                 "chains' served shares) or efficiency (packets per busy CPU second)",
+             .help = "what the choice maximises: throughput, latency (the shortest predicted wait of a packet), "
+                     "fairness (Jain's index of the chains' served shares) or efficiency (packets per busy CPU "
+                     "second)",
              .choices = {"throughput", "latency", "fairness", "efficiency"}},
             {.name = "candidates",
              .type = ArgType::String,
@@ -441,6 +442,9 @@ const SchedulerRegistration registration({
                 "sleeper_wakeup_ns", 45000,
                 "the model's wake-up of a worker asleep on an idle core (rtc-sleep; ./tandem primitives measures it)",
                 0, 1e8),
+            number("idle_handover_ns", 20000,
+                   "the model's wait at low load for the running NF to hand the core on (unis's idle_handover_us)", 0,
+                   1e8),
         },
     .requirements = [](const json&) { return MachineRequirements(MachineResource::CycleCosts); },
     .deployment_requirements = auto_requirements,

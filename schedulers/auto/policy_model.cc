@@ -16,6 +16,8 @@ constexpr double kUnbounded = std::numeric_limits<double>::infinity();
 // Candidates within this fraction of the best figure are a tie, which the simpler candidate wins: the model's
 // inputs (costs, switch times) are themselves measured no closer than this.
 constexpr double kTie = 0.02;
+// A core whose predicted load is this share of its cycles or more is saturated: its NFs take full batches.
+constexpr double kSaturated = 0.98;
 
 // How a policy divides a core between the chains that have NFs on it.
 enum class Sharing {
@@ -106,6 +108,47 @@ double turn_cycles(const std::string& policy, const Workload& w, size_t i, doubl
            (switched ? c.priority_switch_ns * per_ns : 0);
   }
   return c.cfs_slice_ms * 1e-3 * w.hz;
+}
+
+// Below saturation, the cycles a packet of `chain` spends on `core`: its NFs' own costs and rings, and the switches
+// each hop waits for before the next NF runs. A polling core's round is its switches over 1 - load (a cyclic
+// polling system: the round holds its switches and the packets that arrive during it), so what a hop waits for
+// grows with the load until the batches fill, where the round of full batches takes over (the caller's bound).
+// bench/latency_model.py sets these predictions against every policy's measured latency at three loads.
+double below_saturation_cycles(const std::string& policy, const Workload& w, int core, int chain, double load,
+                               double arrivals_pps, const std::vector<double>& cost, const SwitchCosts& c) {
+  const double per_ns = w.hz / 1e9, spread = 1 / (1 - load);
+  double path = 0;  // the NFs' own cycles, and the rings between them (what overhead_cycles counts beside switches)
+  int hops = 0, on_core = 0, externals = 0;
+  for (size_t i = 0; i < w.nfs.size(); i++) {
+    if (w.nfs[i].core != core) continue;
+    on_core++;
+    if (w.nfs[i].chain != chain) continue;
+    hops++;
+    externals += w.nfs[i].external ? 1 : 0;
+    path += cost[i];
+    if (policy == "hybrid" ? !continues_native_run(w, i) : policy != "rtc" && policy != "rtc-sleep")
+      path += c.ring_hop_cycles;
+  }
+  // A packet finds the round anywhere: half of it before its first hop, then one switch to each next NF.
+  const double hop_waits = hops + on_core / 2.0;
+  if (policy == "rtc") return path;  // one process polls its inputs: no switch between NFs
+  if (policy == "rtc-sleep") {
+    // The worker sleeps once its inputs are empty: a packet that finds it asleep waits for the wake-up, and those
+    // that arrive during the wake-up wait for what is left of it (half, on average).
+    const double wake_s = c.sleeper_wakeup_ns * 1e-9, during = arrivals_pps * wake_s;
+    return path + wake_s * w.hz * (1 + during / 2) / (1 + during);
+  }
+  if (policy == "bubble") return path + hop_waits * c.thread_switch_ns * per_ns * spread;
+  if (policy == "coop") return path + hop_waits * c.yield_ns * per_ns * spread;
+  // The first NF is woken on an idle core (a halted vCPU), the next ones by their predecessor's core, busy.
+  if (policy == "nfvnice") return path + (c.sleeper_wakeup_ns + (hops - 1) * c.wakeup_ns * spread) * per_ns;
+  // UNiS hands the core on once the running NF's input stayed empty a while: each hop waits for that and the
+  // priority switch; hybrid's native NFs in a row are one hop (its worker), an external NF one of its own.
+  const int unis_hops = policy == "hybrid" ? hybrid_turns_waited(w, core, chain) + externals : hops;
+  if (policy == "unis" || policy == "hybrid")
+    return path + unis_hops * (c.idle_handover_ns + c.priority_switch_ns) * per_ns * spread;
+  return kUnbounded;  // cfs: every poll-mode NF is runnable whatever its load, and takes its slice (the round)
 }
 
 // Water-filling: rates x_k = min(demand_k, level x share_k) with sum x_k work_k = capacity, or every demand met.
@@ -213,7 +256,8 @@ Prediction predict(const std::string& policy, const Workload& w, const SwitchCos
   for (size_t i = 0; i < w.nfs.size(); i++) overhead[i] = overhead_cycles(policy, w, i, c);
 
   std::vector<double> rate(chains, kUnbounded);
-  double busy_cycles = 0, worst_round = 0;
+  double busy_cycles = 0;
+  std::map<int, double> saturated_round;  // per core: the turns of every NF a packet may wait for, batches full
   for (int core : cores) {
     std::vector<double> work(chains, 0);
     std::vector<int> nfs_here(chains, 0);
@@ -232,7 +276,7 @@ Prediction predict(const std::string& policy, const Workload& w, const SwitchCos
     int turns = 1;
     if (policy == "hybrid")
       for (size_t k = 0; k < chains; k++) turns = std::max(turns, hybrid_turns_waited(w, core, static_cast<int>(k)));
-    worst_round = std::max(worst_round, round * turns);
+    saturated_round[core] = round * turns;
     std::vector<double> here(chains, kUnbounded);
     if (t.sharing == Sharing::FixedSlices) {
       // Each process polls for its slice whether it has packets or not, and in a slice takes at most what its input
@@ -273,7 +317,29 @@ Prediction predict(const std::string& policy, const Workload& w, const SwitchCos
   for (size_t i = 0; i < w.nfs.size(); i++) busy_cycles += rate[w.nfs[i].chain] * (cost_of(w.nfs[i]) + overhead[i]);
   p.chain_pps = rate;
   for (double r : rate) p.throughput_pps += r;
-  p.latency_us = worst_round / w.hz * 1e6;
+  // Latency at the predicted rates: each chain's wait on each core below saturation, bounded by the core's round.
+  std::vector<double> cost(w.nfs.size());
+  for (size_t i = 0; i < w.nfs.size(); i++) cost[i] = cost_of(w.nfs[i]);
+  double latency_cycles = 0;
+  for (int core : cores) {
+    double load_cycles = 0, arrivals_pps = 0;
+    std::set<int> chains_here;
+    for (size_t i = 0; i < w.nfs.size(); i++)
+      if (w.nfs[i].core == core) {
+        load_cycles += rate[w.nfs[i].chain] * (cost[i] + overhead[i]);
+        chains_here.insert(w.nfs[i].chain);
+      }
+    for (int k : chains_here) arrivals_pps += rate[k];
+    const double load = std::min(load_cycles / w.hz, 1.0);
+    p.busiest_load = std::max(p.busiest_load, load);
+    for (int k : chains_here) {
+      // A core the chains fill (an offer without bound, or more than it holds) runs full batches: the round.
+      double waited =
+          load < kSaturated ? below_saturation_cycles(policy, w, core, k, load, arrivals_pps, cost, c) : kUnbounded;
+      latency_cycles = std::max(latency_cycles, std::min(waited, saturated_round[core]));
+    }
+  }
+  p.latency_us = latency_cycles / w.hz * 1e6;
   const double core_count = std::max<size_t>(cores.size(), 1);
   p.cpu_share = t.sleeps_when_idle ? std::min(1.0, busy_cycles / (w.hz * core_count)) : 1.0;
   p.packets_per_cpu_second = p.throughput_pps / std::max(p.cpu_share * core_count, 1e-9);
@@ -367,7 +433,7 @@ Decision decide(const Workload& w, Objective objective, std::optional<double> sl
       case Objective::Throughput:
         return format(p.throughput_pps / 1e6) + " Mpps";
       case Objective::Latency:
-        return format(p.latency_us) + " us a turn";
+        return format(p.latency_us) + " us a packet";
       case Objective::Fairness:
         return "Jain " + format(p.jain);
       case Objective::Efficiency:
@@ -391,6 +457,7 @@ nlohmann::json to_json(const Prediction& p) {
   out.update({{"throughput_pps", p.throughput_pps},
               {"chain_pps", p.chain_pps},
               {"latency_us", p.latency_us},
+              {"busiest_load", p.busiest_load},
               {"jain", p.jain},
               {"cpu_share", p.cpu_share},
               {"packets_per_cpu_second", p.packets_per_cpu_second}});

@@ -45,6 +45,9 @@ struct SwitchCosts {
   // `./tandem primitives` measures it (41-51 us on our KVM guests: the host runs the halted vCPU again; longer
   // after longer idle spells), the manager's look every 1 us aside.
   double sleeper_wakeup_ns = 45000;
+  // UNiS at low load: how long the running NF's input stays empty before it hands the core to an NF with a packet
+  // (unis's idle_handover_us): what each hop of a packet waits for there, beside the priority switch.
+  double idle_handover_ns = 20000;
 };
 
 struct Workload {
@@ -59,10 +62,13 @@ struct Workload {
 struct Prediction {
   std::string policy;
   bool feasible = true;
-  std::string infeasible_because;     // when not feasible
-  double throughput_pps = 0;          // delivered, summed over chains
-  std::vector<double> chain_pps;      // per chain
-  double latency_us = 0;              // the turns of every NF on the busiest core that a packet may wait for
+  std::string infeasible_because;  // when not feasible
+  double throughput_pps = 0;       // delivered, summed over chains
+  std::vector<double> chain_pps;   // per chain
+  // What a packet waits for, on the core where it waits longest: below saturation its path's NFs and the switches
+  // its hops wait for, spread by the core's load; saturated, the turns of every NF on the core (the round).
+  double latency_us = 0;
+  double busiest_load = 0;            // the busiest core's predicted share of its cycles spent on packets
   double jain = 1;                    // Jain's index over the chains' served shares (delivered / offered / weight)
   double cpu_share = 1;               // of the NF cores, averaged: pollers take all of it, sleepers what they use
   double packets_per_cpu_second = 0;  // throughput / (cpu_share x cores): efficiency
