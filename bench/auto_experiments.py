@@ -343,21 +343,22 @@ def latency_report(document: dict) -> str:
         )
         + "\n\neach scheduler's median p99 in us over the rounds (-: it cannot run the workload):\n"
         + table(["workload", *LATENCY_SINGLES, "auto"], policy_rows(document))
+        + "\n\neach scheduler's median p50 in us over the rounds (what a packet waits for when the host does not "
+        "stall it: what auto's model predicts):\n"
+        + table(["workload", *LATENCY_SINGLES, "auto"], policy_rows(document, "p50_us", 1))
     )
 
 
-def policy_rows(document: dict) -> list[list[str]]:
-    """Per workload, each scheduler's median p99 (us): how far apart the policies auto chooses among are."""
+def policy_rows(document: dict, metric: str = "p99_us", digits: int = 0) -> list[list[str]]:
+    """Per workload, each scheduler's median `metric` (us): how far apart the policies auto chooses among are."""
     rows = []
     for name, comparison in document["comparisons"].items():
         row = [name]
         for scheduler in [*LATENCY_SINGLES, "auto"]:
             values = (
-                list(per_round(comparison, scheduler, "p99_us").values())
-                if scheduler in comparison["schedulers"]
-                else []
+                list(per_round(comparison, scheduler, metric).values()) if scheduler in comparison["schedulers"] else []
             )
-            row.append(fmt(statistics.median(values), 0) if values else "-")
+            row.append(fmt(statistics.median(values), digits) if values else "-")
         rows.append(row)
     return rows
 

@@ -286,6 +286,8 @@ TABLES: dict[str, Callable[[Path], Rendered]] = {
     "auto-timeline-layouts-decisions": notes("auto-timeline-layouts", " s: "),
     "auto-latency": whole("auto-latency"),
     "auto-latency-policies": whole("auto-latency", 1),
+    "auto-latency-policies-p50": whole("auto-latency", 2),
+    "latency-model": whole("latency-model"),
     "auto-mixed-native": whole("auto-mixed", 0),
     "auto-mixed-testpmd": whole("auto-mixed", 1),
     # NFVnice
