@@ -174,8 +174,9 @@ def test_the_wire_and_its_chains_are_added_to_a_running_service(tmp_path, lossle
     start, and the VXLANs are gone once the service stopped (machine_before checks)."""
     spec = tmp_path / "wire.yaml"
     # Rings of 512: two ports and four chains added fit in the room a service keeps for additions. The idle chain is
-    # the generator's, whose default duration (5 s) would end the lab's clients early: a minute.
-    spec.write_text(wire_spec(chains=(), pings=600, ports=None, ring_capacity=512, duration=60))
+    # the generator's, whose default duration (5 s) would end the lab's clients early: a minute. 2,000 pings 10 ms
+    # apart: the dozen requests below (a ctl process each) outlasted 600 on a busy host, and ping ended unanswered.
+    spec.write_text(wire_spec(chains=(), pings=2000, ports=None, ring_capacity=512, duration=60))
     socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
     # A VXLAN of someone else's in node A's namespace, on the VNI a request below asks for: the kernel refuses it.
     taken = ["id", "4243", "remote", NODE_B.address, "dstport", "4789"]
