@@ -246,6 +246,8 @@ Prediction predict(const std::string& policy, const Workload& w, const SwitchCos
     if (nf.cost_cycles > 0) cheapest = std::min(cheapest, nf.cost_cycles);
   if (cheapest == kUnbounded) cheapest = 1;
   auto cost_of = [&](const ModelNf& nf) { return nf.cost_cycles > 0 ? nf.cost_cycles : cheapest; };
+  std::vector<double> cost(w.nfs.size());
+  for (size_t i = 0; i < w.nfs.size(); i++) cost[i] = cost_of(w.nfs[i]);
 
   const size_t chains = w.chains.size();
   std::vector<double> demand(chains), chain_work(chains, 0);
@@ -314,23 +316,23 @@ Prediction predict(const std::string& policy, const Workload& w, const SwitchCos
     if (rate[k] == kUnbounded) rate[k] = 0;  // a chain with no NF on any core: nothing the policy decides
   }
   // What the cores spend on the packets the chains get (a chain limited elsewhere takes less here).
-  for (size_t i = 0; i < w.nfs.size(); i++) busy_cycles += rate[w.nfs[i].chain] * (cost_of(w.nfs[i]) + overhead[i]);
+  std::map<int, double> core_busy_cycles;  // per core: the cycles a second its NFs spend on the predicted rates
+  for (size_t i = 0; i < w.nfs.size(); i++) {
+    const double cycles = rate[w.nfs[i].chain] * (cost[i] + overhead[i]);
+    busy_cycles += cycles;
+    core_busy_cycles[w.nfs[i].core] += cycles;
+  }
   p.chain_pps = rate;
   for (double r : rate) p.throughput_pps += r;
   // Latency at the predicted rates: each chain's wait on each core below saturation, bounded by the core's round.
-  std::vector<double> cost(w.nfs.size());
-  for (size_t i = 0; i < w.nfs.size(); i++) cost[i] = cost_of(w.nfs[i]);
   double latency_cycles = 0;
   for (int core : cores) {
-    double load_cycles = 0, arrivals_pps = 0;
+    double arrivals_pps = 0;
     std::set<int> chains_here;
-    for (size_t i = 0; i < w.nfs.size(); i++)
-      if (w.nfs[i].core == core) {
-        load_cycles += rate[w.nfs[i].chain] * (cost[i] + overhead[i]);
-        chains_here.insert(w.nfs[i].chain);
-      }
+    for (const ModelNf& nf : w.nfs)
+      if (nf.core == core) chains_here.insert(nf.chain);
     for (int k : chains_here) arrivals_pps += rate[k];
-    const double load = std::min(load_cycles / w.hz, 1.0);
+    const double load = std::min(core_busy_cycles[core] / w.hz, 1.0);
     p.busiest_load = std::max(p.busiest_load, load);
     for (int k : chains_here) {
       // A core the chains fill (an offer without bound, or more than it holds) runs full batches: the round.
