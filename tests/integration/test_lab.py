@@ -15,7 +15,8 @@ import time
 import pytest
 
 from conftest import REPO, requires_root, tandem
-from integration.test_restarts import CUT_MID_OPERATION, CUT_TRIES, worker_pid
+from integration.test_restarts import CUT_MID_OPERATION, CUT_TRIES
+from integration.test_runs import worker_pid
 from integration.test_tagged_frames import tshark_fields
 
 pytestmark = [

@@ -9,13 +9,12 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import time
 
 import pytest
 
 from conftest import KERNEL_SPEC, background, requires_root, runnable, tandem
-from integration.test_runs import assert_accounted
+from integration.test_runs import assert_accounted, worker_pid
 
 pytestmark = requires_root
 
@@ -33,17 +32,6 @@ chains:
 
 CUT_MID_OPERATION = "in the middle of a ring or pool operation"
 CUT_TRIES = 4  # rtc's one process polls its rings all the time: a CI run once killed it inside one
-
-
-def worker_pid(index: int, timeout: float = 60) -> int:
-    """The pid of worker `index` of the run in progress (tandem-worker ... --worker N), once it exists."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = subprocess.run(["pgrep", "-f", f"tandem-worker .*--worker {index}$"], capture_output=True, text=True)
-        if found.stdout.split():
-            return int(found.stdout.split()[0])
-        time.sleep(0.05)
-    raise AssertionError(f"no worker {index} appeared")
 
 
 @pytest.mark.parametrize("scheduler", runnable(["coop", "unis", "nfvnice", "rtc", "bubble"]))

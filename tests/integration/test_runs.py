@@ -186,18 +186,16 @@ def run_tree(run: subprocess.Popen) -> list[str]:
     return [process_line(pid) for pid in stall_diagnosis.run_processes(run.pid)]
 
 
-def worker_process(run: subprocess.Popen, index: int) -> int | None:
-    """The process the run started as worker `index` (a tandem-worker whose arguments say `--worker index`), as the
-    kernel has it: apart from the pid the run printed."""
-    for pid in stall_diagnosis.run_processes(run.pid):
-        try:
-            arguments = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if Path(arguments[0].decode(errors="replace")).name == "tandem-worker" and b"--worker" in arguments:
-            if arguments[arguments.index(b"--worker") + 1] == str(index).encode():
-                return pid
-    return None
+def worker_pid(index: int, timeout: float = 60) -> int:
+    """The pid of worker `index` of the run in progress (tandem-worker ... --worker N), once it exists: the process as
+    the kernel has it, apart from the pid the run printed."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = subprocess.run(["pgrep", "-f", f"tandem-worker .*--worker {index}$"], capture_output=True, text=True)
+        if found.stdout.split():
+            return int(found.stdout.split()[0])
+        time.sleep(0.05)
+    raise AssertionError(f"no worker {index} appeared")
 
 
 @pytest.mark.parametrize("scheduler", sorted(KILLED_NF_SPECS))
@@ -209,8 +207,7 @@ def test_killed_nf_is_reported_by_name(scheduler, write_spec, tmp_path, machine_
     # call: twice in CI a `kill -9` of the pid read from the started line went by unnoticed while b forwarded on at
     # its full rate. The run must then name b with that process's pid (the pid it printed at the start, too).
     tree = run_tree(process)
-    victim = worker_process(process, list(pids).index("b"))
-    assert victim is not None, "\n".join(tree)
+    victim = worker_pid(list(pids).index("b"))
     started = time.monotonic()
     os.kill(victim, signal.SIGKILL)
     dying = still_dying(victim)
