@@ -104,25 +104,30 @@ def predicted(autos: list, policy: str) -> float | None:
     return statistics.median(values) if values else None
 
 
-def rows(document: dict) -> list[list[str]]:
-    out = []
+def compared(document: dict):
+    """(load, policy, predicted us, measured p50 us, whether auto chose it) for every load and policy."""
     for load in LOADS:
         by_policy = document["runs"][str(load)]
-        chosen = sorted({r["scheduler"]["report"]["policy"] for r in by_policy["auto"] if r})
+        chosen = {r["scheduler"]["report"]["policy"] for r in by_policy["auto"] if r}
         for policy in POLICIES:
-            model, seen = predicted(by_policy["auto"], policy), measured_p50(by_policy[policy])
-            share = None if model is None or not seen else seen / model
-            out.append(
-                [
-                    f"{load:.0%}",
-                    f"{load * document['capacity_pps'] / 1e3:.0f}",
-                    policy,
-                    fmt(model, 1),
-                    fmt(seen, 1),
-                    fmt(share, 2),
-                    "yes" if policy in chosen else "",
-                ]
-            )
+            yield load, policy, predicted(by_policy["auto"], policy), measured_p50(by_policy[policy]), policy in chosen
+
+
+def rows(document: dict) -> list[list[str]]:
+    out = []
+    for load, policy, model, seen, chosen in compared(document):
+        share = None if model is None or not seen else seen / model
+        out.append(
+            [
+                f"{load:.0%}",
+                f"{load * document['capacity_pps'] / 1e3:.0f}",
+                policy,
+                fmt(model, 1),
+                fmt(seen, 1),
+                fmt(share, 2),
+                "yes" if chosen else "",
+            ]
+        )
     return out
 
 
@@ -142,14 +147,11 @@ def plot(document: dict) -> None:
     markers = {str(load): marker for load, marker in zip(LOADS, "os^", strict=True)}
     colours = dict(zip(POLICIES, plt.rcParams["axes.prop_cycle"].by_key()["color"], strict=False))
     points = []
-    for load in LOADS:
-        by_policy = document["runs"][str(load)]
-        for policy in POLICIES:
-            model, seen = predicted(by_policy["auto"], policy), measured_p50(by_policy[policy])
-            if model is None or seen is None:
-                continue
-            points += [model, seen]
-            axes.scatter(model, seen, marker=markers[str(load)], color=colours[policy], s=50)
+    for load, policy, model, seen, _ in compared(document):
+        if model is None or seen is None:
+            continue
+        points += [model, seen]
+        axes.scatter(model, seen, marker=markers[str(load)], color=colours[policy], s=50)
     low, high = min(points) / 1.5, max(points) * 1.5
     axes.plot([low, high], [low, high], color="grey", linewidth=1, label="measured = predicted")
     for policy, colour in colours.items():
