@@ -29,7 +29,16 @@ import matplotlib  # noqa: E402
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from bench.experiment_support import RESULTS, fmt, mpps, read_result, run, run_selected, save_result  # noqa: E402
+from bench.experiment_support import (  # noqa: E402
+    RESULTS,
+    fmt,
+    mpps,
+    read_result,
+    run,
+    run_selected,
+    save_result,
+    stop_if_interrupted,
+)
 from controlplane.errors import SpecError  # noqa: E402
 from controlplane.experiment import pipeline  # noqa: E402
 from controlplane.launch.service_status import bound_of_percentile  # noqa: E402
@@ -452,6 +461,7 @@ def idle_run(rate: str, scheduler: str, duration: float) -> dict | None:
     config = run_config(spec, scheduler, duration)
     config["latency_sample_every"] = 1
     outcome = pipeline.run(config, f"bench {spec.name}", lambda event: None)
+    stop_if_interrupted(outcome)
     if outcome.results is None:
         print(f"idle {rate} {scheduler}: the run failed: {outcome.error}", file=sys.stderr)
     return outcome.results
@@ -540,6 +550,7 @@ def timeline(duration: float, name: str = "auto-timeline") -> None:
     config = run_config(spec, None, run_s)
     config["live_metrics"] = True  # each progress event carries the latency histograms
     outcome = pipeline.run(config, f"bench {spec.name}", observe)
+    stop_if_interrupted(outcome)
     if outcome.results is None:
         raise SystemExit(f"timeline: the run failed: {outcome.error}")
     results = outcome.results

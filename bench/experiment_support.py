@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import tandem
+from controlplane.errors import EXIT_INTERRUPTED
 from controlplane.experiment.compare import summarise
 from controlplane.results.machine_modes import cheapest_entry_cost, slow_runs
 from tandem import Spec
@@ -20,6 +21,13 @@ def run(spec: Spec, schedulers: list[str], repeat: int, duration: float) -> dict
     """A comparison through the Python API, as the JSON `compare --json` writes (what the helpers here read)."""
     print(f"{spec.name}: {', '.join(schedulers)}", file=sys.stderr, flush=True)
     return tandem.compare(spec, schedulers, repeat, duration, ceiling=False, source=f"bench {spec.name}").as_json()
+
+
+def stop_if_interrupted(outcome) -> None:
+    """Ctrl-C or a termination signal ends one run cleanly (runner.py); the benchmark ends with it, saving nothing,
+    rather than going on to its next run."""
+    if outcome.exit_status == EXIT_INTERRUPTED:
+        raise SystemExit("interrupted: nothing saved")
 
 
 def mpps(comparison: dict, scheduler: str) -> float | None:

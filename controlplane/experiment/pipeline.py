@@ -1,12 +1,13 @@
 """A run from a loaded spec to its results, in order: check with the data plane, place (placement: auto or
-fewest_cores, and spare instances without a core), cost (schedulers that need cycle costs), launch. The runner only
-launches; what comes before it lives here."""
+fewest_cores, and spare instances without a core), cost (schedulers that need cycle costs or this machine's switch
+costs), launch. The runner only launches; what comes before it lives here."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from controlplane.launch import runner
+from controlplane.machine.switch_costs import ensure_measured, with_switch_costs
 from controlplane.planning.placement import place_config, placed
 from controlplane.planning.profile import with_costs
 from controlplane.planning.spare_cores import place_spares
@@ -32,9 +33,15 @@ def run(
     config, spare_notes = place_spares(config, source, say=say)
     if spare_notes:
         verdict = catalog.check(config, source)  # spare instances may have moved
+    switches = None
+    if verdict["requirements"].get("switch_costs"):  # the run's own scheduler's: a service's others keep defaults
+        config, switches = with_switch_costs(config, say=say)
+        verdict = catalog.check(config, source)  # the launch takes the scheduler's options as the check resolved them
     for name in config.get("ready_for", []):  # a service's schedulers to switch to: the machine prepared for them too
         also = catalog.check(dict(config, scheduler={"name": name, "options": {}}), source)["requirements"]
         verdict = dict(verdict, requirements=also | verdict["requirements"])
+        if also.get("switch_costs") and switches is None:  # measured now, before traffic: a live switch reads them
+            ensure_measured(config, say=say)
     costs = None
     if verdict["requirements"].get("cycle_costs"):
         config, costs = with_costs(config, source, say=say)
@@ -43,6 +50,8 @@ def run(
     if outcome.results is not None:
         if costs is not None:
             outcome.results["cycle_costs"] = costs
+        if switches is not None:
+            outcome.results["switch_costs"] = switches
         if placement is not None:
             outcome.results["placement"] = placement
     return outcome

@@ -26,6 +26,8 @@ from controlplane.launch.control_api import REQUESTS, ROUTES, ChangeReply, Error
 from controlplane.launch.live_changes import LiveChanges
 from controlplane.launch.live_links import ChangesMakingLinks
 from controlplane.launch.service_status import ServiceStatus
+from controlplane.machine import switch_costs
+from controlplane.spec import catalog
 from controlplane.spec.live_additions import LiveAdditions
 
 MAX_BODY = 64 << 10  # room for a rule set of a thousand rules; a larger body is refused
@@ -146,7 +148,19 @@ def _body_field(manager_path: str, template: str) -> str:
     return "body." + manager_path.removeprefix("scheduler.")
 
 
-def _as_command(template: str, params: dict, request, additions: LiveAdditions | None) -> dict:
+def _scheduler_options(name: str, options: dict, running: dict) -> dict:
+    """A live switch's options: a scheduler that takes the switch-cost options (auto) gets this machine's cached
+    switches where the request leaves them unset, as a run's start does (experiment/pipeline.py)."""
+    takes = {
+        option["name"]
+        for known in catalog.catalog()["schedulers"]
+        if known["name"] == name
+        for option in known["options"]
+    }
+    return switch_costs.cached_into(options, running) if set(switch_costs.MEASURED_OPTIONS) <= takes else options
+
+
+def _as_command(template: str, params: dict, request, additions: LiveAdditions | None, running: dict) -> dict:
     if template in ("/chains", "/ports") and additions is None:
         raise SpecError("the request", [("request", "this service takes no new chains or ports")])
     if template == "/chains":
@@ -154,7 +168,8 @@ def _as_command(template: str, params: dict, request, additions: LiveAdditions |
     if template == "/ports":
         return {"op": "add_port", "port": additions.port(request.port)}
     if template == "/scheduler":
-        return {"op": "set_scheduler", "scheduler": {"name": request.name, "options": request.options}}
+        options = _scheduler_options(request.name, request.options, running)
+        return {"op": "set_scheduler", "scheduler": {"name": request.name, "options": options}}
     if template == "/nfs/{name}/instances":
         return {"op": "set_instances", "nf": params["name"], "instances": request.instances}
     if template == "/chains/{name}":
@@ -251,7 +266,9 @@ def _handler(
                 where = ".".join(str(part) for part in first["loc"])
                 return self._refuse(400, f"body.{where}" if where else "body", f"{first['msg']} ({template})")
             try:
-                answer = ChangeReply.model_validate(changes.request(_as_command(template, params, request, additions)))
+                answer = ChangeReply.model_validate(
+                    changes.request(_as_command(template, params, request, additions, status.started_with))
+                )
             except SpecError as error:  # a chain or port to add that cannot be: refused as the data plane refuses
                 errors = [{"path": path, "message": message} for path, message in error.problems]
                 op = {"/ports": "add_port", "/ports/{name}": "remove_port"}.get(template, "add_chain")

@@ -79,6 +79,11 @@ class ServiceStatus:
                 if event.get("op") == "add_chain" and event.get("state") == "applied":
                     self._workers |= {worker["name"]: worker for worker in event["workers"]}
 
+    @property
+    def started_with(self) -> dict:
+        """The config the service started with (its cores, its control core, the scheduler it began on)."""
+        return self._config
+
     def status(self) -> dict:
         with self._lock:
             now, before, t, phase = self._now, self._before, self._t, self._phase

@@ -1,8 +1,9 @@
 """This machine's primitive latencies (SCC Table 2 and Fig. 3): a context switch per scheduling policy, system calls
 (a null one and a kernel-I/O NF's packet-socket calls), a cache line moved between cores, a sleeping thread's
-wake-up on a core idle 1, 10 or 100 ms (what a sleeping worker adds to the first packet after an idle spell), and
-memory latency by working-set size and stride, measured by build/tandem-primitives (Debian 12 has no lmbench) with
-the machine held like a run, cached per machine with their spread, and shown as tables and a plot."""
+wake-up on a core idle 1, 10 or 100 ms (what a sleeping worker adds to the first packet after an idle spell), the
+switches auto's model charges its policies for, and memory latency by working-set size and stride, measured by
+build/tandem-primitives (Debian 12 has no lmbench) with the machine held like a run, cached per machine with their
+spread, and shown as tables and a plot."""
 
 from __future__ import annotations
 
@@ -19,8 +20,14 @@ from controlplane.terminal.tables import table
 
 TOOL = Path(__file__).resolve().parents[2] / "build" / "tandem-primitives"
 CACHE_PATH = Path(os.environ.get("TANDEM_CACHE_DIR", Path.home() / ".cache" / "tandem")) / "primitive-latencies.json"
-CACHE_FORMAT = 2  # 2: the idle wake-ups
+CACHE_FORMAT = 3  # 2: the idle wake-ups; 3: auto's switches
 TIMEOUT_SECONDS = 600  # the full memory sweep takes about a minute here
+# The switches auto's model charges its policies for (controlplane/machine/switch_costs.py), as the table names them.
+AUTO_SWITCHES = {
+    "yield_handoff": "sched_yield hand-off on one core (coop)",
+    "priority_switch": "SCHED_FIFO priority switch, until the other runs (unis)",
+    "user_level_switch": "user-level thread switch (bubble)",
+}
 
 
 def cached() -> dict | None:
@@ -34,14 +41,13 @@ def cached() -> dict | None:
     return document
 
 
-def measure(core: int | None = None, other_core: int | None = None, quick: bool = False) -> dict:
-    """Measures with the machine held (no run beside it), caches and returns the document."""
+def run_tool(core: int | None = None, other_core: int | None = None, *flags: str) -> dict:
+    """Runs tandem-primitives with the machine held (no run beside it) and returns what it printed."""
     command = [str(TOOL)]
     for flag, value in (("--core", core), ("--other-core", other_core)):
         if value is not None:
             command += [flag, str(value)]
-    if quick:
-        command.append("--quick")
+    command += flags
     with changes.MachineSession():
         try:
             result = subprocess.run(command, capture_output=True, text=True, timeout=TIMEOUT_SECONDS)
@@ -51,12 +57,18 @@ def measure(core: int | None = None, other_core: int | None = None, quick: bool 
             raise RunFailed(f"tandem-primitives did not finish within {TIMEOUT_SECONDS} s") from None
     if result.returncode != 0:
         raise RunFailed(f"tandem-primitives failed: {result.stderr.strip()}")
+    return json.loads(result.stdout)
+
+
+def measure(core: int | None = None, other_core: int | None = None, quick: bool = False) -> dict:
+    """Measures with the machine held (no run beside it), caches and returns the document."""
+    results = run_tool(core, other_core, *(["--quick"] if quick else []))
     document = {
         "format": CACHE_FORMAT,
         "machine": machine_description(),
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "quick": quick,
-        "results": json.loads(result.stdout),
+        "results": results,
     }
     try:
         CACHE_PATH.parent.mkdir(parents=True, exist_ok=True)
@@ -83,6 +95,7 @@ def report(document: dict) -> str:
     rows += [
         [f"futex wake-up, core {results['core']} idle {idle}", *_cell(m)] for idle, m in results["idle_wake"].items()
     ]
+    rows += [[label, *_cell(results[key])] for key, label in AUTO_SWITCHES.items() if key in results]
     lines = [
         f"primitive latencies on {document['machine']} ({document['date']}; median and range of "
         f"{results['repetitions']} repetitions; switches on core {results['core']})",

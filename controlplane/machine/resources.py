@@ -70,6 +70,10 @@ def _cycle_costs(session: changes.MachineSession, value: Any, run: RunPlace) -> 
     pass  # nothing on the machine: the pipeline fills every NF's cost in before launch (experiment/pipeline.py)
 
 
+def _switch_costs(session: changes.MachineSession, value: Any, run: RunPlace) -> None:
+    pass  # nothing on the machine: the pipeline fills the scheduler's switch costs in before launch
+
+
 def _tracefs(session: changes.MachineSession, value: Any, run: RunPlace) -> None:
     # Best effort: without it the probe reports system calls as unavailable, saying why; the run goes on.
     session.mount_tracefs()
@@ -92,6 +96,7 @@ PROVIDERS: dict[str, Callable[[changes.MachineSession, Any, RunPlace], None]] = 
     "cgroup_v2_dir": _cgroup_v2_dir,
     "cpu_cgroup_dir": _cpu_cgroup_dir,
     "cycle_costs": _cycle_costs,
+    "switch_costs": _switch_costs,
     "tracefs": _tracefs,
     "kernel_links": _kernel_links,
     "reserved_cores": _reserved_cores,

@@ -1,5 +1,6 @@
-"""What `auto` decided in a run, as the run report shows it: the policy it chose and why, the model's predictions
-for every candidate, and each later decision (a live switch, or a policy it would choose on a restart)."""
+"""What `auto` decided in a run, as the run report shows it: the switch costs its model charged, the policy it chose
+and why, the model's predictions for every candidate, and each later decision (a live switch, or a policy it would
+choose on a restart)."""
 
 from __future__ import annotations
 
@@ -60,3 +61,15 @@ def auto_decision_lines(report: dict) -> list[str]:
                 f"({event['reason']}); not applied: {event['why_not']}"
             )
     return lines
+
+
+def switch_cost_line(sources: dict) -> str:
+    """Each switch cost the model charged and where it came from (controlplane/machine/switch_costs.py)."""
+    parts = []
+    for option, source in sources.items():
+        value = f"{source['ns']:,.0f} ns" if "ns" in source else f"default ({source['why']})"
+        parts.append(
+            f"{option.removesuffix('_ns').replace('_', ' ')} {value}"
+            + (f" ({source['source']})" if "ns" in source else "")
+        )
+    return "auto's switch costs: " + ", ".join(parts)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import statistics
 
-from controlplane.results.auto_report import auto_decision_lines
+from controlplane.results.auto_report import auto_decision_lines, switch_cost_line
 from controlplane.results.planning_report import placement_report
 from controlplane.results.port_report import lab_report, ports_report
 from controlplane.terminal.tables import count, number, table
@@ -173,6 +173,8 @@ def run_report(results: dict) -> str:
                 for name, cost in results["cycle_costs"].items()
             )
         )
+    if results.get("switch_costs"):
+        lines.append(switch_cost_line(results["switch_costs"]))
     report = scheduler.get("report", {})
     if "decisions" in report:  # auto: what it chose and why, then the chosen policy's own report
         lines += auto_decision_lines(report)

@@ -126,9 +126,9 @@ bool prepared_for(const std::string& policy, const MachineRequirements& prepared
 // when this is asked (the control plane measures them after), so this follows the NFs' kinds, the objective and
 // the spec's candidates alone: an external NF leaves unis, hybrid and cfs, kernel-I/O NFs scc; for native NFs the
 // model's choices without requirements (rtc, rtc-sleep, bubble) beat the others, but for fairness nfvnice may come
-// close.
-MachineRequirements auto_requirements(const Deployment& d) {
-  Options o = Options::from(d.scheduler.options);
+// close. `o`: auto's own options, which are not the deployment's where auto is switched to live (its scheduler is
+// then the one running).
+MachineRequirements auto_requirements(const Options& o, const Deployment& d) {
   bool kernel_io = false, external = false;
   for (const NfConfig& nf : d.nfs) {
     kernel_io = kernel_io || nf.kernel_io;
@@ -146,6 +146,7 @@ MachineRequirements auto_requirements(const Deployment& d) {
     may_run = {"nfvnice"};
   }
   MachineRequirements needs(MachineResource::CycleCosts);
+  needs.need(MachineResource::SwitchCosts);
   for (const std::string& policy : may_run) needs |= CandidateScheduler(policy).requirements();
   return needs;
 }
@@ -212,6 +213,7 @@ class AutoScheduler final : public Scheduler {
             {"relayable_to", relayable_},
             {"decisions", decisions_},
             {"policy_switches", switches_},
+            {"switch_costs", to_json(o_.costs)},
             {"policy_report", inner_ ? inner_->report(view) : json::object()}};
   }
 
@@ -246,7 +248,7 @@ class AutoScheduler final : public Scheduler {
   // it running as it does an unmodified application; not a kernel-I/O NF or a scaled one); each one the run was
   // prepared for.
   void compute_family(const Deployment& d, const std::vector<Prediction>& predictions) const {
-    MachineRequirements prepared = auto_requirements(d);
+    MachineRequirements prepared = auto_requirements(o_, d);
     std::vector<WorkerPlan> layout = inner_->plan_workers(d);
     bool relaid_out = std::none_of(d.nfs.begin(), d.nfs.end(),
                                    [](const NfConfig& nf) { return nf.kernel_io || nf.scale_group >= 0; });
@@ -433,21 +435,30 @@ const SchedulerRegistration registration({
              .help = "decisions running in which it must be so",
              .min = 1,
              .max = 100},
-            number("yield_ns", 1350, "the model's sched_yield hand-off between processes on a core (coop)", 0, 1e7),
-            number("wakeup_ns", 2700, "the model's sleep and wake-up of an NF process (nfvnice)", 0, 1e7),
-            number("priority_switch_ns", 13000, "the model's SCHED_FIFO priority switch (unis)", 0, 1e7),
-            number("thread_switch_ns", 11, "the model's user-level thread switch (bubble)", 0, 1e7),
+            number(
+                "yield_ns", 1350,
+                "the model's sched_yield hand-off between processes on a core (coop); unset: this machine's, measured",
+                0, 1e7),
+            number("wakeup_ns", 2700,
+                   "the model's sleep and wake-up of an NF process (nfvnice); unset: two of this machine's hand-offs",
+                   0, 1e7),
+            number("priority_switch_ns", 13000,
+                   "the model's SCHED_FIFO priority switch (unis); unset: this machine's, measured", 0, 1e7),
+            number("thread_switch_ns", 11,
+                   "the model's user-level thread switch (bubble); unset: this machine's, measured", 0, 1e7),
             number("ring_hop_cycles", 40, "the model's enqueue and dequeue per packet between two NFs", 0, 1e6),
             number(
                 "sleeper_wakeup_ns", 45000,
-                "the model's wake-up of a worker asleep on an idle core (rtc-sleep; ./tandem primitives measures it)",
+                "the model's wake-up of a worker asleep on an idle core (rtc-sleep); unset: this machine's, measured",
                 0, 1e8),
             number("idle_handover_ns", 20000,
                    "the model's wait at low load for the running NF to hand the core on (unis's idle_handover_us)", 0,
                    1e8),
         },
-    .requirements = [](const json&) { return MachineRequirements(MachineResource::CycleCosts); },
-    .deployment_requirements = auto_requirements,
+    .requirements =
+        [](const json&) { return MachineRequirements(MachineResource::CycleCosts).need(MachineResource::SwitchCosts); },
+    .deployment_requirements =
+        [](const Deployment& d) { return auto_requirements(Options::from(d.scheduler.options), d); },
     .check = check,
     .create = [](const json& options) { return std::make_unique<AutoScheduler>(Options::from(options)); },
     .external_nfs = true,

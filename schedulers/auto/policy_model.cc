@@ -466,6 +466,16 @@ nlohmann::json to_json(const Prediction& p) {
   return out;
 }
 
+nlohmann::json to_json(const SwitchCosts& c) {
+  return {{"yield_ns", c.yield_ns},
+          {"wakeup_ns", c.wakeup_ns},
+          {"priority_switch_ns", c.priority_switch_ns},
+          {"thread_switch_ns", c.thread_switch_ns},
+          {"ring_hop_cycles", c.ring_hop_cycles},
+          {"sleeper_wakeup_ns", c.sleeper_wakeup_ns},
+          {"idle_handover_ns", c.idle_handover_ns}};
+}
+
 nlohmann::json to_json(const Decision& d) {
   nlohmann::json predictions = nlohmann::json::array();
   for (const Prediction& p : d.predictions) predictions.push_back(to_json(p));

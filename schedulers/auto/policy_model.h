@@ -32,8 +32,9 @@ struct ModelChain {
   double weight = 1;       // its priority weight, for the policies that share by weight
 };
 
-// What a switch between NFs costs each policy, from the facts measured on our machines (../DESIGN.md's table);
-// options of the module, so a machine that measures otherwise can say so.
+// What a switch between NFs costs each policy: options of the module, whose defaults are the facts measured on our
+// machines (../DESIGN.md's table); the control plane fills those a spec leaves unset with this machine's own
+// switches, measured once and cached (tandem-primitives --switch-costs, controlplane/machine/switch_costs.py).
 struct SwitchCosts {
   double yield_ns = 1350;             // a sched_yield hand-off between two processes on one core (coop)
   double wakeup_ns = 2700;            // an NF put to sleep and woken by the manager: two hand-offs (NFVnice)
@@ -98,5 +99,6 @@ double merit(const Prediction& prediction, Objective objective);
 
 nlohmann::json to_json(const Prediction& prediction);
 nlohmann::json to_json(const Decision& decision);
+nlohmann::json to_json(const SwitchCosts& costs);  // the options' names: what a run's model charged
 
 }  // namespace tandem::autosched

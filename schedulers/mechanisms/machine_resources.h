@@ -16,6 +16,7 @@ enum class MachineResource {
   CgroupV2Dir,
   CpuCgroupDir,
   CycleCosts,
+  SwitchCosts,
   Tracefs,
   KernelLinks,
   ReservedCores
@@ -42,6 +43,9 @@ inline constexpr MachineResourceInfo kMachineResources[] = {
      "written to its root's cgroup.subtree_control for the run (taken back after); exit 2 where neither offers cpu"},
     {MachineResource::CycleCosts, "cycle_costs",
      "every NF's cost_cycles, from the cycle estimator or the spec, filled in before launch"},
+    {MachineResource::SwitchCosts, "switch_costs",
+     "the scheduler's switch-cost options the spec leaves unset, from this machine's switches measured once and "
+     "cached (tandem-primitives --switch-costs), filled in before launch"},
     {MachineResource::Tracefs, "tracefs",
      "tracefs at /sys/kernel/tracing where it is not mounted (the system-call tracepoint), unmounted after"},
     {MachineResource::KernelLinks, "kernel_links",

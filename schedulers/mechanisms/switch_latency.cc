@@ -4,9 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
-
-#include <rte_cycles.h>
 
 #include "contract/shm_layout.h"
 #include "process_controller.h"
@@ -14,21 +13,26 @@
 namespace tandem {
 namespace {
 
-constexpr double kVisibleTimeoutSeconds = 0.05;
+constexpr double kVisibleTimeoutNs = 50e6;
 
-json percentiles_us(std::vector<double> cycles, double hz) {
-  if (cycles.empty()) return nullptr;
-  std::sort(cycles.begin(), cycles.end());
+// The steady clock, not the TSC: the probe runs in the manager and in tandem-primitives, which has no EAL to say
+// the TSC's rate; a clock read (tens of nanoseconds) is small beside switches of microseconds.
+double now_ns() {
+  return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+json percentiles_us(std::vector<double> ns) {
+  if (ns.empty()) return nullptr;
+  std::sort(ns.begin(), ns.end());
   auto at = [&](double q) {
-    return cycles[std::min(cycles.size() - 1, static_cast<size_t>(q * static_cast<double>(cycles.size())))] / hz * 1e6;
+    return ns[std::min(ns.size() - 1, static_cast<size_t>(q * static_cast<double>(ns.size())))] / 1e3;
   };
-  return {{"p50", at(0.5)}, {"p90", at(0.9)}, {"max", cycles.back() / hz * 1e6}};
+  return {{"p50", at(0.5)}, {"p90", at(0.9)}, {"max", ns.back() / 1e3}};
 }
 
 json probe(const std::string& backend, SwitchProbeTarget a, SwitchProbeTarget b, const std::string& cgroup_dir,
            uint32_t rounds) {
   if (auto reason = backend_unavailable(backend)) return {{"supported", false}, {"reason", *reason}};
-  double hz = static_cast<double>(rte_get_tsc_hz());
   std::unique_ptr<ProcessController> controller = make_process_controller(backend, cgroup_dir);
   std::vector<double> visible, call;
   uint32_t timeouts = 0;
@@ -40,18 +44,17 @@ json probe(const std::string& backend, SwitchProbeTarget a, SwitchProbeTarget b,
     SwitchProbeTarget running = a, parked = b;
     for (uint32_t round = 0; round < rounds; round++) {
       uint64_t before = counter_read(*parked.heartbeat);
-      uint64_t start = rte_get_tsc_cycles();
+      double start = now_ns();
       controller->hand_over(running.pid, parked.pid);
-      uint64_t called = rte_get_tsc_cycles();
-      while (counter_read(*parked.heartbeat) == before &&
-             static_cast<double>(rte_get_tsc_cycles() - start) < kVisibleTimeoutSeconds * hz) {
+      double called = now_ns();
+      while (counter_read(*parked.heartbeat) == before && now_ns() - start < kVisibleTimeoutNs) {
       }
-      uint64_t seen = rte_get_tsc_cycles();
+      double seen = now_ns();
       if (counter_read(*parked.heartbeat) == before)
         timeouts++;
       else
-        visible.push_back(static_cast<double>(seen - start));
-      call.push_back(static_cast<double>(called - start));
+        visible.push_back(seen - start);
+      call.push_back(called - start);
       std::swap(running, parked);
       usleep(200);  // let the new one run a little, as a time slice would
     }
@@ -62,8 +65,8 @@ json probe(const std::string& backend, SwitchProbeTarget a, SwitchProbeTarget b,
   controller->release_all();
   return {{"supported", true},
           {"rounds", rounds},
-          {"visible_us", percentiles_us(visible, hz)},
-          {"call_us", percentiles_us(call, hz)},
+          {"visible_us", percentiles_us(visible)},
+          {"call_us", percentiles_us(call)},
           {"not_seen_within_50ms", timeouts}};
 }
 

@@ -33,7 +33,7 @@ def test_the_loads_are_shares_of_rtcs_full_load_rate(monkeypatch):
     assert offered[0] == ("max", "rtc") and document["capacity_pps"] == 400_000
     rates = sorted({rate for rate, _ in offered[1:]})
     assert rates == [round(load * 400_000) for load in latency_model.LOADS]
-    assert len(offered) == 1 + len(latency_model.LOADS) * (len(latency_model.POLICIES) + 1)
+    assert len(offered) == 1 + len(latency_model.LOADS) * (len(latency_model.POLICIES) + len(latency_model.AUTOS))
 
 
 def test_the_saved_table_is_what_the_saved_runs_give():

@@ -3,6 +3,7 @@ the measured load moves; an idle chain whose NF core sleeps."""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -10,6 +11,8 @@ import pytest
 from conftest import KERNEL_SPEC, REPO, requires_cpu_cgroup, requires_root, tandem
 from integration.test_relayout import TESTPMD_CHAINS
 from integration.test_runs import assert_accounted, run_results
+from integration.test_service import SPEC as SERVICE_SPEC
+from integration.test_service import answered, ctl, results_when_stopped, serving
 
 pytestmark = requires_root
 
@@ -48,6 +51,62 @@ def first_switch_after_the_rise(results: dict, start: str) -> dict:
     assert first["t_s"] > 1.0, "not before the load rose (the first step lasts 1.5 s)"
     assert report["policy_switches"] == len(switches)
     return first
+
+
+# The switches auto's model charges: this machine's, measured once (tandem-primitives --switch-costs) and cached,
+# where the spec leaves them unset; the spec's own where it gives one. The data plane's model ran with exactly those.
+SWITCH_COSTS = """\
+name: switches
+duration: 1
+warmup: 0.2
+traffic: {rate: 20 kpps, size: 64, flows: 16}
+scheduler: {name: auto, options: {objective: latency, yield_ns: 999}}
+chains:
+  - name: c
+    nfs:
+      - {name: a, type: cost, core: 1, cost_cycles: 500, args: {cycles: 500}}
+      - {name: b, type: cost, core: 1, cost_cycles: 500, args: {cycles: 500}}
+"""
+
+
+def test_auto_charges_this_machines_switches_and_the_specs_own(write_spec, tmp_path, monkeypatch, machine_before):
+    monkeypatch.setenv("TANDEM_CACHE_DIR", str(tmp_path / "cache"))
+    results = run_auto(write_spec(SWITCH_COSTS), tmp_path)
+    sources = results["switch_costs"]
+    assert sources["yield_ns"] == {"ns": 999, "source": "spec"}
+    measured = {option: source for option, source in sources.items() if option != "yield_ns"}
+    assert {source["source"] for source in measured.values()} <= {"measured", "default"}, sources
+    # A user-level switch stays in user space; a hand-off between processes is a system call and a context switch:
+    # on any machine the first is the cheaper (the wake-up is two hand-offs).
+    if "ns" in measured["thread_switch_ns"] and "ns" in measured["wakeup_ns"]:
+        assert 0 < measured["thread_switch_ns"]["ns"] < measured["wakeup_ns"]["ns"] / 2, sources
+    charged = results["scheduler"]["report"]["switch_costs"]
+    for option, source in sources.items():
+        if "ns" in source:
+            assert charged[option] == pytest.approx(source["ns"]), (option, charged, sources)
+    assert (tmp_path / "cache" / "switch-costs.json").exists()
+
+
+# A service made ready for auto measures this machine's switches before its traffic starts; switched to auto live,
+# it charges those from the cache, never measuring while its NFs run (the measurement spins on their core). (The
+# switch once aborted the manager: auto read its options from the running deployment, whose scheduler was coop.)
+def test_a_service_switched_to_auto_live_charges_the_switches_measured_before_its_traffic(
+    write_spec, tmp_path, monkeypatch, machine_before
+):
+    monkeypatch.setenv("TANDEM_CACHE_DIR", str(tmp_path / "cache"))
+    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    with serving(write_spec(SERVICE_SPEC), socket, out, "--ready-for", "auto") as process:
+        cached = json.loads((tmp_path / "cache" / "switch-costs.json").read_text())
+        switched = ctl(socket, "scheduler", "auto")
+        assert switched.returncode == 0, switched.stderr
+        assert answered(socket, json.loads(switched.stdout))["state"] == "applied"
+        results = results_when_stopped(socket, process, out)
+    assert_accounted(results)
+    assert results["scheduler"]["name"] == "auto"
+    [entry] = cached["by_cores"].values()
+    charged = results["scheduler"]["report"]["switch_costs"]
+    for option, name in (("yield_ns", "yield_handoff"), ("thread_switch_ns", "user_level_switch")):
+        assert charged[option] == pytest.approx(entry[name]["median_ns"], abs=0.1), (option, charged, entry)
 
 
 # Tandem NFs only, each line on one core: no switch between them, so run-to-completion, the model's ceiling.

@@ -22,6 +22,7 @@ def test_primitives_are_measured_cached_and_reported(tmp_path, monkeypatch, mach
         results["cache_line_transfer"],
         *results["idle_wake"].values(),
         *results["memory"],
+        *(results[name] for name in ("yield_handoff", "priority_switch", "user_level_switch")),
     ]
     for entry in measured:
         assert ("unsupported" in entry) != ("median_ns" in entry), entry
@@ -35,4 +36,5 @@ def test_primitives_are_measured_cached_and_reported(tmp_path, monkeypatch, mach
     assert (tmp_path / "p.png").stat().st_size > 0
     again = tandem("primitives", "--quiet")  # from the cache: no second measurement
     assert again.returncode == 0 and "context switch, cfs" in again.stdout
+    assert "sched_yield hand-off on one core (coop)" in again.stdout
     assert (tmp_path / "cache" / "primitive-latencies.json").exists()

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "clock.h"
+#include "pinning.h"
 
 namespace tandem {
 
@@ -16,17 +17,10 @@ namespace {
 
 constexpr uint64_t kRounds = 200000;
 
-bool pin_this_thread(int core) {
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  CPU_SET(core, &cpus);
-  return pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus) == 0;
-}
-
 }  // namespace
 
 Measurement cache_line_transfer_ns(int core_a, int core_b, int repetitions) {
-  if (core_a == core_b) return unsupported("needs two cores; this machine gives one");
+  if (core_a == core_b) return one_core_only();
   Measurement result;
   for (int r = 0; r < repetitions; r++) {
     alignas(64) std::atomic<uint64_t> token{0};

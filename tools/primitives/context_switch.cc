@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "clock.h"
+#include "pinning.h"
 
 namespace tandem {
 
@@ -21,10 +22,7 @@ constexpr int kRounds = 20000;  // a repetition: ~0.1 s at a few microseconds a 
 constexpr useconds_t kPauseUs = 60000;
 
 std::string pin_and_set(int core, const std::string& policy) {
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  CPU_SET(core, &cpus);
-  if (sched_setaffinity(0, sizeof(cpus), &cpus) != 0) return "core " + std::to_string(core) + ": " + strerror(errno);
+  if (!pin_this_process(core)) return "core " + std::to_string(core) + ": " + strerror(errno);
   int linux_policy = policy == "fifo"    ? SCHED_FIFO
                      : policy == "rr"    ? SCHED_RR
                      : policy == "batch" ? SCHED_BATCH

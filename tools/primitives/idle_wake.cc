@@ -13,17 +13,11 @@
 #include <thread>
 
 #include "clock.h"
+#include "pinning.h"
 
 namespace tandem {
 
 namespace {
-
-bool pin_this_thread(int core) {
-  cpu_set_t cpus;
-  CPU_ZERO(&cpus);
-  CPU_SET(core, &cpus);
-  return pthread_setaffinity_np(pthread_self(), sizeof(cpus), &cpus) == 0;
-}
 
 long futex(std::atomic<uint32_t>& word, int op, uint32_t value) {
   return syscall(SYS_futex, reinterpret_cast<uint32_t*>(&word), op, value, nullptr, nullptr, 0);
@@ -35,7 +29,7 @@ int wakes_for(double idle_ms) { return std::max(3, static_cast<int>(200 / idle_m
 }  // namespace
 
 Measurement idle_wake_ns(int core, int waker_core, double idle_ms, int repetitions) {
-  if (core == waker_core) return unsupported("needs two cores; this machine gives one");
+  if (core == waker_core) return one_core_only();
   if (!pin_this_thread(waker_core)) return unsupported("core " + std::to_string(waker_core) + ": " + strerror(errno));
   Measurement result;
   const int wakes = wakes_for(idle_ms);

@@ -29,4 +29,7 @@ struct Measurement {
 
 inline Measurement unsupported(const std::string& why) { return {{}, why}; }
 
+// What a measurement between two cores says when it is given one core twice.
+inline Measurement one_core_only() { return unsupported("needs two cores; this machine gives one"); }
+
 }  // namespace tandem

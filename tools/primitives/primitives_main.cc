@@ -1,7 +1,8 @@
 // tandem-primitives: measures the primitive latencies the profiler explains packets' time with (SCC Table 2 and
-// Fig. 3), and a sleeping worker's wake-up on an idle core, on this machine, and prints them as JSON. Usage (as
-// root): tandem-primitives [--core N] [--other-core M] [--repetitions R] [--quick]. It runs in a network namespace
-// of its own and leaves nothing behind.
+// Fig. 3), a sleeping worker's wake-up on an idle core, and the switches auto's model charges its policies for, on
+// this machine, and prints them as JSON. Usage (as root): tandem-primitives [--core N] [--other-core M]
+// [--repetitions R] [--quick | --switch-costs]; --switch-costs measures auto's switches alone (a few seconds). It
+// runs in a network namespace of its own and leaves nothing behind.
 #include <net/if.h>
 #include <sched.h>
 #include <sys/ioctl.h>
@@ -14,9 +15,12 @@
 
 #include "cache_line.h"
 #include "context_switch.h"
+#include "dataplane/runtimes/user_level_threads/switch_cost.h"
 #include "idle_wake.h"
 #include "pointer_chase.h"
+#include "priority_switch.h"
 #include "syscall_cost.h"
+#include "yield_handoff.h"
 
 using namespace tandem;
 
@@ -46,7 +50,7 @@ std::string private_loopback() {
 int main(int argc, char** argv) {
   int online = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   int core = online - 1, other_core = 0, repetitions = 7;
-  bool quick = false;
+  bool quick = false, switch_costs_only = false;
   for (int i = 1; i < argc; i++) {
     std::string arg = argv[i];
     auto value = [&](int& into) {
@@ -60,6 +64,8 @@ int main(int argc, char** argv) {
     };
     if (arg == "--quick")
       quick = true;
+    else if (arg == "--switch-costs")
+      switch_costs_only = true;
     else if (arg == "--core"          ? !value(core)
              : arg == "--other-core"  ? !value(other_core)
              : arg == "--repetitions" ? !value(repetitions)
@@ -70,6 +76,17 @@ int main(int argc, char** argv) {
   if (repetitions < 1 || repetitions > 101) return usage("--repetitions must be 1 to 101");
 
   json out = {{"core", core}, {"other_core", other_core}, {"repetitions", repetitions}};
+  // What auto's model charges each policy for a switch (schedulers/auto/policy_model.h's SwitchCosts).
+  out["yield_handoff"] = yield_handoff_ns(core, repetitions).to_json();
+  out["priority_switch"] = priority_switch_ns(core, other_core, repetitions).to_json();
+  Measurement user_level;
+  for (int r = 0; r < repetitions; r++) user_level.samples_ns.push_back(ns_per_user_level_switch(20000));
+  out["user_level_switch"] = user_level.to_json();
+  if (switch_costs_only) {  // and a sleeping worker's wake-up at a packet a millisecond (rtc-sleep's)
+    out["idle_wake"]["1 ms"] = idle_wake_ns(core, other_core, 1.0, repetitions).to_json();
+    printf("%s\n", out.dump(1).c_str());
+    return 0;
+  }
   for (const char* policy : {"cfs", "batch", "rr", "fifo"})
     out["context_switch"][policy] = context_switch_ns(policy, core, repetitions).to_json();
   std::string loopback = private_loopback();

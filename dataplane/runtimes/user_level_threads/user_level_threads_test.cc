@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "switch_cost.h"
+
 namespace tandem {
 namespace {
 
@@ -75,20 +77,6 @@ TEST(UserLevelThreads, LocalsSurviveASwitch) {
 
 using Clock = std::chrono::steady_clock;
 
-// Nanoseconds per resume + yield of two UserLevelThreads taking turns `turns` times each.
-double ns_per_switch_of_threads(int turns) {
-  UserLevelThreads threads;
-  for (int t = 0; t < 2; t++)
-    threads.spawn([turns](UserLevelThreads::Yield& yield) {
-      for (int i = 0; i < turns; i++) yield();
-    });
-  auto start = Clock::now();
-  while (threads.run_round()) {
-  }
-  return std::chrono::duration<double, std::nano>(Clock::now() - start).count() /
-         static_cast<double>(threads.switches());
-}
-
 // The same turns on two bare Boost.Context fibers, on the same guarded stacks: the primitive UserLevelThreads wraps.
 double ns_per_switch_of_bare_fibers(int turns) {
   namespace context = boost::context;
@@ -125,7 +113,7 @@ TEST(UserLevelThreads, ASwitchCostsABareFiberSwitchInUserSpace) {
   double threads_ns = 1e9, bare_ns = 1e9;
   for (int r = 0; r < kRepeats; r++) {
     bare_ns = std::min(bare_ns, ns_per_switch_of_bare_fibers(kTurns));
-    threads_ns = std::min(threads_ns, ns_per_switch_of_threads(kTurns));
+    threads_ns = std::min(threads_ns, ns_per_user_level_switch(kTurns));
   }
   std::printf("user-level switch (resume + yield): %.1f ns; a bare Boost.Context fiber's: %.1f ns\n", threads_ns,
               bare_ns);
