@@ -399,7 +399,8 @@ void Run::switch_scheduler(const json& command, double now_s) {
     if (!provided_requirements_.contains(resource) || provided_requirements_[resource] != value)
       return answer_change(change_refusal(command, "scheduler",
                                           name + " needs " + resource + " (" + value.dump() +
-                                              "), which this run did not prepare: serve with --ready-for " + name));
+                                              "), which this run did not prepare: serve with --ready-for " + name +
+                                              " (which prepares what it needs with its default options)"));
   if (type->second.check) type->second.check(trial, errors);
   if (!errors.empty()) return answer_change(refusal(command, errors));
 
