@@ -136,6 +136,11 @@ def compared(document: dict):
             )
 
 
+def measured_over(model: float | None, seen: float | None) -> float | None:
+    """What was measured over what was predicted; None where either is missing."""
+    return None if model is None or not seen else seen / model
+
+
 def off_by(model: float | None, seen: float | None) -> float | None:
     """How far a prediction is from what was measured, as a factor >= 1 either way."""
     if not model or not seen:
@@ -153,9 +158,9 @@ def rows(document: dict) -> list[list[str]]:
                 policy,
                 fmt(seen, 1),
                 fmt(model, 1),
-                fmt(None if model is None or not seen else seen / model, 2),
+                fmt(measured_over(model, seen), 2),
                 fmt(default_model, 1),
-                fmt(None if default_model is None or not seen else seen / default_model, 2),
+                fmt(measured_over(default_model, seen), 2),
                 "yes" if chosen else "",
             ]
         )

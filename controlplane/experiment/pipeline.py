@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from controlplane.launch import runner
-from controlplane.machine.switch_costs import ensure_measured, with_switch_costs
+from controlplane.machine.switch_costs import measured_for, with_switch_costs
 from controlplane.planning.placement import place_config, placed
 from controlplane.planning.profile import with_costs
 from controlplane.planning.spare_cores import place_spares
@@ -41,7 +41,7 @@ def run(
         also = catalog.check(dict(config, scheduler={"name": name, "options": {}}), source)["requirements"]
         verdict = dict(verdict, requirements=also | verdict["requirements"])
         if also.get("switch_costs") and switches is None:  # measured now, before traffic: a live switch reads them
-            ensure_measured(config, say=say)
+            measured_for(config, say=say)
     costs = None
     if verdict["requirements"].get("cycle_costs"):
         config, costs = with_costs(config, source, say=say)

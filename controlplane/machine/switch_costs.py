@@ -109,21 +109,9 @@ def _first_nf_core(config: dict) -> int:
     return cores[0] if cores else (os.cpu_count() or 1) - 1
 
 
-def with_switch_costs(config: dict, say=None) -> tuple[dict, dict]:
-    """The config with its scheduler's unset switch costs filled in from this machine's measurement on its first NF
-    core, and where each came from. Nothing is measured when the spec gives every one."""
-    scheduler = config["scheduler"]
-    given = scheduler.get("options", {})
-    if all(option in given for option in MEASURED_OPTIONS):
-        return config, {option: {"ns": given[option], "source": "spec"} for option in MEASURED_OPTIONS}
-    measurements, origin = measured(_first_nf_core(config), config["control_core"], say=say)
-    options, sources = filled_options(given, measurements, origin)
-    return dict(config, scheduler=dict(scheduler, options=options)), sources
-
-
-def ensure_measured(config: dict, say=None) -> None:
-    """This machine's switches on the config's first NF core measured and cached, unless they are already."""
-    measured(_first_nf_core(config), config["control_core"], say=say)
+def measured_for(config: dict, say=None) -> tuple[dict, str]:
+    """This machine's switches on the config's first NF core, from the control core: cached, or measured now."""
+    return measured(_first_nf_core(config), config["control_core"], say=say)
 
 
 def cached_into(options: dict, running: dict) -> dict:
@@ -131,3 +119,15 @@ def cached_into(options: dict, running: dict) -> dict:
     config's NF core; as given where nothing is cached: measuring would spin on the NFs' core while they run."""
     entry = _load().get(_cores_key(_first_nf_core(running), running["control_core"]))
     return filled_options(options, entry, "cache")[0] if entry else options
+
+
+def with_switch_costs(config: dict, say=None) -> tuple[dict, dict]:
+    """The config with its scheduler's unset switch costs filled in from this machine's measurement on its first NF
+    core, and where each came from. Nothing is measured when the spec gives every one."""
+    scheduler = config["scheduler"]
+    given = scheduler.get("options", {})
+    if all(option in given for option in MEASURED_OPTIONS):
+        return config, {option: {"ns": given[option], "source": "spec"} for option in MEASURED_OPTIONS}
+    measurements, origin = measured_for(config, say=say)
+    options, sources = filled_options(given, measurements, origin)
+    return dict(config, scheduler=dict(scheduler, options=options)), sources

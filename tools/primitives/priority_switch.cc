@@ -24,14 +24,15 @@ static constexpr uint32_t kRounds = 41;
 Measurement priority_switch_ns(int core, int controller_core, int repetitions) {
   if (core == controller_core) return one_core_only();
   if (auto why = backend_unavailable("fifo")) return unsupported(*why);
-  cpu_set_t before;
-  sched_getaffinity(0, sizeof(before), &before);
-  cpu_set_t spinners = only_core(core);
-  if (!pin_this_process(controller_core))
-    return unsupported("core " + std::to_string(controller_core) + ": " + strerror(errno));
   auto* heartbeats = static_cast<uint64_t*>(
       mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));  // two, a cache line apart
   if (heartbeats == MAP_FAILED) return unsupported(std::string("mmap: ") + strerror(errno));
+  cpu_set_t before;
+  sched_getaffinity(0, sizeof(before), &before);
+  if (!pin_this_process(controller_core)) {
+    munmap(heartbeats, 4096);
+    return unsupported("core " + std::to_string(controller_core) + ": " + strerror(errno));
+  }
   pid_t pids[2] = {0, 0};
   Measurement result;
   for (int i = 0; i < 2; i++) {
@@ -39,7 +40,7 @@ Measurement priority_switch_ns(int core, int controller_core, int repetitions) {
     if (pids[i] == 0) {  // a spinner: dies with the tool, and after a minute at most
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       alarm(60);
-      sched_setaffinity(0, sizeof(spinners), &spinners);
+      pin_this_process(core);
       volatile uint64_t* beat = heartbeats + i * 8;
       for (;;) *beat = *beat + 1;
     }
