@@ -164,7 +164,7 @@ def test_real_clients_cross_kernel_io_nfs_and_one_killed_under_iperf3_comes_back
     out = tmp_path / "results.json"
     for _ in range(CUT_TRIES):  # a kill inside a pool operation ends the run instead (test_restarts.py says why)
         process = start_lab(EXAMPLES / "lab-kernel-chain.yaml", out)
-        os.kill(worker_pid(0), signal.SIGKILL)
+        os.kill(worker_pid(0, process), signal.SIGKILL)
         stdout, stderr = process.communicate(timeout=90)
         if process.returncode == 0 or CUT_MID_OPERATION not in stderr:
             break

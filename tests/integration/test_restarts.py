@@ -45,7 +45,7 @@ def test_a_killed_nf_is_restarted_and_the_traffic_flows_again(scheduler, write_s
     # naming the NF (the other branch of the same decision). The kill comes at a random instant, so a few tries.
     for _ in range(CUT_TRIES):
         with background("run", str(spec), "--scheduler", scheduler, "--json", str(out), "--quiet") as process:
-            victim = worker_pid(0 if one_process else 1)
+            victim = worker_pid(0 if one_process else 1, process)
             time.sleep(2.0)  # into the measurement window (warm-up 1 s)
             os.kill(victim, signal.SIGKILL)
             stdout, stderr = process.communicate(timeout=120)
@@ -111,7 +111,7 @@ def test_a_killed_kernel_io_nf_is_restarted_on_its_veths(scheduler, write_spec, 
     spec, out = write_spec(KERNEL_RESTART_SPEC), tmp_path / "results.json"
     for _ in range(CUT_TRIES):  # a kill inside a pool operation ends the run instead (the test above says why)
         with background("run", str(spec), "--scheduler", scheduler, "--json", str(out), "--quiet") as process:
-            victim = worker_pid(1)
+            victim = worker_pid(1, process)
             time.sleep(2.0)
             os.kill(victim, signal.SIGKILL)
             stdout, stderr = process.communicate(timeout=120)

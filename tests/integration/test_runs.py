@@ -186,16 +186,27 @@ def run_tree(run: subprocess.Popen) -> list[str]:
     return [process_line(pid) for pid in stall_diagnosis.run_processes(run.pid)]
 
 
-def worker_pid(index: int, timeout: float = 60) -> int:
-    """The pid of worker `index` of the run in progress (tandem-worker ... --worker N), once it exists: the process as
-    the kernel has it, apart from the pid the run printed."""
+def worker_pid(index: int, run: subprocess.Popen, timeout: float = 60) -> int:
+    """The pid of worker `index` (tandem-worker ... --worker N) among the processes of `run`, once it exists: the
+    process as the kernel has it, apart from the pid the run printed. A run that ends first, or a worker that never
+    appears, fails with what the run said and the processes it had."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        found = subprocess.run(["pgrep", "-f", f"tandem-worker .*--worker {index}$"], capture_output=True, text=True)
-        if found.stdout.split():
-            return int(found.stdout.split()[0])
+        if run.poll() is not None:
+            stdout, stderr = run.communicate()
+            said = f"the run ended ({run.returncode}) before its worker {index} was seen:\n"
+            raise AssertionError(said + stdout[-2000:] + stderr[-3000:])
+        for pid in stall_diagnosis.run_processes(run.pid):
+            try:
+                arguments = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"--worker" in arguments and arguments[arguments.index(b"--worker") + 1 :][:1] == [str(index).encode()]:
+                return pid
         time.sleep(0.05)
-    raise AssertionError(f"no worker {index} appeared")
+    raise AssertionError(
+        f"no worker {index} appeared in {timeout:.0f} s; the run's processes:\n" + "\n".join(run_tree(run))
+    )
 
 
 @pytest.mark.parametrize("scheduler", sorted(KILLED_NF_SPECS))
@@ -207,7 +218,7 @@ def test_killed_nf_is_reported_by_name(scheduler, write_spec, tmp_path, machine_
     # call: twice in CI a `kill -9` of the pid read from the started line went by unnoticed while b forwarded on at
     # its full rate. The run must then name b with that process's pid (the pid it printed at the start, too).
     tree = run_tree(process)
-    victim = worker_pid(list(pids).index("b"))
+    victim = worker_pid(list(pids).index("b"), process)
     started = time.monotonic()
     os.kill(victim, signal.SIGKILL)
     dying = still_dying(victim)
