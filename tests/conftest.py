@@ -14,6 +14,7 @@ import pytest
 
 from controlplane.machine import mounts, stall_diagnosis
 from controlplane.machine.child_death import end
+from controlplane.machine.cores import usable_cores
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -149,6 +150,16 @@ requires_cpu_cgroup = pytest.mark.skipif(
 requires_cgroup_v2 = pytest.mark.skipif(
     mounts.cgroup_v2_mount() is None, reason="the freezer needs cgroup v2 (cgroup.freeze), which is not mounted here"
 )
+
+
+def requires_nf_cores(count: int):
+    """Skips a test on a machine with fewer than `count` cores beside the control core (core 0): our 2-vCPU hosts
+    have one; bench/many_core_host.py runs these tests in a VM of 4 virtual CPUs."""
+    cores = len(usable_cores() - {0})
+    return pytest.mark.skipif(
+        cores < count,
+        reason=f"needs {count} NF cores beside the control core; this machine has {cores} (bench/many_core_host.py)",
+    )
 
 
 def runnable(schedulers) -> list[str]:

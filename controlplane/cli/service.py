@@ -1,6 +1,6 @@
 """The service commands: `serve` (a spec run until `ctl stop`, SIGTERM or Ctrl-C, with a control API) and `ctl` (its
-client: `status`, `stop`, and the live changes `args`, `scheduler`, `scale`, `add-chain`, `remove-chain` and
-`add-port`)."""
+client: `status`, `stop`, and the live changes `args`, `scheduler`, `scale`, `move`, `add-chain`, `remove-chain`,
+`add-port` and `remove-port`)."""
 
 from __future__ import annotations
 
@@ -82,7 +82,8 @@ def _report_change(args, reply: ChangeReply) -> int:
         cost = f"{number(reply.switch_us, 0)} us to switch"
     if reply.relayout:
         workers = ", ".join(worker["name"] for worker in reply.workers or [])
-        cost = (
+        moved = f"NF {reply.nf} moved from core {reply.core_before} to {reply.core}; " if reply.core is not None else ""
+        cost = moved + (
             f"NFs re-laid out in {workers}: the entries held {number(reply.held_ms, 0)} ms (drained in "
             f"{number(reply.drain_ms, 0)} ms, new processes started in {number(reply.start_ms, 0)} ms)"
         )
@@ -129,6 +130,8 @@ def cmd_ctl(args) -> int:
         return _report_change(args, control.set_scheduler(args.name, _options(args.option)))
     if args.operation == "scale":
         return _report_change(args, control.set_instances(args.nf, args.instances))
+    if args.operation == "move":
+        return _report_change(args, control.move_nf(args.nf, args.core))
     if args.operation == "remove-chain":
         return _report_change(args, control.remove_chain(args.chain))
     if args.operation == "add-chain":

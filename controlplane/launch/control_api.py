@@ -82,6 +82,13 @@ class InstancesChange(_Request):
     instances: Annotated[int, Field(ge=1, le=8)] | Literal["auto"]
 
 
+class CoreChange(_Request):
+    """PUT /nfs/{name}/core: the NF moved to another of the service's NF cores (those its NFs were given at the
+    start) while traffic flows: the NFs re-laid out by a fresh module of the running scheduler, nothing lost."""
+
+    core: Annotated[int, Field(ge=0, le=4095)]
+
+
 class ChainRemoval(_Request):
     """DELETE /chains/{name}: the chain's entry closed, what is inside drained to the sink, its NF processes stopped;
     the other chains' traffic goes on. No fields (an empty body, or {})."""
@@ -129,6 +136,9 @@ class ChangeReply(_Message):
     leave_ms: float | None = None
     held_ms: float | None = None
     drain_restarts: int | None = None  # the old processes started again to finish a drain their leaving upset
+    nf: str | None = None  # set_args, set_instances, move_nf: the NF changed
+    core: int | None = None  # move_nf: the core the NF runs on now
+    core_before: int | None = None
     instances: int | None = None  # set_instances: the instances its flows are spread over now
     instances_before: int | None = None
     chain: str | None = None  # remove_chain: the chain removed
@@ -163,19 +173,30 @@ ROUTES = {
     "/nfs/{name}/args": "PUT",
     "/scheduler": "PUT",
     "/nfs/{name}/instances": "PUT",
+    "/nfs/{name}/core": "PUT",
     "/chains/{name}": "DELETE",
     "/chains": "POST",
     "/ports": "POST",
     "/ports/{name}": "DELETE",
 }
 _REPLIES = {"/status": Status, "/stop": StopReply} | dict.fromkeys(
-    ("/nfs/{name}/args", "/scheduler", "/nfs/{name}/instances", "/chains/{name}", "/chains", "/ports", "/ports/{name}"),
+    (
+        "/nfs/{name}/args",
+        "/scheduler",
+        "/nfs/{name}/instances",
+        "/nfs/{name}/core",
+        "/chains/{name}",
+        "/chains",
+        "/ports",
+        "/ports/{name}",
+    ),
     ChangeReply,
 )
 REQUESTS = {
     "/nfs/{name}/args": ArgsChange,
     "/scheduler": SchedulerChange,
     "/nfs/{name}/instances": InstancesChange,
+    "/nfs/{name}/core": CoreChange,
     "/chains/{name}": ChainRemoval,
     "/chains": ChainAddition,
     "/ports": PortAddition,

@@ -93,6 +93,11 @@ class Control:
         count back to its rule (`auto`); applied once every feeder moved the flows, `pending` until then."""
         return ChangeReply.model_validate(self._call("PUT", f"/nfs/{nf}/instances", {"instances": instances}))
 
+    def move_nf(self, nf: str, core: int) -> ChangeReply:
+        """Moves NF `nf` to `core`, another of the service's NF cores, while traffic runs: the entries held, the NFs
+        drained, their processes started again as the running scheduler lays them out with `nf` on `core`."""
+        return ChangeReply.model_validate(self._call("PUT", f"/nfs/{nf}/core", {"core": core}))
+
     def remove_chain(self, chain: str) -> ChangeReply:
         """Removes a chain while the others' traffic runs: its entry closed, what is inside drained to the sink, its
         NF processes stopped; `pending` until they are."""

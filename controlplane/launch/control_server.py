@@ -172,6 +172,8 @@ def _as_command(template: str, params: dict, request, additions: LiveAdditions |
         return {"op": "set_scheduler", "scheduler": {"name": request.name, "options": options}}
     if template == "/nfs/{name}/instances":
         return {"op": "set_instances", "nf": params["name"], "instances": request.instances}
+    if template == "/nfs/{name}/core":
+        return {"op": "move_nf", "nf": params["name"], "core": request.core}
     if template == "/chains/{name}":
         return {"op": "remove_chain", "chain": params["name"]}
     if template == "/ports/{name}":

@@ -72,8 +72,9 @@ class ServiceStatus:
                 self._changes.append({key: value for key, value in event.items() if key != "event"})
                 if event.get("op") == "set_scheduler" and event.get("state") == "applied":
                     self._scheduler = event["scheduler"]
-                    if event.get("relayout"):  # the NFs in new processes, laid out as that scheduler runs them
-                        self._workers = {worker["name"]: worker for worker in event["workers"]}
+                if event.get("relayout") and event.get("state") == "applied":
+                    # The NFs in new processes (a switch, a move): laid out as that scheduler runs them.
+                    self._workers = {worker["name"]: worker for worker in event["workers"]}
                 if event.get("op") == "remove_chain" and event.get("state") == "applied":
                     self._removed.add(event["chain"])
                 if event.get("op") == "add_chain" and event.get("state") == "applied":

@@ -100,6 +100,10 @@ class Run {
   size_t launch_attached(const WorkerPlan& plan, const std::string& deployment_path);
   // Until worker `w` is attached and waiting for `go`; throws, naming it, if it exits first or `deadline` passes.
   void wait_until_attached(size_t w, uint64_t deadline);
+  // Says, once a wait that began at `since_tsc` has lasted a second and at most once a second, that the loop waits on
+  // something bounded (a worker attaching, old ones leaving): the control plane's watchdog takes 10 s without an
+  // event for a stuck loop, and a re-layout of many NFs, or one on a slow host, waits longer between two turns.
+  void say_still_waiting(const char* on, uint64_t since_tsc);
   void control_loop();
   void check_workers(double now_s, bool check_hangs);
   // Packets of a chain that an NF processed and a full ring further down then dropped: wasted work.
@@ -277,11 +281,21 @@ class Run {
       std::vector<uint64_t> turns;
     };
     std::optional<Quiet> quiet;
+    std::string field = "scheduler";  // what a refusal names
+    // A move (run_nf_move.cc): NF `moved_nf` goes from core `moved_from` to `moved_to` once the NFs drained.
+    int moved_nf = -1, moved_from = -1, moved_to = -1;
   };
   // Why the workers cannot be re-laid out now ("" if they can).
   std::string why_no_relayout() const;
-  // The workers `next` lays the running NFs out in: those of removed chains left out, indexed from 0.
-  std::vector<WorkerPlan> relayout_plan(const Scheduler& next) const;
+  // The workers `next` lays the running NFs out in (as `d` places them; the run's deployment by default): those of
+  // removed chains left out, indexed from 0.
+  std::vector<WorkerPlan> relayout_plan(const Scheduler& next) const { return relayout_plan(next, d_); }
+  std::vector<WorkerPlan> relayout_plan(const Scheduler& next, const Deployment& d) const;
+  // An NF moved to another of the service's NF cores (run_nf_move.cc): a re-layout by a fresh module of the running
+  // scheduler, the NF placed on that core.
+  void move_nf(const json& command, double now_s);
+  // What a scheduler needs of the machine beyond what the run prepared for it, as a refusal's message ("" if none).
+  std::string unprepared_need(const SchedulerType& type, const Deployment& trial) const;
   void start_relayout(Relayout relayout);
   // The module asked for another layout (Scheduler::wants_relayout): the same steps, the module kept.
   void relayout_for_module(double now_s);
@@ -360,6 +374,7 @@ class Run {
   json original_;
   FILE* events_;
   double hz_ = 0;
+  uint64_t last_waiting_event_tsc_ = 0;  // say_still_waiting's last event
   uint64_t go_tsc_ = 0;
   rte_mempool* pool_ = nullptr;
   StatsZone* stats_ = nullptr;

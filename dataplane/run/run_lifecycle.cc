@@ -175,6 +175,7 @@ void Run::wait_until_attached(size_t w, uint64_t deadline) {
       flag_store(stats_->workers[w].ready, 1u);
     if (flag_load(stats_->workers[w].ready) != 0) return;
     if (g_interrupted) throw std::runtime_error("interrupted while starting workers");
+    say_still_waiting("a worker attaching", deadline - static_cast<uint64_t>(hz_ * kAttachSeconds));
     if (rte_get_tsc_cycles() > deadline) {
       std::string late = nf_names_of(static_cast<int>(w)) +
                          (externals_[w] ? " (not forwarding; it printed: " + externals_[w]->log_tail() + ")" : "");
@@ -184,6 +185,13 @@ void Run::wait_until_attached(size_t w, uint64_t deadline) {
     }
     usleep(1000);
   }
+}
+
+void Run::say_still_waiting(const char* on, uint64_t since_tsc) {
+  uint64_t now = rte_get_tsc_cycles(), second = static_cast<uint64_t>(hz_);
+  if (now - since_tsc < second || now - last_waiting_event_tsc_ < second) return;
+  last_waiting_event_tsc_ = now;
+  emit(events_, {{"event", "waiting"}, {"on", on}});
 }
 
 void Run::stop_externals_one_by_one() {

@@ -9,7 +9,8 @@
 //     the loop; only where the new module lays the workers out as they are and needs nothing the run did not prepare;
 //   {"id": N, "op": "set_instances", ...}, {"id": N, "op": "remove_chain", ...} (run_chain_removal.cc),
 //     {"id": N, "op": "add_chain", "chain": {...}} (run_chain_addition.cc), {"id": N, "op": "add_port", "port":
-//     {...}} (run_port_addition.cc) and {"id": N, "op": "remove_port", "port": NAME} (run_port_removal.cc).
+//     {...}} (run_port_addition.cc), {"id": N, "op": "remove_port", "port": NAME} (run_port_removal.cc) and
+//     {"id": N, "op": "move_nf", "nf": NAME, "core": N} (run_nf_move.cc).
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -165,11 +166,13 @@ void Run::take_commands(double now_s) {
       add_port(command, now_s);
     else if (op == "remove_port")
       remove_port(command, now_s);
+    else if (op == "move_nf")
+      move_nf(command, now_s);
     else
       answer_change(change_refusal(command, "op",
                                    "no such change '" + op +
                                        "' (there are: set_args, set_scheduler, set_instances, remove_chain, "
-                                       "add_chain, add_port, remove_port)"));
+                                       "add_chain, add_port, remove_port, move_nf)"));
   }
   start_waiting_args();
 }
@@ -394,13 +397,10 @@ void Run::switch_scheduler(const json& command, double now_s) {
   }
   Deployment trial = d_;
   trial.scheduler = {name, options};
-  json needs = scheduler_requirements(type->second, trial).to_json();
-  for (const auto& [resource, value] : needs.items())
-    if (!provided_requirements_.contains(resource) || provided_requirements_[resource] != value)
-      return answer_change(change_refusal(command, "scheduler",
-                                          name + " needs " + resource + " (" + value.dump() +
-                                              "), which this run did not prepare: serve with --ready-for " + name +
-                                              " (which prepares what it needs with its default options)"));
+  if (std::string need = unprepared_need(type->second, trial); !need.empty())
+    return answer_change(change_refusal(
+        command, "scheduler",
+        need + ": serve with --ready-for " + name + " (which prepares what it needs with its default options)"));
   if (type->second.check) type->second.check(trial, errors);
   if (!errors.empty()) return answer_change(refusal(command, errors));
 
@@ -444,6 +444,14 @@ void Run::switch_scheduler(const json& command, double now_s) {
                   {"ring_drops_during", ring_drops_since(drops_before)},
                   {"ring_drops_by_ring", ring_drops_by_ring_since(drops_before)}},
                  begin);
+}
+
+std::string Run::unprepared_need(const SchedulerType& type, const Deployment& trial) const {
+  json needs = scheduler_requirements(type, trial).to_json();
+  for (const auto& [resource, value] : needs.items())
+    if (!provided_requirements_.contains(resource) || provided_requirements_[resource] != value)
+      return trial.scheduler.name + " needs " + resource + " (" + value.dump() + "), which this run did not prepare";
+  return "";
 }
 
 Run::NfPlace Run::place_of_nf(int nf) const {

@@ -58,9 +58,9 @@ std::string Run::why_no_relayout() const {
   return "";
 }
 
-std::vector<WorkerPlan> Run::relayout_plan(const Scheduler& next) const {
+std::vector<WorkerPlan> Run::relayout_plan(const Scheduler& next, const Deployment& d) const {
   std::vector<WorkerPlan> plan;
-  for (WorkerPlan worker : next.plan_workers(d_)) {
+  for (WorkerPlan worker : next.plan_workers(d)) {
     std::erase_if(worker.segments,
                   [&](const Segment& segment) { return chain_removed_[d_.nfs[segment.nfs.front()].chain]; });
     if (worker.segments.empty()) continue;
@@ -90,7 +90,7 @@ void Run::end_relayout_unchanged(const std::string& why) {
   generator_->release(rte_get_tsc_cycles());
   if (relayout.next) {
     if (!attached_) reattach_scheduler();  // the module before, fresh: nothing changed
-    return answer_change(change_refusal(relayout.command, "scheduler", why));
+    return answer_change(change_refusal(relayout.command, relayout.field, why));
   }
   // The module that asked, as it was (its decisions kept), told why.
   scheduler_->relayout_refused(why);
@@ -209,6 +209,7 @@ void Run::retire_workers() {
     bool all_gone = true;
     for (size_t w = 0; w < d_.workers.size(); w++) all_gone = (externals_[w] || reap(w)) && all_gone;
     if (all_gone) break;
+    say_still_waiting("the old workers leaving", deadline - static_cast<uint64_t>(hz_ * kRelayoutLeaveSeconds));
     if (rte_get_tsc_cycles() > deadline) {
       for (size_t w = 0; w < d_.workers.size(); w++) {
         if (workers_[w].exited || externals_[w]) continue;
@@ -306,6 +307,7 @@ void Run::replace_workers() {
   Relayout relayout = std::move(*relayout_);
   relayout_.reset();
   count_passages_past_inner_rings();
+  if (relayout.moved_nf >= 0) d_.nfs[relayout.moved_nf].core = relayout.moved_to;  // as the plan placed it
   if (relayout.next) {
     d_.scheduler = {relayout.name, relayout.options};
     scheduler_ = std::move(relayout.next);
@@ -321,26 +323,31 @@ void Run::replace_workers() {
   scheduler_switched_ = true;  // the control loop reads the new module's tick period
   generator_->release(rte_get_tsc_cycles());
   auto ms = [&](uint64_t from, uint64_t to) { return static_cast<double>(to - from) / hz_ * 1e3; };
-  answer_applied({{"event", "change"},
-                  {"id", relayout.command.value("id", json())},
-                  {"op", "set_scheduler"},
-                  {"state", "applied"},
-                  {"scheduler", relayout.name},
-                  {"options", relayout.options},
-                  {"before", relayout.before},
-                  {"relayout", true},
-                  {"by", relayout.command.value("by", json())},  // the module that asked for it (auto), or null
-                  {"workers", workers},
-                  {"t_requested", relayout.requested_s},
-                  {"t_done", seconds_since_go(rte_get_tsc_cycles())},
-                  {"drain_ms", ms(relayout.requested_tsc, drained_tsc)},
-                  {"leave_ms", ms(drained_tsc, left_tsc)},
-                  {"start_ms", ms(left_tsc, started_tsc)},
-                  {"held_ms", ms(relayout.requested_tsc, rte_get_tsc_cycles())},
-                  {"drain_restarts", relayout.restarts},  // the old layout started again to finish the drain
-                  {"ring_drops_during", ring_drops_since(relayout.ring_drops_before)},
-                  {"ring_drops_by_ring", ring_drops_by_ring_since(relayout.ring_drops_before)}},
-                 relayout.requested_tsc);
+  json answer = {{"event", "change"},
+                 {"id", relayout.command.value("id", json())},
+                 {"op", relayout.command.value("op", "set_scheduler")},
+                 {"state", "applied"},
+                 {"scheduler", relayout.name},
+                 {"options", relayout.options},
+                 {"before", relayout.before},
+                 {"relayout", true},
+                 {"by", relayout.command.value("by", json())},  // the module that asked for it (auto), or null
+                 {"workers", workers},
+                 {"t_requested", relayout.requested_s},
+                 {"t_done", seconds_since_go(rte_get_tsc_cycles())},
+                 {"drain_ms", ms(relayout.requested_tsc, drained_tsc)},
+                 {"leave_ms", ms(drained_tsc, left_tsc)},
+                 {"start_ms", ms(left_tsc, started_tsc)},
+                 {"held_ms", ms(relayout.requested_tsc, rte_get_tsc_cycles())},
+                 {"drain_restarts", relayout.restarts},  // the old layout started again to finish the drain
+                 {"ring_drops_during", ring_drops_since(relayout.ring_drops_before)},
+                 {"ring_drops_by_ring", ring_drops_by_ring_since(relayout.ring_drops_before)}};
+  if (relayout.moved_nf >= 0) {
+    answer["nf"] = d_.nfs[relayout.moved_nf].name;
+    answer["core"] = relayout.moved_to;
+    answer["core_before"] = relayout.moved_from;
+  }
+  answer_applied(std::move(answer), relayout.requested_tsc);
 }
 
 void Run::refuse_unfinished_relayout() {

@@ -203,3 +203,18 @@ def test_the_example_chain_to_add_is_one_its_service_takes():
     chain = ChainAddition.model_validate({"chain": parse_yaml(example.read_text(), str(example))})
     config = added_chain_config(spec, chain.chain, {"chains": []})
     assert [nf["name"] for nf in config["nfs"]] == ["check", "count"] and config["traffic"]["rate_pps"] == 50e3
+
+
+def test_status_shows_a_moved_nf_on_its_new_core_in_its_new_process():
+    # A move is answered with the workers of the new layout (run_nf_move.cc): status takes them, as after a switch.
+    status = ServiceStatus(CONFIG)
+    status.follow({"event": "started", "workers": [{"name": "w0", "pid": 42, "core": 1, "nfs": "n"}]})
+    status.follow({"event": "progress", "t": 1.0, "phase": "measure", "metrics": METRICS})
+    refused = {"event": "change", "id": 1, "op": "move_nf", "state": "refused", "nf": "n", "core": 3}
+    status.follow(refused | {"errors": [{"path": "core", "message": "no NF core"}]})
+    assert [(nf["core"], nf["pid"]) for nf in status.status()["nfs"]] == [(1, 42)]
+    moved = {"event": "change", "id": 2, "op": "move_nf", "state": "applied", "relayout": True, "nf": "n", "core": 2}
+    status.follow(moved | {"core_before": 1, "workers": [{"name": "w0", "pid": 43, "core": 2, "nfs": "n"}]})
+    shown = status.status()
+    assert [(nf["core"], nf["pid"]) for nf in shown["nfs"]] == [(2, 43)] and shown["scheduler"] == "coop"
+    assert [change["state"] for change in shown["changes"]] == ["refused", "applied"]

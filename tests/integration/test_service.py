@@ -19,6 +19,7 @@ import pytest
 
 from bench.local_ports import free_port
 from conftest import REPO, background, requires_root, runnable, tandem
+from controlplane.errors import SetupError
 from controlplane.launch.control_api import ROUTES, ChangeReply
 from controlplane.launch.control_client import Control, _UnixConnection
 from controlplane.launch.control_server import MAX_BODY
@@ -51,7 +52,16 @@ def serving(spec, socket, out, *extra: str, reach: tuple[str, ...] = ()):
             time.sleep(0.3)
         else:
             raise AssertionError(f"the service did not come up: {process.communicate()}")
-        yield process
+        try:
+            yield process
+        except (AssertionError, SetupError) as error:
+            # What the service said, on the failure of a test that had it running (stopped first, as a user would).
+            if process.poll() is None:
+                process.terminate()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                stdout, stderr = process.communicate(timeout=60)
+                raise AssertionError(f"{error}\nthe service ({process.returncode}) said:\n{stderr[-4000:]}") from error
+            raise
 
 
 def request(socket, method: str, path: str, body: bytes | None = None) -> tuple[int, dict]:

@@ -1,0 +1,47 @@
+"""The tests that need more than one NF core, on a host that has them: our machines have two vCPUs (a control core
+and one NF core), so a Debian kernel booted in QEMU with four virtual CPUs (bench/vm_host.py) runs every test marked
+requires_nf_cores (an NF moved to another core while traffic flows), and the outcome of each test is saved. The
+virtual CPUs share this machine's two: the tests check what Tandem decides and that nothing is lost, not speed.
+
+Usage (as root): .venv/bin/python bench/many_core_host.py [--cpus 4] [--select EXPR] [--minutes 40]
+Writes bench/results/many-core-host.{json.gz,md}.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from bench.experiment_support import save_result  # noqa: E402
+from bench.vm_host import must_be_root, run_tests, tested_host_text  # noqa: E402
+
+PYTEST_FILES = ["tests/integration/test_nf_moves.py"]  # where tests marked requires_nf_cores are
+SELECT = "moved_to_another_core"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cpus", type=int, default=4, help="the VM's virtual CPUs (core 0 is the control core)")
+    parser.add_argument("--select", default=SELECT, help="pytest -k expression over the files the VM runs")
+    parser.add_argument("--minutes", type=float, default=40, help="the VM's time, after which it is killed")
+    args = parser.parse_args()
+    if not must_be_root():
+        return 2
+    if args.cpus < 3:
+        print("error: --cpus: at least 3 (a control core and two NF cores)", file=sys.stderr)
+        return 2
+    ran = run_tests("many-core", [], PYTEST_FILES, args.select, args.cpus, "", args.minutes)
+    if ran is None:
+        return 1
+    host, cases = ran
+    text, counts = tested_host_text(f"The tests that need NF cores, on {args.cpus} virtual CPUs", host, cases)
+    save_result("many-core-host", {"host": host, "select": args.select, "cases": cases, "counts": counts}, text)
+    return 0 if counts["passed"] and counts["failed"] == counts["error"] == counts["skipped"] == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
