@@ -272,11 +272,9 @@ def parser() -> argparse.ArgumentParser:
     )
     scale.add_argument("nf", help="the scaled NF's name in the spec (it has scale: with max_instances)")
     scale.add_argument("instances", type=_instances, help="how many instances (1..max_instances), or auto")
-    move = operations.add_parser(
-        "move", parents=[reach], help="move an NF to another of the service's NF cores while traffic runs"
-    )
+    move = operations.add_parser("move", parents=[reach], help="move an NF to another core while traffic runs")
     move.add_argument("nf", help="the NF's name in the spec")
-    move.add_argument("core", type=int, help="the core: one the service's NFs were given at its start")
+    move.add_argument("core", type=int, help="the core: any this machine gives Tandem but the control core")
     remove = operations.add_parser(
         "remove-chain", parents=[reach], help="close a chain's entry, drain it, stop its NFs; the others run on"
     )

@@ -83,8 +83,9 @@ class InstancesChange(_Request):
 
 
 class CoreChange(_Request):
-    """PUT /nfs/{name}/core: the NF moved to another of the service's NF cores (those its NFs were given at the
-    start) while traffic flows: the NFs re-laid out by a fresh module of the running scheduler, nothing lost."""
+    """PUT /nfs/{name}/core: the NF moved to another core (any the machine gives Tandem but the control core; one
+    none of the NFs had is reserved for them) while traffic flows: the NFs re-laid out by a fresh module of the
+    running scheduler, nothing lost."""
 
     core: Annotated[int, Field(ge=0, le=4095)]
 

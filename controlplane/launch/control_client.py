@@ -94,8 +94,9 @@ class Control:
         return ChangeReply.model_validate(self._call("PUT", f"/nfs/{nf}/instances", {"instances": instances}))
 
     def move_nf(self, nf: str, core: int) -> ChangeReply:
-        """Moves NF `nf` to `core`, another of the service's NF cores, while traffic runs: the entries held, the NFs
-        drained, their processes started again as the running scheduler lays them out with `nf` on `core`."""
+        """Moves NF `nf` to `core` (any the machine gives Tandem but the control core) while traffic runs: the entries
+        held, the NFs drained, their processes started again as the running scheduler lays them out with `nf` on
+        `core`."""
         return ChangeReply.model_validate(self._call("PUT", f"/nfs/{nf}/core", {"core": core}))
 
     def remove_chain(self, chain: str) -> ChangeReply:

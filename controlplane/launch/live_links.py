@@ -1,7 +1,8 @@
-"""A service's live changes with the links they need on the machine: a port added with a `vxlan` has its interface
-made (journaled) before the data plane opens it, and a chain added with kernel-I/O NFs its namespaces and veths
-before the data plane starts its NFs; each is removed again when the data plane refuses the change, or once the port
-or the chain is removed."""
+"""A service's live changes with what they need of the machine: a port added with a `vxlan` has its interface made
+(journaled) before the data plane opens it, and a chain added with kernel-I/O NFs its namespaces and veths before the
+data plane starts its NFs, each removed again when the data plane refuses the change or once the port or the chain
+is removed; an NF moved to a core none of the service's NFs had gets the core reserved for the NFs (as the service's
+cores were at its start) once the move is applied."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from controlplane.errors import SetupError
 from controlplane.launch.live_changes import ANSWER_SECONDS, LiveChanges
 from controlplane.machine import kernel_links, vxlan_links
 from controlplane.machine.changes import MachineSession
+from controlplane.machine.cores import usable_cores
 from controlplane.spec.live_additions import LiveAdditions
 
 
@@ -38,8 +40,13 @@ class ChangesMakingLinks:
         self._chains_made: dict[str, dict] = {}
         self._chains_running = {chain["name"]: chain for chain in config["chains"] if _kernel(chain)}
         self._chain_numbers = len(config["chains"])  # each chain's root interfaces and switch are named by one
+        # The cores reserved for the NFs: those they were given at the start (runner.py), and those moved to since.
+        self._control_core = config["control_core"]
+        self._reserved = {nf["core"] for chain in config["chains"] for nf in chain["nfs"]}
 
     def request(self, change: dict, wait_s: float = ANSWER_SECONDS) -> dict:
+        if change.get("op") == "move_nf":
+            return self._move(change, wait_s)
         if change.get("op") == "add_chain" and isinstance(change.get("chain"), dict) and _kernel(change["chain"]):
             return self._add_kernel_chain(change, wait_s)
         port = change.get("port") if change.get("op") == "add_port" else None
@@ -69,10 +76,33 @@ class ChangesMakingLinks:
             self._chains_made[chain["name"]] = chain
         return self.changes.request(change, wait_s)
 
+    def _move(self, change: dict, wait_s: float) -> dict:
+        """An NF to another core: the machine must give Tandem that core, and it must not be the control core; the
+        data plane checks the rest (one it has not run NFs on, too, told that this was checked)."""
+        core, usable = change.get("core"), usable_cores()
+        problem = None
+        if core == self._control_core:
+            problem = (
+                f"core {core} is the control core (the generator, the sink, the manager's loop): NFs run elsewhere"
+            )
+        elif core not in usable:
+            problem = f"core {core} is not one this machine gives Tandem (cores {', '.join(map(str, sorted(usable)))})"
+        if problem is not None:
+            errors = [{"path": "core", "message": problem}]
+            return {"op": "move_nf", "nf": change.get("nf"), "state": "refused", "errors": errors}
+        return self.changes.request(change | {"machine_core": True}, wait_s)
+
     def follow(self, event: dict) -> None:
         """The data plane's answer to a port or a chain: a refused one's links are removed; an opened port's and an
-        added chain's stay until it is removed (or the service stops: the journal removes them)."""
+        added chain's stay until it is removed (or the service stops: the journal removes them). An NF moved to a
+        core not reserved yet: it is reserved now (given back when the service stops, as the others)."""
         if event.get("event") != "change":
+            return
+        if event.get("op") == "move_nf":
+            if event.get("state") == "applied" and event.get("core") not in self._reserved:
+                with self._lock:
+                    self.session.reserve_cores({event["core"]})
+                    self._reserved.add(event["core"])
             return
         if event.get("op") in ("add_chain", "remove_chain"):
             self._follow_chain(event)

@@ -1,8 +1,7 @@
-// An NF moved to another of a service's NF cores while traffic flows: a re-layout (run_relayout.cc) by a fresh module
-// of the running scheduler, planned with the NF on its new core. The entries are held, the NFs drain, the old
-// processes leave and the new ones start, the NF's among them on that core; nothing is lost, the traffic pauses for
-// the drain and the start. Refused with nothing changed where the re-layout cannot be made or the core was not
-// prepared.
+// An NF moved to another core while a service's traffic flows: a re-layout (run_relayout.cc) by a fresh module of
+// the running scheduler, planned with the NF on its new core. The entries are held, the NFs drain, the old processes
+// leave and the new ones start, the NF's among them on that core; nothing is lost, the traffic pauses for the drain
+// and the start. Refused with nothing changed where the re-layout cannot be made or the core is not one to move to.
 #include <set>
 #include <string>
 
@@ -37,13 +36,14 @@ void Run::move_nf(const json& command, double now_s) {
   const json& wanted = command.contains("core") ? command["core"] : json();
   if (!wanted.is_number_integer()) return refuse("core", "a core is a whole number");
   int core = wanted.get<int>();
-  // The cores the machine was prepared for (reserved, measured): those the service's NFs were given. A chain added
-  // live takes its cores from the same set (run_chain_addition.cc).
+  // The service's NF cores, or another that the control plane checked the machine gives Tandem (it reserves it for
+  // the NFs once the move is applied: launch/live_links.py); never the control core.
   std::set<int> cores;
   for (const NfConfig& other : d_.nfs) cores.insert(other.core);
-  if (!cores.count(core))
-    return refuse("core", "core " + std::to_string(core) + " is not one of the service's NF cores (" +
-                              core_list(cores) + "), which the machine was prepared for");
+  bool machine_core = command.contains("machine_core") && command["machine_core"] == true;
+  if (core == d_.control_core || (!cores.count(core) && !machine_core))
+    return refuse("core",
+                  "core " + std::to_string(core) + " is not one of the service's NF cores (" + core_list(cores) + ")");
   if (core == nf.core) return refuse("core", "NF '" + nf.name + "' is on core " + std::to_string(core) + " already");
   // An application keeps its process through a re-layout (run_relayout.cc), pinned where it started.
   if (nf.external())
