@@ -291,7 +291,7 @@ class Run {
   // removed chains left out, indexed from 0.
   std::vector<WorkerPlan> relayout_plan(const Scheduler& next) const { return relayout_plan(next, d_); }
   std::vector<WorkerPlan> relayout_plan(const Scheduler& next, const Deployment& d) const;
-  // An NF moved to another of the service's NF cores (run_nf_move.cc): a re-layout by a fresh module of the running
+  // An NF moved to another core (run_nf_move.cc): a re-layout by a fresh module of the running
   // scheduler, the NF placed on that core.
   void move_nf(const json& command, double now_s);
   // What a scheduler needs of the machine beyond what the run prepared for it, as a refusal's message ("" if none).
