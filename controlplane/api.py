@@ -80,6 +80,13 @@ def _accepting(spec: Spec, source: str, names: list[str], named: bool) -> list[s
     return accepting
 
 
+def _every_scheduler(spec: Spec) -> list[str]:
+    """Every scheduler this build has; per_core only where the spec says which module runs each core (its scheduler,
+    or scheduler_options.per_core): it has no default to compare."""
+    given = {spec.scheduler.name, *spec.scheduler_options}
+    return [name for name in catalog.scheduler_names() if name != "per_core" or name in given]
+
+
 def _serving(metrics: str | MetricsServer | None):
     """The metrics server to report to: one the caller keeps open (several calls), one opened for this call, or none."""
     if metrics is None or isinstance(metrics, MetricsServer):
@@ -182,7 +189,7 @@ def compare(
     comparison's second ceiling (ceilings.best_rtc: the best of the batches' medians)."""
     loaded, source = _load(spec, source)
     named = schedulers is not None
-    schedulers = schedulers or catalog.scheduler_names()
+    schedulers = schedulers or _every_scheduler(loaded)
     check_schedulers(schedulers, source)
     schedulers = _accepting(loaded, source, schedulers, named)
     with _serving(metrics) as server:

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "schedulers/scheduler.h"
+#include "schedulers/two_chain_deployment_test_support.h"
 
 namespace tandem {
 namespace {
@@ -11,20 +12,6 @@ std::unique_ptr<Scheduler> default_rtc() {
   const SchedulerType& rtc = scheduler_types().at("rtc");
   SpecErrors errors;
   return rtc.create(resolve_args(rtc.options, json::object(), "scheduler", errors));
-}
-
-Deployment two_chain_deployment() {
-  json chain_a = {{"name", "a"},
-                  {"traffic", {{"sizes", {{64, 1}}}}},
-                  {"nfs",
-                   {{{"name", "a1"}, {"type", "macswap"}, {"core", 1}},
-                    {{"name", "a2"}, {"type", "macswap"}, {"core", 1}},
-                    {{"name", "a3"}, {"type", "macswap"}, {"core", 2}},
-                    {{"name", "a4"}, {"type", "macswap"}, {"core", 1}}}}};
-  json chain_b = {{"name", "b"},
-                  {"traffic", {{"sizes", {{64, 1}}}}},
-                  {"nfs", {{{"name", "b1"}, {"type", "macswap"}, {"core", 1}}}}};
-  return parse_deployment({{"scheduler", {{"name", "rtc"}}}, {"chains", {chain_a, chain_b}}});
 }
 
 TEST(WorkerPlans, OneWorkerPerNfWithUniqueLcores) {

@@ -16,6 +16,7 @@
 
 #include "contract/deployment.h"
 #include "contract/shm_layout.h"
+#include "schedulers/mechanisms/index_map.h"
 #include "schedulers/mechanisms/machine_resources.h"
 #include "schedulers/mechanisms/worker_hints.h"
 
@@ -29,17 +30,27 @@ class SchedulerView {
   SchedulerView(const Deployment& deployment, const StatsZone& stats, const std::vector<rte_ring*>& rings,
                 const std::vector<pid_t>& worker_pids, WorkerHints hints)
       : deployment(deployment), hints(hints), stats_(stats), rings_(rings), worker_pids_(worker_pids) {}
+  // The view of a module that sees part of `run` (one core's, schedulers/per_core/): `part` is that part of the
+  // deployment with indexes of its own, `map` their run's indexes, `rings` and `worker_pids` the run's at them.
+  SchedulerView(const Deployment& part, const SchedulerView& run, IndexMap map, const std::vector<rte_ring*>& rings,
+                const std::vector<pid_t>& worker_pids)
+      : deployment(part),
+        hints(run.hints.sliced(map)),
+        stats_(run.stats_),
+        rings_(rings),
+        worker_pids_(worker_pids),
+        map_(std::move(map)) {}
 
   const Deployment& deployment;
   WorkerHints hints;
 
-  const NfCounters& nf_counters(int nf) const { return stats_.nfs[nf]; }
-  const RingCounters& ring_counters(int ring) const { return stats_.rings[ring]; }
+  const NfCounters& nf_counters(int nf) const { return stats_.nfs[map_.nf(nf)]; }
+  const RingCounters& ring_counters(int ring) const { return stats_.rings[map_.ring(ring)]; }
   // Packets offered to an NF so far: what its in-rings accepted or refused (a join has several).
   uint64_t arrivals(int nf) const {
     uint64_t offered = 0;
     for (int ring : deployment.nfs[nf].in_rings)
-      offered += counter_read(stats_.rings[ring].enqueued) + counter_read(stats_.rings[ring].dropped_full);
+      offered += counter_read(ring_counters(ring).enqueued) + counter_read(ring_counters(ring).dropped_full);
     return offered;
   }
   // Packets waiting in an NF's in-rings now.
@@ -50,16 +61,18 @@ class SchedulerView {
   }
   const std::vector<rte_ring*>& rings() const { return rings_; }  // what a module that watches occupancy samples
   // Loop iterations of a worker so far (the address, for a measurement that waits for it to move).
-  const uint64_t& heartbeat(int worker) const { return stats_.workers[worker].heartbeat; }
+  const uint64_t& heartbeat(int worker) const { return stats_.workers[map_.worker(worker)].heartbeat; }
   // Whether an NF has new arguments waiting that it has neither taken nor refused: a live change that its runtime takes
   // only by running (dataplane/runtimes/live_args.h), even with no packet to process.
   bool live_change_waiting(int nf) const {
-    const NfControl& control = stats_.nf_control[nf];
+    const NfControl& control = stats_.nf_control[map_.nf(nf)];
     uint32_t wanted = flag_load(control.args_wanted);
     return wanted != flag_load(control.args_running) && wanted != flag_load(control.args_refused);
   }
   // Packets the generator shed at a chain's closed entry so far.
-  uint64_t entry_backpressure(int chain) const { return counter_read(stats_.chains[chain].entry_backpressure); }
+  uint64_t entry_backpressure(int chain) const {
+    return counter_read(stats_.chains[map_.chain(chain)].entry_backpressure);
+  }
   // By worker index; 0 once a worker has exited.
   const std::vector<pid_t>& worker_pids() const { return worker_pids_; }
 
@@ -67,6 +80,7 @@ class SchedulerView {
   const StatsZone& stats_;
   const std::vector<rte_ring*>& rings_;
   const std::vector<pid_t>& worker_pids_;
+  IndexMap map_;
 };
 
 class Scheduler {

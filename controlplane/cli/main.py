@@ -267,6 +267,9 @@ def parser() -> argparse.ArgumentParser:
     switch.add_argument(
         "--option", action="append", default=[], metavar="KEY=VALUE", help="one of its options (a YAML value)"
     )
+    switch.add_argument(
+        "--core", type=int, metavar="N", help="switch this NF core's module only; the others keep theirs (per_core)"
+    )
     scale = operations.add_parser(
         "scale", parents=[reach], help="spread a scaled NF's flows over N of its prepared instances, or auto again"
     )

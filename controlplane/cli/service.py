@@ -127,7 +127,7 @@ def cmd_ctl(args) -> int:
     if args.operation == "args":
         return _report_change(args, control.set_args(args.nf, _mapping_from(args.file, "an NF's arguments")))
     if args.operation == "scheduler":
-        return _report_change(args, control.set_scheduler(args.name, _options(args.option)))
+        return _report_change(args, control.set_scheduler(args.name, _options(args.option), args.core))
     if args.operation == "scale":
         return _report_change(args, control.set_instances(args.nf, args.instances))
     if args.operation == "move":
@@ -144,7 +144,9 @@ def cmd_ctl(args) -> int:
     if args.json:
         print(json.dumps(status.model_dump(), indent=2))
         return EXIT_OK
-    print(f"{status.name} under {status.scheduler}: {status.phase} at {status.t_s:.1f} s")
+    by_core = ", ".join(f"core {core}: {name}" for core, name in sorted(status.scheduler_by_core.items()))
+    scheduler = f"{status.scheduler} ({by_core})" if by_core else status.scheduler
+    print(f"{status.name} under {scheduler}: {status.phase} at {status.t_s:.1f} s")
     print()
     print(
         table(

@@ -43,6 +43,7 @@ class NfStatus(_Message):
 class Status(_Message):
     name: str
     scheduler: str
+    scheduler_by_core: dict[int, str] = {}  # where per_core runs: each NF core's module
     phase: str  # starting, measure, stopping
     t_s: float
     chains: list[ChainStatus]
@@ -73,6 +74,8 @@ class SchedulerChange(_Request):
 
     name: str = Field(min_length=1, max_length=64)
     options: dict = {}
+    # One core's module only (the others keep theirs: the service then runs per_core); none: every core's.
+    core: int | None = Field(None, ge=0, le=4095)
 
 
 class InstancesChange(_Request):
@@ -138,7 +141,7 @@ class ChangeReply(_Message):
     held_ms: float | None = None
     drain_restarts: int | None = None  # the old processes started again to finish a drain their leaving upset
     nf: str | None = None  # set_args, set_instances, move_nf: the NF changed
-    core: int | None = None  # move_nf: the core the NF runs on now
+    core: int | None = None  # move_nf: the core the NF runs on now; set_scheduler: the core switched alone
     core_before: int | None = None
     instances: int | None = None  # set_instances: the instances its flows are spread over now
     instances_before: int | None = None

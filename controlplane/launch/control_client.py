@@ -84,9 +84,11 @@ class Control:
         field) when they are wrong; `pending` while the NF has not run a batch since."""
         return ChangeReply.model_validate(self._call("PUT", f"/nfs/{nf}/args", {"args": args}))
 
-    def set_scheduler(self, name: str, options: dict | None = None) -> ChangeReply:
-        """Switches the cores' scheduler module while traffic runs (to one that lays the NFs out as they are)."""
-        return ChangeReply.model_validate(self._call("PUT", "/scheduler", {"name": name, "options": options or {}}))
+    def set_scheduler(self, name: str, options: dict | None = None, core: int | None = None) -> ChangeReply:
+        """Switches the scheduler module while traffic runs: every core's, or core `core`'s alone (the others keep
+        theirs, and the service runs per_core); one of another layout re-lays the NFs out, nothing lost."""
+        body = {"name": name, "options": options or {}} | ({} if core is None else {"core": core})
+        return ChangeReply.model_validate(self._call("PUT", "/scheduler", body))
 
     def set_instances(self, nf: str, instances: int | str) -> ChangeReply:
         """Spreads scaled NF `nf`'s flows over `instances` of its prepared instances (its rule paused), or gives the

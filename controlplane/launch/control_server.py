@@ -169,7 +169,11 @@ def _as_command(template: str, params: dict, request, additions: LiveAdditions |
         return {"op": "add_port", "port": additions.port(request.port)}
     if template == "/scheduler":
         options = _scheduler_options(request.name, request.options, running)
-        return {"op": "set_scheduler", "scheduler": {"name": request.name, "options": options}}
+        scheduler = {"name": request.name, "options": options}
+        return {
+            "op": "set_scheduler",
+            "scheduler": scheduler | ({} if request.core is None else {"core": request.core}),
+        }
     if template == "/nfs/{name}/instances":
         return {"op": "set_instances", "nf": params["name"], "instances": request.instances}
     if template == "/nfs/{name}/core":

@@ -39,7 +39,7 @@ class ServiceStatus:
         self._before: dict | None = None
         self._t = 0.0
         self._phase = "starting"
-        self._scheduler = config["scheduler"]["name"]
+        self._scheduler = config["scheduler"]
         self._changes: list[dict] = []
         self._restarts: dict[str, int] = {}  # by NF: times its process was started again after it died
         self._down: set[str] = set()  # NFs whose process died and is not back yet
@@ -71,7 +71,7 @@ class ServiceStatus:
             elif kind == "change":
                 self._changes.append({key: value for key, value in event.items() if key != "event"})
                 if event.get("op") == "set_scheduler" and event.get("state") == "applied":
-                    self._scheduler = event["scheduler"]
+                    self._scheduler = {"name": event["scheduler"], "options": event.get("options", {})}
                 if event.get("relayout") and event.get("state") == "applied":
                     # The NFs in new processes (a switch, a move): laid out as that scheduler runs them.
                     self._workers = {worker["name"]: worker for worker in event["workers"]}
@@ -90,7 +90,11 @@ class ServiceStatus:
             now, before, t, phase = self._now, self._before, self._t, self._phase
             workers, scheduler, changes = dict(self._workers), self._scheduler, list(self._changes)
             restarts, down, removed = dict(self._restarts), set(self._down), set(self._removed)
-        status = {"name": self._config["name"], "scheduler": scheduler, "phase": phase, "changes": changes}
+        status = {"name": self._config["name"], "scheduler": scheduler["name"], "phase": phase, "changes": changes}
+        if scheduler["name"] == "per_core":
+            status["scheduler_by_core"] = {
+                choice["core"]: choice["name"] for choice in scheduler.get("options", {}).get("cores", [])
+            }
         if "lab" in self._config:  # where a user's own clients can run: ip netns exec NETNS iperf3 --client ADDRESS
             hosts = self._config["lab"]["hosts"]
             status["lab"] = [{key: host.get(key) for key in ("name", "netns", "address")} for host in hosts]

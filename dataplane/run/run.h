@@ -296,6 +296,9 @@ class Run {
   void move_nf(const json& command, double now_s);
   // What a scheduler needs of the machine beyond what the run prepared for it, as a refusal's message ("" if none).
   std::string unprepared_need(const SchedulerType& type, const Deployment& trial) const;
+  // A switch of one core's module (set_scheduler with scheduler.core): `name` and `options` become the run's
+  // scheduler with that core switched (per_core, or one module for all). The field and why, where it cannot be.
+  std::pair<std::string, std::string> switch_one_core(const json& core, std::string& name, json& options) const;
   void start_relayout(Relayout relayout);
   // The module asked for another layout (Scheduler::wants_relayout): the same steps, the module kept.
   void relayout_for_module(double now_s);

@@ -26,6 +26,9 @@
 #include "contract/live_args_files.h"
 #include "nfs/nf.h"
 #include "run.h"
+#include "schedulers/per_core/core_choices.h"
+#include "schedulers/per_core/core_slice.h"
+#include "schedulers/per_core/core_switch.h"
 
 namespace tandem {
 
@@ -385,6 +388,12 @@ void Run::switch_scheduler(const json& command, double now_s) {
   json options =
       resolve_args(type->second.options, scheduler.value("options", json::object()), "scheduler.options", errors);
   if (!errors.empty()) return answer_change(refusal(command, errors));
+  const std::string asked = name;  // what the request names, where `name` becomes per_core for one core's switch
+  if (scheduler.contains("core")) {
+    auto [field, why] = switch_one_core(scheduler["core"], name, options);
+    if (!why.empty()) return answer_change(change_refusal(command, field, why));
+    type = scheduler_types().find(name);
+  }
   std::unique_ptr<Scheduler> next = type->second.create(options);
   // User-level threads are placed as their module attaches: another module, or the same with other options, starts
   // them anew.
@@ -397,10 +406,13 @@ void Run::switch_scheduler(const json& command, double now_s) {
   }
   Deployment trial = d_;
   trial.scheduler = {name, options};
-  if (std::string need = unprepared_need(type->second, trial); !need.empty())
+  if (std::string need = unprepared_need(type->second, trial); !need.empty()) {
+    // One core's switch: the module asked for, not per_core, is what needs it.
+    if (asked != name) need.replace(0, name.size(), asked + " on core " + scheduler["core"].dump());
     return answer_change(change_refusal(
         command, "scheduler",
-        need + ": serve with --ready-for " + name + " (which prepares what it needs with its default options)"));
+        need + ": serve with --ready-for " + asked + " (which prepares what it needs with its default options)"));
+  }
   if (type->second.check) type->second.check(trial, errors);
   if (!errors.empty()) return answer_change(refusal(command, errors));
 
@@ -431,19 +443,37 @@ void Run::switch_scheduler(const json& command, double now_s) {
   d_.scheduler = {name, options};
   scheduler_->attach(*view_);
   scheduler_switched_ = true;
-  answer_applied({{"event", "change"},
-                  {"id", command.value("id", json())},
-                  {"op", "set_scheduler"},
-                  {"state", "applied"},
-                  {"scheduler", name},
-                  {"options", options},
-                  {"before", before},
-                  {"t_requested", now_s},
-                  {"t_done", now_s},
-                  {"switch_us", static_cast<double>(rte_get_tsc_cycles() - begin) / hz_ * 1e6},
-                  {"ring_drops_during", ring_drops_since(drops_before)},
-                  {"ring_drops_by_ring", ring_drops_by_ring_since(drops_before)}},
-                 begin);
+  json answer = {{"event", "change"},
+                 {"id", command.value("id", json())},
+                 {"op", "set_scheduler"},
+                 {"state", "applied"},
+                 {"scheduler", name},
+                 {"options", options},
+                 {"before", before},
+                 {"t_requested", now_s},
+                 {"t_done", now_s},
+                 {"switch_us", static_cast<double>(rte_get_tsc_cycles() - begin) / hz_ * 1e6},
+                 {"ring_drops_during", ring_drops_since(drops_before)},
+                 {"ring_drops_by_ring", ring_drops_by_ring_since(drops_before)}};
+  if (scheduler.contains("core")) answer["core"] = scheduler["core"];
+  answer_applied(std::move(answer), begin);
+}
+
+std::pair<std::string, std::string> Run::switch_one_core(const json& core, std::string& name, json& options) const {
+  std::set<int> cores = nf_cores(d_);
+  std::string listed;
+  for (int c : cores) listed += (listed.empty() ? "" : ", ") + std::to_string(c);
+  if (!core.is_number_integer() || core.get<long long>() < 0 || core.get<long long>() > kMaxCoreNumber ||
+      !cores.count(core.get<int>()))
+    return {"scheduler.core", "must be one of the service's NF cores (" + listed + "), got " + core.dump()};
+  if (d_.scheduler.name == "auto")
+    return {"scheduler.core", "auto decides for every core: switch the whole service from it first"};
+  std::string why;
+  SchedulerConfig next = with_core_switched(d_, core.get<int>(), {name, options}, why);
+  if (!why.empty()) return {"scheduler", why};
+  name = next.name;
+  options = next.options;
+  return {"", ""};
 }
 
 std::string Run::unprepared_need(const SchedulerType& type, const Deployment& trial) const {

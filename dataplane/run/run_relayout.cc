@@ -342,6 +342,8 @@ void Run::replace_workers() {
                  {"drain_restarts", relayout.restarts},  // the old layout started again to finish the drain
                  {"ring_drops_during", ring_drops_since(relayout.ring_drops_before)},
                  {"ring_drops_by_ring", ring_drops_by_ring_since(relayout.ring_drops_before)}};
+  if (const json& asked = relayout.command.value("scheduler", json::object()); asked.contains("core"))
+    answer["core"] = asked["core"];  // one core's switch
   if (relayout.moved_nf >= 0) {
     answer["nf"] = d_.nfs[relayout.moved_nf].name;
     answer["core"] = relayout.moved_to;

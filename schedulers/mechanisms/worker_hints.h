@@ -8,12 +8,19 @@
 #include <cstdint>
 
 #include "contract/shm_layout.h"
+#include "index_map.h"
 
 namespace tandem {
 
 class WorkerHints {
  public:
   explicit WorkerHints(StatsZone& stats) : stats_(stats) {}
+  // The hints of a module that sees part of the run (`map`): its indexes of workers, NFs and chains are its own.
+  WorkerHints sliced(IndexMap map) const {
+    WorkerHints part(stats_);
+    part.map_ = std::move(map);
+    return part;
+  }
 
   // How the worker gives its CPU away: after k batches, on an empty input, or by sleeping until woken (the poll loop
   // reads it every turn: a service may switch schedulers while it runs).
@@ -47,7 +54,13 @@ class WorkerHints {
   void neutral(size_t workers, size_t chains);
 
  private:
+  WorkerControl& worker_control(size_t worker) const {
+    return stats_.workers[static_cast<size_t>(map_.worker(static_cast<int>(worker)))];
+  }
+  NfControl& nf_control(int nf) const { return stats_.nf_control[map_.nf(nf)]; }
+
   StatsZone& stats_;
+  IndexMap map_;
 };
 
 }  // namespace tandem

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import REPO
-from controlplane.launch.control_api import ROUTES, ChainAddition, Status
+from controlplane.launch.control_api import ROUTES, ChainAddition, ChangeReply, Status
 from controlplane.launch.control_client import Control
 from controlplane.launch.control_server import MAX_BODY, ControlServer
 from controlplane.launch.live_changes import LiveChanges
@@ -106,7 +106,15 @@ routes = [
 paths = st.one_of(st.sampled_from([*routes, "/", "/status/", "/stop?now=1", "//stop"]), st.text(max_size=40))
 methods = st.sampled_from(["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "BREW", "get"])
 change_bodies = [b'{"args": {}}', b'{"args": {"rules": []}}', b'{"args": 3}', b'{"args": {}, "more": 1}', b"[]"]
-scheduler_bodies = [b'{"name": "coop"}', b'{"name": ""}', b'{"name": "coop", "options": []}', b'{"options": {}}']
+scheduler_bodies = [
+    b'{"name": "coop"}',
+    b'{"name": ""}',
+    b'{"name": "coop", "options": []}',
+    b'{"options": {}}',
+    b'{"name": "coop", "core": 1}',
+    b'{"name": "coop", "core": -1}',
+    b'{"name": "coop", "core": "1"}',
+]
 instances_bodies = [
     b'{"instances": 2}',
     b'{"instances": "auto"}',
@@ -218,3 +226,17 @@ def test_status_shows_a_moved_nf_on_its_new_core_in_its_new_process():
     shown = status.status()
     assert [(nf["core"], nf["pid"]) for nf in shown["nfs"]] == [(2, 43)] and shown["scheduler"] == "coop"
     assert [change["state"] for change in shown["changes"]] == ["refused", "applied"]
+
+
+def test_one_cores_switch_is_a_reply_pending_or_applied_and_status_shows_each_cores_module():
+    # Pending, the reply repeats the request, whose scheduler is a mapping (name, options, core).
+    pending = {"id": 3, "state": "pending", "op": "set_scheduler", "scheduler": {"name": "coop", "options": {}}}
+    assert ChangeReply.model_validate(pending | {"core": 2}).state == "pending"
+    status = ServiceStatus(CONFIG)
+    cores = [{"core": 1, "name": "rtc", "options": {}}, {"core": 2, "name": "coop", "options": {"k": 8}}]
+    applied = {"event": "change", "id": 3, "op": "set_scheduler", "state": "applied", "scheduler": "per_core"}
+    status.follow(applied | {"options": {"cores": cores}, "core": 2})
+    shown = status.status()
+    assert (shown["scheduler"], shown["scheduler_by_core"]) == ("per_core", {1: "rtc", 2: "coop"})
+    status.follow(applied | {"id": 4, "scheduler": "coop", "options": {"k": 8}, "core": 1})
+    assert "scheduler_by_core" not in status.status() and status.status()["scheduler"] == "coop"

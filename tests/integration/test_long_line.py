@@ -49,8 +49,12 @@ PROMISE = {
     "hybrid": "delivers",  # UNiS over one native worker: rtc's single process, with nothing to switch it against
     "nfvnice": "delivers",
     "auto": "delivers",  # its model picks rtc for a line of native NFs
+    "per_core": "delivers",  # UNiS on the core, as a module that sees the core's part of the run
 }
-SCHEDULER_SPEC = {"rr": f"{{name: rr, options: {{timeslice_ms: {int(RR_TIMESLICE_S * 1000)}}}}}"}
+SCHEDULER_SPEC = {
+    "rr": f"{{name: rr, options: {{timeslice_ms: {int(RR_TIMESLICE_S * 1000)}}}}}",
+    "per_core": "{name: per_core, options: {cores: [{core: 1, name: unis}]}}",
+}
 ONE_PROCESS = {"rtc", "bubble", "hybrid", "auto"}  # a core's NFs as one worker (auto: as rtc, which it picks)
 
 
@@ -90,7 +94,11 @@ def test_a_line_of_64_nfs_on_one_core(scheduler, write_spec, tmp_path, machine_b
         assert chain["delivered"] == 0
         assert sum(1 for share in shares if share > 0) == 1, shares
         assert max(shares) > 0.9, shares
-    if scheduler == "unis":
+    if scheduler in ("unis", "per_core"):
         report = results["scheduler"]["report"]
+        if scheduler == "per_core":
+            [core] = report["cores"]
+            assert (core["core"], core["scheduler"]) == (1, "unis"), core
+            report = core["report"]
         assert report["wait_queues"] == {"1": [f"n{i}" for i in range(NFS)]}  # chain order
         assert all(nf["switched_in"] > 0 for nf in report["nfs"].values())

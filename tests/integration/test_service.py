@@ -44,14 +44,22 @@ def serving(spec, socket, out, *extra: str, reach: tuple[str, ...] = ()):
     by default); killed and reaped on every way out."""
     with background("serve", str(spec), "--socket", str(socket), "--json", str(out), "--quiet", *extra) as process:
         reach = reach or ("--socket", str(socket))
-        deadline = time.monotonic() + 90  # unis needs the NFs' costs: a service ready for it profiles them first
+        # unis needs the NFs' costs: a service ready for it profiles them first; in a VM of emulated CPUs
+        # (bench/many_core_host.py) the processes start slowly too.
+        deadline = time.monotonic() + 180
         while time.monotonic() < deadline and process.poll() is None:
             status = tandem("ctl", "status", *reach, "--json")
             if status.returncode == 0 and json.loads(status.stdout)["chains"]:
                 break
             time.sleep(0.3)
         else:
-            raise AssertionError(f"the service did not come up: {process.communicate()}")
+            if process.poll() is None:  # still starting: stopped as a user would, what it said kept
+                process.terminate()
+            try:
+                _, stderr = process.communicate(timeout=60)
+            except subprocess.TimeoutExpired:
+                stderr = "(it did not stop within 60 s of SIGTERM)"
+            raise AssertionError(f"the service did not come up ({process.returncode}): {stderr[-4000:]}")
         try:
             yield process
         except (AssertionError, SetupError) as error:
