@@ -56,11 +56,12 @@ def test_a_cores_switch_on_a_service_of_one_nf_core(write_spec, tmp_path, machin
 @requires_nf_cores(3)
 def test_cores_run_different_modules_and_each_switches_alone(write_spec, tmp_path, machine_before):
     socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
-    with serving(write_spec(TWO_CORES), socket, out) as process:
-        # Core 1 to coop over CFS (which needs nothing the service did not prepare): fw and count, one rtc process
-        # there, each in a process of their own; core 2's rtc process runs on.
+    # NFVnice for the switches: its processes sleep while their inputs are empty, as rtc's do here (idle: sleep). In
+    # the VM that runs this test, coop's polling processes starved the virtual CPUs where the others start.
+    with serving(write_spec(TWO_CORES), socket, out, "--ready-for", "nfvnice") as process:
+        # Core 1 to NFVnice: fw and count, one rtc process there, each in a process of their own; core 2 runs rtc.
         check_pid = {nf["name"]: nf["pid"] for nf in status(socket)["nfs"]}["check"]
-        change = switched(socket, "coop", "--core", "1", "--option", "policy=cfs")
+        change = switched(socket, "nfvnice", "--core", "1")
         assert (change["scheduler"], change["core"], change["relayout"]) == ("per_core", 1, True), change
         assert {worker["name"]: worker["nfs"] for worker in change["workers"]} == {
             "fw": "fw",
@@ -68,17 +69,17 @@ def test_cores_run_different_modules_and_each_switches_alone(write_spec, tmp_pat
             "rtc@core2": "check",
         }, change
         now = status(socket)
-        assert now["scheduler_by_core"] == {"1": "coop", "2": "rtc"}, now
+        assert now["scheduler_by_core"] == {"1": "nfvnice", "2": "rtc"}, now
         assert {nf["name"]: nf["core"] for nf in now["nfs"]} == {"fw": 1, "count": 1, "check": 2}
         assert {nf["name"]: nf["pid"] for nf in now["nfs"]}["check"] != check_pid  # a re-layout starts all anew
-        # Other options for coop on core 1: the same processes, the modules swapped in place.
-        change = switched(socket, "coop", "--core", "1", "--option", "policy=cfs", "--option", "k=2")
+        # Other options for NFVnice on core 1: the same processes, the modules swapped in place.
+        change = switched(socket, "nfvnice", "--core", "1", "--option", "period_us=2000")
         assert (change["scheduler"], change.get("relayout")) == ("per_core", None), change
         assert change["switch_us"] > 0
-        # Core 2 to the same: one module for both again. rtc's process of one NF would be coop's for it, but coop
-        # numbers its processes in the NFs' order (fw, check, count), so they are laid out anew.
-        change = switched(socket, "coop", "--core", "2", "--option", "policy=cfs", "--option", "k=2")
-        assert (change["scheduler"], change["core"], change["relayout"]) == ("coop", 2, True), change
+        # Core 2 to the same: one module for both again. rtc's process of one NF would be NFVnice's for it, but
+        # NFVnice numbers its processes in the NFs' order (fw, check, count), so they are laid out anew.
+        change = switched(socket, "nfvnice", "--core", "2", "--option", "period_us=2000")
+        assert (change["scheduler"], change["core"], change["relayout"]) == ("nfvnice", 2, True), change
         assert [worker["name"] for worker in change["workers"]] == ["fw", "check", "count"], change
         assert status(socket)["scheduler_by_core"] == {}
         time.sleep(STATUS_PERIOD)
