@@ -361,6 +361,18 @@ std::vector<int> scale_feeders(const Deployment& deployment, int scale_group) {
   return feeders;
 }
 
+std::set<int> nf_cores(const Deployment& deployment) {
+  std::set<int> cores;
+  for (const NfConfig& nf : deployment.nfs) cores.insert(nf.core);
+  return cores;
+}
+
+std::string core_list(const std::set<int>& cores) {
+  std::string list;
+  for (int core : cores) list += (list.empty() ? "" : ", ") + std::to_string(core);
+  return list;
+}
+
 bool same_layout(const std::vector<WorkerPlan>& a, const std::vector<WorkerPlan>& b) {
   if (a.size() != b.size()) return false;
   for (size_t w = 0; w < a.size(); w++) {

@@ -248,6 +248,9 @@ struct Deployment {
 // Structural problems were caught by the control plane; what is left throws std::runtime_error.
 Deployment parse_deployment(const json& doc);
 json deployment_to_json(const Deployment& deployment, const json& original);
+// The cores that hold the deployment's NFs, and such a set as a message lists it ("1, 2").
+std::set<int> nf_cores(const Deployment& deployment);
+std::string core_list(const std::set<int>& cores);
 // One more chain, as the control plane describes chains, parsed after the deployment's own: its NFs and rings take
 // the next indices, so every index already given out stays what it was. Throws std::runtime_error as parsing does.
 void append_chain(Deployment& deployment, const json& chain);

@@ -60,8 +60,7 @@ std::pair<std::string, std::string> Run::why_chain_cannot_come(Deployment& next)
       if (next.nfs[n].kernel_io && next.nfs[n].netns.empty())
         return {"chain.io", "NF " + next.nfs[n].name + " has no network namespace: the service makes them"};
   }
-  std::set<int> cores;
-  for (const NfConfig& nf : d_.nfs) cores.insert(nf.core);
+  std::set<int> cores = nf_cores(d_);
   for (int n : chain.nfs) {
     const NfConfig& nf = next.nfs[n];
     if (nf.external() && !scheduler_types().at(d_.scheduler.name).external_nfs)

@@ -27,7 +27,6 @@
 #include "nfs/nf.h"
 #include "run.h"
 #include "schedulers/per_core/core_choices.h"
-#include "schedulers/per_core/core_slice.h"
 #include "schedulers/per_core/core_switch.h"
 
 namespace tandem {
@@ -461,11 +460,9 @@ void Run::switch_scheduler(const json& command, double now_s) {
 
 std::pair<std::string, std::string> Run::switch_one_core(const json& core, std::string& name, json& options) const {
   std::set<int> cores = nf_cores(d_);
-  std::string listed;
-  for (int c : cores) listed += (listed.empty() ? "" : ", ") + std::to_string(c);
   if (!core.is_number_integer() || core.get<long long>() < 0 || core.get<long long>() > kMaxCoreNumber ||
       !cores.count(core.get<int>()))
-    return {"scheduler.core", "must be one of the service's NF cores (" + listed + "), got " + core.dump()};
+    return {"scheduler.core", "must be one of the service's NF cores (" + core_list(cores) + "), got " + core.dump()};
   if (d_.scheduler.name == "auto")
     return {"scheduler.core", "auto decides for every core: switch the whole service from it first"};
   std::string why;

@@ -11,16 +11,6 @@
 
 namespace tandem {
 
-namespace {
-
-std::string core_list(const std::set<int>& cores) {
-  std::string list;
-  for (int core : cores) list += (list.empty() ? "" : ", ") + std::to_string(core);
-  return list;
-}
-
-}  // namespace
-
 void Run::move_nf(const json& command, double now_s) {
   auto refuse = [&](const std::string& field, const std::string& message) {
     answer_change(change_refusal(command, field, message));
@@ -38,8 +28,7 @@ void Run::move_nf(const json& command, double now_s) {
   int core = wanted.get<int>();
   // The service's NF cores, or another that the control plane checked the machine gives Tandem (it reserves it for
   // the NFs once the move is applied: launch/live_links.py); never the control core.
-  std::set<int> cores;
-  for (const NfConfig& other : d_.nfs) cores.insert(other.core);
+  std::set<int> cores = nf_cores(d_);
   bool machine_core = command.contains("machine_core") && command["machine_core"] == true;
   if (core == d_.control_core || (!cores.count(core) && !machine_core))
     return refuse("core",

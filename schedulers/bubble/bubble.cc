@@ -40,15 +40,6 @@ struct Options {
   }
 };
 
-// Cores that host NFs, in increasing order.
-std::vector<int> nf_cores(const Deployment& d) {
-  std::vector<int> cores;
-  for (const NfConfig& nf : d.nfs)
-    if (std::find(cores.begin(), cores.end(), nf.core) == cores.end()) cores.push_back(nf.core);
-  std::sort(cores.begin(), cores.end());
-  return cores;
-}
-
 // The rate an NF's initial batch follows: the one the placement solver planned for it, else what its chain
 // offers on average (stepped load: Algorithm 1 then follows the steps). 0 = as fast as possible, unknown.
 double initial_rate(const Deployment& d, const NfConfig& nf) {

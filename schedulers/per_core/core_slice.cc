@@ -42,12 +42,6 @@ std::vector<Item> taken_renumbered(const std::vector<Item>& all, const std::vect
 
 }  // namespace
 
-std::set<int> nf_cores(const Deployment& run) {
-  std::set<int> cores;
-  for (const NfConfig& nf : run.nfs) cores.insert(nf.core);
-  return cores;
-}
-
 CoreSlice slice_of_core(const Deployment& run, int core) {
   CoreSlice slice{core, run, {}};
   slice.map.whole = false;

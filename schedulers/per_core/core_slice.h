@@ -2,7 +2,6 @@
 // deployment of its own, with the run's index of each; what a module that schedules one core sees.
 #pragma once
 
-#include <set>
 #include <vector>
 
 #include "contract/deployment.h"
@@ -25,8 +24,5 @@ CoreSlice slice_of_core(const Deployment& run, int core);
 // Worker plans made on `slice.deployment`, with the run's NF and ring indexes; their own indexes and lcores are the
 // caller's to number.
 std::vector<WorkerPlan> plans_in_run(const CoreSlice& slice, std::vector<WorkerPlan> plans);
-
-// The cores that hold the run's NFs.
-std::set<int> nf_cores(const Deployment& run);
 
 }  // namespace tandem

@@ -2,9 +2,9 @@
 #include "core_switch.h"
 
 #include <algorithm>
+#include <set>
 
 #include "core_choices.h"
-#include "core_slice.h"
 
 namespace tandem {
 

@@ -14,6 +14,13 @@
 namespace tandem {
 namespace {
 
+// The part of the run `choice`'s module runs, as that module's own deployment.
+CoreSlice part_of(const Deployment& d, const CoreChoice& choice) {
+  CoreSlice slice = slice_of_core(d, choice.core);
+  slice.deployment.scheduler = choice.scheduler;
+  return slice;
+}
+
 // A core's module attached to its part of the run: its view reads the run's counters through the part's indexes.
 struct AttachedCore {
   CoreSlice slice;
@@ -38,8 +45,9 @@ class PerCoreScheduler final : public Scheduler {
 
   std::vector<WorkerPlan> plan_workers(const Deployment& d) const override {
     std::vector<WorkerPlan> plans;
+    std::set<int> cores = nf_cores(d);
     for (const CoreModule& core : cores_) {
-      if (!nf_cores(d).count(core.choice.core)) continue;
+      if (!cores.count(core.choice.core)) continue;
       CoreSlice slice = part_of(d, core.choice);
       for (WorkerPlan& plan : plans_in_run(slice, core.module->plan_workers(slice.deployment)))
         plans.push_back(std::move(plan));
@@ -143,11 +151,6 @@ class PerCoreScheduler final : public Scheduler {
   }
 
  private:
-  static CoreSlice part_of(const Deployment& d, const CoreChoice& choice) {
-    CoreSlice slice = slice_of_core(d, choice.core);
-    slice.deployment.scheduler = choice.scheduler;
-    return slice;
-  }
   // Workers restart under new pids, and an exited one has 0: the part's are read from the run's before each call.
   static void refresh_pids(AttachedCore& attached, const SchedulerView& run) {
     attached.pids.resize(attached.slice.map.workers.size());
@@ -178,8 +181,7 @@ void check_per_core(const Deployment& d, SpecErrors& errors) {
     }
     const CoreChoice& choice = *found->second;
     const SchedulerType& type = scheduler_types().at(choice.scheduler.name);
-    CoreSlice slice = slice_of_core(d, core);
-    slice.deployment.scheduler = choice.scheduler;
+    CoreSlice slice = part_of(d, choice);
     for (const NfConfig& nf : slice.deployment.nfs)
       if ((nf.external() && !type.external_nfs) || (nf.kernel_io && !type.kernel_io_nfs))
         errors.push_back({nf.spec_path + ".core", choice.scheduler.name + " runs core " + std::to_string(core) +

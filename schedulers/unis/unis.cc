@@ -111,8 +111,7 @@ class UnisScheduler final : public Scheduler {
     controller_ = make_process_controller(options_.backend, d.paths.cgroup_dir);
     held_.assign(d.workers.size(), true);
 
-    std::set<int> cores;
-    for (const NfConfig& nf : d.nfs) cores.insert(nf.core);
+    std::set<int> cores = nf_cores(d);
     for (const NfConfig& nf : d.nfs)
       if (!(nf.cost_cycles >
             0))  // the control plane fills costs in (the cycle_costs resource): this is a bug, not bad input
