@@ -219,7 +219,11 @@ def _watch_manager(
             stdin=subprocess.PIPE if live is not None else subprocess.DEVNULL,
             stdout=log,
             stderr=log,
-            start_new_session=True,  # Ctrl-C reaches us, and we decide how the manager stops
+            # Its own process group, so that a terminal's Ctrl-C reaches us only and we decide how the manager stops;
+            # not its own session: with autogroup scheduling (the kernel's default) a session is a CFS group of its
+            # own, and a kernel-I/O run's group held its NF core for the whole run against every task of the
+            # session that started it (a test's steps, pinned there, ran only once the run had ended).
+            process_group=0,
         )
     os.close(write_end)
     if live is not None:
