@@ -1,7 +1,7 @@
 """The tests that need more than one NF core, on a host that has them: our machines have two vCPUs (a control core
 and one NF core), so a Debian kernel booted in QEMU with four virtual CPUs (bench/vm_host.py) runs every test marked
 requires_nf_cores (an NF moved to another core while traffic flows, cores that run different scheduler modules
-switched one by one), and the outcome of each test is saved. The
+switched one by one, auto giving each core its own policy), and the outcome of each test is saved. The
 virtual CPUs share this machine's two: the tests check what Tandem decides and that nothing is lost, not speed.
 
 Usage (as root): .venv/bin/python bench/many_core_host.py [--cpus 4] [--select EXPR] [--minutes 40]
@@ -21,8 +21,12 @@ from bench.experiment_support import save_result  # noqa: E402
 from bench.vm_host import must_be_root, run_tests, tested_host_text  # noqa: E402
 
 # Where tests marked requires_nf_cores are.
-PYTEST_FILES = ["tests/integration/test_nf_moves.py", "tests/integration/test_core_switches.py"]
-SELECT = "moved_to_another_core or cores_run_different_modules"
+PYTEST_FILES = [
+    "tests/integration/test_nf_moves.py",
+    "tests/integration/test_core_switches.py",
+    "tests/integration/test_auto.py",
+]
+SELECT = "moved_to_another_core or cores_run_different_modules or each_core_its_own_policy"
 
 
 def main() -> int:

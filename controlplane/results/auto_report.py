@@ -11,6 +11,14 @@ def _figure(value: float | None, scale: float = 1.0, digits: int = 3) -> str:
     return "-" if value is None else f"{value / scale:.{digits}g}"
 
 
+def policy_name(entry: dict) -> str:
+    """A decision's or a prediction's policy; per_core with each core's ("per_core (core 1 unis, core 2 rtc)")."""
+    cores = entry.get("core_policies") or {}
+    if not cores:
+        return entry["policy"]
+    return f"{entry['policy']} (" + ", ".join(f"core {core} {policy}" for core, policy in cores.items()) + ")"
+
+
 def prediction_table(decision: dict) -> str:
     """The model's predictions behind one decision, a row per candidate; the chosen one marked."""
     rows = []
@@ -21,7 +29,7 @@ def prediction_table(decision: dict) -> str:
             continue
         rows.append(
             [
-                p["policy"] + mark,
+                policy_name(p) + mark,
                 _figure(p["throughput_pps"], 1e6),
                 _figure(p["latency_us"]),
                 _figure(p["jain"]),
@@ -37,13 +45,13 @@ def prediction_table(decision: dict) -> str:
 
 def auto_decision_lines(report: dict) -> list[str]:
     decisions = report.get("decisions") or []
-    lines = [f"auto ({report['objective']}): runs {report['policy']}"]
+    lines = [f"auto ({report['objective']}): runs {policy_name(report)}"]
     if report.get("slo_p99_us"):
         lines[0] += f", SLO p99 {report['slo_p99_us']:g} us"
     if not decisions:
         return lines
     start = decisions[0]
-    lines.append(f"auto at the start: {start['policy']}: {start['reason']}")
+    lines.append(f"auto at the start: {policy_name(start)}: {start['reason']}")
     lines.append(prediction_table(start))
     for event in decisions[1:]:
         rates = ", ".join(f"{pps / 1e6:.3g}" for pps in event.get("offered_pps", []))

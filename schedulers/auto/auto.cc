@@ -9,8 +9,10 @@
 #include <optional>
 #include <thread>
 
+#include "core_decision.h"
 #include "hysteresis.h"
 #include "policy_model.h"
+#include "schedulers/per_core/core_choices.h"
 #include "schedulers/run_to_completion_plan.h"
 #include "schedulers/scheduler.h"
 
@@ -78,6 +80,21 @@ struct CandidateScheduler {
     json given = candidate == "rtc-sleep" ? json{{"idle", "sleep"}} : json::object();
     options = resolve_args(type().options, given, "scheduler", errors);
   }
+  // per_core, each core running its candidate.
+  explicit CandidateScheduler(const CorePolicies& policies) : name(kPerCoreScheduler) {
+    json cores = json::array();
+    for (const auto& [core, candidate] : policies) {
+      CandidateScheduler one(candidate);
+      cores.push_back({{"core", core}, {"name", one.name}, {"options", one.options}});
+    }
+    SpecErrors errors;
+    options = resolve_args(type().options, json{{"cores", cores}}, "scheduler", errors);
+  }
+
+  static CandidateScheduler of(const std::string& policy, const CorePolicies& core_policies) {
+    return core_policies.empty() ? CandidateScheduler(policy) : CandidateScheduler(core_policies);
+  }
+
   const SchedulerType& type() const { return scheduler_types().at(name); }
   std::unique_ptr<Scheduler> create() const { return type().create(options); }
   MachineRequirements requirements() const { return type().requirements(options); }
@@ -111,6 +128,24 @@ Workload workload_of(const Deployment& d, double hz, const std::vector<double>& 
     if (!first.in_rings.empty()) w.ring_capacity = d.rings[first.in_rings.front()].capacity;
   }
   return w;
+}
+
+// The decision at the start, per core where the model says so and per_core accepts the mix as its check would
+// (otherwise one policy, the reason saying why not per core).
+Decision start_decision(const Options& o, const Deployment& d, double hz) {
+  const Workload w = workload_of(d, hz, {});
+  Decision decision = decide_per_core(w, o.objective, o.slo_p99_us, o.costs, o.candidates, o.margin);
+  if (decision.core_policies.empty()) return decision;
+  CandidateScheduler mix(decision.core_policies);
+  Deployment trial = d;
+  trial.scheduler = {mix.name, mix.options};
+  SpecErrors errors;
+  mix.type().check(trial, errors);
+  if (errors.empty()) return decision;
+  Decision whole = decide(w, o.objective, o.slo_p99_us, o.costs, o.candidates);
+  whole.reason += "; each core its own policy was predicted better, but per_core refused it: " + errors.front().path +
+                  ": " + errors.front().message;
+  return whole;
 }
 
 // Whether every need of `policy` (with its defaults) is among what the run was prepared for.
@@ -189,6 +224,7 @@ class AutoScheduler final : public Scheduler {
 
   void relayout_begins(const Deployment& d) override {
     policy_ = wanted_;
+    core_policies_.clear();
     inner_ = CandidateScheduler(policy_).create();
     wanted_event_["applied"] = true;
     decisions_.push_back(wanted_event_);
@@ -209,6 +245,7 @@ class AutoScheduler final : public Scheduler {
     return {{"objective", objective_name(o_.objective)},
             {"slo_p99_us", o_.slo_p99_us ? json(*o_.slo_p99_us) : json()},
             {"policy", policy_},
+            {"core_policies", to_json(core_policies_)},
             {"switchable_to", family_},
             {"relayable_to", relayable_},
             {"decisions", decisions_},
@@ -231,9 +268,10 @@ class AutoScheduler final : public Scheduler {
   void decide_at_start(const Deployment& d) const {
     if (inner_) return;
     double hz = tsc_hz();
-    Decision decision = decide(workload_of(d, hz, {}), o_.objective, o_.slo_p99_us, o_.costs, o_.candidates);
+    Decision decision = start_decision(o_, d, hz);
     policy_ = decision.policy;
-    inner_ = CandidateScheduler(policy_).create();
+    core_policies_ = decision.core_policies;
+    inner_ = CandidateScheduler::of(policy_, core_policies_).create();
     json event = to_json(decision);
     event["t_s"] = 0.0;
     event["measured"] = false;
@@ -256,7 +294,8 @@ class AutoScheduler final : public Scheduler {
     family_ = {policy_};
     relayable_.clear();
     for (const Prediction& p : predictions) {
-      if (!p.feasible || p.policy == policy_ || !prepared_for(p.policy, prepared)) continue;
+      // Another mix of policies per core is not switched to live (its modules would start anew on every core).
+      if (!p.feasible || p.policy == policy_ || !p.core_policies.empty() || !prepared_for(p.policy, prepared)) continue;
       std::unique_ptr<Scheduler> other = CandidateScheduler(p.policy).create();
       if (!same_layout(other->plan_workers(d), layout)) {
         if (relaid_out) relayable_.push_back(p.policy);
@@ -309,8 +348,10 @@ class AutoScheduler final : public Scheduler {
     offers_at_last_decision_ = now;
     last_decision_tsc_ = now_tsc;
 
-    Decision overall =
-        decide(workload_of(view.deployment, hz_, rate), o_.objective, o_.slo_p99_us, o_.costs, o_.candidates);
+    const Workload workload = workload_of(view.deployment, hz_, rate);
+    Decision overall = decide(workload, o_.objective, o_.slo_p99_us, o_.costs, o_.candidates);
+    // Each core under its own policy: the mix running, at the measured rates, against one policy for every core.
+    if (!core_policies_.empty()) overall.predictions.push_back(predict(core_policies_, workload, o_.costs));
     const Prediction* current = nullptr;
     const Prediction* best = nullptr;
     last_predictions_ = overall.predictions;
@@ -357,6 +398,7 @@ class AutoScheduler final : public Scheduler {
     inner_->detach(view);
     view.hints.neutral(view.worker_pids().size(), view.deployment.chains.size());
     policy_ = best->policy;
+    core_policies_.clear();
     inner_ = CandidateScheduler(policy_).create();
     inner_->attach(view);
     event["switch_us"] = static_cast<double>(rte_get_tsc_cycles() - begin) / hz_ * 1e6;
@@ -369,6 +411,7 @@ class AutoScheduler final : public Scheduler {
   // Decided in the const plan_workers (the manager plans before it attaches); kept for the run.
   mutable std::unique_ptr<Scheduler> inner_;
   mutable std::string policy_;
+  mutable CorePolicies core_policies_;  // policy_ per_core: each core's candidate
   mutable json decisions_ = json::array();
   mutable std::vector<std::string> family_, relayable_;
   mutable std::vector<Prediction> last_predictions_;  // the last decision's, for the family after a re-layout
@@ -393,8 +436,8 @@ void check(const Deployment& d, SpecErrors& errors) {
       errors.push_back({"scheduler.candidates", "unknown candidate '" + candidate + "' (known: " + names + ")"});
   if (!errors.empty()) return;
   // The policy the NFs' kinds and the spec's rates point to must accept the deployment as its own check would.
-  Decision decision = decide(workload_of(d, tsc_hz(), {}), o.objective, o.slo_p99_us, o.costs, o.candidates);
-  CandidateScheduler chosen(decision.policy);
+  Decision decision = start_decision(o, d, tsc_hz());
+  CandidateScheduler chosen = CandidateScheduler::of(decision.policy, decision.core_policies);
   if (!chosen.type().check) return;
   Deployment trial = d;
   trial.scheduler = {chosen.name, chosen.options};

@@ -1,6 +1,8 @@
 // auto's model: predicted throughput, latency, fairness and CPU per candidate policy, and the choice among them.
 #include "policy_model.h"
 
+#include "schedulers/per_core/core_choices.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -228,10 +230,22 @@ const std::vector<std::string>& candidate_policies() {
 }
 
 Prediction predict(const std::string& policy, const Workload& w, const SwitchCosts& c) {
-  Prediction p;
+  CorePolicies every_core;
+  for (const ModelNf& nf : w.nfs) every_core[nf.core] = policy;
+  traits().at(policy);  // an unknown policy is refused as it was, also without NFs
+  Prediction p = predict(every_core, w, c);
   p.policy = policy;
-  const PolicyTraits& t = traits().at(policy);
+  p.core_policies.clear();
+  return p;
+}
+
+Prediction predict(const CorePolicies& policies, const Workload& w, const SwitchCosts& c) {
+  Prediction p;
+  p.policy = kPerCoreScheduler;
+  p.core_policies = policies;
+  auto policy_of = [&](int core) -> const std::string& { return policies.at(core); };
   for (const ModelNf& nf : w.nfs) {
+    const PolicyTraits& t = traits().at(policy_of(nf.core));
     if (nf.kernel_io) {
       p.feasible = false;
       p.infeasible_because = "kernel-I/O NFs have no rings to take turns by";
@@ -255,12 +269,13 @@ Prediction predict(const std::string& policy, const Workload& w, const SwitchCos
   std::set<int> cores;
   for (const ModelNf& nf : w.nfs) cores.insert(nf.core);
   std::vector<double> overhead(w.nfs.size());
-  for (size_t i = 0; i < w.nfs.size(); i++) overhead[i] = overhead_cycles(policy, w, i, c);
+  for (size_t i = 0; i < w.nfs.size(); i++) overhead[i] = overhead_cycles(policy_of(w.nfs[i].core), w, i, c);
 
   std::vector<double> rate(chains, kUnbounded);
-  double busy_cycles = 0;
   std::map<int, double> saturated_round;  // per core: the turns of every NF a packet may wait for, batches full
   for (int core : cores) {
+    const std::string& policy = policy_of(core);
+    const PolicyTraits& t = traits().at(policy);
     std::vector<double> work(chains, 0);
     std::vector<int> nfs_here(chains, 0);
     int on_core = 0;
@@ -319,14 +334,15 @@ Prediction predict(const std::string& policy, const Workload& w, const SwitchCos
   std::map<int, double> core_busy_cycles;  // per core: the cycles a second its NFs spend on the predicted rates
   for (size_t i = 0; i < w.nfs.size(); i++) {
     const double cycles = rate[w.nfs[i].chain] * (cost[i] + overhead[i]);
-    busy_cycles += cycles;
     core_busy_cycles[w.nfs[i].core] += cycles;
   }
   p.chain_pps = rate;
   for (double r : rate) p.throughput_pps += r;
   // Latency at the predicted rates: each chain's wait on each core below saturation, bounded by the core's round.
   double latency_cycles = 0;
+  double cpu_cycles = 0;  // what the NF cores give the NFs: a poller's core whole, a sleeper's what it uses
   for (int core : cores) {
+    const std::string& policy = policy_of(core);
     double arrivals_pps = 0;
     std::set<int> chains_here;
     for (const ModelNf& nf : w.nfs)
@@ -334,6 +350,7 @@ Prediction predict(const std::string& policy, const Workload& w, const SwitchCos
     for (int k : chains_here) arrivals_pps += rate[k];
     const double load = std::min(core_busy_cycles[core] / w.hz, 1.0);
     p.busiest_load = std::max(p.busiest_load, load);
+    cpu_cycles += traits().at(policy).sleeps_when_idle ? load * w.hz : w.hz;
     for (int k : chains_here) {
       // A core the chains fill (an offer without bound, or more than it holds) runs full batches: the round.
       double waited =
@@ -343,7 +360,7 @@ Prediction predict(const std::string& policy, const Workload& w, const SwitchCos
   }
   p.latency_us = latency_cycles / w.hz * 1e6;
   const double core_count = std::max<size_t>(cores.size(), 1);
-  p.cpu_share = t.sleeps_when_idle ? std::min(1.0, busy_cycles / (w.hz * core_count)) : 1.0;
+  p.cpu_share = cores.empty() ? 1.0 : std::min(1.0, cpu_cycles / (w.hz * core_count));
   p.packets_per_cpu_second = p.throughput_pps / std::max(p.cpu_share * core_count, 1e-9);
   bool all_bounded = true;
   for (double d : demand) all_bounded = all_bounded && d != kUnbounded;
@@ -355,6 +372,20 @@ Prediction predict(const std::string& policy, const Workload& w, const SwitchCos
   }
   p.jain = jain(served);
   return p;
+}
+
+std::string merit_figure(const Prediction& p, Objective objective) {
+  switch (objective) {
+    case Objective::Throughput:
+      return format(p.throughput_pps / 1e6) + " Mpps";
+    case Objective::Latency:
+      return format(p.latency_us) + " us a packet";
+    case Objective::Fairness:
+      return "Jain " + format(p.jain);
+    case Objective::Efficiency:
+      return format(p.packets_per_cpu_second / 1e6) + " Mpps per busy core";
+  }
+  return "";
 }
 
 double merit(const Prediction& p, Objective objective) {
@@ -430,19 +461,7 @@ Decision decide(const Workload& w, Objective objective, std::optional<double> sl
   for (const Prediction* p : feasible)
     if (p != chosen && (!runner_up || merit(*p, objective) > merit(*runner_up, objective))) runner_up = p;
   d.policy = chosen->policy;
-  auto figure = [&](const Prediction& p) -> std::string {
-    switch (objective) {
-      case Objective::Throughput:
-        return format(p.throughput_pps / 1e6) + " Mpps";
-      case Objective::Latency:
-        return format(p.latency_us) + " us a packet";
-      case Objective::Fairness:
-        return "Jain " + format(p.jain);
-      case Objective::Efficiency:
-        return format(p.packets_per_cpu_second / 1e6) + " Mpps per busy core";
-    }
-    return "";
-  };
+  auto figure = [&](const Prediction& p) { return merit_figure(p, objective); };
   d.reason = std::string(objective_name(objective)) + ": " + d.policy + " is predicted " + figure(*chosen);
   if (runner_up) d.reason += ", the next best " + runner_up->policy + " " + figure(*runner_up);
   if (external) d.reason += "; an external NF leaves only the policies that schedule processes from outside";
@@ -450,8 +469,15 @@ Decision decide(const Workload& w, Objective objective, std::optional<double> sl
   return d;
 }
 
+nlohmann::json to_json(const CorePolicies& policies) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [core, policy] : policies) out[std::to_string(core)] = policy;
+  return out;
+}
+
 nlohmann::json to_json(const Prediction& p) {
   nlohmann::json out = {{"policy", p.policy}, {"feasible", p.feasible}};
+  if (!p.core_policies.empty()) out["core_policies"] = to_json(p.core_policies);
   if (!p.feasible) {
     out["infeasible_because"] = p.infeasible_because;
     return out;
@@ -479,7 +505,9 @@ nlohmann::json to_json(const SwitchCosts& c) {
 nlohmann::json to_json(const Decision& d) {
   nlohmann::json predictions = nlohmann::json::array();
   for (const Prediction& p : d.predictions) predictions.push_back(to_json(p));
-  return {{"policy", d.policy}, {"reason", d.reason}, {"predictions", predictions}};
+  nlohmann::json out = {{"policy", d.policy}, {"reason", d.reason}, {"predictions", predictions}};
+  if (!d.core_policies.empty()) out["core_policies"] = to_json(d.core_policies);
+  return out;
 }
 
 }  // namespace tandem::autosched

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,9 +60,13 @@ struct Workload {
   double hz = 0;                  // TSC cycles per second
 };
 
+// Each NF core's policy, where the cores run different ones (per_core).
+using CorePolicies = std::map<int, std::string>;
+
 // One candidate's predictions for the whole run (chains that cross cores get the least any of their cores gives).
 struct Prediction {
-  std::string policy;
+  std::string policy;          // a candidate, or per_core with `core_policies`
+  CorePolicies core_policies;  // per_core: each core's candidate; empty: `policy` runs every core
   bool feasible = true;
   std::string infeasible_because;  // when not feasible
   double throughput_pps = 0;       // delivered, summed over chains
@@ -77,6 +82,7 @@ struct Prediction {
 
 struct Decision {
   std::string policy;
+  CorePolicies core_policies;  // policy per_core: each core's candidate
   std::string reason;
   std::vector<Prediction> predictions;  // every candidate, feasible or not, in the order of preference on ties
 };
@@ -86,6 +92,9 @@ struct Decision {
 const std::vector<std::string>& candidate_policies();
 
 Prediction predict(const std::string& policy, const Workload& workload, const SwitchCosts& costs);
+// Each core under its own candidate: a chain across cores gets the least any of its cores gives, its wait is the
+// longest any of them makes it wait. Every NF core of `workload` must have a policy.
+Prediction predict(const CorePolicies& policies, const Workload& workload, const SwitchCosts& costs);
 
 // The feasible candidate best for `objective`; with a p99 SLO, only those predicted to meet it (or, if none is,
 // the one with the lowest latency, saying so). Kernel-I/O NFs go to scc, which the model does not predict.
@@ -96,7 +105,10 @@ Decision decide(const Workload& workload, Objective objective, std::optional<dou
 
 // The objective's figure of merit for a prediction: larger is better.
 double merit(const Prediction& prediction, Objective objective);
+// That figure as a reason says it ("1.2 Mpps", "35 us a packet", "Jain 0.98", ...).
+std::string merit_figure(const Prediction& prediction, Objective objective);
 
+nlohmann::json to_json(const CorePolicies& policies);  // {"1": "unis", "2": "rtc"}
 nlohmann::json to_json(const Prediction& prediction);
 nlohmann::json to_json(const Decision& decision);
 nlohmann::json to_json(const SwitchCosts& costs);  // the options' names: what a run's model charged

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "predictions_test_support.h"
+
 namespace tandem::autosched {
 namespace {
 
@@ -15,12 +17,6 @@ Workload line(int nfs, double cost, double pps = 0) {
   for (int i = 0; i < nfs; i++) w.nfs.push_back({.chain = 0, .core = 1, .cost_cycles = cost});
   w.chains.push_back({.offered_pps = pps});
   return w;
-}
-
-const Prediction& of(const Decision& d, const std::string& policy) {
-  for (const Prediction& p : d.predictions)
-    if (p.policy == policy) return p;
-  throw std::logic_error("no prediction for " + policy);
 }
 
 TEST(PolicyModel, NativeNfsAtFullLoadGoToRunToCompletion) {

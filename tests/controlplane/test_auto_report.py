@@ -72,3 +72,22 @@ def test_switches_are_explained_at_the_chosen_modules_policy():
     assert switch_policy({"name": "auto", "report": REPORT}) == "fifo"
     assert switch_policy({"name": "coop", "report": {"policy": "fifo"}}) == "fifo"
     assert switch_policy({"name": "rtc", "report": {}}) is None
+
+
+def test_a_choice_per_core_names_each_cores_policy():
+    start = {
+        "policy": "per_core",
+        "core_policies": {"1": "unis", "2": "rtc"},
+        "reason": "latency: each core its own policy (core 1 unis, core 2 rtc) is predicted 20 us a packet",
+        "t_s": 0.0,
+        "measured": False,
+        "predictions": [
+            prediction("hybrid", 0.2),
+            dict(prediction("per_core", 0.2), core_policies={"1": "unis", "2": "rtc"}),
+        ],
+    }
+    report = {"objective": "latency", "policy": "per_core", "core_policies": {"1": "unis", "2": "rtc"}}
+    text = "\n".join(auto_decision_lines(dict(report, decisions=[start])))
+    assert "auto (latency): runs per_core (core 1 unis, core 2 rtc)" in text
+    assert "auto at the start: per_core (core 1 unis, core 2 rtc): latency: each core its own policy" in text
+    assert "per_core (core 1 unis, core 2 rtc)*" in text  # the chosen row of the predictions

@@ -8,7 +8,7 @@ import shutil
 
 import pytest
 
-from conftest import KERNEL_SPEC, REPO, requires_cpu_cgroup, requires_root, tandem
+from conftest import KERNEL_SPEC, REPO, requires_cpu_cgroup, requires_nf_cores, requires_root, tandem
 from integration.test_relayout import TESTPMD_CHAINS
 from integration.test_runs import assert_accounted, run_results
 from integration.test_service import SPEC as SERVICE_SPEC
@@ -175,6 +175,48 @@ def test_an_idle_chain_under_efficiency_leaves_its_core_idle(write_spec, tmp_pat
     assert worker["os"]["cpu_share"] < 0.5, worker["os"]
     chain = results["chains"][0]
     assert chain["delivered"] == chain["generated"] - chain["in_flight"]["total"]  # a trickle: nothing dropped
+
+
+# testpmd on core 1 leaves only the policies that schedule processes from outside for the whole run; core 2's
+# Tandem NFs, at a light load, can sleep between packets (rtc-sleep): for efficiency each core gets its own policy.
+TWO_CORE_AUTO = (
+    IDLE_CHAIN.replace("name: idle", "name: per-core")
+    .replace("2 kpps", "20 kpps")
+    .removesuffix("  - name: c\n    nfs:\n")
+    + """\
+  - name: app
+    nfs:
+      - {name: fw, type: firewall, core: 1, cost_cycles: 300, args: {synthetic_rules: 10}}
+      - {name: pmd, type: external, core: 1, cost_cycles: 300, args: {forward_mode: io}}
+  - name: web
+    nfs:
+      - {name: ttl, type: ttl, core: 2, cost_cycles: 300}
+      - {name: swap, type: macswap, core: 2, cost_cycles: 300}
+      - {name: check, type: checkip, core: 2, cost_cycles: 300}
+"""
+)
+
+
+@requires_nf_cores(2)
+@pytest.mark.skipif(shutil.which("dpdk-testpmd") is None, reason="dpdk-testpmd (Debian package dpdk) is missing")
+def test_auto_gives_each_core_its_own_policy_where_they_differ(write_spec, tmp_path, machine_before):
+    results = run_auto(write_spec(TWO_CORE_AUTO), tmp_path)
+    start = start_decision(results)
+    report = results["scheduler"]["report"]
+    assert start["policy"] == report["policy"] == "per_core", start["reason"]
+    assert start["core_policies"] == report["core_policies"], report
+    assert start["core_policies"]["2"] == "rtc-sleep", start["reason"]
+    assert start["core_policies"]["1"] in ("unis", "hybrid", "cfs"), start["reason"]
+    mix = prediction(start, "per_core")
+    assert all(
+        mix["packets_per_cpu_second"] > p["packets_per_cpu_second"]
+        for p in start["predictions"]
+        if p is not mix and p["feasible"]
+    )
+    # per_core ran each core's module: core 2's one process sleeping between packets (rtc, idle: sleep).
+    cores = {core["core"]: core for core in report["policy_report"]["cores"]}
+    assert cores[2]["scheduler"] == "rtc" and cores[2]["options"]["idle"] == "sleep", cores
+    assert all(chain["delivered"] > 0 for chain in results["chains"])
 
 
 # A trickle, then a rate no core holds, auto choosing among the policies of one process per NF (as where unmodified
