@@ -17,7 +17,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from bench.experiment_support import save_result  # noqa: E402
+from bench.experiment_support import read_result, save_result  # noqa: E402
 from bench.vm_host import must_be_root, run_tests, tested_host_text  # noqa: E402
 
 # Where tests marked requires_nf_cores are.
@@ -27,6 +27,21 @@ PYTEST_FILES = [
     "tests/integration/test_auto.py",
 ]
 SELECT = "moved_to_another_core or cores_run_different_modules or each_core_its_own_policy"
+
+
+def with_earlier_outcomes(cases: list[dict]) -> list[dict]:
+    """`cases`, and the saved outcome of each test that a narrower --select left out this time, marked as earlier:
+    the file keeps every VM test's last outcome."""
+    try:
+        saved = read_result("many-core-host")["cases"]
+    except (OSError, KeyError, ValueError):
+        return cases
+    ran = {case["test"] for case in cases}
+    earlier = [case for case in saved if case["test"] not in ran]
+    for case in earlier:
+        if not case["reason"].startswith("(an earlier run)"):
+            case["reason"] = ("(an earlier run) " + case["reason"]).strip()
+    return cases + earlier
 
 
 def main() -> int:
@@ -44,6 +59,7 @@ def main() -> int:
     if ran is None:
         return 1
     host, cases = ran
+    cases = with_earlier_outcomes(cases)
     text, counts = tested_host_text(f"The tests that need NF cores, on {args.cpus} virtual CPUs", host, cases)
     save_result("many-core-host", {"host": host, "select": args.select, "cases": cases, "counts": counts}, text)
     return 0 if counts["passed"] and counts["failed"] == counts["error"] == counts["skipped"] == 0 else 1

@@ -96,7 +96,10 @@ def launch(
     """Runs a checked `config` (`verdict` is catalog.check's answer for it) on the data plane; every machine change
     is undone before returning. `additions(running config)`: what checks a service's chains and ports to add
     (spec/live_additions.py); without it, the service takes none."""
-    with changes.MachineSession() as session, _StopRequests() as stop:
+    # The stop requests outlast the machine session: a Ctrl-C or SIGTERM while the session undoes its changes (a run
+    # ending, a service failing) is a request like any other, not a signal's default end in the middle of the undo,
+    # which left hugepages, DPDK's files and the journal behind (seen in a VM: a service terminated as it ended).
+    with _StopRequests() as stop, changes.MachineSession() as session:
         run_id = f"tandem{os.getpid()}"
         run_dir = changes.STATE_DIR / f"run-{os.getpid()}"
         session.own_directory(run_dir)

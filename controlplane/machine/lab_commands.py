@@ -286,7 +286,9 @@ class LabCommands:
             stdin=subprocess.DEVNULL,
             stdout=command.output[0],
             stderr=command.output[1],
-            start_new_session=True,
+            # A process group, not a session: under autogroup a session is a CFS group of its own, which a kernel
+            # policy's NF core starves (docs/schedulers.md); in ours the clients compete with the NFs task by task.
+            process_group=0,
             preexec_fn=die_with_the_control_plane,
         )
         with self._journal_lock:
