@@ -46,6 +46,7 @@ json catalog_json() {
                  {"max_burst", kMaxBurst},
                  {"max_kernel_mux", kMaxKernelMux},
                  {"attach_seconds", kAttachSeconds},
+                 {"attach_most_seconds", kAttachMostSeconds},
                  {"stop_seconds", kStopSeconds}};
   json resources = json::array();
   for (const MachineResourceInfo& info : kMachineResources)

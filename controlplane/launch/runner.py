@@ -68,11 +68,11 @@ class _StopRequests:
 
 def _expected_seconds(config: dict) -> float:
     """How long a run may take before the watchdog stops it: the manager's own allowances (from its catalog) for
-    workers attaching (each its own, one after another) and stopping, the traffic, the drain, and 5 s for starting
-    DPDK and writing results."""
+    workers attaching (each at most its own, one after another: the manager fails one that makes no progress much
+    sooner) and stopping, the traffic, the drain, and 5 s for starting DPDK and writing results."""
     limits = catalog.catalog()["limits"]
     workers = sum(len(chain["nfs"]) for chain in config["chains"])
-    attach = limits["attach_seconds"] * max(workers, 1)
+    attach = limits["attach_most_seconds"] * max(workers, 1)
     if config["duration"] == 0:  # until stopped: by Ctrl-C (a service: ctl stop), or when the lab's clients are done
         if "lab" not in config or config.get("serve"):
             return math.inf

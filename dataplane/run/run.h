@@ -20,6 +20,7 @@
 #include <rte_mempool.h>
 #include <rte_ring.h>
 
+#include "attach_clock.h"
 #include "autoscaler.h"
 #include "chain_ends.h"
 #include "change_watch.h"
@@ -66,8 +67,9 @@ struct WorkerState {
   double heartbeat_changed_s = 0;
   OsSample at_heartbeat_change;
   bool starvation_reported = false;
-  bool hung = false;     // declared hung: it will not stop by itself
-  bool removed = false;  // its chain was removed: told to leave, its exit expected (run_chain_removal.cc)
+  bool hung = false;      // declared hung: it will not stop by itself
+  bool removed = false;   // its chain was removed: told to leave, its exit expected (run_chain_removal.cc)
+  double attach_ms = -1;  // from its launch until it attached; -1: it was not started by this manager's launch
 };
 
 // A live change's refusal, as the `change` event answers it: the command's id and op, the field and why.
@@ -99,7 +101,7 @@ class Run {
   // returns its index. One at a time: start_workers says why.
   size_t launch_attached(const WorkerPlan& plan, const std::string& deployment_path);
   // Until worker `w` is attached and waiting for `go`; throws, naming it, if it exits first or `deadline` passes.
-  void wait_until_attached(size_t w, uint64_t deadline);
+  void wait_until_attached(size_t w);
   // Says, once a wait that began at `since_tsc` has lasted a second and at most once a second, that the loop waits on
   // something bounded (a worker attaching, old ones leaving): the control plane's watchdog takes 10 s without an
   // event for a stuck loop, and a re-layout of many NFs, or one on a slow host, waits longer between two turns.
@@ -192,7 +194,7 @@ class Run {
     // Per launched worker: its external application (null for a Tandem worker), stopped (SIGSTOP) once it
     // forwards, until the chain joins.
     std::vector<std::unique_ptr<ExternalNf>> externals;
-    uint64_t attach_deadline = 0;
+    std::optional<AttachClock> attach_clock;  // the last launched worker's
     double requested_s = 0;
     uint64_t requested_tsc = 0;
     RingDrops ring_drops_before;

@@ -176,17 +176,16 @@ void Run::follow_addition(double now_s) {
         return give_up_addition("NF " + worker_nf_names(next, static_cast<int>(w)) + ": " + e.what());
       }
       if (!attached) {
-        if (rte_get_tsc_cycles() > addition.attach_deadline)
-          return give_up_addition("NF " + worker_nf_names(next, static_cast<int>(w)) + " did not attach within " +
-                                  std::to_string(static_cast<int>(kAttachSeconds)) + " s");
+        if (std::optional<std::string> late = addition.attach_clock->late())
+          return give_up_addition("NF " + worker_nf_names(next, static_cast<int>(w)) + " did not attach: " + *late);
         return;
       }
     }
     if (addition.pids.size() == to_start) break;
     const WorkerPlan& plan = next.workers[addition.first_worker + addition.pids.size()];
-    addition.attach_deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(hz_ * kAttachSeconds);
     try {
       addition.pids.push_back(launch_added_worker(addition, plan));
+      addition.attach_clock.emplace(addition.pids.back());
     } catch (const std::exception& e) {  // its port or its application could not be made
       return give_up_addition("NF " + worker_nf_names(next, plan.index) + ": " + e.what());
     }

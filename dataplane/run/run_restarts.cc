@@ -182,7 +182,7 @@ void Run::relaunch_due(double now_s) {
     workers_[w] = WorkerState{.pid = pid};
     // /proc's counters of two processes do not subtract: the window's are unavailable for this worker.
     if (window_begun_) window_begin_.os[w] = OsSample{};
-    wait_until_attached(w, rte_get_tsc_cycles() + static_cast<uint64_t>(hz_ * kAttachSeconds));
+    wait_until_attached(w);
     json restart = {{"nfs", nf_names_of(static_cast<int>(w))},
                     {"worker", d_.workers[w].name},
                     {"pid", pid},

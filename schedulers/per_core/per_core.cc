@@ -143,8 +143,12 @@ class PerCoreScheduler final : public Scheduler {
       if (!core.attached) continue;
       refresh_pids(*core.attached, view);
       json metrics = core.module->live_metrics(*core.attached->view);
-      for (const auto& [nf, values] : metrics.value("nfs", json::object()).items()) nfs[nf] = values;
-      for (const auto& [name, value] : metrics.value("totals", json::object()).items())
+      // Each named first: a range-for over value(...).items() iterates a temporary destroyed before the loop runs
+      // (the manager's loop spun there in the many-core VM, reading freed memory).
+      const json core_nfs = metrics.value("nfs", json::object());
+      const json core_totals = metrics.value("totals", json::object());
+      for (const auto& [nf, values] : core_nfs.items()) nfs[nf] = values;
+      for (const auto& [name, value] : core_totals.items())
         totals["core" + std::to_string(core.choice.core) + "_" + name] = value;
     }
     return {{"nfs", nfs}, {"totals", totals}};

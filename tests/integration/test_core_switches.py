@@ -19,7 +19,9 @@ PER_CORE = SPEC.replace("scheduler: coop", "scheduler: {name: per_core, options:
 
 
 def status(socket) -> dict:
-    return json.loads(ctl(socket, "status").stdout)
+    said = ctl(socket, "status")
+    assert said.returncode == 0, said.stderr
+    return json.loads(said.stdout)
 
 
 def switched(socket, *words: str) -> dict:
