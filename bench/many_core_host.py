@@ -1,8 +1,9 @@
 """The tests that need more than one NF core, on a host that has them: our machines have two vCPUs (a control core
 and one NF core), so a Debian kernel booted in QEMU with four virtual CPUs (bench/vm_host.py) runs every test marked
 requires_nf_cores (an NF moved to another core while traffic flows, cores that run different scheduler modules
-switched one by one, auto giving each core its own policy), and the outcome of each test is saved. The
-virtual CPUs share this machine's two: the tests check what Tandem decides and that nothing is lost, not speed.
+switched one by one, auto giving each core its own policy, at the start and live), and the outcome of each test is
+saved. The virtual CPUs share this machine's two: the tests check what Tandem decides and that nothing is lost, not
+speed.
 
 Usage (as root): .venv/bin/python bench/many_core_host.py [--cpus 4] [--select EXPR] [--minutes 40]
 Writes bench/results/many-core-host.{json.gz,md}.
@@ -26,7 +27,10 @@ PYTEST_FILES = [
     "tests/integration/test_core_switches.py",
     "tests/integration/test_auto.py",
 ]
-SELECT = "moved_to_another_core or cores_run_different_modules or each_core_its_own_policy"
+SELECT = (
+    "moved_to_another_core or cores_run_different_modules or each_core_its_own_policy"
+    " or switches_live_to_a_policy_per_core"
+)
 
 
 def with_earlier_outcomes(cases: list[dict]) -> list[dict]:

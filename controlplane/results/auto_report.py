@@ -60,8 +60,8 @@ def auto_decision_lines(report: dict) -> list[str]:
             # `changes` say how long the entries were held).
             how = "re-laying the NFs out" if event.get("relayout") else f"in {event['switch_us']:.0f} us"
             lines.append(
-                f"auto at {event['t_s']:.2f} s (offered {rates} Mpps): switched {event['from']} -> {event['policy']} "
-                f"{how}: {event['reason']}"
+                f"auto at {event['t_s']:.2f} s (offered {rates} Mpps): switched {event['from']} -> "
+                f"{policy_name(event)} {how}: {event['reason']}"
             )
         else:
             lines.append(

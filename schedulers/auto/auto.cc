@@ -130,28 +130,30 @@ Workload workload_of(const Deployment& d, double hz, const std::vector<double>& 
   return w;
 }
 
+// Why per_core refuses a mix for `d` as its check would (the field, then what is wrong); `d` outlives the answer.
+MixRefusal per_core_refusal(const Deployment& d) {
+  return [&d](const CorePolicies& policies) -> std::optional<std::string> {
+    CandidateScheduler mix(policies);
+    Deployment trial = d;
+    trial.scheduler = {mix.name, mix.options};
+    SpecErrors errors;
+    mix.type().check(trial, errors);
+    if (errors.empty()) return std::nullopt;
+    return errors.front().path + ": " + errors.front().message;
+  };
+}
+
 // The decision at the start, per core where the model says so and per_core accepts the mix as its check would
 // (otherwise one policy, the reason saying why not per core).
 Decision start_decision(const Options& o, const Deployment& d, double hz) {
-  const Workload w = workload_of(d, hz, {});
-  Decision decision = decide_per_core(w, o.objective, o.slo_p99_us, o.costs, o.candidates, o.margin);
-  if (decision.core_policies.empty()) return decision;
-  CandidateScheduler mix(decision.core_policies);
-  Deployment trial = d;
-  trial.scheduler = {mix.name, mix.options};
-  SpecErrors errors;
-  mix.type().check(trial, errors);
-  if (errors.empty()) return decision;
-  Decision whole = decide(w, o.objective, o.slo_p99_us, o.costs, o.candidates);
-  whole.reason += "; each core its own policy was predicted better, but per_core refused it: " + errors.front().path +
-                  ": " + errors.front().message;
-  return whole;
+  return decide_per_core(workload_of(d, hz, {}), o.objective, o.slo_p99_us, o.costs, o.candidates, o.margin,
+                         per_core_refusal(d));
 }
 
-// Whether every need of `policy` (with its defaults) is among what the run was prepared for.
-bool prepared_for(const std::string& policy, const MachineRequirements& prepared) {
+// Whether every need of `candidate` (with its defaults) is among what the run was prepared for.
+bool prepared_for(const CandidateScheduler& candidate, const MachineRequirements& prepared) {
   const json have = prepared.to_json();
-  const json needs = CandidateScheduler(policy).requirements().to_json();
+  const json needs = candidate.requirements().to_json();
   for (const auto& [resource, value] : needs.items())
     if (!have.contains(resource) || have[resource] != value) return false;
   return true;
@@ -223,14 +225,15 @@ class AutoScheduler final : public Scheduler {
   bool wants_relayout() const override { return !wanted_.empty(); }
 
   void relayout_begins(const Deployment& d) override {
-    policy_ = wanted_;
-    core_policies_.clear();
-    inner_ = CandidateScheduler(policy_).create();
+    policy_ = wanted_mix_.empty() ? wanted_ : kPerCoreScheduler;
+    core_policies_ = wanted_mix_;
+    inner_ = CandidateScheduler::of(policy_, core_policies_).create();
     wanted_event_["applied"] = true;
     decisions_.push_back(wanted_event_);
     switches_++;
     compute_family(d, last_predictions_);
     wanted_.clear();
+    wanted_mix_.clear();
   }
 
   void relayout_refused(const std::string& why) override {
@@ -239,6 +242,7 @@ class AutoScheduler final : public Scheduler {
     decisions_.push_back(wanted_event_);
     refused_.push_back(wanted_);  // not asked again: what the run refused (an NF's kind) stays so
     wanted_.clear();
+    wanted_mix_.clear();
   }
 
   json report(const SchedulerView& view) const override {
@@ -288,17 +292,20 @@ class AutoScheduler final : public Scheduler {
   void compute_family(const Deployment& d, const std::vector<Prediction>& predictions) const {
     MachineRequirements prepared = auto_requirements(o_, d);
     std::vector<WorkerPlan> layout = inner_->plan_workers(d);
-    bool relaid_out = std::none_of(d.nfs.begin(), d.nfs.end(),
-                                   [](const NfConfig& nf) { return nf.kernel_io || nf.scale_group >= 0; });
+    relaid_out_ = std::none_of(d.nfs.begin(), d.nfs.end(),
+                               [](const NfConfig& nf) { return nf.kernel_io || nf.scale_group >= 0; });
     uint64_t tick_ns = inner_->tick_period_ns();
     family_ = {policy_};
     relayable_.clear();
     for (const Prediction& p : predictions) {
-      // Another mix of policies per core is not switched to live (its modules would start anew on every core).
-      if (!p.feasible || p.policy == policy_ || !p.core_policies.empty() || !prepared_for(p.policy, prepared)) continue;
+      // A mix per core is not among them: its modules start anew on every core, so redecide asks for one by
+      // re-laying the NFs out (mix_reachable).
+      if (!p.feasible || p.policy == policy_ || !p.core_policies.empty() ||
+          !prepared_for(CandidateScheduler(p.policy), prepared))
+        continue;
       std::unique_ptr<Scheduler> other = CandidateScheduler(p.policy).create();
       if (!same_layout(other->plan_workers(d), layout)) {
-        if (relaid_out) relayable_.push_back(p.policy);
+        if (relaid_out_) relayable_.push_back(p.policy);
         continue;
       }
       family_.push_back(p.policy);
@@ -322,6 +329,20 @@ class AutoScheduler final : public Scheduler {
            std::find(refused_.begin(), refused_.end(), policy) == refused_.end();
   }
   bool reachable(const std::string& policy) const { return switchable_to(policy) || relayable_to(policy); }
+  // Whether it can re-lay its NFs out for another mix per core: each core's policy prepared for, per_core
+  // accepting the mix, and the run not refusing it before.
+  bool mix_reachable(const CorePolicies& mix, const Deployment& d) const {
+    if (!relaid_out_ || std::find(refused_.begin(), refused_.end(), mix_name(mix)) != refused_.end()) return false;
+    const MachineRequirements prepared = auto_requirements(o_, d);
+    for (const auto& [core, policy] : mix)
+      if (!prepared_for(CandidateScheduler(policy), prepared)) return false;
+    return !per_core_refusal(d)(mix);
+  }
+  // What a prediction goes by in decisions and the hysteresis: its policy, or its mix per core.
+  static std::string name_of(const Prediction& p) {
+    return p.core_policies.empty() ? p.policy : mix_name(p.core_policies);
+  }
+  std::string running_name() const { return core_policies_.empty() ? policy_ : mix_name(core_policies_); }
 
   uint64_t inner_period_cycles() const {
     uint64_t ns = inner_ ? inner_->tick_period_ns() : 0;
@@ -350,16 +371,23 @@ class AutoScheduler final : public Scheduler {
 
     const Workload workload = workload_of(view.deployment, hz_, rate);
     Decision overall = decide(workload, o_.objective, o_.slo_p99_us, o_.costs, o_.candidates);
-    // Each core under its own policy: the mix running, at the measured rates, against one policy for every core.
+    // Each core under its own policy: the mix running, at the measured rates, against one policy for every core;
+    // and the mix of what each core alone now chooses, where that is another the run can re-lay its NFs out for.
     if (!core_policies_.empty()) overall.predictions.push_back(predict(core_policies_, workload, o_.costs));
+    CorePolicies mix = choices_per_core(workload, o_.objective, o_.slo_p99_us, o_.costs, o_.candidates);
+    if (!mix.empty() && mix != core_policies_ && mix_reachable(mix, view.deployment))
+      overall.predictions.push_back(predict(mix, workload, o_.costs));
+    const std::string running = running_name();
     const Prediction* current = nullptr;
     const Prediction* best = nullptr;
     last_predictions_ = overall.predictions;
     for (const Prediction& p : overall.predictions) {
-      if (!reachable(p.policy) || !p.feasible ||
-          (o_.slo_p99_us && p.latency_us > *o_.slo_p99_us && p.policy != policy_))
+      const std::string name = name_of(p);
+      // A mix is among the predictions only where the run can reach it; the running one is always.
+      if ((p.core_policies.empty() && !reachable(p.policy)) || !p.feasible ||
+          (o_.slo_p99_us && p.latency_us > *o_.slo_p99_us && name != running))
         continue;
-      if (p.policy == policy_) current = &p;
+      if (name == running) current = &p;
       if (!best || merit(p, o_.objective) > merit(*best, o_.objective)) best = &p;
     }
     const double t_s = static_cast<double>(now_tsc - start_tsc_) / hz_;
@@ -375,22 +403,27 @@ class AutoScheduler final : public Scheduler {
                                                  "or the run was not prepared for it: it needs a restart"}});
       decisions_.push_back(event);
     }
+    const std::string best_name = best ? name_of(*best) : "";
     if (!current || !best ||
-        !hysteresis_.switch_now(policy_, merit(*current, o_.objective), best->policy, merit(*best, o_.objective)))
+        !hysteresis_.switch_now(running, merit(*current, o_.objective), best_name, merit(*best, o_.objective)))
       return;
     json event = {{"t_s", t_s},
                   {"measured", true},
                   {"offered_pps", rate},
                   {"applied", true},
-                  {"from", policy_},
+                  {"from", running},
                   {"policy", best->policy},
-                  {"reason", std::string(objective_name(o_.objective)) + ": at the measured rates " + best->policy +
-                                 " is predicted better than " + policy_ + " by more than the margin, " +
+                  {"reason", std::string(objective_name(o_.objective)) + ": at the measured rates " + best_name +
+                                 " is predicted better than " + running + " by more than the margin, " +
                                  std::to_string(o_.confirmations) + " decisions running"},
                   {"predictions", to_json(overall)["predictions"]}};
-    if (!switchable_to(best->policy)) {  // another layout: the run re-lays the NFs out, then relayout_begins
+    if (!best->core_policies.empty()) event["core_policies"] = to_json(best->core_policies);
+    // Another layout, or another mix per core (its modules start anew on every core): the run re-lays the NFs out,
+    // then relayout_begins.
+    if (!best->core_policies.empty() || !switchable_to(best->policy)) {
       event["relayout"] = true;
-      wanted_ = best->policy;
+      wanted_ = best_name;
+      wanted_mix_ = best->core_policies;
       wanted_event_ = std::move(event);
       return;
     }
@@ -414,9 +447,11 @@ class AutoScheduler final : public Scheduler {
   mutable CorePolicies core_policies_;  // policy_ per_core: each core's candidate
   mutable json decisions_ = json::array();
   mutable std::vector<std::string> family_, relayable_;
+  mutable bool relaid_out_ = false;  // the run can start every NF again in other processes (compute_family)
   mutable std::vector<Prediction> last_predictions_;  // the last decision's, for the family after a re-layout
-  std::vector<std::string> refused_;                  // policies the run could not re-lay the NFs out for
-  std::string wanted_;                                // a policy of another layout, asked for
+  std::vector<std::string> refused_;                  // policies (mixes by name) the run could not re-lay out for
+  std::string wanted_;                                // a policy of another layout, or a mix's name, asked for
+  CorePolicies wanted_mix_;                           // the mix asked for; empty: wanted_ is a policy
   json wanted_event_;                                 // its decision, recorded once the run answers
   mutable uint64_t tick_ns_ = 0;
   double hz_ = 1;
@@ -437,7 +472,8 @@ void check(const Deployment& d, SpecErrors& errors) {
   if (!errors.empty()) return;
   // The policy the NFs' kinds and the spec's rates point to must accept the deployment as its own check would.
   Decision decision = start_decision(o, d, tsc_hz());
-  CandidateScheduler chosen = CandidateScheduler::of(decision.policy, decision.core_policies);
+  if (!decision.core_policies.empty()) return;  // per_core's check accepted the mix in the decision
+  CandidateScheduler chosen(decision.policy);
   if (!chosen.type().check) return;
   Deployment trial = d;
   trial.scheduler = {chosen.name, chosen.options};

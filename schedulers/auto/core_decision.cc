@@ -48,21 +48,34 @@ const Prediction* prediction_of(const Decision& decision) {
 
 }  // namespace
 
-Decision decide_per_core(const Workload& w, Objective objective, std::optional<double> slo_p99_us,
-                         const SwitchCosts& costs, const std::vector<std::string>& allowed, double margin) {
-  Decision whole = decide(w, objective, slo_p99_us, costs, allowed);
+CorePolicies choices_per_core(const Workload& w, Objective objective, std::optional<double> slo_p99_us,
+                              const SwitchCosts& costs, const std::vector<std::string>& allowed) {
   std::set<int> cores;
   for (const ModelNf& nf : w.nfs) {
-    if (nf.kernel_io) return whole;  // scc runs them, whose model there is not
+    if (nf.kernel_io) return {};  // scc runs them, whose model there is not
     cores.insert(nf.core);
   }
-  const Prediction* chosen = prediction_of(whole);
-  if (cores.size() < 2 || !chosen || !chosen->feasible) return whole;
+  if (cores.size() < 2) return {};
   CorePolicies best_of_core;
   for (int core : cores) best_of_core[core] = decide(core_part(w, core), objective, slo_p99_us, costs, allowed).policy;
   std::set<std::string> distinct;
   for (const auto& [core, policy] : best_of_core) distinct.insert(policy);
-  if (distinct.size() < 2) return whole;  // every core alone chooses what the whole run does, or one policy anyway
+  if (distinct.size() < 2) return {};  // every core alone chooses what the whole run does, or one policy anyway
+  return best_of_core;
+}
+
+std::string mix_name(const CorePolicies& policies) {
+  return std::string(kPerCoreScheduler) + " (" + listed(policies) + ")";
+}
+
+Decision decide_per_core(const Workload& w, Objective objective, std::optional<double> slo_p99_us,
+                         const SwitchCosts& costs, const std::vector<std::string>& allowed, double margin,
+                         const MixRefusal& refusal) {
+  Decision whole = decide(w, objective, slo_p99_us, costs, allowed);
+  const Prediction* chosen = prediction_of(whole);
+  if (!chosen || !chosen->feasible) return whole;
+  CorePolicies best_of_core = choices_per_core(w, objective, slo_p99_us, costs, allowed);
+  if (best_of_core.empty()) return whole;
 
   Prediction mix = predict(best_of_core, w, costs);
   const std::string said = "; each core alone would choose " + listed(best_of_core);
@@ -77,6 +90,10 @@ Decision decide_per_core(const Workload& w, Objective objective, std::optional<d
   if (!mix_meets_what_one_cannot && merit(mix, objective) <= merit(*chosen, objective) * (1 + margin)) {
     whole.reason += said + ", predicted " + merit_figure(mix, objective) + ": not better by the margin (" +
                     std::to_string(static_cast<int>(margin * 100 + 0.5)) + " %)";
+    return whole;
+  }
+  if (std::optional<std::string> why = refusal ? refusal(best_of_core) : std::nullopt) {
+    whole.reason += said + ", predicted " + merit_figure(mix, objective) + ", but per_core refused it: " + *why;
     return whole;
   }
   Decision d = whole;

@@ -77,6 +77,49 @@ TEST(CoreDecision, AnExternalNfOnOneCoreLeavesTheOtherCoreToRunToCompletion) {
   EXPECT_EQ(to_json(d)["core_policies"]["2"], "rtc");
 }
 
+TEST(CoreDecision, AMixThatPerCoreRefusesLeavesOnePolicySayingWhy) {
+  Workload w = external_beside_natives(5, 1e5, Shape::Graph);
+  CorePolicies asked;
+  MixRefusal refusal = [&asked](const CorePolicies& policies) -> std::optional<std::string> {
+    asked = policies;
+    return "scheduler.cores: refused for the test";
+  };
+  Decision d = decide_per_core(w, Objective::Latency, std::nullopt, {}, {}, kMargin, refusal);
+  Decision taken = decide_per_core(w, Objective::Latency, std::nullopt, {}, {}, kMargin);
+  ASSERT_EQ(taken.policy, "per_core") << taken.reason;
+  EXPECT_EQ(asked, taken.core_policies);  // the mix it would have taken was the one checked
+  EXPECT_EQ(d.policy, decide(w, Objective::Latency, std::nullopt, {}).policy);
+  EXPECT_TRUE(d.core_policies.empty());
+  EXPECT_NE(d.reason.find("but per_core refused it: scheduler.cores: refused for the test"), std::string::npos)
+      << d.reason;
+  // A check that accepts it changes nothing.
+  Decision accepted = decide_per_core(w, Objective::Latency, std::nullopt, {}, {}, kMargin,
+                                      [](const CorePolicies&) { return std::optional<std::string>(); });
+  EXPECT_EQ(accepted.core_policies, taken.core_policies);
+}
+
+TEST(CoreDecision, EachCoresChoiceMovesWithItsLoad) {
+  // For efficiency the native core's two NFs sleep between packets at a trickle, and poll once packets come
+  // without pause: what auto, re-deciding at measured rates, would re-lay the NFs out for.
+  Workload trickle = external_beside_natives(2, 1e4, Shape::Graph);
+  Workload flood = external_beside_natives(2, 5e6, Shape::Graph);
+  CorePolicies at_trickle = choices_per_core(trickle, Objective::Efficiency, std::nullopt, {}, {});
+  CorePolicies at_flood = choices_per_core(flood, Objective::Efficiency, std::nullopt, {}, {});
+  ASSERT_EQ(at_trickle.size(), 2u);
+  ASSERT_EQ(at_flood.size(), 2u);
+  EXPECT_EQ(at_trickle.at(2), "rtc-sleep");
+  EXPECT_EQ(at_flood.at(2), "rtc");
+  EXPECT_EQ(at_trickle.at(1), at_flood.at(1));
+  EXPECT_EQ(mix_name(at_flood), "per_core (core 1 " + at_flood.at(1) + ", core 2 rtc)");
+  // Cores that choose alike, one NF core, a kernel-I/O NF: no mix.
+  Workload alike = trickle;
+  alike.nfs[1].external = false;
+  EXPECT_TRUE(choices_per_core(alike, Objective::Latency, std::nullopt, {}, {}).empty());
+  Workload kernel_io = trickle;
+  kernel_io.nfs[0].kernel_io = true;
+  EXPECT_TRUE(choices_per_core(kernel_io, Objective::Efficiency, std::nullopt, {}, {}).empty());
+}
+
 TEST(CoreDecision, ForEfficiencyTheNativeCoreSleepsBesideTheExternalNfsCore) {
   // The external NF's core must be scheduled from outside, by a poller; core 2's line of native NFs, lightly
   // loaded, can sleep between packets under rtc-sleep and leave its core idle: more packets per busy CPU second.

@@ -91,3 +91,21 @@ def test_a_choice_per_core_names_each_cores_policy():
     assert "auto (latency): runs per_core (core 1 unis, core 2 rtc)" in text
     assert "auto at the start: per_core (core 1 unis, core 2 rtc): latency: each core its own policy" in text
     assert "per_core (core 1 unis, core 2 rtc)*" in text  # the chosen row of the predictions
+
+
+def test_a_live_switch_to_a_policy_per_core_names_each_cores_policy():
+    start = {"policy": "hybrid", "reason": "latency: hybrid", "t_s": 0.0, "measured": False, "predictions": []}
+    switch = {
+        "t_s": 4.4,
+        "measured": True,
+        "offered_pps": [20000.0, 20000.0],
+        "applied": True,
+        "relayout": True,
+        "from": "hybrid",
+        "policy": "per_core",
+        "core_policies": {"1": "unis", "2": "rtc"},
+        "reason": "latency: at the measured rates per_core (core 1 unis, core 2 rtc) is predicted better",
+    }
+    report = {"objective": "latency", "policy": "per_core", "core_policies": {"1": "unis", "2": "rtc"}}
+    text = "\n".join(auto_decision_lines(dict(report, decisions=[start, switch])))
+    assert "switched hybrid -> per_core (core 1 unis, core 2 rtc) re-laying the NFs out" in text, text

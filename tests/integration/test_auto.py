@@ -219,6 +219,40 @@ def test_auto_gives_each_core_its_own_policy_where_they_differ(write_spec, tmp_p
     assert all(chain["delivered"] > 0 for chain in results["chains"])
 
 
+# The same two chains for latency, their costs given (the model's input) and large, so that the load that moves the
+# choice is one an emulated CPU generates too: at a trickle one policy serves both cores best (hybrid: testpmd's
+# process against the native NFs' worker); once core 2's line is loaded, rtc there, beside a policy that schedules
+# testpmd's process on core 1, is predicted better, and auto re-lays the NFs out for that mix, live.
+STEPPED_TWO_CORES = (
+    TWO_CORE_AUTO.replace("duration: 2", "duration: 8")
+    .replace("traffic: {rate: 20 kpps,", "traffic: {rate_steps: [500 pps, 50 kpps], step_seconds: 4,")
+    .replace("objective: efficiency}", "objective: latency, redecide_ms: 100}")
+    .replace("cost_cycles: 300", "cost_cycles: 100000")
+)
+
+
+@requires_nf_cores(2)
+@pytest.mark.skipif(shutil.which("dpdk-testpmd") is None, reason="dpdk-testpmd (Debian package dpdk) is missing")
+def test_auto_switches_live_to_a_policy_per_core_when_the_load_moves(write_spec, tmp_path, machine_before):
+    assert STEPPED_TWO_CORES.count("100000") == 5 and "rate_steps" in STEPPED_TWO_CORES, STEPPED_TWO_CORES
+    results = run_auto(write_spec(STEPPED_TWO_CORES), tmp_path)
+    start = start_decision(results)
+    report = results["scheduler"]["report"]
+    assert start["policy"] != "per_core", start["reason"]
+    [switch] = [d for d in report["decisions"][1:] if d.get("applied")]
+    assert switch["from"] == start["policy"] and switch["relayout"], switch
+    assert switch["policy"] == report["policy"] == "per_core", switch
+    assert switch["core_policies"] == report["core_policies"] and switch["core_policies"]["2"] == "rtc", switch
+    assert switch["offered_pps"][1] > 5000, switch  # measured on the second step
+    cores = {core["core"]: core for core in report["policy_report"]["cores"]}
+    assert cores[2]["scheduler"] == "rtc", cores
+    (change,) = [change for change in results["changes"] if change.get("relayout")][:1]
+    assert change["state"] == "applied" and change["by"] == "auto", change
+    # testpmd's one process from the start to the end: the NFs were re-laid out around it.
+    pmd = next(worker for worker in results["workers"] if worker["nfs"] == "pmd")
+    assert next(worker["pid"] for worker in change["workers"] if worker["name"] == "pmd") == pmd["pid"]
+
+
 # A trickle, then a rate no core holds, auto choosing among the policies of one process per NF (as where unmodified
 # processes leave no other layout): it starts with the one whose NFs sleep, measures the load rise, and switches live,
 # after its confirmations, to the policy the model then predicts better; the accounting stays exact.
