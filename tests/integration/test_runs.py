@@ -127,10 +127,11 @@ def test_traffic_mix_and_rate_are_honoured(write_spec, tmp_path, machine_before)
     assert chain["latency_us"]["samples"] > 0
 
 
-def start_run(spec_path, json_path, *extra) -> tuple[subprocess.Popen, dict]:
-    """Starts a 20-second run and waits for its workers; returns the process and NF name -> pid."""
+def start_run(spec_path, json_path, *extra, prefix: tuple[str, ...] = ()) -> tuple[subprocess.Popen, dict]:
+    """Starts a 20-second run (its command after `prefix`) and waits for its workers; returns the process and NF name
+    -> pid."""
     process = subprocess.Popen(
-        [str(REPO / "tandem"), "run", str(spec_path), "--duration", "20", "--json", str(json_path), *extra],
+        [*prefix, str(REPO / "tandem"), "run", str(spec_path), "--duration", "20", "--json", str(json_path), *extra],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -277,6 +278,22 @@ def test_the_data_plane_stays_in_our_session_in_a_group_of_its_own(write_spec, t
         assert workers
         assert os.getpgid(manager) == manager and os.getpgid(process.pid) != manager
         assert {os.getsid(pid) for pid in [manager, *workers]} == {os.getsid(0)}
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.communicate(timeout=30)
+    assert process.returncode == 130
+
+
+def test_the_data_plane_keeps_the_callers_nice(write_spec, tmp_path, machine_before):
+    # The control plane waits under SCHED_FIFO, whose forks reset nice to 0; a manager at 0, busy on the control core,
+    # took that core from a lab's clients started under `nice` (they keep the caller's).
+    process, _ = start_run(write_spec(BASE_SPEC), tmp_path / "r.json", prefix=("nice", "-n", "7"))
+    try:
+        manager = next(
+            pid for pid in stall_diagnosis.run_processes(process.pid) if "tandem-manager" in process_line(pid)
+        )
+        assert os.getpriority(os.PRIO_PROCESS, process.pid) == 7
+        assert os.getpriority(os.PRIO_PROCESS, manager) == 7
     finally:
         process.send_signal(signal.SIGINT)
         process.communicate(timeout=30)
