@@ -100,7 +100,7 @@ class Run {
   // The next worker's process (a Tandem worker, or an external application) started from `plan` and attached;
   // returns its index. One at a time: start_workers says why.
   size_t launch_attached(const WorkerPlan& plan, const std::string& deployment_path);
-  // Until worker `w` is attached and waiting for `go`; throws, naming it, if it exits first or `deadline` passes.
+  // Until worker `w` is attached and waiting for `go`; throws, naming it, if it exits first or is late (AttachClock).
   void wait_until_attached(size_t w);
   // Says, once a wait that began at `since_tsc` has lasted a second and at most once a second, that the loop waits on
   // something bounded (a worker attaching, old ones leaving): the control plane's watchdog takes 10 s without an
