@@ -69,7 +69,7 @@ struct WorkerState {
   bool starvation_reported = false;
   bool hung = false;      // declared hung: it will not stop by itself
   bool removed = false;   // its chain was removed: told to leave, its exit expected (run_chain_removal.cc)
-  double attach_ms = -1;  // from its launch until it attached; -1: it was not started by this manager's launch
+  double attach_ms = -1;  // from its launch until it attached; -1 until then
 };
 
 // A live change's refusal, as the `change` event answers it: the command's id and op, the field and why.
@@ -100,8 +100,9 @@ class Run {
   // The next worker's process (a Tandem worker, or an external application) started from `plan` and attached;
   // returns its index. One at a time: start_workers says why.
   size_t launch_attached(const WorkerPlan& plan, const std::string& deployment_path);
-  // Until worker `w` is attached and waiting for `go`; throws, naming it, if it exits first or is late (AttachClock).
-  void wait_until_attached(size_t w);
+  // Until worker `w`, launched at `launched_tsc`, is attached and waiting for `go` (its attach_ms recorded then);
+  // throws, naming it, if it exits first or is late (AttachClock).
+  void wait_until_attached(size_t w, uint64_t launched_tsc);
   // Says, once a wait that began at `since_tsc` has lasted a second and at most once a second, that the loop waits on
   // something bounded (a worker attaching, old ones leaving): the control plane's watchdog takes 10 s without an
   // event for a stuck loop, and a re-layout of many NFs, or one on a slow host, waits longer between two turns.

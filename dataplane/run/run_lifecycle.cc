@@ -139,8 +139,7 @@ size_t Run::launch_attached(const WorkerPlan& plan, const std::string& deploymen
   task_ids_.push_back(plan.runtime == Runtime::External ? 0
                                                         : pid);  // an external NF's thread is known once it forwards
   workers_.push_back({.pid = pid});
-  wait_until_attached(pids_.size() - 1);
-  workers_.back().attach_ms = static_cast<double>(rte_get_tsc_cycles() - launched) / hz_ * 1e3;
+  wait_until_attached(pids_.size() - 1, launched);
   return pids_.size() - 1;
 }
 
@@ -165,9 +164,8 @@ json Run::worker_entry(size_t w) const {
   return entry;
 }
 
-void Run::wait_until_attached(size_t w) {
+void Run::wait_until_attached(size_t w, uint64_t launched_tsc) {
   AttachClock clock(pids_[w]);
-  const uint64_t since = rte_get_tsc_cycles();
   for (;;) {
     if (reap(w)) {
       std::string names = nf_names_of(static_cast<int>(w));
@@ -178,9 +176,12 @@ void Run::wait_until_attached(size_t w) {
     }
     if (externals_[w] && task_ids_[w] == 0 && (task_ids_[w] = externals_[w]->forwarding_thread()) != 0)
       flag_store(stats_->workers[w].ready, 1u);
-    if (flag_load(stats_->workers[w].ready) != 0) return;
+    if (flag_load(stats_->workers[w].ready) != 0) {
+      workers_[w].attach_ms = static_cast<double>(rte_get_tsc_cycles() - launched_tsc) / hz_ * 1e3;
+      return;
+    }
     if (g_interrupted) throw std::runtime_error("interrupted while starting workers");
-    say_still_waiting("a worker attaching", since);
+    say_still_waiting("a worker attaching", launched_tsc);
     if (std::optional<std::string> late = clock.late()) {
       std::string names = nf_names_of(static_cast<int>(w)) + " (" + *late +
                           (externals_[w] ? "; not forwarding; it printed: " + externals_[w]->log_tail() : "") + ")";

@@ -182,14 +182,14 @@ void Run::relaunch_due(double now_s) {
     workers_[w] = WorkerState{.pid = pid};
     // /proc's counters of two processes do not subtract: the window's are unavailable for this worker.
     if (window_begun_) window_begin_.os[w] = OsSample{};
-    wait_until_attached(w);
+    wait_until_attached(w, begin);
     json restart = {{"nfs", nf_names_of(static_cast<int>(w))},
                     {"worker", d_.workers[w].name},
                     {"pid", pid},
                     {"crashed_at_s", state.crashed_at_s},
                     {"how", state.how},
                     {"restarted_at_s", now_s},
-                    {"attach_ms", static_cast<double>(rte_get_tsc_cycles() - begin) / hz_ * 1e3},
+                    {"attach_ms", workers_[w].attach_ms},
                     {"lost_at_crash", state.held_or_freed ? json() : json(state.lost)}};
     // An application's: what it held at its death is told from what it freed before only at the run's end.
     if (state.held_or_freed) restart["held_or_freed"] = *state.held_or_freed;

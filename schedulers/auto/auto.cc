@@ -150,6 +150,13 @@ Decision start_decision(const Options& o, const Deployment& d, double hz) {
                          per_core_refusal(d));
 }
 
+// Whether the run can start every NF of `d` again in other processes (a re-layout): not a kernel-I/O NF, nor a
+// scaled one.
+bool relaid_out(const Deployment& d) {
+  return std::none_of(d.nfs.begin(), d.nfs.end(),
+                      [](const NfConfig& nf) { return nf.kernel_io || nf.scale_group >= 0; });
+}
+
 // Whether every need of `candidate` (with its defaults) is among what the run was prepared for.
 bool prepared_for(const CandidateScheduler& candidate, const MachineRequirements& prepared) {
   const json have = prepared.to_json();
@@ -292,8 +299,7 @@ class AutoScheduler final : public Scheduler {
   void compute_family(const Deployment& d, const std::vector<Prediction>& predictions) const {
     MachineRequirements prepared = auto_requirements(o_, d);
     std::vector<WorkerPlan> layout = inner_->plan_workers(d);
-    relaid_out_ = std::none_of(d.nfs.begin(), d.nfs.end(),
-                               [](const NfConfig& nf) { return nf.kernel_io || nf.scale_group >= 0; });
+    const bool can_relay_out = relaid_out(d);
     uint64_t tick_ns = inner_->tick_period_ns();
     family_ = {policy_};
     relayable_.clear();
@@ -305,7 +311,7 @@ class AutoScheduler final : public Scheduler {
         continue;
       std::unique_ptr<Scheduler> other = CandidateScheduler(p.policy).create();
       if (!same_layout(other->plan_workers(d), layout)) {
-        if (relaid_out_) relayable_.push_back(p.policy);
+        if (can_relay_out) relayable_.push_back(p.policy);
         continue;
       }
       family_.push_back(p.policy);
@@ -332,7 +338,7 @@ class AutoScheduler final : public Scheduler {
   // Whether it can re-lay its NFs out for another mix per core: each core's policy prepared for, per_core
   // accepting the mix, and the run not refusing it before.
   bool mix_reachable(const CorePolicies& mix, const Deployment& d) const {
-    if (!relaid_out_ || std::find(refused_.begin(), refused_.end(), mix_name(mix)) != refused_.end()) return false;
+    if (!relaid_out(d) || std::find(refused_.begin(), refused_.end(), mix_name(mix)) != refused_.end()) return false;
     const MachineRequirements prepared = auto_requirements(o_, d);
     for (const auto& [core, policy] : mix)
       if (!prepared_for(CandidateScheduler(policy), prepared)) return false;
@@ -447,7 +453,6 @@ class AutoScheduler final : public Scheduler {
   mutable CorePolicies core_policies_;  // policy_ per_core: each core's candidate
   mutable json decisions_ = json::array();
   mutable std::vector<std::string> family_, relayable_;
-  mutable bool relaid_out_ = false;  // the run can start every NF again in other processes (compute_family)
   mutable std::vector<Prediction> last_predictions_;  // the last decision's, for the family after a re-layout
   std::vector<std::string> refused_;                  // policies (mixes by name) the run could not re-lay out for
   std::string wanted_;                                // a policy of another layout, or a mix's name, asked for
