@@ -27,6 +27,7 @@ from controlplane.spec.deployment import run_config
 from controlplane.spec.live_additions import LiveAdditions
 from controlplane.spec.loading import spec_from_document
 from controlplane.spec.models import Spec
+from controlplane.spec.ready_for import ready_for_schedulers
 
 SpecLike = Spec | dict | str | os.PathLike
 DICT_SOURCE = (
@@ -134,23 +135,25 @@ def serve(
     socket: str | Path | None = None,
     on_event: Callable[[dict], None] | None = None,
     source: str | None = None,
-    ready_for: list[str] | None = None,
+    ready_for: list[str | dict] | None = None,
     listen: str | None = None,
     token_file: str | Path | None = None,
 ) -> RunOutcome:
     """Runs a spec as a service: its traffic (ports, a lab, or the generator) flows until `stop` on its control API
     (connect(socket)), SIGTERM or Ctrl-C; then the chains drain and the whole results come back. A lab's clients
     ending do not end it. `ready_for`: schedulers it may be switched to live (set_scheduler), whose needs (NF costs,
-    cgroups, RT settings) are prepared at start too. `listen` ("[HOST]:PORT"; host 127.0.0.1 unless given): the
-    control API on TCP as well, where every request must carry the token of `token_file` (a file of mode 0600) if one
-    is given, and must if the host is not a loopback address. Bad input raises SpecError or SetupError; every machine
-    change is undone before returning."""
+    cgroups, RT settings) are prepared at start too, each a name, `NAME:KEY=VALUE,...` or {name, options}: with the
+    options the switch will give it, where they need more (nfvnice's cost: blackbox needs the NFs' costs). `listen`
+    ("[HOST]:PORT"; host 127.0.0.1 unless given): the control API on TCP as well, where every request must carry the
+    token of `token_file` (a file of mode 0600) if one is given, and must if the host is not a loopback address. Bad
+    input raises SpecError or SetupError; every machine change is undone before returning."""
     loaded, source = _load(spec, source, service=True)
     if scheduler:
         check_schedulers([scheduler], source)
-    check_schedulers(ready_for or [], source, "--ready-for")
+    ready = ready_for_schedulers(ready_for or [])
+    check_schedulers([scheduler["name"] for scheduler in ready], source, "--ready-for")
     config = run_config(loaded, scheduler, None)
-    config |= {"duration": 0, "warmup": 0, "serve": True, "live_metrics": True, "ready_for": list(ready_for or [])}
+    config |= {"duration": 0, "warmup": 0, "serve": True, "live_metrics": True, "ready_for": ready}
     config["control_socket"] = str(socket or DEFAULT_SOCKET)
     if token_file is not None:
         read_token(token_file)  # its errors before anything runs

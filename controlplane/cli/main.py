@@ -226,9 +226,10 @@ def parser() -> argparse.ArgumentParser:
     serving.add_argument("--scheduler", help="scheduler to use instead of the spec's")
     serving.add_argument(
         "--ready-for",
-        metavar="S1,S2",
+        metavar="S1[:K=V,...],S2",
         default="",
-        help="schedulers to be able to switch to live (`ctl scheduler`): the machine is prepared for them too",
+        help="schedulers to be able to switch to live (`ctl scheduler`): the machine is prepared for them too, with "
+        "the options given (e.g. nfvnice:cost=blackbox,unis), or their defaults",
     )
     serving.add_argument("--socket", default=str(DEFAULT_SOCKET), help=f"the control socket (default {DEFAULT_SOCKET})")
     serving.add_argument(

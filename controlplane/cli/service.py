@@ -14,6 +14,7 @@ from controlplane.launch.control_client import Control
 from controlplane.launch.control_server import read_token
 from controlplane.results.live_metrics import parse_listen_address
 from controlplane.spec.loading import parse_yaml, read_text
+from controlplane.spec.ready_for import parse_ready_for
 from controlplane.terminal.progress import say as tell_user
 from controlplane.terminal.tables import count, number, table
 
@@ -27,13 +28,13 @@ def cmd_serve(args, spec=None) -> int:
     from controlplane.terminal.progress import ProgressLine
 
     spec = spec if spec is not None else load_spec_or_request(args.spec, service=True)
+    ready_for = parse_ready_for(args.ready_for)  # its errors before the service says it serves
     progress = None if args.quiet else ProgressLine("", None)
     tcp = f" and on TCP {args.listen} (ctl --connect)" if args.listen else ""
     tell_user(
         f"serving {spec.name}: ./tandem ctl status (or stop) on the control socket {args.socket}{tcp}; "
         "Ctrl-C or SIGTERM stop it too, after the chains drain"
     )
-    ready_for = [name.strip() for name in args.ready_for.split(",") if name.strip()]
     outcome = api.serve(
         spec,
         args.scheduler,

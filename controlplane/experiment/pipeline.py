@@ -4,14 +4,17 @@ costs), launch. The runner only launches; what comes before it lives here."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
+from controlplane.errors import SpecError
 from controlplane.launch import runner
 from controlplane.machine.switch_costs import measured_for, with_switch_costs
 from controlplane.planning.placement import place_config, placed
 from controlplane.planning.profile import with_costs
 from controlplane.planning.spare_cores import place_spares
 from controlplane.spec import catalog
+from controlplane.spec.ready_for import FIELD, shown
 from controlplane.terminal.progress import say
 
 
@@ -24,6 +27,8 @@ def run(
     """Runs `config` (see spec.deployment.run_config); every machine change is undone before returning. `additions`:
     a service's, as runner.launch takes it."""
     verdict = catalog.check(config, source)
+    if config.get("ready_for"):  # their options' errors before any measurement
+        ready_requirements(config, source, verdict["requirements"])
     placement = None
     if config.get("placement") in ("auto", "fewest_cores"):
         objective = "throughput" if config["placement"] == "auto" else "fewest_cores"
@@ -37,11 +42,10 @@ def run(
     if verdict["requirements"].get("switch_costs"):  # the run's own scheduler's: a service's others keep defaults
         config, switches = with_switch_costs(config, say=say)
         verdict = catalog.check(config, source)  # the launch takes the scheduler's options as the check resolved them
-    for name in config.get("ready_for", []):  # a service's schedulers to switch to: the machine prepared for them too
-        also = catalog.check(dict(config, scheduler={"name": name, "options": {}}), source)["requirements"]
-        verdict = dict(verdict, requirements=also | verdict["requirements"])
-        if also.get("switch_costs") and switches is None:  # measured now, before traffic: a live switch reads them
-            measured_for(config, say=say)
+    also = ready_requirements(config, source, verdict["requirements"])
+    verdict = dict(verdict, requirements=also | verdict["requirements"])
+    if also.get("switch_costs") and switches is None:  # measured now, before traffic: a live switch reads them
+        measured_for(config, say=say)
     costs = None
     if verdict["requirements"].get("cycle_costs"):
         config, costs = with_costs(config, source, say=say)
@@ -55,3 +59,26 @@ def run(
         if placement is not None:
             outcome.results["placement"] = placement
     return outcome
+
+
+def ready_requirements(config: dict, source: str, own: dict) -> dict:
+    """What a service's schedulers to switch to (config's ready_for, [{name, options}]) need of the machine, so that
+    it is prepared for them too; `own`: what the run's scheduler needs. A SpecError naming --ready-for where one's
+    options are wrong, or where two need one resource set apart (the machine has one RR timeslice)."""
+    needs, needed_by = {}, {resource: "the run's scheduler" for resource in own}
+    for scheduler in config.get("ready_for", []):
+        name = shown(scheduler)
+        try:
+            also = catalog.check(dict(config, scheduler=scheduler), source)["requirements"]
+        except SpecError as error:
+            raise SpecError(
+                FIELD, [(name + (f": {path}" if path else ""), why) for path, why in error.problems]
+            ) from None
+        for resource, value in also.items():
+            held = own.get(resource, needs.get(resource, value))
+            if held != value:
+                why = f"needs {resource} {json.dumps(value)}, where {needed_by[resource]} needs {json.dumps(held)}"
+                raise SpecError(FIELD, [(name, why + ": the machine has one")])
+            needs[resource] = value
+            needed_by.setdefault(resource, name)
+    return needs

@@ -60,6 +60,20 @@ json refusal(const json& command, const SpecErrors& errors) {
   return reply;
 }
 
+// The scheduler a switch asks for as `serve --ready-for` takes it: with the options the request gave, which may be
+// what needs more than their defaults (a YAML value each: a string as it is, anything else as JSON).
+std::string ready_for_item(const std::string& name, const json& scheduler) {
+  std::string item = name;
+  const json options = scheduler.value("options", json::object());
+  if (!options.is_object()) return item;
+  char separator = ':';
+  for (const auto& [key, value] : options.items()) {
+    item += separator + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+    separator = ',';
+  }
+  return item;
+}
+
 }  // namespace
 
 void Run::open_commands(int fd) {
@@ -408,9 +422,8 @@ void Run::switch_scheduler(const json& command, double now_s) {
   if (std::string need = unprepared_need(type->second, trial); !need.empty()) {
     // One core's switch: the module asked for, not per_core, is what needs it.
     if (asked != name) need.replace(0, name.size(), asked + " on core " + scheduler["core"].dump());
-    return answer_change(change_refusal(
-        command, "scheduler",
-        need + ": serve with --ready-for " + asked + " (which prepares what it needs with its default options)"));
+    return answer_change(
+        change_refusal(command, "scheduler", need + ": serve with --ready-for " + ready_for_item(asked, scheduler)));
   }
   if (type->second.check) type->second.check(trial, errors);
   if (!errors.empty()) return answer_change(refusal(command, errors));

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 
-from conftest import requires_root
+from conftest import requires_cpu_cgroup, requires_root
 from controlplane.spec import catalog
 from integration.test_runs import assert_accounted
 from integration.test_service import SPEC, answered, ctl, results_when_stopped, serving
@@ -49,3 +49,25 @@ def test_every_scheduler_asked_for_live_is_applied_or_refused_and_the_service_li
     # auto's own switches aside (it re-decides under traffic), the run's changes are the requests applied.
     asked = [c for c in results["changes"] if c["op"] == "set_scheduler" and c.get("by") != "auto"]
     assert sum(change["state"] == "applied" for change in asked) == sum(o == "applied" for _, o in answers), asked
+
+
+# nfvnice by default needs its cpu cgroup; with its black-box cost (the NFs' measured costs) it needs those costs too.
+@requires_cpu_cgroup
+def test_a_switch_whose_options_need_more_is_applied_where_the_service_was_made_ready_with_them(
+    write_spec, tmp_path, machine_before
+):
+    spec = write_spec(SPEC)
+    for index, (ready, applies) in enumerate((("nfvnice", False), ("nfvnice:cost=blackbox", True))):
+        socket, out = tmp_path / f"control{index}" / "tandem.sock", tmp_path / f"results{index}.json"
+        with serving(spec, socket, out, "--ready-for", ready) as process:
+            switched = ctl(socket, "scheduler", "nfvnice", "--option", "cost=blackbox")
+            if applies:
+                assert switched.returncode == 0, switched.stderr
+                assert answered(socket, json.loads(switched.stdout))["state"] == "applied"
+                assert json.loads(ctl(socket, "status").stdout)["scheduler"] == "nfvnice"
+            else:  # what is missing, and the flag that prepares it, with the switch's options
+                assert switched.returncode == 2, switched.stderr
+                assert "nfvnice needs cycle_costs (true), which this run did not prepare" in switched.stderr
+                assert "serve with --ready-for nfvnice:cost=blackbox" in switched.stderr
+            results = results_when_stopped(socket, process, out)
+        assert_accounted(results)
