@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 #include <rte_cycles.h>
 
@@ -50,11 +51,6 @@ std::string Run::why_no_relayout() const {
     if (nf.kernel_io) return "NF '" + nf.name + "' does its I/O through kernel sockets";
     if (nf.scale_group >= 0) return "NF '" + nf.name + "' is scaled: its instances are the autoscaler's";
   }
-  // What a restarted application's dead processes held is told at the run's end by its worker's restart records,
-  // which a new layout's workers do not have.
-  for (const WorkerPlan& plan : d_.workers)
-    if (plan.runtime == Runtime::External && restart_state_.count(static_cast<size_t>(plan.index)))
-      return "NF '" + nf_names_of(plan.index) + "' (an unmodified application) was restarted in this run";
   return "";
 }
 
@@ -232,23 +228,28 @@ void Run::retire_workers() {
 }
 
 json Run::launch_planned_workers() {
-  // The applications that ran through the switch, by their NF: each goes on in the worker that plans it now.
+  // The applications that ran through the switch, by their NF: each goes on in the worker that plans it now, with
+  // its restart records (the window its restarts count in, and what its dead processes held, which the run's end
+  // splits by the pool: split_external_crash_losses).
   struct Kept {
     pid_t pid, task;
     WorkerState state;
     std::unique_ptr<ExternalNf> external;
+    std::optional<RestartState> restarts;
   };
   std::map<int, Kept> kept;
   for (size_t w = 0; w < externals_.size(); w++)
     if (externals_[w] && !workers_[w].exited && !workers_[w].removed) {
       int nf = externals_[w]->nf().index;  // read before the move below (an assignment's right side goes first)
-      kept[nf] = {pids_[w], task_ids_[w], workers_[w], std::move(externals_[w])};
+      auto restarts = restart_state_.find(w);
+      kept[nf] = {pids_[w], task_ids_[w], workers_[w], std::move(externals_[w]),
+                  restarts == restart_state_.end() ? std::nullopt : std::optional(restarts->second)};
     }
   pids_.clear();
   task_ids_.clear();  // the view's worker pids: the same vector, refilled
   workers_.clear();
   externals_.clear();
-  restart_state_.clear();  // by worker index: the processes it counted are gone (why_no_relayout: no application's)
+  restart_state_.clear();  // by worker index: the processes a Tandem NF's records counted are gone
   restart_refusals_.clear();
   for (size_t w = 0; w < d_.workers.size(); w++) stats_->workers[w] = {};
   // /proc's counters of two processes do not subtract: the window's are unavailable for the new ones.
@@ -268,6 +269,7 @@ json Run::launch_planned_workers() {
     task_ids_.push_back(found->second.task);
     workers_.push_back(found->second.state);
     externals_.push_back(std::move(found->second.external));
+    if (found->second.restarts) restart_state_[w] = *found->second.restarts;
     flag_store(stats_->workers[w].ready, 1u);  // forwarding all along
     kept.erase(found);
     workers.push_back(worker_entry(w));

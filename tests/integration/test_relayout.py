@@ -7,7 +7,9 @@ process runs on through unis to hybrid and back; the accounting is exact every t
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import signal
 import subprocess
 import time
 
@@ -217,3 +219,57 @@ def test_an_unmodified_application_keeps_its_process_while_the_nfs_around_it_are
     assert [change["scheduler"] for change in results["changes"]] == ["hybrid", "unis"]
     pmd = next(worker for worker in results["workers"] if worker["nfs"] == "pmd")
     assert pmd["pid"] == testpmd and pmd["exit"] == "exited with status 0", pmd
+
+
+# testpmd restarts whenever it dies: killed once, it comes back under the same name, and a re-layout later keeps its
+# new process with its restart records, from which the run's end tells what the dead one held from what it freed.
+RESTARTED_TESTPMD_SPEC = TESTPMD_SPEC.replace("forward_mode: macswap}}", "forward_mode: macswap}, restart: always}")
+
+
+@pytest.mark.skipif(shutil.which("dpdk-testpmd") is None, reason="dpdk-testpmd (Debian package dpdk) is missing")
+def test_the_nfs_around_a_restarted_application_are_relaid_out_and_what_its_dead_process_held_is_counted(
+    write_spec, tmp_path, machine_before
+):
+    assert "restart: always" in RESTARTED_TESTPMD_SPEC
+    # A kill inside a ring operation cuts shared state no restart can mend: the service then ends naming the NF (the
+    # other branch of that decision; test_external.py). The kill comes at a random instant, so a few tries.
+    for attempt in range(4):
+        socket, out = tmp_path / f"control{attempt}" / "tandem.sock", tmp_path / f"results{attempt}.json"
+        with serving(write_spec(RESTARTED_TESTPMD_SPEC), socket, out, "--ready-for", "hybrid") as process:
+            victim = nfs_by_name(socket)["pmd"]["pid"]
+            time.sleep(1.0)
+            os.kill(victim, signal.SIGKILL)
+            deadline = time.monotonic() + 60
+            while process.poll() is None and time.monotonic() < deadline:
+                pmd = nfs_by_name(socket).get("pmd", {})
+                if pmd.get("restarts") == 1 and not pmd.get("down") and pmd.get("pid") not in (None, victim):
+                    break
+                time.sleep(0.2)
+            if process.poll() is not None:
+                _, stderr = process.communicate(timeout=60)
+                assert "in the middle of a ring or pool operation" in stderr, stderr
+                continue
+            restarted = nfs_by_name(socket)["pmd"]["pid"]
+            assert restarted != victim and takes_packets(socket, "pmd")
+            switched = ctl(socket, "scheduler", "hybrid")
+            assert switched.returncode == 0, switched.stderr
+            change = json.loads(switched.stdout)
+            assert change["state"] == "applied" and change["relayout"], change
+            assert {worker["name"] for worker in change["workers"]} == {"native@core1", "pmd"}, change["workers"]
+            assert next(worker["pid"] for worker in change["workers"] if worker["name"] == "pmd") == restarted
+            assert takes_packets(socket, "pmd") and nfs_by_name(socket)["pmd"]["restarts"] == 1
+            results = results_when_stopped(socket, process, out)
+        break
+    else:
+        raise AssertionError("every kill came inside a ring operation")
+    (restart,) = results["restarts"]
+    assert restart["nfs"] == "pmd" and restart["pid"] == restarted, restart
+    # What the dead process received and did not send it held (lost) or freed on a full ring: told apart by the pool at
+    # the end, after the re-layout, and the counters balance with it. It holds one burst (32) at most.
+    (chain,) = results["chains"]
+    lost = chain["dropped"]["lost_at_crash"].get("pmd", 0)
+    assert 0 <= lost <= min(32, restart["held_or_freed"]), (lost, restart)
+    assert results["accounting"]["exact"] and "pmd" in results["accounting"]["pool_unchecked_because"], results
+    assert chain["generated"] == chain["delivered"] + chain["dropped"]["total"] + chain["in_flight"]["total"], chain
+    assert not results["warnings"], results["warnings"]
+    assert [change["scheduler"] for change in results["changes"]] == ["hybrid"]
