@@ -373,15 +373,35 @@ std::string core_list(const std::set<int>& cores) {
   return list;
 }
 
+namespace {
+bool same_process(const WorkerPlan& a, const WorkerPlan& b) {
+  if (a.runtime != b.runtime || a.core != b.core || a.segments.size() != b.segments.size()) return false;
+  for (size_t s = 0; s < a.segments.size(); s++)
+    if (a.segments[s].nfs != b.segments[s].nfs) return false;
+  return true;
+}
+}  // namespace
+
 bool same_layout(const std::vector<WorkerPlan>& a, const std::vector<WorkerPlan>& b) {
   if (a.size() != b.size()) return false;
-  for (size_t w = 0; w < a.size(); w++) {
-    if (a[w].runtime != b[w].runtime || a[w].core != b[w].core || a[w].segments.size() != b[w].segments.size())
-      return false;
-    for (size_t s = 0; s < a[w].segments.size(); s++)
-      if (a[w].segments[s].nfs != b[w].segments[s].nfs) return false;
-  }
+  for (size_t w = 0; w < a.size(); w++)
+    if (!same_process(a[w], b[w])) return false;
   return true;
+}
+
+std::vector<WorkerPlan> in_running_order(std::vector<WorkerPlan> plan, const std::vector<WorkerPlan>& running) {
+  auto place = [&](const WorkerPlan& process) {
+    for (size_t w = 0; w < running.size(); w++)
+      if (same_process(process, running[w])) return w;
+    return running.size();
+  };
+  std::stable_sort(plan.begin(), plan.end(),
+                   [&](const WorkerPlan& a, const WorkerPlan& b) { return place(a) < place(b); });
+  for (size_t w = 0; w < plan.size(); w++) {
+    plan[w].index = static_cast<int>(w);
+    plan[w].lcore_id = plan[w].index + 1;  // lcore 0 is the manager's
+  }
+  return plan;
 }
 
 Segment segment_of(const std::vector<NfConfig>& all_nfs, std::vector<int> nfs) {

@@ -193,6 +193,11 @@ struct WorkerPlan {
 
 // Whether two plans run the same NFs in the same processes on the same cores (what a live scheduler switch keeps).
 bool same_layout(const std::vector<WorkerPlan>& a, const std::vector<WorkerPlan>& b);
+// `plan` with each process that runs as one of `running` does (the same NFs in the same segments, on the same core,
+// in the same runtime) at that one's place, the others after them in the plan's order; indices and lcore ids
+// numbered anew. A module numbers its processes its own way (in the NFs' order, by core): what makes two plans of
+// the same processes the same layout, and a chain's added processes come after the running ones.
+std::vector<WorkerPlan> in_running_order(std::vector<WorkerPlan> plan, const std::vector<WorkerPlan>& running);
 
 struct SchedulerConfig {
   std::string name;

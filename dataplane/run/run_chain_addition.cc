@@ -79,7 +79,7 @@ std::pair<std::string, std::string> Run::why_chain_cannot_come(Deployment& next)
                 d_.scheduler.name +
                     " needs each NF's cost in cycles per packet, and no running NF of its type and "
                     "arguments gives it: give cost_cycles (./tandem profile measures it)"};
-  next.workers = scheduler_->plan_workers(next);
+  next.workers = in_running_order(scheduler_->plan_workers(next), d_.workers);
   for (size_t w = d_.workers.size(); w < next.workers.size(); w++)
     if (next.workers[w].runtime == Runtime::UserLevelThreads)
       return {"chain", "its NFs would run as " + std::string(runtime_name(next.workers[w].runtime)) +

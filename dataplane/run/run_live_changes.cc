@@ -410,7 +410,7 @@ void Run::switch_scheduler(const json& command, double now_s) {
   std::unique_ptr<Scheduler> next = type->second.create(options);
   // User-level threads are placed as their module attaches: another module, or the same with other options, starts
   // them anew.
-  bool relayout = !same_layout(next->plan_workers(d_), d_.workers) ||
+  bool relayout = !same_layout(in_running_order(next->plan_workers(d_), d_.workers), d_.workers) ||
                   std::any_of(d_.workers.begin(), d_.workers.end(),
                               [](const WorkerPlan& plan) { return plan.runtime == Runtime::UserLevelThreads; });
   for (const NfConfig& nf : d_.nfs) {

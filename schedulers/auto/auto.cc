@@ -310,7 +310,7 @@ class AutoScheduler final : public Scheduler {
           !prepared_for(CandidateScheduler(p.policy), prepared))
         continue;
       std::unique_ptr<Scheduler> other = CandidateScheduler(p.policy).create();
-      if (!same_layout(other->plan_workers(d), layout)) {
+      if (!same_layout(in_running_order(other->plan_workers(d), layout), layout)) {
         if (can_relay_out) relayable_.push_back(p.policy);
         continue;
       }

@@ -3,7 +3,6 @@
 #include <rte_cycles.h>
 
 #include <algorithm>
-#include <limits>
 #include <map>
 #include <memory>
 
@@ -53,17 +52,7 @@ class PerCoreScheduler final : public Scheduler {
         plans.push_back(std::move(plan));
     }
     // The running workers keep their places, in their order (a chain added live: its workers come after).
-    auto place = [&](const WorkerPlan& plan) {
-      for (const WorkerPlan& running : d.workers)
-        if (running.name == plan.name) return running.index;
-      return std::numeric_limits<int>::max();
-    };
-    std::stable_sort(plans.begin(), plans.end(),
-                     [&](const WorkerPlan& a, const WorkerPlan& b) { return place(a) < place(b); });
-    for (size_t w = 0; w < plans.size(); w++) {
-      plans[w].index = static_cast<int>(w);
-      plans[w].lcore_id = plans[w].index + 1;  // lcore 0 is the manager's
-    }
+    plans = in_running_order(std::move(plans), d.workers);
     return plans;
   }
 
