@@ -59,6 +59,7 @@ void Run::control_loop() {
     // 3. The scheduler module's tick.
     if (tick_period != 0 && now >= next_tick && attached_) {  // detached while a crashed NF is restarted
       scheduler_->tick(*view_, now);
+      tick_period = tick_period_of(*scheduler_);  // auto's own switches, in place, change it
       next_tick += tick_period;
     }
     // 4. The measurement window opened after the warm-up, and closed when the traffic ends.

@@ -9,6 +9,7 @@
 #include <optional>
 #include <thread>
 
+#include "candidate_scheduler.h"
 #include "core_decision.h"
 #include "hysteresis.h"
 #include "policy_model.h"
@@ -69,37 +70,6 @@ double tsc_hz() {
   return counted;
 }
 
-// What a candidate runs: "rtc-sleep" is rtc with idle: sleep; the others are the schedulers of their name. With
-// every other option at its default.
-struct CandidateScheduler {
-  std::string name;
-  json options;
-
-  explicit CandidateScheduler(const std::string& candidate) : name(candidate == "rtc-sleep" ? "rtc" : candidate) {
-    SpecErrors errors;
-    json given = candidate == "rtc-sleep" ? json{{"idle", "sleep"}} : json::object();
-    options = resolve_args(type().options, given, "scheduler", errors);
-  }
-  // per_core, each core running its candidate.
-  explicit CandidateScheduler(const CorePolicies& policies) : name(kPerCoreScheduler) {
-    json cores = json::array();
-    for (const auto& [core, candidate] : policies) {
-      CandidateScheduler one(candidate);
-      cores.push_back({{"core", core}, {"name", one.name}, {"options", one.options}});
-    }
-    SpecErrors errors;
-    options = resolve_args(type().options, json{{"cores", cores}}, "scheduler", errors);
-  }
-
-  static CandidateScheduler of(const std::string& policy, const CorePolicies& core_policies) {
-    return core_policies.empty() ? CandidateScheduler(policy) : CandidateScheduler(core_policies);
-  }
-
-  const SchedulerType& type() const { return scheduler_types().at(name); }
-  std::unique_ptr<Scheduler> create() const { return type().create(options); }
-  MachineRequirements requirements() const { return type().requirements(options); }
-};
-
 // The model's view of the run: each NF's chain, core, cost and kind; each chain's offer (the spec's, or as measured).
 Workload workload_of(const Deployment& d, double hz, const std::vector<double>& measured_offer_pps) {
   Workload w;
@@ -130,19 +100,6 @@ Workload workload_of(const Deployment& d, double hz, const std::vector<double>& 
   return w;
 }
 
-// Why per_core refuses a mix for `d` as its check would (the field, then what is wrong); `d` outlives the answer.
-MixRefusal per_core_refusal(const Deployment& d) {
-  return [&d](const CorePolicies& policies) -> std::optional<std::string> {
-    CandidateScheduler mix(policies);
-    Deployment trial = d;
-    trial.scheduler = {mix.name, mix.options};
-    SpecErrors errors;
-    mix.type().check(trial, errors);
-    if (errors.empty()) return std::nullopt;
-    return errors.front().path + ": " + errors.front().message;
-  };
-}
-
 // The decision at the start, per core where the model says so and per_core accepts the mix as its check would
 // (otherwise one policy, the reason saying why not per core).
 Decision start_decision(const Options& o, const Deployment& d, double hz) {
@@ -157,13 +114,14 @@ bool relaid_out(const Deployment& d) {
                       [](const NfConfig& nf) { return nf.kernel_io || nf.scale_group >= 0; });
 }
 
-// Whether every need of `candidate` (with its defaults) is among what the run was prepared for.
-bool prepared_for(const CandidateScheduler& candidate, const MachineRequirements& prepared) {
-  const json have = prepared.to_json();
-  const json needs = candidate.requirements().to_json();
-  for (const auto& [resource, value] : needs.items())
-    if (!have.contains(resource) || have[resource] != value) return false;
-  return true;
+// Whether `candidate` runs the NFs of `d` in the run's processes, whatever order it numbers them in: a switch to it
+// is in place. Not where user-level threads run: they are placed as their module attaches, so another module (or
+// per_core anew around the same) starts them again.
+bool runs_in_place(const CandidateScheduler& candidate, const Deployment& d) {
+  if (std::any_of(d.workers.begin(), d.workers.end(),
+                  [](const WorkerPlan& w) { return w.runtime == Runtime::UserLevelThreads; }))
+    return false;
+  return same_layout(in_running_order(candidate.create()->plan_workers(d), d.workers), d.workers);
 }
 
 // What auto may need: the costs its model reads, and what each policy it may run needs. The costs are not known yet
@@ -304,8 +262,8 @@ class AutoScheduler final : public Scheduler {
     family_ = {policy_};
     relayable_.clear();
     for (const Prediction& p : predictions) {
-      // A mix per core is not among them: its modules start anew on every core, so redecide asks for one by
-      // re-laying the NFs out (mix_reachable).
+      // A mix per core is not among them: redecide looks whether it can reach one as the cores choose it
+      // (mix_reachable).
       if (!p.feasible || p.policy == policy_ || !p.core_policies.empty() ||
           !prepared_for(CandidateScheduler(p.policy), prepared))
         continue;
@@ -335,14 +293,16 @@ class AutoScheduler final : public Scheduler {
            std::find(refused_.begin(), refused_.end(), policy) == refused_.end();
   }
   bool reachable(const std::string& policy) const { return switchable_to(policy) || relayable_to(policy); }
-  // Whether it can re-lay its NFs out for another mix per core: each core's policy prepared for, per_core
-  // accepting the mix, and the run not refusing it before.
+  // Whether it can switch to another mix per core: each core's policy prepared for, per_core accepting the mix,
+  // and its processes the running ones (in place), or the run able to re-lay the NFs out for it and not refusing
+  // that before.
   bool mix_reachable(const CorePolicies& mix, const Deployment& d) const {
-    if (!relaid_out(d) || std::find(refused_.begin(), refused_.end(), mix_name(mix)) != refused_.end()) return false;
     const MachineRequirements prepared = auto_requirements(o_, d);
     for (const auto& [core, policy] : mix)
       if (!prepared_for(CandidateScheduler(policy), prepared)) return false;
-    return !per_core_refusal(d)(mix);
+    if (per_core_refusal(d)(mix)) return false;
+    return runs_in_place(CandidateScheduler(mix), d) ||
+           (relaid_out(d) && std::find(refused_.begin(), refused_.end(), mix_name(mix)) == refused_.end());
   }
   // What a prediction goes by in decisions and the hysteresis: its policy, or its mix per core.
   static std::string name_of(const Prediction& p) {
@@ -424,9 +384,11 @@ class AutoScheduler final : public Scheduler {
                                  std::to_string(o_.confirmations) + " decisions running"},
                   {"predictions", to_json(overall)["predictions"]}};
     if (!best->core_policies.empty()) event["core_policies"] = to_json(best->core_policies);
-    // Another layout, or another mix per core (its modules start anew on every core): the run re-lays the NFs out,
-    // then relayout_begins.
-    if (!best->core_policies.empty() || !switchable_to(best->policy)) {
+    // Another layout, for a policy or a mix per core: the run re-lays the NFs out, then relayout_begins.
+    const bool in_place = best->core_policies.empty()
+                              ? switchable_to(best->policy)
+                              : runs_in_place(CandidateScheduler(best->core_policies), view.deployment);
+    if (!in_place) {
       event["relayout"] = true;
       wanted_ = best_name;
       wanted_mix_ = best->core_policies;
@@ -436,13 +398,17 @@ class AutoScheduler final : public Scheduler {
     uint64_t begin = rte_get_tsc_cycles();
     inner_->detach(view);
     view.hints.neutral(view.worker_pids().size(), view.deployment.chains.size());
+    const bool mixes = !core_policies_.empty() || !best->core_policies.empty();
     policy_ = best->policy;
-    core_policies_.clear();
-    inner_ = CandidateScheduler(policy_).create();
+    core_policies_ = best->core_policies;
+    inner_ = CandidateScheduler::of(policy_, core_policies_).create();
     inner_->attach(view);
     event["switch_us"] = static_cast<double>(rte_get_tsc_cycles() - begin) / hz_ * 1e6;
     decisions_.push_back(event);
     switches_++;
+    // per_core's policies are not the family's: its tick period and the policies reachable from it are its own (the
+    // run reads the period after each tick).
+    if (mixes) compute_family(view.deployment, last_predictions_);
   }
 
   Options o_;
