@@ -404,6 +404,12 @@ std::vector<WorkerPlan> in_running_order(std::vector<WorkerPlan> plan, const std
   return plan;
 }
 
+bool switches_in_place(const std::vector<WorkerPlan>& plan, const std::vector<WorkerPlan>& running) {
+  return std::none_of(running.begin(), running.end(),
+                      [](const WorkerPlan& w) { return w.runtime == Runtime::UserLevelThreads; }) &&
+         same_layout(in_running_order(plan, running), running);
+}
+
 Segment segment_of(const std::vector<NfConfig>& all_nfs, std::vector<int> nfs) {
   Segment segment{all_nfs.at(nfs.front()).in_rings, {}, all_nfs.at(nfs.back()).out_rings};
   segment.nfs = std::move(nfs);

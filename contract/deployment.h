@@ -198,6 +198,10 @@ bool same_layout(const std::vector<WorkerPlan>& a, const std::vector<WorkerPlan>
 // numbered anew. A module numbers its processes its own way (in the NFs' order, by core): what makes two plans of
 // the same processes the same layout, and a chain's added processes come after the running ones.
 std::vector<WorkerPlan> in_running_order(std::vector<WorkerPlan> plan, const std::vector<WorkerPlan>& running);
+// Whether a module that plans `plan` takes over the `running` processes as they are (a switch in place): the same
+// processes in any order, and no user-level threads, which are placed as their module attaches (another module, or
+// the same with other options, starts them anew).
+bool switches_in_place(const std::vector<WorkerPlan>& plan, const std::vector<WorkerPlan>& running);
 
 struct SchedulerConfig {
   std::string name;

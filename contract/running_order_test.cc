@@ -1,5 +1,6 @@
 // Tests of a module's plan put in the running workers' order: the same processes numbered another way are the same
-// layout once ordered, a process not running comes after the running ones, and other processes stay another layout.
+// layout once ordered, a process not running comes after the running ones, other processes stay another layout, and
+// user-level threads are never switched in place.
 #include <gtest/gtest.h>
 
 #include "contract/deployment.h"
@@ -59,6 +60,16 @@ TEST(RunningOrder, OtherProcessesStayAnotherLayout) {
   std::vector<WorkerPlan> threads = numbered({process("fw", 1, {{0}}), process("count", 1, {{2}}),
                                               process("bubble@core2", 2, {{1}}, Runtime::UserLevelThreads)});
   EXPECT_FALSE(same_layout(in_running_order(threads, kRunning), kRunning));
+}
+
+TEST(RunningOrder, UserLevelThreadsAreNeverTakenOverInPlace) {
+  std::vector<WorkerPlan> in_nf_order =
+      numbered({process("fw", 1, {{0}}), process("check", 2, {{1}}), process("count", 1, {{2}})});
+  EXPECT_TRUE(switches_in_place(in_nf_order, kRunning));
+  std::vector<WorkerPlan> threads =
+      numbered({process("bubble@core1", 1, {{0}, {2}}, Runtime::UserLevelThreads), process("rtc@core2", 2, {{1}})});
+  EXPECT_TRUE(same_layout(threads, threads));
+  EXPECT_FALSE(switches_in_place(threads, threads));  // the same processes, but their threads start anew
 }
 
 }  // namespace

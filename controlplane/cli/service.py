@@ -14,7 +14,7 @@ from controlplane.launch.control_client import Control
 from controlplane.launch.control_server import read_token
 from controlplane.results.live_metrics import parse_listen_address
 from controlplane.spec.loading import parse_yaml, read_text
-from controlplane.spec.ready_for import parse_ready_for
+from controlplane.spec.ready_for import option_pair, parse_ready_for
 from controlplane.terminal.progress import say as tell_user
 from controlplane.terminal.tables import count, number, table
 
@@ -62,13 +62,7 @@ def _mapping_from(path: str, what: str) -> dict:
 
 
 def _options(pairs: list[str]) -> dict:
-    options = {}
-    for pair in pairs:
-        key, equals, value = pair.partition("=")
-        if not equals or not key:
-            raise SpecError("--option", [("", f"{pair!r} is not KEY=VALUE")])
-        options[key] = parse_yaml(value, f"--option {key}")
-    return options
+    return dict(option_pair(pair, "--option") for pair in pairs)
 
 
 def _report_change(args, reply: ChangeReply) -> int:

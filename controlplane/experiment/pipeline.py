@@ -27,8 +27,8 @@ def run(
     """Runs `config` (see spec.deployment.run_config); every machine change is undone before returning. `additions`:
     a service's, as runner.launch takes it."""
     verdict = catalog.check(config, source)
-    if config.get("ready_for"):  # their options' errors before any measurement
-        ready_requirements(config, source, verdict["requirements"])
+    checked = config
+    also = ready_requirements(config, source, verdict["requirements"])  # their errors before any measurement
     placement = None
     if config.get("placement") in ("auto", "fewest_cores"):
         objective = "throughput" if config["placement"] == "auto" else "fewest_cores"
@@ -42,7 +42,8 @@ def run(
     if verdict["requirements"].get("switch_costs"):  # the run's own scheduler's: a service's others keep defaults
         config, switches = with_switch_costs(config, say=say)
         verdict = catalog.check(config, source)  # the launch takes the scheduler's options as the check resolved them
-    also = ready_requirements(config, source, verdict["requirements"])
+    if config is not checked:  # placed, spares moved or switch costs added: the NFs' cores or the options changed
+        also = ready_requirements(config, source, verdict["requirements"])
     verdict = dict(verdict, requirements=also | verdict["requirements"])
     if also.get("switch_costs") and switches is None:  # measured now, before traffic: a live switch reads them
         measured_for(config, say=say)

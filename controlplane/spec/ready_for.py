@@ -14,6 +14,15 @@ from controlplane.spec.models import SchedulerSpec
 FIELD = "--ready-for"
 
 
+def option_pair(pair: str, field: str, of: str = "") -> tuple[str, object]:
+    """`KEY=VALUE` as (key, its YAML value), as `ctl scheduler --option` and `--ready-for` take a scheduler's option;
+    a SpecError naming `field` where it is not one (`of`: whose option, in the message)."""
+    key, equals, value = pair.partition("=")
+    if not equals or not key:
+        raise SpecError(field, [("", f"{pair!r}{f' (of {of})' if of else ''} is not KEY=VALUE")])
+    return key, parse_yaml(value, f"{field} {of}:{key}" if of else f"{field} {key}")
+
+
 def parse_ready_for(text: str) -> list[dict]:
     """`NAME[:KEY=VALUE,...][,NAME...]` as [{name, options}]: a comma-separated item with `=` and no `:` is one more
     option of the scheduler before it (a scheduler's name has no `=`), each value a YAML value as `ctl scheduler
@@ -32,10 +41,8 @@ def parse_ready_for(text: str) -> list[dict]:
         else:
             schedulers.append({"name": name, "options": {}})
         if pair:
-            key, equals, value = pair.partition("=")
-            if not equals or not key:
-                raise SpecError(FIELD, [("", f"{pair!r} (of {schedulers[-1]['name']}) is not KEY=VALUE")])
-            schedulers[-1]["options"][key] = parse_yaml(value, f"{FIELD} {schedulers[-1]['name']}:{key}")
+            key, value = option_pair(pair, FIELD, schedulers[-1]["name"])
+            schedulers[-1]["options"][key] = value
     return schedulers
 
 

@@ -408,11 +408,7 @@ void Run::switch_scheduler(const json& command, double now_s) {
     type = scheduler_types().find(name);
   }
   std::unique_ptr<Scheduler> next = type->second.create(options);
-  // User-level threads are placed as their module attaches: another module, or the same with other options, starts
-  // them anew.
-  bool relayout = !same_layout(in_running_order(next->plan_workers(d_), d_.workers), d_.workers) ||
-                  std::any_of(d_.workers.begin(), d_.workers.end(),
-                              [](const WorkerPlan& plan) { return plan.runtime == Runtime::UserLevelThreads; });
+  bool relayout = !switches_in_place(next->plan_workers(d_), d_.workers);
   for (const NfConfig& nf : d_.nfs) {
     if ((nf.external() && !type->second.external_nfs) || (nf.kernel_io && !type->second.kernel_io_nfs))
       return answer_change(change_refusal(command, "scheduler.name", name + " cannot schedule NF '" + nf.name + "'"));

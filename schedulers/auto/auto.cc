@@ -114,14 +114,9 @@ bool relaid_out(const Deployment& d) {
                       [](const NfConfig& nf) { return nf.kernel_io || nf.scale_group >= 0; });
 }
 
-// Whether `candidate` runs the NFs of `d` in the run's processes, whatever order it numbers them in: a switch to it
-// is in place. Not where user-level threads run: they are placed as their module attaches, so another module (or
-// per_core anew around the same) starts them again.
+// Whether a switch to `candidate` is in place: it runs the NFs of `d` in the run's processes (switches_in_place).
 bool runs_in_place(const CandidateScheduler& candidate, const Deployment& d) {
-  if (std::any_of(d.workers.begin(), d.workers.end(),
-                  [](const WorkerPlan& w) { return w.runtime == Runtime::UserLevelThreads; }))
-    return false;
-  return same_layout(in_running_order(candidate.create()->plan_workers(d), d.workers), d.workers);
+  return switches_in_place(candidate.create()->plan_workers(d), d.workers);
 }
 
 // What auto may need: the costs its model reads, and what each policy it may run needs. The costs are not known yet
