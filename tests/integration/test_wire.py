@@ -141,15 +141,29 @@ def results_once_the_clients_ran(socket, process, out) -> dict:
     return results
 
 
+def the_clients_kernel_gave_up_on_the_server(within_s: float = 20) -> None:
+    """Waits until the lab client's kernel gave up asking for the server's address (ARP: 3 probes 1 s apart), which
+    drops the pings it held for the answer. Added before that, the way back carried the answer in time and every
+    ping held was sent and answered: none lost, however slowly the chains were added."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        clients = [line.split()[0] for line in ip("netns", "list").splitlines() if line.split()[0].endswith("-client")]
+        if any("FAILED" in ip("-n", netns, "neigh", "show") for netns in clients):
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"the lab client's kernel still asks for the server's address after {within_s} s")
+
+
 def test_the_way_back_over_the_wire_is_added_to_a_running_service(tmp_path, lossless_nodes):
     """A service starts with the way there only (client to server over the wire): nothing comes back, not even ARP's
     answers. The way back is added live, a chain on each node, each taking its frames from a port the service
     opened at the start (the server's lab port, the wire's east end): ping's answers come, then iperf3 runs."""
     spec = tmp_path / "wire.yaml"
-    spec.write_text(wire_spec(chains=("a-out", "b-in"), pings=600))
+    # 1,000 pings 10 ms apart: ping runs on after the client's kernel gave up on the server's address (3 s).
+    spec.write_text(wire_spec(chains=("a-out", "b-in"), pings=1000))
     socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
     with serving(spec, socket, out) as process:
-        time.sleep(1)  # ping asks, in vain
+        the_clients_kernel_gave_up_on_the_server()
         for name in ("b-out", "a-in"):
             added = ctl(socket, "add-chain", "-", stdin=WIRE_CHAINS[name])
             assert added.returncode == 0, added.stderr
@@ -182,7 +196,7 @@ def test_the_wire_and_its_chains_are_added_to_a_running_service(tmp_path, lossle
     taken = ["id", "4243", "remote", NODE_B.address, "dstport", "4789"]
     ip("-n", NODE_A.namespace, "link", "add", "tdw-taken", "type", "vxlan", *taken)
     with serving(spec, socket, out) as process:
-        time.sleep(1)  # ping asks, in vain
+        the_clients_kernel_gave_up_on_the_server()
         # Refused, naming the field, nothing opened or made: a file to read, a chain naming a port not opened yet, a
         # namespace that is not there, a VNI the kernel has for another VXLAN.
         refused = ctl(socket, "add-port", "-", stdin="{name: sniff, device: 'net_pcap_x,rx_pcap=/etc/shadow'}")
