@@ -101,7 +101,14 @@ struct alignas(64) WorkerControl {
   uint32_t load_window;  // scheduler -> worker: count load_cycles/poll_cycles while 1 (user-level-thread runtime)
   uint32_t left_loop;    // it saw `stop` and sends no more (the manager counts kernel links after every sender's)
   uint32_t leave;        // manager -> this worker alone: leave the loop as at `stop` (its chain was removed)
+  // manager -> a worker started in this spare slot beside the running layout (a re-layout's), futex word:
+  // kStagedGoOn or kStagedDismissed (contract/start_gate.h).
+  uint32_t staged;
 };
+
+// A staged worker goes on as the worker its plan names, in that worker's slot; or exits without running.
+inline constexpr uint32_t kStagedGoOn = 1;
+inline constexpr uint32_t kStagedDismissed = 2;
 
 // Per-chain entry control: a scheduler closes the entry to shed load before any NF spends work on it.
 struct alignas(64) ChainControl {

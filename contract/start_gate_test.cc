@@ -87,5 +87,47 @@ TEST(StartGate, StopWithoutAWakeIsSeenAtTheRecheck) {
   EXPECT_EQ(flag_load(stats->stop), 1u);
 }
 
+// A staged worker (a re-layout's, started beside the running ones) sleeps through the open start gate until the
+// manager tells its slot alone; another slot's word does not wake it.
+TEST(StagedWorker, SleepsUntilItsSlotIsToldToGoOn) {
+  auto* shared =
+      static_cast<Shared*>(mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(shared, MAP_FAILED);
+  flag_store(shared->stats.go, 1u);  // the running layout's gate, long open
+  pid_t child = fork();
+  if (child == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    uint32_t word = wait_while_staged(shared->stats.workers[5], shared->stats, 10'000'000);
+    shared->woke_ns[0] = now_ns();
+    _exit(word == kStagedGoOn ? 0 : 1);
+  }
+  usleep(100'000);
+  flag_store(shared->stats.workers[4].staged, kStagedGoOn);  // another slot's
+  wake_staged(shared->stats.workers[4]);
+  usleep(200'000);
+  int64_t waking_ns = now_ns();
+  flag_store(shared->stats.workers[5].staged, kStagedGoOn);
+  wake_staged(shared->stats.workers[5]);
+  int status = 0;
+  rusage usage{};
+  wait4(child, &status, 0, &usage);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "it did not see kStagedGoOn";
+  EXPECT_GE(shared->woke_ns[0], waking_ns) << "it went on before its own slot was told";
+  EXPECT_LT(shared->woke_ns[0] - waking_ns, 5'000'000'000) << "woken, not by its 10 s recheck";
+  EXPECT_LT(usage.ru_nvcsw, 10) << "it polled instead of sleeping";
+  munmap(shared, sizeof(Shared));
+}
+
+// The run's stop ends a staged worker's wait as a dismissal, seen at the recheck without a wake.
+TEST(StagedWorker, StopDismissesIt) {
+  auto stats = std::make_unique<StatsZone>();
+  std::thread manager([&] {
+    usleep(20'000);
+    flag_store(stats->stop, 1u);
+  });
+  EXPECT_EQ(wait_while_staged(stats->workers[0], *stats, 50'000), kStagedDismissed);
+  manager.join();
+}
+
 }  // namespace
 }  // namespace tandem

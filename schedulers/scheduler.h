@@ -109,6 +109,12 @@ class Scheduler {
   // relayout_begins, starts the workers its plan_workers answers then and attaches it again; or, where it cannot,
   // calls relayout_refused with why (attached again as it was).
   virtual bool wants_relayout() const { return false; }
+  // The workers plan_workers will answer once relayout_begins, asked before the NFs drain: the run starts them
+  // beside the running ones meanwhile (and starts them anew should the plan then differ). Nothing where the module
+  // cannot tell before.
+  virtual std::optional<std::vector<WorkerPlan>> planned_relayout(const Deployment& /*deployment*/) const {
+    return std::nullopt;
+  }
   virtual void relayout_begins(const Deployment& /*deployment*/) {}
   virtual void relayout_refused(const std::string& /*why*/) {}
 };

@@ -78,9 +78,13 @@ def _report_change(args, reply: ChangeReply) -> int:
     if reply.relayout:
         workers = ", ".join(worker["name"] for worker in reply.workers or [])
         moved = f"NF {reply.nf} moved from core {reply.core_before} to {reply.core}; " if reply.core is not None else ""
+        staged = (
+            f"new processes started beside the old in {number(reply.staged_ms, 0)} ms, then " if reply.staged_ms else ""
+        )
         cost = moved + (
-            f"NFs re-laid out in {workers}: the entries held {number(reply.held_ms, 0)} ms (drained in "
-            f"{number(reply.drain_ms, 0)} ms, new processes started in {number(reply.start_ms, 0)} ms)"
+            f"NFs re-laid out in {workers}: {staged}the entries held {number(reply.held_ms, 0)} ms (drained in "
+            f"{number(reply.drain_ms, 0)} ms, new processes {'going' if staged else 'started'} in "
+            f"{number(reply.start_ms, 0)} ms)"
         )
     if reply.op == "add_chain":
         cost = (

@@ -133,10 +133,12 @@ class ChangeReply(_Message):
     build_us: float | None = None  # set_args: how long the new instance took to build (the old one ran on meanwhile)
     state_reset: bool | None = None  # set_args: a stateful NF's new instance starts with empty tables
     switch_us: float | None = None  # set_scheduler: the old module detached, the new attached
-    # set_scheduler to one that lays the NFs out in other processes: the entries held (nothing generated or taken
-    # from the ports meanwhile, nothing lost), the NFs drained (drain_ms), the old processes gone (leave_ms), the new
-    # ones started (start_ms, `workers`), the entries let go: held_ms in all.
+    # set_scheduler to one that lays the NFs out in other processes: the new processes started beside the running
+    # ones (staged_ms, the traffic flowing; 0 where the module plans them only once the NFs drained), then the entries
+    # held (nothing generated or taken from the ports meanwhile, nothing lost), the NFs drained (drain_ms), the old
+    # processes gone (leave_ms), the new ones going on (start_ms, `workers`), the entries let go: held_ms in all.
     relayout: bool | None = None
+    staged_ms: float | None = None
     leave_ms: float | None = None
     held_ms: float | None = None
     drain_restarts: int | None = None  # the old processes started again to finish a drain their leaving upset

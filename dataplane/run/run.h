@@ -287,6 +287,20 @@ class Run {
     std::string field = "scheduler";  // what a refusal names
     // A move (run_nf_move.cc): NF `moved_nf` goes from core `moved_from` to `moved_to` once the NFs drained.
     int moved_nf = -1, moved_from = -1, moved_to = -1;
+    // The new layout's processes started beside the running ones before the entries are held
+    // (run_relayout_staging.cc), each waiting in a spare slot of the stats zone: by the new plan's worker index.
+    struct Staged {
+      pid_t pid = 0;
+      int slot = -1;
+      double attach_ms = -1;
+    };
+    std::map<int, Staged> staged;
+    bool staging = false;                     // still starting them: the entries not held yet
+    std::optional<AttachClock> attach_clock;  // the last one started
+    uint64_t launched_tsc = 0;                // when it was started
+    uint64_t next_staging_look_tsc = 0;
+    double held_s = 0;  // the entries held (the drain's clock starts)
+    uint64_t held_tsc = 0;
   };
   // Why the workers cannot be re-laid out now ("" if they can).
   std::string why_no_relayout() const;
@@ -294,6 +308,7 @@ class Run {
   // removed chains left out, indexed from 0.
   std::vector<WorkerPlan> relayout_plan(const Scheduler& next) const { return relayout_plan(next, d_); }
   std::vector<WorkerPlan> relayout_plan(const Scheduler& next, const Deployment& d) const;
+  std::vector<WorkerPlan> without_removed_chains(const std::vector<WorkerPlan>& planned, const Deployment& d) const;
   // An NF moved to another core (run_nf_move.cc): a re-layout by a fresh module of the running
   // scheduler, the NF placed on that core.
   void move_nf(const json& command, double now_s);
@@ -315,8 +330,22 @@ class Run {
   bool drain_settled();
   // The running workers told to leave their loops and reaped (killed after 5 s).
   void retire_workers();
-  // d_.workers' processes started one by one on the run's rings and counters; their `started` entries.
-  json launch_planned_workers();
+  // d_.workers' processes started one by one on the run's rings and counters (those `staged` beside the old ones
+  // told to go on); their `started` entries.
+  json launch_planned_workers(std::map<int, Relayout::Staged>* staged = nullptr);
+  // run_relayout_staging.cc: the new layout's processes started beside the running ones, one at a time, while the
+  // traffic flows; the entries held once every one attached. A module's own re-layout whose workers it cannot tell
+  // before the NFs drained (Scheduler::planned_relayout) starts them then.
+  bool may_stage(const Relayout& relayout) const;
+  void start_staging();
+  void follow_staging();
+  // The staged processes, attached and asleep: each moved to its core and told to go on as its plan's worker, which
+  // it then is (its own slot; the spare one cleared).
+  void promote_staged(std::map<int, Relayout::Staged>& staged);
+  // The staged processes dismissed (a refused switch, the run's end): told to exit, killed where still starting.
+  void dismiss_staged(Relayout& relayout);
+  void hold_entries_for_relayout();
+  std::string staged_deployment_path() const;
   // A run-to-completion segment passes packets between its NFs past the rings between them: once it drained, those
   // rings' counters are brought to what passed, so that each NF alone, as the next layout may run it, holds nothing.
   void count_passages_past_inner_rings();

@@ -1,9 +1,10 @@
 // A service's NFs re-laid out in other worker processes, live: the scheduler switched to one that runs them otherwise
-// (coop's process per NF, rtc's one per core, Bubble's user-level threads). The entries are held (the generator makes
-// nothing, the ports' frames wait in their queues), the NFs drain what is inside to the sink, the old processes leave
-// and the new ones start on the same rings and counters, and the entries are let go: nothing is lost, the traffic
-// pauses for the drain and the start. An unmodified application (testpmd) keeps its process: the new workers start
-// around it. Refused with nothing changed when the NFs do not drain in time.
+// (coop's process per NF, rtc's one per core, Bubble's user-level threads). The new processes start beside the old
+// ones (run_relayout_staging.cc); then the entries are held (the generator makes nothing, the ports' frames wait in
+// their queues), the NFs drain what is inside to the sink, the old processes leave and the new ones go on on the
+// same rings and counters, and the entries are let go: nothing is lost, the traffic pauses for the drain and the
+// hand-over. An unmodified application (testpmd) keeps its process: the new workers start around it. Refused with
+// nothing changed when the NFs do not drain in time or a new process does not start.
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -55,8 +56,12 @@ std::string Run::why_no_relayout() const {
 }
 
 std::vector<WorkerPlan> Run::relayout_plan(const Scheduler& next, const Deployment& d) const {
+  return without_removed_chains(next.plan_workers(d), d);
+}
+
+std::vector<WorkerPlan> Run::without_removed_chains(const std::vector<WorkerPlan>& planned, const Deployment& d) const {
   std::vector<WorkerPlan> plan;
-  for (WorkerPlan worker : next.plan_workers(d)) {
+  for (WorkerPlan worker : planned) {
     std::erase_if(worker.segments,
                   [&](const Segment& segment) { return chain_removed_[d_.nfs[segment.nfs.front()].chain]; });
     if (worker.segments.empty()) continue;
@@ -69,18 +74,21 @@ std::vector<WorkerPlan> Run::relayout_plan(const Scheduler& next, const Deployme
 
 void Run::relayout_for_module(double now_s) {
   if (std::string why = why_no_relayout(); !why.empty()) return scheduler_->relayout_refused(why);
+  // The workers it will plan, where it can tell before the drain: started beside the running ones meanwhile.
+  std::optional<std::vector<WorkerPlan>> ahead = scheduler_->planned_relayout(d_);
   start_relayout({.command = {{"op", "set_scheduler"}, {"id", nullptr}, {"by", d_.scheduler.name}},
                   .name = d_.scheduler.name,
                   .options = d_.scheduler.options,
                   .before = scheduler_entry(),
                   .next = nullptr,
-                  .plan = {},
+                  .plan = ahead ? without_removed_chains(*ahead, d_) : std::vector<WorkerPlan>{},
                   .requested_s = now_s,
                   .requested_tsc = rte_get_tsc_cycles(),
                   .ring_drops_before = ring_drops_each()});
 }
 
 void Run::end_relayout_unchanged(const std::string& why) {
+  dismiss_staged(*relayout_);
   Relayout relayout = std::move(*relayout_);
   relayout_.reset();
   generator_->release(rte_get_tsc_cycles());
@@ -103,12 +111,10 @@ void Run::start_relayout(Relayout relayout) {
                                             " workers, more than a run has room for (" + std::to_string(kMaxWorkers) +
                                             ")"));
   }
-  // The module goes on scheduling the NFs while they drain: its order keeps a full ring from overflowing (let go at
-  // once, three NFs polling under the kernel's scheduler dropped a thousand packets from an overloaded chain's full
-  // rings while they drained).
-  generator_->hold(rte_get_tsc_cycles());
   relayout_ = std::move(relayout);
-  follow_relayout(relayout_->requested_s);
+  if (may_stage(*relayout_)) return start_staging();
+  hold_entries_for_relayout();
+  follow_relayout(relayout_->held_s);
 }
 
 void Run::follow_relayout(double now_s) {
@@ -116,6 +122,7 @@ void Run::follow_relayout(double now_s) {
     if (attached_ && scheduler_->wants_relayout()) relayout_for_module(now_s);
     return;
   }
+  if (relayout_->staging) return follow_staging();
   std::optional<size_t> holder = worker_holding_packets();
   bool rings_empty = true;
   for (const ChainConfig& chain : d_.chains)
@@ -130,11 +137,11 @@ void Run::follow_relayout(double now_s) {
   // never gives a parked batch its turn once the rings are empty, and one that never switches (a real-time poller
   // of the kernel's policies) never gives the NFs after the first theirs; the kernel's scheduler drains the rest.
   if (attached_ &&
-      ((rings_empty && scheduler_->holds(*holder)) || now_s - relayout_->requested_s >= kRelayoutModuleDrainSeconds)) {
+      ((rings_empty && scheduler_->holds(*holder)) || now_s - relayout_->held_s >= kRelayoutModuleDrainSeconds)) {
     detach_scheduler();
     neutral_hints();
   }
-  if (now_s - relayout_->requested_s < kRelayoutDrainSeconds) return;
+  if (now_s - relayout_->held_s < kRelayoutDrainSeconds) return;
   end_relayout_unchanged("the NFs did not drain within " + std::to_string(static_cast<int>(kRelayoutDrainSeconds)) +
                          " s of the entries' hold; nothing was changed");
 }
@@ -227,7 +234,7 @@ void Run::retire_workers() {
     if (entry.path().filename().string().rfind("nf-report-", 0) == 0) std::filesystem::remove(entry.path());
 }
 
-json Run::launch_planned_workers() {
+json Run::launch_planned_workers(std::map<int, Relayout::Staged>* staged) {
   // The applications that ran through the switch, by their NF: each goes on in the worker that plans it now, with
   // its restart records (the window its restarts count in, and what its dead processes held, which the run's end
   // splits by the pool: split_external_crash_losses).
@@ -255,11 +262,27 @@ json Run::launch_planned_workers() {
   // /proc's counters of two processes do not subtract: the window's are unavailable for the new ones.
   if (window_begun_ && !window_ended_) window_begin_.os.assign(d_.workers.size(), OsSample{});
   std::string deployment_path = write_deployment();
+  if (staged) promote_staged(*staged);
   // One at a time, as at the start; a worker that fails to start fails the run (the old ones are gone), which then
   // ends and undoes everything as any failed run.
   json workers = json::array();
   for (const WorkerPlan& plan : d_.workers) {
     auto found = plan.runtime == Runtime::External ? kept.find(plan.segments.front().nfs.front()) : kept.end();
+    auto promoted = staged ? staged->find(plan.index) : std::map<int, Relayout::Staged>::iterator();
+    if (staged && promoted != staged->end()) {
+      size_t w = pids_.size();
+      pids_.push_back(promoted->second.pid);
+      task_ids_.push_back(promoted->second.pid);
+      workers_.push_back({.pid = promoted->second.pid});
+      externals_.emplace_back();
+      wait_until_attached(w, rte_get_tsc_cycles());  // in its own slot now
+      stats_->workers[promoted->second.slot] = {};   // it left the spare one
+      workers_[w].attach_ms = promoted->second.attach_ms;
+      json entry = worker_entry(w);
+      entry["staged"] = true;  // started beside the old processes: attach_ms before the hold
+      workers.push_back(std::move(entry));
+      continue;
+    }
     if (found == kept.end()) {
       workers.push_back(worker_entry(launch_attached(plan, deployment_path)));
       continue;
@@ -315,10 +338,12 @@ void Run::replace_workers() {
     scheduler_ = std::move(relayout.next);
   } else {  // the module's own: it plans the workers it now wants
     scheduler_->relayout_begins(d_);
-    relayout.plan = relayout_plan(*scheduler_);
+    std::vector<WorkerPlan> planned = relayout_plan(*scheduler_);
+    if (!same_layout(planned, relayout.plan)) dismiss_staged(relayout);  // not what it said before: started anew
+    relayout.plan = std::move(planned);
   }
   d_.workers = std::move(relayout.plan);
-  json workers = launch_planned_workers();
+  json workers = launch_planned_workers(&relayout.staged);
   uint64_t started_tsc = rte_get_tsc_cycles();
   scheduler_->attach(*view_);
   attached_ = true;
@@ -337,10 +362,11 @@ void Run::replace_workers() {
                  {"workers", workers},
                  {"t_requested", relayout.requested_s},
                  {"t_done", seconds_since_go(rte_get_tsc_cycles())},
-                 {"drain_ms", ms(relayout.requested_tsc, drained_tsc)},
+                 {"staged_ms", ms(relayout.requested_tsc, relayout.held_tsc)},  // the new processes started
+                 {"drain_ms", ms(relayout.held_tsc, drained_tsc)},
                  {"leave_ms", ms(drained_tsc, left_tsc)},
                  {"start_ms", ms(left_tsc, started_tsc)},
-                 {"held_ms", ms(relayout.requested_tsc, rte_get_tsc_cycles())},
+                 {"held_ms", ms(relayout.held_tsc, rte_get_tsc_cycles())},
                  {"drain_restarts", relayout.restarts},  // the old layout started again to finish the drain
                  {"ring_drops_during", ring_drops_since(relayout.ring_drops_before)},
                  {"ring_drops_by_ring", ring_drops_by_ring_since(relayout.ring_drops_before)}};

@@ -1,6 +1,7 @@
 // Worker process start-up and reaping.
 #include "worker_launcher.h"
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -13,9 +14,11 @@
 
 namespace tandem {
 
-pid_t launch_worker(const Deployment& deployment, const WorkerPlan& plan, const std::string& deployment_path) {
+pid_t launch_worker(const Deployment& deployment, const WorkerPlan& plan, const std::string& deployment_path,
+                    int staging_slot) {
   std::vector<std::string> args = secondary_eal_args(deployment, plan);
   args.insert(args.end(), {"--", "--deployment", deployment_path, "--worker", std::to_string(plan.index)});
+  if (staging_slot >= 0) args.insert(args.end(), {"--staging", std::to_string(staging_slot)});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -29,6 +32,15 @@ pid_t launch_worker(const Deployment& deployment, const WorkerPlan& plan, const 
     dup2(STDERR_FILENO, STDOUT_FILENO);  // the manager's stdout is not the workers' to write on
     signal(SIGINT, SIG_IGN);             // the manager decides when workers stop
     without_address_randomisation();
+    // A staged worker starts on the control core beside the manager's loop, which carries the traffic (the
+    // generator, the sink) and never sleeps but in the naps it leaves a starting process (follow_staging). Under
+    // the normal policy the kernel let it run a whole tick (4 ms) at each turn, the loop stopped meanwhile, and
+    // the sink's deliveries came in bursts 5 ms apart; SCHED_IDLE gives way the moment the loop wakes. Its threads
+    // inherit it; the manager gives it the normal policy once it goes on (promote_staged).
+    if (staging_slot >= 0) {
+      sched_param none{};
+      sched_setscheduler(0, SCHED_IDLE, &none);
+    }
     execv(deployment.paths.worker_binary.c_str(), argv.data());
     fprintf(stderr, "tandem-manager: cannot execute %s: %s\n", deployment.paths.worker_binary.c_str(), strerror(errno));
     _exit(127);

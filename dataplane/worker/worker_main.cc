@@ -61,12 +61,15 @@ int main(int argc, char** argv) {
   argv += eal_consumed;
   std::string deployment_path;
   int worker_index = -1;
+  int staging_slot = -1;  // a re-layout's worker, started beside the running ones in this spare slot
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--deployment") == 0) deployment_path = argv[i + 1];
     if (strcmp(argv[i], "--worker") == 0) worker_index = std::stoi(argv[i + 1]);
+    if (strcmp(argv[i], "--staging") == 0) staging_slot = std::stoi(argv[i + 1]);
   }
   std::ifstream file(deployment_path);
-  if (!file || worker_index < 0) return fail("?", "usage: tandem-worker <EAL args> -- --deployment PATH --worker N");
+  if (!file || worker_index < 0)
+    return fail("?", "usage: tandem-worker <EAL args> -- --deployment PATH --worker N [--staging SLOT]");
 
   Deployment deployment = parse_deployment(json::parse(file));
   const WorkerPlan& plan = deployment.workers.at(worker_index);
@@ -74,6 +77,8 @@ int main(int argc, char** argv) {
   if (zone == nullptr) return fail(plan.name, "stats memzone not found: is the manager running?");
   auto& stats = *static_cast<StatsZone*>(zone->addr);
   WorkerControl& control = stats.workers[worker_index];
+  // Where it says it attached: its own slot, or the spare one it was started in while another process has its own.
+  WorkerControl& starting = staging_slot >= 0 ? stats.workers[staging_slot] : control;
   TraceSlot* traces = nullptr;  // run --profile
   if (deployment.trace_hops) {
     const rte_memzone* trace_zone = rte_memzone_lookup(kTraceZoneName);
@@ -136,8 +141,18 @@ int main(int argc, char** argv) {
   }
 
   const WorkerRuntime& runtime = worker_runtime(plan.runtime);  // the manager starts only workers that have one
-  control.pid = getpid();
-  flag_store(control.ready, 1u);
+  starting.pid = getpid();
+  flag_store(starting.ready, 1u);
+  if (staging_slot >= 0) {
+    // Started beside the running layout, it touches no ring or packet until the old processes have left and the
+    // manager moved it to its core: then it is the worker its plan names, in that worker's slot.
+    if (wait_while_staged(starting, stats) != kStagedGoOn) {
+      std::fflush(nullptr);
+      _exit(0);  // dismissed: the switch was refused, or the run ended first
+    }
+    control.pid = getpid();
+    flag_store(control.ready, 1u);
+  }
   // Sleep until every worker is attached, not spin: a spinning worker would starve its core's siblings through
   // their EAL initialisation once the scheduler module gives it a real-time policy. And sleep on the gate, not in
   // short naps: 63 workers waking every 200 us kept a core busy while the 64th was still starting.

@@ -184,6 +184,12 @@ class AutoScheduler final : public Scheduler {
   // A policy of another layout chosen (redecide): the run re-lays the NFs out for it, or says why it cannot.
   bool wants_relayout() const override { return !wanted_.empty(); }
 
+  std::optional<std::vector<WorkerPlan>> planned_relayout(const Deployment& d) const override {
+    return CandidateScheduler::of(wanted_mix_.empty() ? wanted_ : kPerCoreScheduler, wanted_mix_)
+        .create()
+        ->plan_workers(d);
+  }
+
   void relayout_begins(const Deployment& d) override {
     policy_ = wanted_mix_.empty() ? wanted_ : kPerCoreScheduler;
     core_policies_ = wanted_mix_;

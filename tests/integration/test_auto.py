@@ -299,8 +299,9 @@ def test_auto_switches_live_when_the_load_rises(write_spec, tmp_path, machine_be
 
 # The same steps through Tandem NFs alone, auto choosing between nfvnice (a process per NF, asleep while idle: the
 # efficient one at a trickle) and rtc (the core's NFs in one process: the efficient one under load): when the load
-# rises it asks the run to re-lay the NFs out for rtc, which holds the entries, drains the NFs and starts rtc's
-# process on the same rings, losing nothing to the switch.
+# rises it asks the run to re-lay the NFs out for rtc, which starts rtc's process beside nfvnice's (auto tells its
+# workers before the drain: Scheduler::planned_relayout), holds the entries, drains the NFs and hands the same rings
+# over to it, losing nothing to the switch.
 RELAYOUT = STEPPED.replace('candidates: "coop,unis,nfvnice,cfs"', 'candidates: "nfvnice,rtc"')
 
 
@@ -315,6 +316,7 @@ def test_auto_relays_the_nfs_out_when_another_layout_is_predicted_better(write_s
     assert change["state"] == "applied" and change["by"] == "auto", change
     assert [worker["name"] for worker in change["workers"]] == ["rtc@core1"], change["workers"]
     assert change["held_ms"] >= change["drain_ms"] > 0, change
+    assert change["staged_ms"] > 0 and change["workers"][0]["staged"], change
     if report["policy"] == "rtc":  # no switch back since: rtc's one process ran the NFs to the end
         assert [worker["name"] for worker in results["workers"]] == ["rtc@core1"], results["workers"]
 

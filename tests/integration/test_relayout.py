@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import requires_root
+from conftest import background, requires_root
 from integration.test_service import SPEC as SERVICE_SPEC
 from integration.test_service import (
     STATUS_PERIOD,
@@ -62,7 +62,9 @@ def test_the_nfs_relaid_out_under_traffic_lose_nothing_and_keep_their_arguments(
             change = json.loads(switched.stdout)
             assert change["state"] == "applied" and change["relayout"], change
             assert {worker["name"] for worker in change["workers"]} == workers, change["workers"]
-            # Nothing is generated while the entries are held: no ring fills, however long the NFs took to drain.
+            # The new processes started beside the old ones, which carried the traffic meanwhile; then nothing is
+            # generated while the entries are held: no ring fills, however long the NFs took to drain.
+            assert change["staged_ms"] > 0 and all(worker["staged"] for worker in change["workers"]), change
             assert change["ring_drops_during"] == 0 and change["held_ms"] >= change["drain_ms"], change
             time.sleep(STATUS_PERIOD)
             before = nfs_by_name(socket)
@@ -96,6 +98,54 @@ def test_the_nfs_relaid_out_under_traffic_lose_nothing_and_keep_their_arguments(
     assert [change["scheduler"] for change in switches] == [name for name, _ in SWITCHES]
     assert all(change["state"] == "applied" and change["relayout"] for change in switches), switches
     assert results["scheduler"]["name"] == "coop"
+
+
+def kill_the_first_staged_process(within_s: float = 30) -> int:
+    """SIGKILL, as the OOM killer or an operator might, to a switch's first new process (`--staging` in its command
+    line) once the second is seen: the manager starts each once the one before attached, so the first was waiting
+    for the hand-over, not in DPDK's start, where a process killed may leave a lock of the shared memory taken."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        found = subprocess.run(["pgrep", "-f", "--", "--staging"], capture_output=True, text=True).stdout.split()
+        if len(found) >= 2:
+            pid = min(int(pid) for pid in found)
+            os.kill(pid, signal.SIGKILL)
+            return pid
+        time.sleep(0.005)
+    raise AssertionError(f"no second staged process seen within {within_s} s")
+
+
+def test_a_new_process_killed_before_the_hand_over_refuses_the_switch_and_the_old_layout_runs_on(
+    write_spec, tmp_path, machine_before
+):
+    """A switch's new processes start beside the running ones while the traffic flows (run_relayout_staging.cc). One
+    killed before the hand-over refuses the switch, naming its NF, with nothing changed: the old process forwards on
+    under its module. The same switch asked again is applied, and nothing is lost."""
+    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    with serving(
+        write_spec(SPEC.replace("scheduler: coop", "scheduler: rtc")), socket, out, "--ready-for", "coop"
+    ) as process:
+        before = nfs_by_name(socket)
+        with background("ctl", "scheduler", "coop", "--socket", str(socket), "--json") as asking:
+            killed = kill_the_first_staged_process()
+            _, stderr = asking.communicate(timeout=60)
+        assert asking.returncode == 2, stderr
+        assert "NF fw's new process ended before the hand-over: killed by signal 9" in stderr, stderr
+        assert "nothing was changed" in stderr, stderr
+        assert not os.path.exists(f"/proc/{killed}")  # reaped
+        assert subprocess.run(["pgrep", "-f", "--", "--staging"], capture_output=True).returncode == 1  # none left
+        after = nfs_by_name(socket)
+        assert status(socket)["scheduler"] == "rtc" and after["fw"]["pid"] == before["fw"]["pid"], after
+        assert takes_packets(socket, "count")
+        switched = ctl(socket, "scheduler", "coop")
+        assert switched.returncode == 0, switched.stderr
+        change = json.loads(switched.stdout)
+        assert change["state"] == "applied" and all(worker["staged"] for worker in change["workers"]), change
+        assert takes_packets(socket, "count")
+        results = results_when_stopped(socket, process, out)
+    accounting = results["accounting"]
+    assert accounting["exact"] and accounting["in_flight"] == 0 and accounting["clean_workers_hold_nothing"], accounting
+    assert not results["warnings"], results["warnings"]
 
 
 # iperf3 runs 20 s: the three switches below (each a ctl process and a drain) once took more than 11 s on a busy
