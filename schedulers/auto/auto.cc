@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <optional>
 #include <thread>
@@ -158,6 +159,7 @@ class AutoScheduler final : public Scheduler {
   }
 
   void attach(SchedulerView& view) override {
+    mix_answers_.clear();  // attached anew: another layout, a chain added or removed, an NF restarted
     decide_at_start(view.deployment);
     hz_ = static_cast<double>(rte_get_tsc_hz());
     inner_->attach(view);
@@ -207,6 +209,7 @@ class AutoScheduler final : public Scheduler {
     wanted_event_["why_not"] = why;
     decisions_.push_back(wanted_event_);
     refused_.push_back(wanted_);  // not asked again: what the run refused (an NF's kind) stays so
+    mix_answers_.clear();
     wanted_.clear();
     wanted_mix_.clear();
   }
@@ -256,6 +259,7 @@ class AutoScheduler final : public Scheduler {
   // it running as it does an unmodified application; not a kernel-I/O NF or a scaled one); each one the run was
   // prepared for.
   void compute_family(const Deployment& d, const std::vector<Prediction>& predictions) const {
+    mix_answers_.clear();  // a switch in place: another running module
     MachineRequirements prepared = auto_requirements(o_, d);
     std::vector<WorkerPlan> layout = inner_->plan_workers(d);
     const bool can_relay_out = relaid_out(d);
@@ -297,7 +301,14 @@ class AutoScheduler final : public Scheduler {
   // Whether it can switch to another mix per core: each core's policy prepared for, per_core accepting the mix,
   // and its processes the running ones (in place), or the run able to re-lay the NFs out for it and not refusing
   // that before.
+  // Asked at every re-decision while the cores choose a mix other than the running one; the answer holds until the
+  // layout, the deployment or the refusals change (each clears mix_answers_).
   bool mix_reachable(const CorePolicies& mix, const Deployment& d) const {
+    const std::string name = mix_name(mix);
+    if (auto known = mix_answers_.find(name); known != mix_answers_.end()) return known->second;
+    return mix_answers_[name] = mix_reachable_now(mix, d);
+  }
+  bool mix_reachable_now(const CorePolicies& mix, const Deployment& d) const {
     const MachineRequirements prepared = auto_requirements(o_, d);
     for (const auto& [core, policy] : mix)
       if (!prepared_for(CandidateScheduler(policy), prepared)) return false;
@@ -422,6 +433,7 @@ class AutoScheduler final : public Scheduler {
   mutable std::vector<std::string> family_, relayable_;
   mutable std::vector<Prediction> last_predictions_;  // the last decision's, for the family after a re-layout
   std::vector<std::string> refused_;                  // policies (mixes by name) the run could not re-lay out for
+  mutable std::map<std::string, bool> mix_answers_;   // mix_reachable's, by mix name, for the layout running now
   std::string wanted_;                                // a policy of another layout, or a mix's name, asked for
   CorePolicies wanted_mix_;                           // the mix asked for; empty: wanted_ is a policy
   json wanted_event_;                                 // its decision, recorded once the run answers
