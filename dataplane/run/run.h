@@ -196,6 +196,7 @@ class Run {
     // forwards, until the chain joins.
     std::vector<std::unique_ptr<ExternalNf>> externals;
     std::optional<AttachClock> attach_clock;  // the last launched worker's
+    bool started = false;                     // every worker attached
     double requested_s = 0;
     uint64_t requested_tsc = 0;
     RingDrops ring_drops_before;
@@ -345,6 +346,10 @@ class Run {
   // The staged processes dismissed (a refused switch, the run's end): told to exit, killed where still starting.
   void dismiss_staged(Relayout& relayout);
   void hold_entries_for_relayout();
+  // Whether a worker is starting beside the traffic (a re-layout's, an added chain's): the loop naps for it.
+  bool starting_beside_traffic() const {
+    return (relayout_ && relayout_->staging) || (addition_ && !addition_->started);
+  }
   std::string staged_deployment_path() const;
   // A run-to-completion segment passes packets between its NFs past the rings between them: once it drained, those
   // rings' counters are brought to what passed, so that each NF alone, as the next layout may run it, holds nothing.

@@ -181,7 +181,10 @@ void Run::follow_addition(double now_s) {
         return;
       }
     }
-    if (addition.pids.size() == to_start) break;
+    if (addition.pids.size() == to_start) {
+      addition.started = true;  // no more naps of the loop for it
+      break;
+    }
     const WorkerPlan& plan = next.workers[addition.first_worker + addition.pids.size()];
     try {
       addition.pids.push_back(launch_added_worker(addition, plan));
@@ -202,7 +205,7 @@ pid_t Run::launch_added_worker(ChainAddition& addition, const WorkerPlan& plan) 
     // core from them for as long as it runs it. Once attached it sleeps, and moves there (added_worker_attached).
     WorkerPlan starting = plan;
     starting.core = d_.control_core;
-    return launch_worker(addition.next, starting, deployment_path());
+    return launch_worker(addition.next, starting, deployment_path(), {.beside_traffic = true});
   }
   create_pools_for_external_apps();  // a service without external NFs made none
   const Segment& segment = plan.segments.front();
@@ -221,6 +224,7 @@ bool Run::added_worker_attached(ChainAddition& addition, size_t k) {
     // Attached, and asleep until its chain joins (the few steps between would run below the pollers too): its poll
     // loop's thread goes to its NF core now.
     if (flag_load(control.ready) == 0 || sample_os_counters(addition.pids[k]).state != 'S') return false;
+    give_normal_policy(addition.pids[k]);  // it started under SCHED_IDLE (launch_worker)
     if (std::string error = pin_to_core(addition.pids[k], addition.next.workers[addition.first_worker + k].core);
         !error.empty())
       throw std::runtime_error("cannot move it to its core: " + error);

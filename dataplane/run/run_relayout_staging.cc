@@ -1,15 +1,13 @@
 // A re-layout's new processes started beside the running ones, while the traffic flows: each attaches in a spare
-// slot of the stats zone, on the control core in the manager's naps, and sleeps there; once all did, the entries are
-// held, the NFs drain and the old processes leave (run_relayout.cc), and the staged ones, moved to their cores, go on
-// as the new layout's workers in their own slots. The entries are held for the drain and the hand-over only: a
-// process's start (EAL's, its NFs' construction) took most of a switch's hold before, and a start that fails refuses
-// the switch with nothing changed instead of failing the run.
+// slot of the stats zone, on the control core in the manager's naps (run_control_loop.cc), and sleeps there; once all
+// did, the entries are held, the NFs drain and the old processes leave (run_relayout.cc), and the staged ones, moved to
+// their cores, go on as the new layout's workers in their own slots. The entries are held for the drain and the
+// hand-over only: a process's start (EAL's, its NFs' construction) took most of a switch's hold before, and a start
+// that fails refuses the switch with nothing changed instead of failing the run.
 #include <signal.h>
 #include <sys/wait.h>
 
-#include <sched.h>
 #include <algorithm>
-#include <filesystem>
 #include <fstream>
 
 #include <rte_cycles.h>
@@ -24,11 +22,6 @@ namespace tandem {
 
 namespace {
 
-// While a staged process starts, the manager's loop naps this long each millisecond: the process runs then (it has
-// SCHED_IDLE: launch_worker), and gives the core back the moment the loop wakes. A fifth of the control core: ~60
-// ms of a process's start take ~300 ms, and the generator makes up each nap's packets at once (an entry ring holds
-// 2 ms of 1 Mpps).
-constexpr useconds_t kStagingNapUs = 200;
 constexpr double kStagingLookSeconds = 1e-3;
 
 // The first spare slot: past the running workers' and the new plan's, so that neither layout's slots are touched
@@ -68,7 +61,6 @@ void Run::follow_staging() {
   uint64_t now = rte_get_tsc_cycles();
   if (now < relayout.next_staging_look_tsc) return;
   relayout.next_staging_look_tsc = now + static_cast<uint64_t>(hz_ * kStagingLookSeconds);
-  usleep(kStagingNapUs);
   auto names = [&](int w) {
     std::string listed;
     for (const Segment& segment : relayout.plan[w].segments)
@@ -108,7 +100,7 @@ void Run::follow_staging() {
     starting.core = d_.control_core;
     relayout.launched_tsc = rte_get_tsc_cycles();
     try {
-      pid_t pid = launch_worker(d_, starting, staged_deployment_path(), slot);
+      pid_t pid = launch_worker(d_, starting, staged_deployment_path(), {.beside_traffic = true, .staging_slot = slot});
       relayout.staged[static_cast<int>(next)] = {.pid = pid, .slot = slot};
       relayout.attach_clock.emplace(pid);
     } catch (const std::exception& e) {
@@ -138,11 +130,7 @@ void Run::promote_staged(std::map<int, Relayout::Staged>& staged) {
       it = staged.erase(it);
       continue;
     }
-    // The normal policy, as every other worker's (the module sets its own once attached), for each of its threads.
-    std::error_code gone;
-    sched_param normal{};
-    for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(process.pid) + "/task", gone))
-      sched_setscheduler(std::stoi(task.path().filename().string()), SCHED_OTHER, &normal);
+    give_normal_policy(process.pid);
     if (std::string error = pin_to_core(process.pid, d_.workers[w].core); !error.empty())
       throw std::runtime_error("cannot move NF " + nf_names_of(w) + "'s process to core " +
                                std::to_string(d_.workers[w].core) + ": " + error);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 
 #include "contract/eal_args.h"
@@ -15,7 +16,8 @@
 namespace tandem {
 
 pid_t launch_worker(const Deployment& deployment, const WorkerPlan& plan, const std::string& deployment_path,
-                    int staging_slot) {
+                    WorkerStart start) {
+  const int staging_slot = start.staging_slot;
   std::vector<std::string> args = secondary_eal_args(deployment, plan);
   args.insert(args.end(), {"--", "--deployment", deployment_path, "--worker", std::to_string(plan.index)});
   if (staging_slot >= 0) args.insert(args.end(), {"--staging", std::to_string(staging_slot)});
@@ -32,12 +34,11 @@ pid_t launch_worker(const Deployment& deployment, const WorkerPlan& plan, const 
     dup2(STDERR_FILENO, STDOUT_FILENO);  // the manager's stdout is not the workers' to write on
     signal(SIGINT, SIG_IGN);             // the manager decides when workers stop
     without_address_randomisation();
-    // A staged worker starts on the control core beside the manager's loop, which carries the traffic (the
-    // generator, the sink) and never sleeps but in the naps it leaves a starting process (follow_staging). Under
-    // the normal policy the kernel let it run a whole tick (4 ms) at each turn, the loop stopped meanwhile, and
-    // the sink's deliveries came in bursts 5 ms apart; SCHED_IDLE gives way the moment the loop wakes. Its threads
-    // inherit it; the manager gives it the normal policy once it goes on (promote_staged).
-    if (staging_slot >= 0) {
+    // Beside the traffic it starts on the control core with the manager's loop, which carries the traffic (the
+    // generator, the sink) and never sleeps but in the naps it leaves a starting process. Under the normal policy
+    // the kernel let it run a whole tick (4 ms) at each turn, the loop stopped meanwhile, and the sink's deliveries
+    // came in bursts 5 ms apart; SCHED_IDLE gives way the moment the loop wakes. Its threads inherit it.
+    if (start.beside_traffic) {
       sched_param none{};
       sched_setscheduler(0, SCHED_IDLE, &none);
     }
@@ -46,6 +47,13 @@ pid_t launch_worker(const Deployment& deployment, const WorkerPlan& plan, const 
     _exit(127);
   }
   return pid;
+}
+
+void give_normal_policy(pid_t pid) {
+  std::error_code gone;  // exited meanwhile: nothing to give
+  sched_param normal{};
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task", gone))
+    sched_setscheduler(std::stoi(task.path().filename().string()), SCHED_OTHER, &normal);
 }
 
 std::string describe_exit(int status) {

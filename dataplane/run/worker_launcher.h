@@ -11,10 +11,22 @@
 
 namespace tandem {
 
-// Starts the worker for `plan`; it receives SIGKILL if the manager dies. Returns its pid. With a `staging_slot`, it
-// attaches in that slot of the stats zone and waits there to be told to go on (contract/start_gate.h).
+// How a worker starts: at the run's start (its processes one by one before the traffic), or beside the traffic (an
+// added chain's; a re-layout's, in a spare slot of the stats zone where it waits to be told to go on:
+// contract/start_gate.h).
+struct WorkerStart {
+  bool beside_traffic = false;
+  int staging_slot = -1;
+};
+
+// Starts the worker for `plan`; it receives SIGKILL if the manager dies. Returns its pid. One started beside the
+// traffic runs under SCHED_IDLE, on the control core in the naps the manager's loop takes for it
+// (run_control_loop.cc), until give_normal_policy.
 pid_t launch_worker(const Deployment& deployment, const WorkerPlan& plan, const std::string& deployment_path,
-                    int staging_slot = -1);
+                    WorkerStart start = {});
+
+// Every thread of `pid` under the normal policy again (the scheduler module sets its own once attached).
+void give_normal_policy(pid_t pid);
 
 // How a reaped worker ended, e.g. "exited with status 3" or "killed by signal 9 (SIGKILL)".
 std::string describe_exit(int wait_status);
