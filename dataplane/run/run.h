@@ -197,6 +197,8 @@ class Run {
     std::vector<std::unique_ptr<ExternalNf>> externals;
     std::optional<AttachClock> attach_clock;  // the last launched worker's
     bool started = false;                     // every worker attached
+    uint64_t launched_tsc = 0;                // the last launched worker's launch
+    bool normal_given = false;                // it was given the normal policy (kIdleStartSeconds)
     double requested_s = 0;
     uint64_t requested_tsc = 0;
     RingDrops ring_drops_before;
@@ -299,6 +301,7 @@ class Run {
     bool staging = false;                     // still starting them: the entries not held yet
     std::optional<AttachClock> attach_clock;  // the last one started
     uint64_t launched_tsc = 0;                // when it was started
+    bool normal_given = false;                // it was given the normal policy (kIdleStartSeconds)
     uint64_t next_staging_look_tsc = 0;
     double held_s = 0;  // the entries held (the drain's clock starts)
     uint64_t held_tsc = 0;

@@ -82,6 +82,10 @@ void Run::follow_staging() {
     if (!relayout.staged.empty()) {
       auto& [w, last] = *relayout.staged.rbegin();
       if (flag_load(stats_->workers[last.slot].ready) == 0) {
+        if (!relayout.normal_given && now - relayout.launched_tsc > static_cast<uint64_t>(hz_ * kIdleStartSeconds)) {
+          give_normal_policy(last.pid);
+          relayout.normal_given = true;
+        }
         if (std::optional<std::string> late = relayout.attach_clock->late())
           return end_relayout_unchanged("NF " + names(w) + " did not attach: " + *late + "; nothing was changed");
         return;
@@ -99,6 +103,7 @@ void Run::follow_staging() {
     WorkerPlan starting = relayout.plan[next];
     starting.core = d_.control_core;
     relayout.launched_tsc = rte_get_tsc_cycles();
+    relayout.normal_given = false;
     try {
       pid_t pid = launch_worker(d_, starting, staged_deployment_path(), {.beside_traffic = true, .staging_slot = slot});
       relayout.staged[static_cast<int>(next)] = {.pid = pid, .slot = slot};

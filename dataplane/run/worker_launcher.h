@@ -25,6 +25,11 @@ struct WorkerStart {
 pid_t launch_worker(const Deployment& deployment, const WorkerPlan& plan, const std::string& deployment_path,
                     WorkerStart start = {});
 
+// A worker started beside the traffic that has not attached this long after its launch gets the normal policy:
+// another busy task of the control core (an Open vSwitch's userspace poller, an application's main thread) leaves a
+// SCHED_IDLE task nothing, where the manager's loop naps for it.
+inline constexpr double kIdleStartSeconds = 1.0;
+
 // Every thread of `pid` under the normal policy again (the scheduler module sets its own once attached).
 void give_normal_policy(pid_t pid);
 
