@@ -22,6 +22,7 @@
 
 #include "attach_clock.h"
 #include "autoscaler.h"
+#include "beside_traffic_start.h"
 #include "chain_ends.h"
 #include "change_watch.h"
 #include "contract/deployment.h"
@@ -195,10 +196,8 @@ class Run {
     // Per launched worker: its external application (null for a Tandem worker), stopped (SIGSTOP) once it
     // forwards, until the chain joins.
     std::vector<std::unique_ptr<ExternalNf>> externals;
-    std::optional<AttachClock> attach_clock;  // the last launched worker's
-    bool started = false;                     // every worker attached
-    uint64_t launched_tsc = 0;                // the last launched worker's launch
-    bool normal_given = false;                // it was given the normal policy (kIdleStartSeconds)
+    std::optional<BesideTrafficStart> starting;  // the last launched worker's start
+    bool started = false;                        // every worker attached
     double requested_s = 0;
     uint64_t requested_tsc = 0;
     RingDrops ring_drops_before;
@@ -298,10 +297,8 @@ class Run {
       double attach_ms = -1;
     };
     std::map<int, Staged> staged;
-    bool staging = false;                     // still starting them: the entries not held yet
-    std::optional<AttachClock> attach_clock;  // the last one started
-    uint64_t launched_tsc = 0;                // when it was started
-    bool normal_given = false;                // it was given the normal policy (kIdleStartSeconds)
+    bool staging = false;                        // still starting them: the entries not held yet
+    std::optional<BesideTrafficStart> starting;  // the last one started
     uint64_t next_staging_look_tsc = 0;
     double held_s = 0;  // the entries held (the drain's clock starts)
     uint64_t held_tsc = 0;

@@ -176,12 +176,7 @@ void Run::follow_addition(double now_s) {
         return give_up_addition("NF " + worker_nf_names(next, static_cast<int>(w)) + ": " + e.what());
       }
       if (!attached) {
-        if (!addition.normal_given &&
-            rte_get_tsc_cycles() - addition.launched_tsc > static_cast<uint64_t>(hz_ * kIdleStartSeconds)) {
-          give_normal_policy(addition.pids.back());
-          addition.normal_given = true;
-        }
-        if (std::optional<std::string> late = addition.attach_clock->late())
+        if (std::optional<std::string> late = addition.starting->late())
           return give_up_addition("NF " + worker_nf_names(next, static_cast<int>(w)) + " did not attach: " + *late);
         return;
       }
@@ -192,10 +187,8 @@ void Run::follow_addition(double now_s) {
     }
     const WorkerPlan& plan = next.workers[addition.first_worker + addition.pids.size()];
     try {
-      addition.launched_tsc = rte_get_tsc_cycles();
-      addition.normal_given = false;
       addition.pids.push_back(launch_added_worker(addition, plan));
-      addition.attach_clock.emplace(addition.pids.back());
+      addition.starting.emplace(addition.pids.back());
     } catch (const std::exception& e) {  // its port or its application could not be made
       return give_up_addition("NF " + worker_nf_names(next, plan.index) + ": " + e.what());
     }

@@ -82,16 +82,11 @@ void Run::follow_staging() {
     if (!relayout.staged.empty()) {
       auto& [w, last] = *relayout.staged.rbegin();
       if (flag_load(stats_->workers[last.slot].ready) == 0) {
-        if (!relayout.normal_given && now - relayout.launched_tsc > static_cast<uint64_t>(hz_ * kIdleStartSeconds)) {
-          give_normal_policy(last.pid);
-          relayout.normal_given = true;
-        }
-        if (std::optional<std::string> late = relayout.attach_clock->late())
+        if (std::optional<std::string> late = relayout.starting->late())
           return end_relayout_unchanged("NF " + names(w) + " did not attach: " + *late + "; nothing was changed");
         return;
       }
-      if (last.attach_ms < 0)
-        last.attach_ms = static_cast<double>(rte_get_tsc_cycles() - relayout.launched_tsc) / hz_ * 1e3;
+      if (last.attach_ms < 0) last.attach_ms = relayout.starting->ms_since_launch();
     }
     size_t next = relayout.staged.empty() ? 0 : static_cast<size_t>(relayout.staged.rbegin()->first) + 1;
     while (next < relayout.plan.size() && relayout.plan[next].runtime == Runtime::External) next++;  // kept
@@ -102,12 +97,10 @@ void Run::follow_staging() {
     // pollers, it would get that CPU only through the kernel's fair server. It moves there at the hand-over.
     WorkerPlan starting = relayout.plan[next];
     starting.core = d_.control_core;
-    relayout.launched_tsc = rte_get_tsc_cycles();
-    relayout.normal_given = false;
     try {
       pid_t pid = launch_worker(d_, starting, staged_deployment_path(), {.beside_traffic = true, .staging_slot = slot});
       relayout.staged[static_cast<int>(next)] = {.pid = pid, .slot = slot};
-      relayout.attach_clock.emplace(pid);
+      relayout.starting.emplace(pid);
     } catch (const std::exception& e) {
       return end_relayout_unchanged("NF " + names(static_cast<int>(next)) + ": " + e.what() + "; nothing was changed");
     }

@@ -21,14 +21,9 @@ struct WorkerStart {
 
 // Starts the worker for `plan`; it receives SIGKILL if the manager dies. Returns its pid. One started beside the
 // traffic runs under SCHED_IDLE, on the control core in the naps the manager's loop takes for it
-// (run_control_loop.cc), until give_normal_policy.
+// (run_control_loop.cc), until give_normal_policy (beside_traffic_start.h).
 pid_t launch_worker(const Deployment& deployment, const WorkerPlan& plan, const std::string& deployment_path,
                     WorkerStart start = {});
-
-// A worker started beside the traffic that has not attached this long after its launch gets the normal policy:
-// another busy task of the control core (an Open vSwitch's userspace poller, an application's main thread) leaves a
-// SCHED_IDLE task nothing, where the manager's loop naps for it.
-inline constexpr double kIdleStartSeconds = 1.0;
 
 // Every thread of `pid` under the normal policy again (the scheduler module sets its own once attached).
 void give_normal_policy(pid_t pid);
