@@ -337,6 +337,8 @@ TABLES: dict[str, Callable[[Path], Rendered]] = {
     "live-changes": whole("live-changes"),
     "live-relayout": whole("live-relayout"),
     "live-relayout-drops": notes("live-relayout", "dropped"),
+    "service-soak": whole("service-soak"),
+    "service-soak-notes": notes("service-soak"),
     # the papers' promises as properties
     "property-suite": whole("property-suite"),
     # the profiler

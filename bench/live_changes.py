@@ -85,10 +85,13 @@ def first_delivery(control: Control, process: subprocess.Popen, timeout_s: float
     raise RuntimeError("the service did not deliver within its start-up time")
 
 
-def serve_with_changes(command: list[str], socket: Path, out: Path, changes: list) -> tuple[dict, float, float]:
+def serve_with_changes(
+    command: list[str], socket: Path, out: Path, changes: list, after_each=None
+) -> tuple[dict, float, float]:
     """`./tandem serve` as `command` says; once it delivers (and 2 s past its start's own disturbances) each of
-    `changes` (a call of the service's Control that sends one) made and answered, SETTLE_S apart; then stopped. Its
-    results, when it first delivered and when it was told to stop (time.monotonic())."""
+    `changes` (a call of the service's Control that sends one) made and answered, SETTLE_S apart, `after_each()`
+    called at the end of each; then stopped. Its results, when it first delivered and when it was told to stop
+    (time.monotonic())."""
     process = subprocess.Popen(
         [*command, "--socket", str(socket), "--json", str(out), "--quiet"],
         stdout=subprocess.DEVNULL,
@@ -106,6 +109,8 @@ def serve_with_changes(command: list[str], socket: Path, out: Path, changes: lis
             except SetupError as refusal:  # e.g. a scale-in still being made: the round's results list it
                 print(f"  refused: {refusal}", file=sys.stderr, flush=True)
             time.sleep(SETTLE_S)
+            if after_each:
+                after_each()
         stopped_at = time.monotonic()
         control.stop()
         process.wait(timeout=120)

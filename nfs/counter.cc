@@ -11,6 +11,8 @@
 namespace tandem {
 namespace {
 
+std::string table_name(const std::string& unique_name) { return "flows_" + unique_name; }
+
 // The table's key: the 13-byte 5-tuple padded with zeros to a whole number of 32-bit words, because rte_jhash reads
 // a key's tail as a whole word (found by the fuzzer under ASan: a 3-byte over-read of the key on the stack).
 struct FlowKey {
@@ -27,7 +29,7 @@ struct FlowCount {
 class Counter final : public NetworkFunction {
  public:
   Counter(uint32_t max_flows, const NfContext& context) : counts_(max_flows) {
-    std::string name = "flows_" + context.unique_name;
+    std::string name = table_name(context.unique_name);
     rte_hash_parameters params{};
     params.name = name.c_str();
     params.entries = max_flows;
@@ -81,6 +83,13 @@ const NfRegistration registration({
     .create =
         [](const json& args, const NfContext& context) {
           return std::make_unique<Counter>(args["max_flows"].get<uint32_t>(), context);
+        },
+    .release_objects =
+        [](const std::string& unique_name) {
+          rte_hash* table = rte_hash_find_existing(table_name(unique_name).c_str());
+          if (table == nullptr) return 0;
+          rte_hash_free(table);
+          return 1;
         },
     .descriptor = {.stateful = true,
                    .reads = {HeaderField::EthType, HeaderField::Ipv4VersionIhl, HeaderField::Ipv4Protocol,

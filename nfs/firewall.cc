@@ -8,10 +8,12 @@ namespace {
 
 constexpr uint32_t kAllow = 0, kDeny = 1;
 
+std::string acl_name(const std::string& unique_name) { return "fw_" + unique_name; }
+
 class Firewall final : public NetworkFunction {
  public:
   Firewall(const std::vector<FirewallRule>& rules, bool default_allow, const NfContext& context)
-      : acl_("fw_" + context.unique_name, rules, verdicts_of(rules)), default_allow_(default_allow) {}
+      : acl_(acl_name(context.unique_name), rules, verdicts_of(rules)), default_allow_(default_allow) {}
 
   void process(Batch& batch) override {
     uint32_t verdict[kMaxBurst];
@@ -75,6 +77,7 @@ const NfRegistration registration({
         [](const json& args, const NfContext& context) {
           return std::make_unique<Firewall>(firewall_rules_from_args(args), args["default"] == "allow", context);
         },
+    .release_objects = [](const std::string& unique_name) { return FlowAcl::release(acl_name(unique_name)); },
     .descriptor = {.may_drop = true,
                    .reads = {HeaderField::EthType, HeaderField::Ipv4VersionIhl, HeaderField::Ipv4Protocol,
                              HeaderField::Ipv4Src, HeaderField::Ipv4Dst, HeaderField::L4SrcPort,

@@ -192,6 +192,16 @@ FlowAcl::~FlowAcl() {
   rte_acl_free(acl6_);
 }
 
+int FlowAcl::release(const std::string& name) {
+  int freed = 0;
+  for (const std::string& context : {name, name + "6"})
+    if (rte_acl_ctx* acl = rte_acl_find_existing(context.c_str())) {
+      rte_acl_free(acl);
+      freed++;
+    }
+  return freed;
+}
+
 void FlowAcl::classify(const Batch& batch, uint32_t* out) const {
   const uint8_t* fields[kMaxBurst];
   const uint8_t* fields6[kMaxBurst];

@@ -34,6 +34,10 @@ class FlowAcl {
   // out[i]: the value of the batch's packet i, kNoMatch or kUnreadable.
   void classify(const Batch& batch, uint32_t* out) const;
 
+  // Frees the contexts an instance made under `name` and left behind (its process gone, or it retired without its
+  // destructor); returns how many there were.
+  static int release(const std::string& name);
+
  private:
   rte_acl_ctx* acl_ = nullptr;   // IPv4; none without rules for it
   rte_acl_ctx* acl6_ = nullptr;  // IPv6; likewise

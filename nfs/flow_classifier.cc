@@ -10,6 +10,8 @@
 namespace tandem {
 namespace {
 
+std::string acl_name(const std::string& unique_name) { return "fc_" + unique_name; }
+
 constexpr size_t kMaxSfcs = 64;  // a gate is a byte; a fan-out of 64 rings is already far past any SFC mix here
 
 struct SfcRule {
@@ -59,7 +61,9 @@ std::vector<std::string> sfc_gates(const json& args) {
 class FlowClassifier final : public NetworkFunction {
  public:
   FlowClassifier(const json& args, const NfContext& context)
-      : gates_(sfc_gates(args)), acl_(acl_for(args, gates_, "fc_" + context.unique_name)), matched_(gates_.size(), 0) {}
+      : gates_(sfc_gates(args)),
+        acl_(acl_for(args, gates_, acl_name(context.unique_name))),
+        matched_(gates_.size(), 0) {}
 
   void process(Batch& batch) override {
     uint32_t gate[kMaxBurst];  // the SFC's gate, or FlowAcl::kNoMatch / kUnreadable
@@ -120,6 +124,7 @@ const NfRegistration registration({
         },
     .create = [](const json& args,
                  const NfContext& context) { return std::make_unique<FlowClassifier>(args, context); },
+    .release_objects = [](const std::string& unique_name) { return FlowAcl::release(acl_name(unique_name)); },
     .descriptor = {.may_drop = true,
                    .reads = {HeaderField::EthType, HeaderField::Ipv4VersionIhl, HeaderField::Ipv4Protocol,
                              HeaderField::Ipv4Src, HeaderField::Ipv4Dst, HeaderField::L4SrcPort,

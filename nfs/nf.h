@@ -16,9 +16,14 @@ namespace tandem {
 // so that several instances of one type can live in one deployment.
 struct NfContext {
   std::string name;         // the NF's name in the spec
-  std::string unique_name;  // short, unique in the run; safe for rte_* object names
+  std::string unique_name;  // short, unique in the run; safe for rte_* object names (nf_instance_name)
   int index = 0;            // global NF index in the deployment
 };
+
+// The unique name of NF `nf_index`'s instance in the worker process the manager started with `process_serial`
+// (never reused in a run, unlike a pid), built from the arguments of `generation` (0: the spec's). The manager
+// finds the DPDK objects of a gone instance by it (NfType::release_objects).
+std::string nf_instance_name(uint64_t process_serial, int nf_index, uint32_t generation);
 
 class NetworkFunction {
  public:
@@ -37,6 +42,10 @@ struct NfType {
   std::function<void(const json& args, const std::string& path, SpecErrors& errors)> check = nullptr;
   // Builds an instance from resolved arguments; may use DPDK libraries, so runs after EAL init.
   std::function<std::unique_ptr<NetworkFunction>(const json& args, const NfContext& context)> create;
+  // For a type whose instances create DPDK objects (hugepage memory, shared by every process): frees those of the
+  // instance named `unique_name`, found by their names, once its process is gone or the instance retired (a worker
+  // frees none itself: dataplane/worker/worker_main.cc). Returns how many it found and freed.
+  std::function<int(const std::string& unique_name)> release_objects = nullptr;
   // What it does to a packet under any of its arguments (nfs/descriptor.h); a test holds each type to it.
   NfDescriptor descriptor;
   // The output gates where the arguments name them (a flow classifier's SFCs); unset: descriptor.gates.

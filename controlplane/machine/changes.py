@@ -39,6 +39,11 @@ def _read_int(path: Path) -> int:
     return int(path.read_text().split()[0])
 
 
+def free_hugepage_bytes() -> int:
+    """The machine's free memory in 2 MB hugepages, the size Tandem uses (0 where the kernel has none)."""
+    return _read_int(HUGEPAGES / "free_hugepages") * 2**21 if HUGEPAGES.exists() else 0
+
+
 def _undo(change: dict) -> str | None:
     """Undoes one journaled change; returns a description of what was done, or None if nothing was left."""
     kind = change["kind"]

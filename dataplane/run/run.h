@@ -34,7 +34,9 @@
 #include "dataplane/traffic/generator.h"
 #include "external_nf.h"
 #include "kernel_link_count.h"
+#include "nf_object_reclaim.h"
 #include "schedulers/scheduler.h"
+#include "worker_launcher.h"
 
 namespace tandem {
 
@@ -101,6 +103,11 @@ class Run {
   // The next worker's process (a Tandem worker, or an external application) started from `plan` and attached;
   // returns its index. One at a time: start_workers says why.
   size_t launch_attached(const WorkerPlan& plan, const std::string& deployment_path);
+  // A Tandem worker's process for `plan` of `deployment` (launch_worker), watched by reclaim_; returns its pid.
+  pid_t launch_tandem_worker(const Deployment& deployment, const WorkerPlan& plan, const std::string& deployment_path,
+                             WorkerStart start = {});
+  // Whether no process is told to exit or stopped now: reclaim_ frees only then.
+  bool quiet_for_reclaim() const { return !relayout_ && !addition_ && removals_.empty(); }
   // Until worker `w`, launched at `launched_tsc`, is attached and waiting for `go` (its attach_ms recorded then);
   // throws, naming it, if it exits first or is late (AttachClock).
   void wait_until_attached(size_t w, uint64_t launched_tsc);
@@ -434,7 +441,9 @@ class Run {
   bool probes_drive_traffic_ = false;  // a probe sends the packets (the cycle estimator): no paced traffic
   std::unique_ptr<ProbeView> probe_view_;
   std::unique_ptr<SchedulerView> view_;
-  std::unique_ptr<Autoscaler> autoscaler_;  // scaled NFs' instance counts (μNF's auto-scaling); empty without any
+  std::unique_ptr<Autoscaler> autoscaler_;    // scaled NFs' instance counts (μNF's auto-scaling); empty without any
+  std::unique_ptr<NfObjectReclaim> reclaim_;  // gone and replaced NF instances' hugepage objects freed; until the stop
+  json reclaim_report_;                       // what it freed, read as it stopped
   Snapshot window_begin_, window_end_;
   bool window_begun_ = false, window_ended_ = false;
   std::vector<OsSample> os_at_failure_;  // the workers' OS counters when a run failed, before they were stopped

@@ -205,7 +205,7 @@ pid_t Run::launch_added_worker(ChainAddition& addition, const WorkerPlan& plan) 
     // core from them for as long as it runs it. Once attached it sleeps, and moves there (added_worker_attached).
     WorkerPlan starting = plan;
     starting.core = d_.control_core;
-    return launch_worker(addition.next, starting, deployment_path(), {.beside_traffic = true});
+    return launch_tandem_worker(addition.next, starting, deployment_path(), {.beside_traffic = true});
   }
   create_pools_for_external_apps();  // a service without external NFs made none
   const Segment& segment = plan.segments.front();

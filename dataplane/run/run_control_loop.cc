@@ -54,6 +54,7 @@ void Run::control_loop() {
 
   for (;;) {
     uint64_t now = rte_get_tsc_cycles();
+    reclaim_->set_quiet(quiet_for_reclaim());
     // 1. Traffic: the probes' steps, or the packets the generator has due (until the window ends).
     bool generating = now < window_end && !probe_finished();
     if (generating) {

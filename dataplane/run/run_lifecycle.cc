@@ -133,7 +133,7 @@ size_t Run::launch_attached(const WorkerPlan& plan, const std::string& deploymen
                                      rings_[segment.out_rings.at(0)]);  // one each: checked
     pid = launch_external(*externals_.back());
   } else {
-    pid = launch_worker(d_, plan, deployment_path);
+    pid = launch_tandem_worker(d_, plan, deployment_path);
   }
   pids_.push_back(pid);
   task_ids_.push_back(plan.runtime == Runtime::External ? 0
@@ -141,6 +141,17 @@ size_t Run::launch_attached(const WorkerPlan& plan, const std::string& deploymen
   workers_.push_back({.pid = pid});
   wait_until_attached(pids_.size() - 1, launched);
   return pids_.size() - 1;
+}
+
+pid_t Run::launch_tandem_worker(const Deployment& deployment, const WorkerPlan& plan,
+                                const std::string& deployment_path, WorkerStart start) {
+  uint64_t serial = reclaim_->next_serial();
+  pid_t pid = launch_worker(deployment, plan, deployment_path, serial, start);
+  std::vector<NfObjectReclaim::Nf> nfs;
+  for (const Segment& segment : plan.segments)
+    for (int nf : segment.nfs) nfs.push_back({nf, deployment.nfs[nf].type});
+  reclaim_->watch(serial, pid, std::move(nfs));
+  return pid;
 }
 
 pid_t Run::launch_external(ExternalNf& external, bool on_control_core) {
@@ -311,6 +322,8 @@ int Run::execute() {
   bool ran = false;
   try {
     set_up_memory();
+    reclaim_ = std::make_unique<NfObjectReclaim>(
+        [stats = stats_](int nf) { return flag_load(stats->nf_control[nf].args_wanted); });
     start_workers();
     ran = true;
     control_loop();
@@ -322,6 +335,9 @@ int Run::execute() {
   } catch (const std::exception& e) {
     fail(e.what());
   }
+  // Before any worker is told to stop: a free under way, or one begun as they exit, would wait for them (EAL's IPC).
+  if (reclaim_) reclaim_report_ = reclaim_->report();
+  reclaim_.reset();
   stop_workers();
   follow_port_work(seconds_since_go(rte_get_tsc_cycles()), true);  // a port opening or closing: done, answered
   if (chain_ends_) chain_ends_->close_ports();  // the mbufs they held back in the pool before it is counted

@@ -310,7 +310,10 @@ void Run::follow_changes(double now_s) {
       reply["state"] = "applied";
       reply["build_us"] = static_cast<double>(build_cycles) / hz_ * 1e6;
       reply["state_reset"] = change.stateful;  // a stateful NF's new instance starts with empty tables
-      for (int target : change.nfs) d_.nfs[target].args = change.args;
+      for (int target : change.nfs) {
+        d_.nfs[target].args = change.args;
+        reclaim_->retire(pids_[place_of_nf(target).worker], target, change.generation);  // its instance before
+      }
       answer_applied(reply, change.requested_tsc);
     }
     it = pending_changes_.erase(it);

@@ -98,7 +98,8 @@ void Run::follow_staging() {
     WorkerPlan starting = relayout.plan[next];
     starting.core = d_.control_core;
     try {
-      pid_t pid = launch_worker(d_, starting, staged_deployment_path(), {.beside_traffic = true, .staging_slot = slot});
+      pid_t pid =
+          launch_tandem_worker(d_, starting, staged_deployment_path(), {.beside_traffic = true, .staging_slot = slot});
       relayout.staged[static_cast<int>(next)] = {.pid = pid, .slot = slot};
       relayout.starting.emplace(pid);
     } catch (const std::exception& e) {

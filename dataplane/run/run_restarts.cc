@@ -176,7 +176,7 @@ void Run::relaunch_due(double now_s) {
     uint64_t begin = rte_get_tsc_cycles();
     flag_store(stats_->workers[w].ready, 0u);
     flag_store(stats_->workers[w].left_loop, 0u);
-    pid_t pid = externals_[w] ? externals_[w]->relaunch() : launch_worker(d_, d_.workers[w], deployment_path());
+    pid_t pid = externals_[w] ? externals_[w]->relaunch() : launch_tandem_worker(d_, d_.workers[w], deployment_path());
     pids_[w] = pid;
     task_ids_[w] = externals_[w] ? 0 : pid;  // an external NF's forwarding thread, once it forwards
     workers_[w] = WorkerState{.pid = pid};

@@ -465,6 +465,7 @@ json Run::results() {
         {"kernel_sends_caught_up", kernel_sends_caught_up_}}},
       {"changes", changes_},
       {"restarts", restarts_},
+      {"nf_object_reclaim", reclaim_report_},
       {"warnings", warnings_},
       {"error", error_.empty() ? json() : json(error_)},
       {"failed_nf", failed_nf_.empty() ? json() : json(failed_nf_)},

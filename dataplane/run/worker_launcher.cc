@@ -16,10 +16,11 @@
 namespace tandem {
 
 pid_t launch_worker(const Deployment& deployment, const WorkerPlan& plan, const std::string& deployment_path,
-                    WorkerStart start) {
+                    uint64_t serial, WorkerStart start) {
   const int staging_slot = start.staging_slot;
   std::vector<std::string> args = secondary_eal_args(deployment, plan);
-  args.insert(args.end(), {"--", "--deployment", deployment_path, "--worker", std::to_string(plan.index)});
+  args.insert(args.end(), {"--", "--deployment", deployment_path, "--worker", std::to_string(plan.index), "--serial",
+                           std::to_string(serial)});
   if (staging_slot >= 0) args.insert(args.end(), {"--staging", std::to_string(staging_slot)});
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());

@@ -22,8 +22,9 @@ struct WorkerStart {
 // Starts the worker for `plan`; it receives SIGKILL if the manager dies. Returns its pid. One started beside the
 // traffic runs under SCHED_IDLE, on the control core in the naps the manager's loop takes for it
 // (run_control_loop.cc), until give_normal_policy (beside_traffic_start.h).
+// `serial`: the process's own number in the run, after which its NF instances are named (nf_instance_name).
 pid_t launch_worker(const Deployment& deployment, const WorkerPlan& plan, const std::string& deployment_path,
-                    WorkerStart start = {});
+                    uint64_t serial, WorkerStart start = {});
 
 // Every thread of `pid` under the normal policy again (the scheduler module sets its own once attached).
 void give_normal_policy(pid_t pid);

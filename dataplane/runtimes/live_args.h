@@ -42,8 +42,9 @@ struct LiveArgs {
   bool rescan = false;            // a build finished: look again for another NF of the segment with a new generation
   std::vector<uint32_t> running;  // per NF of the segment: the generation its instance was built from
   std::unique_ptr<LiveBuild> building;
-  // Replaced instances are kept, not destroyed: their DPDK objects (ACL contexts, hash tables) are hugepage memory,
-  // whose free is an IPC to the manager (see worker_main.cc), and nothing of theirs runs again.
+  // Replaced instances are kept, never destroyed: their DPDK objects (ACL contexts, hash tables) are hugepage memory,
+  // whose free is an IPC to the manager (see worker_main.cc); the manager frees them once the NF runs the new
+  // generation (dataplane/run/nf_object_reclaim.h), and nothing of theirs runs again.
   std::vector<std::unique_ptr<NetworkFunction>> retired;
 };
 

@@ -10,6 +10,7 @@
 #include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_memzone.h>
+#include <rte_service_component.h>
 
 #include "contract/hop_trace.h"
 
@@ -33,17 +34,16 @@ int fail(const std::string& worker, const std::string& message) {
 
 // How the segment's NFs take new arguments while they run: from the files the manager writes into the run's
 // directory, each instance named after its generation (DPDK objects of one name cannot live twice).
-std::shared_ptr<LiveArgs> live_args_from_run_dir(const Deployment& deployment, const std::vector<int>& nf_indexes) {
+std::shared_ptr<LiveArgs> live_args_from_run_dir(const Deployment& deployment, const std::vector<int>& nf_indexes,
+                                                 uint64_t process_serial) {
   auto live = std::make_shared<LiveArgs>();
   live->build_core = deployment.control_core;
   const std::string& run_dir = deployment.paths.run_dir;
-  live->build = [&deployment, nf_indexes, run_dir](size_t k, uint32_t generation) {
+  live->build = [&deployment, nf_indexes, run_dir, process_serial](size_t k, uint32_t generation) {
     const NfConfig& nf = deployment.nfs.at(nf_indexes.at(k));
     std::ifstream file(live_args_path(run_dir, nf.index, generation));
     if (!file) throw std::runtime_error("its new arguments (generation " + std::to_string(generation) + ") are gone");
-    NfContext context{nf.name,
-                      std::to_string(getpid()) + "_" + std::to_string(nf.index) + "g" + std::to_string(generation),
-                      nf.index};
+    NfContext context{nf.name, nf_instance_name(process_serial, nf.index, generation), nf.index};
     return nf_types().at(nf.type).create(json::parse(file), context);
   };
   live->note_refusal = [nf_indexes, run_dir](size_t k, uint32_t generation, const std::string& reason) {
@@ -57,15 +57,21 @@ std::shared_ptr<LiveArgs> live_args_from_run_dir(const Deployment& deployment, c
 int main(int argc, char** argv) {
   int eal_consumed = rte_eal_init(argc, argv);
   if (eal_consumed < 0) return fail("?", std::string("EAL init failed: ") + rte_strerror(rte_errno));
+  // EAL's service cores, which no worker uses, keep their tables (~200 KB) in hugepage memory that this process
+  // would never free (no rte_eal_cleanup at its exit: see the end of main): freed now, while every other process
+  // answers the IPC, or a service's every re-layout and restart would leave them behind.
+  rte_service_finalize();
   argc -= eal_consumed;
   argv += eal_consumed;
   std::string deployment_path;
   int worker_index = -1;
-  int staging_slot = -1;  // a re-layout's worker, started beside the running ones in this spare slot
+  int staging_slot = -1;        // a re-layout's worker, started beside the running ones in this spare slot
+  uint64_t process_serial = 0;  // its NF instances' names (nf_instance_name)
   for (int i = 1; i + 1 < argc; i += 2) {
     if (strcmp(argv[i], "--deployment") == 0) deployment_path = argv[i + 1];
     if (strcmp(argv[i], "--worker") == 0) worker_index = std::stoi(argv[i + 1]);
     if (strcmp(argv[i], "--staging") == 0) staging_slot = std::stoi(argv[i + 1]);
+    if (strcmp(argv[i], "--serial") == 0) process_serial = std::stoull(argv[i + 1]);
   }
   std::ifstream file(deployment_path);
   if (!file || worker_index < 0)
@@ -118,7 +124,7 @@ int main(int argc, char** argv) {
                              s.nfs,
                              {}};
       segment.prefetch_distance = deployment.prefetch;
-      segment.live = live_args_from_run_dir(deployment, s.nfs);
+      segment.live = live_args_from_run_dir(deployment, s.nfs, process_serial);
       segment.traces = traces;
       // A worker started again after a crash takes each NF's arguments as they were: a live change's, if any (one
       // still wanted is built at its first batch, as ever).
@@ -131,7 +137,7 @@ int main(int argc, char** argv) {
           segment.nfs.push_back(segment.live->build(segment.nfs.size(), generation));
           continue;
         }
-        NfContext context{nf.name, std::to_string(getpid()) + "_" + std::to_string(index), index};
+        NfContext context{nf.name, nf_instance_name(process_serial, index, 0), index};
         segment.nfs.push_back(nf_types().at(nf.type).create(nf.args, context));
       }
       segments.push_back(std::move(segment));
@@ -186,7 +192,8 @@ int main(int argc, char** argv) {
   // timeouts and the run's stop overran its 5 s. That memory is the primary's: it goes when the run ends.
   // For the same reason the NFs are not destroyed either: their ACL contexts and hash tables are hugepage memory
   // too (rte_acl_free, rte_hash_free), and a chain of seven NF processes under coop, freeing them all at once,
-  // overran the stop in most runs, the firewall's or the counter's worker killed.
+  // overran the stop in most runs, the firewall's or the counter's worker killed. A service's manager frees them
+  // once this process is gone, while nothing else exits (dataplane/run/nf_object_reclaim.h).
   std::fflush(nullptr);
   _exit(0);
 }
