@@ -472,6 +472,9 @@ class Run {
   std::deque<std::pair<json, double>> waiting_args_;  // set_args commands and when they came, behind one pending
   json changes_ = json::array();                      // every change answered, for the results
   std::vector<uint32_t> args_generation_;             // per NF: the last generation of arguments asked for
+  // Per NF: the oldest generation whose arguments file is kept (a restart reads the running one's; older ones go
+  // once every instance runs a newer one, so that a service's run directory does not grow with its changes).
+  std::map<int, uint32_t> args_files_from_;
   json provided_requirements_;       // what the run prepared the machine for: a switched-to module must fit in it
   bool scheduler_switched_ = false;  // the control loop reads the new module's tick period
   std::unique_ptr<ChangeWatch> change_watch_;       // a service's: what each change cost the traffic

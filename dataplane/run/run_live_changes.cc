@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <set>
@@ -264,6 +265,7 @@ void Run::change_args(const json& command, double now_s) {
 void Run::follow_changes(double now_s) {
   follow_port_work(now_s);
   follow_relayout(now_s);
+  std::error_code ignored;  // a file already gone (generation 0 has none)
   for (auto it = pending_changes_.begin(); it != pending_changes_.end();) {
     const PendingChange& change = *it;
     bool applied = true;
@@ -276,6 +278,7 @@ void Run::follow_changes(double now_s) {
         std::stringstream reason;
         reason << file.rdbuf();
         refused = "the runtime of '" + d_.nfs[target].name + "' could not build it: " + reason.str();
+        std::filesystem::remove(live_args_refusal_path(d_.paths.run_dir, target, change.generation), ignored);
       } else if (workers_[place_of_nf(target).worker].exited) {
         refused = "the worker of '" + d_.nfs[target].name + "' exited before it took the new arguments";
       }
@@ -313,6 +316,9 @@ void Run::follow_changes(double now_s) {
       for (int target : change.nfs) {
         d_.nfs[target].args = change.args;
         reclaim_->retire(pids_[place_of_nf(target).worker], target, change.generation);  // its instance before
+        uint32_t& kept_from = args_files_from_[target];
+        for (; kept_from < change.generation; kept_from++)
+          std::filesystem::remove(live_args_path(d_.paths.run_dir, target, kept_from), ignored);
       }
       answer_applied(reply, change.requested_tsc);
     }

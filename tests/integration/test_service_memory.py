@@ -2,7 +2,7 @@
 (ACL contexts, hash tables) in hugepage memory, and every rules change builds a new instance beside the old one.
 What the gone processes and the replaced instances built is freed by the manager (nf_object_reclaim.h), so the
 service's memory stays flat however many changes it takes, where it used to grow by every NF's tables each time
-until an NF could not be built."""
+until an NF could not be built; and its run directory keeps no arguments file an NF no longer runs."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import json
 import time
 
 from conftest import requires_root
-from controlplane.machine.changes import free_hugepage_bytes
+from controlplane.machine.changes import STATE_DIR, free_hugepage_bytes
 from integration.test_service import answered, ctl, results_when_stopped, serving
 
 pytestmark = requires_root
@@ -55,10 +55,14 @@ def test_re_layouts_and_rules_changes_leave_the_services_hugepage_memory_flat(wr
                 break
             time.sleep(0.1)
         after = free_hugepage_bytes()
+        # The run's directory keeps the arguments file of fw1's running generation alone (a restart reads it): the
+        # older ones went as each change was applied.
+        args_files = [path.name for path in STATE_DIR.glob("run-*/nf-args-*")]
         results = results_when_stopped(socket, process, out)
     # Ten changes that each left 4 MiB or more behind before; the heap's own layout moves by a page or two (measured:
     # within 2 pages of 2 MiB over 14 switches once freed).
     assert after >= settled - 2 * 2**21, (settled, after)
+    assert args_files == [f"nf-args-0-{ROUNDS + 1}.json"], args_files  # fw1 is NF 0; its last of ROUNDS + 1 changes
     reclaim = results["nf_object_reclaim"]
     # Each switch retires three NFs' instances (fw1's 1,000 IPv4 rules make one ACL context), each rules change one.
     assert reclaim["objects_freed"] >= 3 * ROUNDS + ROUNDS, reclaim
