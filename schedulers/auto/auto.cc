@@ -273,7 +273,8 @@ class AutoScheduler final : public Scheduler {
           !prepared_for(CandidateScheduler(p.policy), prepared))
         continue;
       std::unique_ptr<Scheduler> other = CandidateScheduler(p.policy).create();
-      if (!same_layout(in_running_order(other->plan_workers(d), layout), layout)) {
+      // The run's own rule (run_live_changes.cc): user-level threads' processes are never switched in place.
+      if (!switches_in_place(other->plan_workers(d), layout)) {
         if (can_relay_out) relayable_.push_back(p.policy);
         continue;
       }
