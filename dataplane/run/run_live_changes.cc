@@ -160,6 +160,9 @@ void Run::take_commands(double now_s) {
     if (n == 0 || (errno != EAGAIN && errno != EINTR)) commands_fd_ = -1;  // the control plane closed its end
     break;
   }
+  // A change may tell processes to exit or stop within this call (a chain's removal): no free of the reclaim's may be
+  // under way then, whose IPC they would not answer. The loop's next turn says whether the run is quiet again.
+  if (commands_pending_.find('\n') != std::string::npos) reclaim_->set_quiet(false);
   for (size_t end; (end = commands_pending_.find('\n')) != std::string::npos;) {
     std::string line = commands_pending_.substr(0, end);
     commands_pending_.erase(0, end + 1);
