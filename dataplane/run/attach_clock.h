@@ -26,6 +26,8 @@ class AttachClock {
   // Why the process is late, or nothing while it may still attach. Reads its CPU time at most every 100 ms.
   std::optional<std::string> late(Clock::time_point now = Clock::now());
 
+  Clock::time_point launched() const { return launched_; }
+
  private:
   pid_t pid_;
   double no_progress_s_, most_s_;

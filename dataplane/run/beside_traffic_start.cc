@@ -8,11 +8,11 @@
 namespace tandem {
 
 BesideTrafficStart::BesideTrafficStart(pid_t pid, double idle_start_s)
-    : pid_(pid), idle_start_s_(idle_start_s), clock_(pid), launched_(AttachClock::Clock::now()) {}
+    : pid_(pid), idle_start_s_(idle_start_s), clock_(pid) {}
 
 std::optional<std::string> BesideTrafficStart::late() {
   auto now = AttachClock::Clock::now();
-  if (!normal_given_ && now - launched_ > std::chrono::duration<double>(idle_start_s_)) {
+  if (!normal_given_ && now - clock_.launched() > std::chrono::duration<double>(idle_start_s_)) {
     give_normal_policy(pid_);
     normal_given_ = true;
   }
@@ -20,7 +20,7 @@ std::optional<std::string> BesideTrafficStart::late() {
 }
 
 double BesideTrafficStart::ms_since_launch() const {
-  return std::chrono::duration<double, std::milli>(AttachClock::Clock::now() - launched_).count();
+  return std::chrono::duration<double, std::milli>(AttachClock::Clock::now() - clock_.launched()).count();
 }
 
 }  // namespace tandem

@@ -30,8 +30,7 @@ class BesideTrafficStart {
  private:
   pid_t pid_;
   double idle_start_s_;
-  AttachClock clock_;
-  AttachClock::Clock::time_point launched_;
+  AttachClock clock_;  // its launch time too
   bool normal_given_ = false;
 };
 
