@@ -15,7 +15,7 @@ namespace tandem {
 std::vector<std::string> primary_eal_args(const Deployment& deployment);
 std::vector<std::string> secondary_eal_args(const Deployment& deployment, const WorkerPlan& worker);
 
-// In a forked child, before it executes a secondary (a worker or an external NF's application): turns off
+// In a child, before it executes a secondary (a worker or an external NF's application): turns off
 // address-space randomisation for that process alone. A secondary maps the primary's hugepage memory at the
 // primary's addresses; a library or stack that randomisation happens to place there makes its EAL fail
 // ("Cannot init EAL: Cannot allocate memory"), DPDK's multi-process guide says as much. Per process

@@ -3,9 +3,6 @@
 
 #include <dirent.h>
 #include <fcntl.h>
-#include <sched.h>
-#include <signal.h>
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -19,6 +16,7 @@
 
 #include "contract/eal_args.h"
 #include "nfs/external.h"
+#include "supervised_spawn.h"
 
 namespace tandem {
 
@@ -100,10 +98,6 @@ pid_t ExternalNf::launch(int main_lcore_id, int forwarding_lcore_id, bool on_con
       // By default testpmd reads its receive queues empty and frees what it finds
       // before it forwards: packets the accounting would lose.
       "--no-flush-rx", "--no-lsc-interrupt", "--no-rmv-interrupt", "--no-mlockall"};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
   int stdin_pipe[2];
   if (pipe2(stdin_pipe, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe failed: ") + strerror(errno));
   // A restarted application's output follows its dead process's, after a line that settle_drops looks for.
@@ -114,21 +108,7 @@ pid_t ExternalNf::launch(int main_lcore_id, int forwarding_lcore_id, bool on_con
     ssize_t written = write(log, marker.data(), marker.size());
     (void)written;  // a log without the line still has the dead process's lines, which carry no statistics
   }
-  pid_t parent = getpid();
-  pid_ = fork();
-  if (pid_ < 0) throw std::runtime_error(std::string("fork failed: ") + strerror(errno));
-  if (pid_ == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);  // a busy poller must never outlive the manager
-    if (getppid() != parent) _exit(1);
-    dup2(stdin_pipe[0], STDIN_FILENO);
-    dup2(log, STDOUT_FILENO);
-    dup2(log, STDERR_FILENO);
-    signal(SIGINT, SIG_IGN);  // the manager decides when NFs stop
-    without_address_randomisation();
-    execv(binary.c_str(), argv.data());
-    fprintf(stderr, "tandem-manager: cannot execute %s: %s\n", binary.c_str(), strerror(errno));
-    _exit(127);
-  }
+  pid_ = spawn_supervised(binary, args, {.stdin_from = stdin_pipe[0], .stdout_to = log, .stderr_to = log});
   close(stdin_pipe[0]);
   close(log);
   stdin_fd_ = stdin_pipe[1];

@@ -3,7 +3,6 @@
 
 #include <sched.h>
 #include <signal.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,6 +11,7 @@
 #include <stdexcept>
 
 #include "contract/eal_args.h"
+#include "supervised_spawn.h"
 
 namespace tandem {
 
@@ -22,31 +22,13 @@ pid_t launch_worker(const Deployment& deployment, const WorkerPlan& plan, const 
   args.insert(args.end(), {"--", "--deployment", deployment_path, "--worker", std::to_string(plan.index), "--serial",
                            std::to_string(serial)});
   if (staging_slot >= 0) args.insert(args.end(), {"--staging", std::to_string(staging_slot)});
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + strerror(errno));
-  if (pid == 0) {
-    // A busy-polling worker must never outlive its manager: with a real-time policy it would freeze its core.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(1);
-    dup2(STDERR_FILENO, STDOUT_FILENO);  // the manager's stdout is not the workers' to write on
-    signal(SIGINT, SIG_IGN);             // the manager decides when workers stop
-    without_address_randomisation();
-    // Beside the traffic it starts on the control core with the manager's loop, which carries the traffic (the
-    // generator, the sink) and never sleeps but in the naps it leaves a starting process. Under the normal policy
-    // the kernel let it run a whole tick (4 ms) at each turn, the loop stopped meanwhile, and the sink's deliveries
-    // came in bursts 5 ms apart; SCHED_IDLE gives way the moment the loop wakes. Its threads inherit it.
-    if (start.beside_traffic) {
-      sched_param none{};
-      sched_setscheduler(0, SCHED_IDLE, &none);
-    }
-    execv(deployment.paths.worker_binary.c_str(), argv.data());
-    fprintf(stderr, "tandem-manager: cannot execute %s: %s\n", deployment.paths.worker_binary.c_str(), strerror(errno));
-    _exit(127);
-  }
+  // Its stdout goes to stderr: the manager's stdout is not the workers' to write on. Beside the traffic it starts on
+  // the control core with the manager's loop, which carries the traffic (the generator, the sink) and never sleeps
+  // but in the naps it leaves a starting process. Under the normal policy the kernel let it run a whole tick (4 ms)
+  // at each turn, the loop stopped meanwhile, and the sink's deliveries came in bursts 5 ms apart; SCHED_IDLE gives
+  // way the moment the loop wakes.
+  pid_t pid = spawn_supervised(deployment.paths.worker_binary, args,
+                               {.stdout_to = STDERR_FILENO, .idle_policy = start.beside_traffic});
   return pid;
 }
 
