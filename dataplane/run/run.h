@@ -353,9 +353,10 @@ class Run {
   // The staged processes dismissed (a refused switch, the run's end): told to exit, killed where still starting.
   void dismiss_staged(Relayout& relayout);
   void hold_entries_for_relayout();
-  // Whether a worker is starting beside the traffic (a re-layout's, an added chain's): the loop naps for it.
-  bool starting_beside_traffic() const {
-    return (relayout_ && relayout_->staging) || (addition_ && !addition_->started);
+  // Whether work of the control core's runs beside the traffic under SCHED_IDLE, for which the loop naps: a worker
+  // starting (a re-layout's, an added chain's), or a live change's build (dataplane/runtimes/live_args.h).
+  bool idle_work_beside_traffic() const {
+    return (relayout_ && relayout_->staging) || (addition_ && !addition_->started) || !pending_changes_.empty();
   }
   std::string staged_deployment_path() const;
   // A run-to-completion segment passes packets between its NFs past the rings between them: once it drained, those

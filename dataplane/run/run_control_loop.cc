@@ -13,8 +13,8 @@
 namespace tandem {
 
 namespace {
-// How long the loop naps each millisecond while a worker starts beside the traffic.
-constexpr useconds_t kStartingNapUs = 200;
+// How long the loop naps each millisecond while idle work runs beside the traffic (a worker starting, a build).
+constexpr useconds_t kIdleWorkNapUs = 200;
 }  // namespace
 
 void Run::control_loop() {
@@ -66,11 +66,11 @@ void Run::control_loop() {
     watch_changes(now);
     // A re-layout's drain is looked at every turn, not every housekeeping (10 ms): the entries are held meanwhile.
     if (relayout_) follow_relayout(seconds_since_go(now));
-    // A worker starting beside the traffic (SCHED_IDLE, on this core) runs while the loop naps, and gives the core
-    // back the moment the loop wakes: a fifth of each millisecond, which the generator makes up at once (an entry
-    // ring holds 2 ms of 1 Mpps).
-    if (now >= next_nap && starting_beside_traffic()) {
-      usleep(kStartingNapUs);
+    // A worker starting beside the traffic, or a live change's build (SCHED_IDLE, on this core), runs while the loop
+    // naps, and gives the core back the moment the loop wakes: a fifth of each millisecond, which the generator makes
+    // up at once (an entry ring holds 2 ms of 1 Mpps).
+    if (now >= next_nap && idle_work_beside_traffic()) {
+      usleep(kIdleWorkNapUs);
       next_nap = now + nap_period;
     }
     // 3. The scheduler module's tick.

@@ -3,12 +3,13 @@
 // meanwhile, and every packet meets either the old arguments or the new, whole.
 #pragma once
 
+#include <pthread.h>
+
 #include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "contract/shm_layout.h"
@@ -23,7 +24,8 @@ struct LiveBuild {
   size_t nf = 0;  // the NF's place in the segment
   uint32_t generation = 0;
   uint64_t begin_tsc = 0;
-  std::thread thread;
+  pthread_t thread{};
+  std::atomic<bool> raised{false};  // given the default policy: SCHED_IDLE left it nothing (kIdleBuildSeconds)
   std::atomic<bool> done{false};
   std::unique_ptr<NetworkFunction> result;
   std::string error;
@@ -34,9 +36,11 @@ struct LiveArgs {
   std::function<std::unique_ptr<NetworkFunction>(size_t k, uint32_t generation)> build;
   // Keeps the reason a generation was refused where the manager reads it.
   std::function<void(size_t k, uint32_t generation, const std::string& reason)> note_refusal;
-  // Where builds run: the control core under the kernel's default policy at the lowest priority (nice 19), so that a
-  // real-time NF that never yields cannot starve its own build, the build takes nothing from the NF's core, and
-  // little from the generator and sink beside it. -1: wherever the kernel puts it.
+  // Where builds run: the control core, under SCHED_IDLE, in the naps the manager's loop takes while a change is
+  // under way (dataplane/run/run_control_loop.cc): a real-time NF that never yields cannot starve its own build, the
+  // build takes nothing from the NF's core, and the loop (the generator, the sink) gets the core back the moment it
+  // wakes. At nice 19 under the default policy the kernel let a build run a whole tick at a time, the loop stopped
+  // meanwhile. -1: wherever the kernel puts it.
   int build_core = -1;
   uint32_t changes_seen = 0;      // the segment head's segment_changes last acted on
   bool rescan = false;            // a build finished: look again for another NF of the segment with a new generation

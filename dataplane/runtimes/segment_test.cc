@@ -1,6 +1,10 @@
 // Tests of one burst through a segment: counters, hop stamps, NF drops and drops at a full output ring all add up.
 #include "segment.h"
 
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -209,6 +213,17 @@ TEST(WorkerLoop, APreemptedBatchCountsItsUsualWorkNotItsWallTime) {
 namespace tandem {
 namespace {
 
+// A segment of one allow-all firewall (NF 2) between rings `in` and `out`, which takes live argument changes.
+SegmentRuntime firewall_segment_with_live_args(rte_ring* in, rte_ring* out, StatsZone& stats) {
+  SegmentRuntime segment{std::make_unique<RingIngress>(in, stats.rings[0]),
+                         std::make_unique<RingEgress>(out, stats.rings[1], stats.nfs[2].mbufs_being_freed),
+                         {2},
+                         {}};
+  segment.nfs.push_back(testing::make_nf("firewall", {{"default", "allow"}}));
+  segment.live = std::make_shared<LiveArgs>();
+  return segment;
+}
+
 // A live argument change is built beside the running instance, which carries every batch until the new one is ready
 // and swapped in between two batches: each batch meets the old arguments or the new, whole. A generation that cannot
 // be built is refused, its reason kept, and the running instance goes on.
@@ -216,12 +231,7 @@ TEST(WorkerLoop, NewArgumentsAreBuiltBesideAndSwappedInBetweenTwoBatches) {
   static StatsZone stats{};
   rte_ring* in = make_ring("la_in", 64);
   rte_ring* out = make_ring("la_out", 64);
-  SegmentRuntime segment{std::make_unique<RingIngress>(in, stats.rings[0]),
-                         std::make_unique<RingEgress>(out, stats.rings[1], stats.nfs[2].mbufs_being_freed),
-                         {2},
-                         {}};
-  segment.nfs.push_back(testing::make_nf("firewall", {{"default", "allow"}}));
-  segment.live = std::make_shared<LiveArgs>();
+  SegmentRuntime segment = firewall_segment_with_live_args(in, out, stats);
   std::string refused_reason;
   std::atomic<bool> may_finish{false};  // holds the build back, so that batches run while it is under way
   segment.live->build = [&](size_t, uint32_t generation) {
@@ -276,6 +286,49 @@ TEST(WorkerLoop, NewArgumentsAreBuiltBesideAndSwappedInBetweenTwoBatches) {
 
   EXPECT_EQ(drain_out(), 0u);
   EXPECT_EQ(rte_mempool_in_use_count(testing::test_pool()), 0u);
+  rte_ring_free(in);
+  rte_ring_free(out);
+}
+
+// A build runs on the build core under SCHED_IDLE (the control core's loop naps for it); one still unfinished a
+// second later is given the default policy at nice 19, since SCHED_IDLE gets nothing beside another busy task there.
+TEST(WorkerLoop, ABuildRunsIdleOnTheBuildCoreAndIsRaisedWhenItTakesLong) {
+  static StatsZone stats{};
+  rte_ring* in = make_ring("idle_in", 64);
+  rte_ring* out = make_ring("idle_out", 64);
+  SegmentRuntime segment = firewall_segment_with_live_args(in, out, stats);
+  cpu_set_t allowed;
+  ASSERT_EQ(sched_getaffinity(0, sizeof allowed, &allowed), 0);
+  int build_core = 0;
+  while (!CPU_ISSET(build_core, &allowed)) build_core++;
+  segment.live->build_core = build_core;
+  std::atomic<int> policy_at_start{-1}, core{-1}, policy_at_end{-1}, nice_at_end{-100};
+  segment.live->build = [&](size_t, uint32_t) {
+    policy_at_start = sched_getscheduler(0);
+    core = sched_getcpu();
+    // Waits to be raised, as a build that SCHED_IDLE starves would (bounded: the test's own deadline is 10 s).
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(8);
+    while (sched_getscheduler(0) != SCHED_OTHER && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    policy_at_end = sched_getscheduler(0);
+    nice_at_end = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+    return testing::make_nf("firewall", {{"default", "deny"}});
+  };
+  segment.live->note_refusal = [](size_t, uint32_t, const std::string&) {};
+  flag_store(stats.nf_control[2].args_wanted, 1u);
+  stats.nf_control[2].segment_changes++;
+  auto begin = std::chrono::steady_clock::now();
+  auto deadline = begin + std::chrono::seconds(10);
+  while (flag_load(stats.nf_control[2].args_running) != 1u && std::chrono::steady_clock::now() < deadline) {
+    run_segment_once(segment, stats, 32);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // batches of an idle NF: nothing else on the core
+  }
+  ASSERT_EQ(flag_load(stats.nf_control[2].args_running), 1u);
+  EXPECT_EQ(policy_at_start, SCHED_IDLE);
+  EXPECT_EQ(core, build_core);
+  EXPECT_EQ(policy_at_end, SCHED_OTHER);
+  EXPECT_EQ(nice_at_end, 19);
+  EXPECT_GE(std::chrono::steady_clock::now() - begin, std::chrono::milliseconds(1000));  // not raised before 1 s
   rte_ring_free(in);
   rte_ring_free(out);
 }

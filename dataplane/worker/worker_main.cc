@@ -166,7 +166,9 @@ int main(int argc, char** argv) {
   try {
     runtime.run(segments, stats, worker_index, burst);
   } catch (const std::exception& e) {
-    return fail(plan.name, std::string("NF failed: ") + e.what());
+    fail(plan.name, std::string("NF failed: ") + e.what());
+    std::fflush(nullptr);
+    _exit(3);  // nothing destroyed, as at the end below; a live change's build may still run on its thread
   }
   flag_store(control.left_loop, 1u);  // it sends no more: the manager counts kernel links once every sender said so
   std::vector<IngressPort*> inputs;
