@@ -35,7 +35,8 @@ from controlplane.terminal.tables import table  # noqa: E402
 START = "coop"
 SWITCHES = ["rtc", "bubble", "coop", "unis", "rtc", "coop"]
 # The live-changes benchmark's three firewalls alone: without the light chain, and without the middle one's second
-# instance (a scaled NF's instances are the autoscaler's, which a re-layout does not start again).
+# instance (the switches of three NFs, as this table has always measured them; a scaled NF's re-layout is tested in
+# tests/integration/test_service.py).
 SPEC = (
     LIVE_CHANGES_SPEC.split("  - name: side")[0]
     .replace(", scale: {{max_instances: 2, cores: [1]}}", "")

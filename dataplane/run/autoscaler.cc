@@ -80,6 +80,12 @@ void ScalingRule::ask(uint32_t instances) {
   idle_since_.reset();
 }
 
+void ScalingRule::await_egresses() {
+  pending_ = true;
+  dropping_since_.reset();
+  idle_since_.reset();
+}
+
 ScaleDecision ScalingRule::observe(const ScaleObservation& now) {
   ScaleDecision decision = propose(now);
   commit(decision);
@@ -115,6 +121,14 @@ void Autoscaler::follow(const NfConfig& nf) {
 void Autoscaler::add_chain(int chain) {
   chain_settled_at_.resize(deployment_.chains.size(), -1.0);
   for (int nf : deployment_.chains.at(static_cast<size_t>(chain)).nfs) follow(deployment_.nfs[static_cast<size_t>(nf)]);
+}
+
+void Autoscaler::relaid_out() {
+  for (Group& group : groups_) {
+    if (group.forgotten) continue;
+    group.rule.await_egresses();
+    group.last_tsc = 0;  // the next tick reads the counters afresh: no busy share over the re-layout
+  }
 }
 
 uint32_t Autoscaler::in_use(const Group& group, bool* made) const {

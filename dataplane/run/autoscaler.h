@@ -36,6 +36,9 @@ class ScalingRule {
   void commit(const ScaleDecision& decision);
   // A count asked for by command (1..max): taken as a decision is, its effect awaited alike.
   void ask(uint32_t instances);
+  // The egresses start again (new processes, a re-layout): the count stays, its effect awaited as a change's, and
+  // judged afresh from then on (the windows begun before, over the re-layout's hold, are dropped).
+  void await_egresses();
   // propose and commit.
   ScaleDecision observe(const ScaleObservation& now);
   uint32_t wanted() const { return wanted_; }
@@ -85,6 +88,10 @@ class Autoscaler {
   void add_chain(int chain);
   // A chain removed from a service: its scaled NFs are observed and decided on no more.
   void forget_chain(int chain);
+  // The NFs were re-laid out (new processes, new egresses that spread flows over one instance until they read the
+  // count): every scaled NF's count awaited again, its rule judging afresh from then on. The run does not tick the
+  // autoscaler while a re-layout is under way: its hold, no traffic, would read as idle instances.
+  void relaid_out();
   // The instances NF `name`'s feeders spread flows over now, and whether that is the count last asked for.
   uint32_t in_use_of(const std::string& name, bool* made) const;
 

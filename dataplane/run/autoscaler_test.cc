@@ -1,6 +1,6 @@
 // Tests of the autoscaler's rule on synthetic series: persisting drops scale out once the window is full, a
 // cool-down and a change not yet made hold the next decision, idle instances scale in, the limit holds, a count asked
-// for by command is awaited as a decision is.
+// for by command is awaited as a decision is, and so is the count after a re-layout.
 #include "autoscaler.h"
 
 #include <gtest/gtest.h>
@@ -129,6 +129,26 @@ TEST(ScalingRule, ACountAskedForByCommandIsAwaitedAsADecisionIs) {
   EXPECT_FALSE(series.rule.pending());
   series.rule.ask(3);  // the count it has: nothing to wait for
   EXPECT_FALSE(series.rule.pending());
+}
+
+// After a re-layout the new egresses spread over one instance until they read the count: the rule waits for them as
+// for a change, and judges idleness afresh from then, not from before the re-layout's hold.
+TEST(ScalingRule, AfterARelayoutTheCountIsAwaitedAndIdlenessJudgedAfresh) {
+  Series series{ScalingRule(rule_config(), 2)};
+  ASSERT_EQ(series.run_until(1.0, 10, 0.9).second.change, +1);
+  series.in_use = 2;
+  EXPECT_EQ(series.run_until(series.t + 0.9, 0, 0.3).second.change, 0);  // idle for 0.9 s of the 1 s it needs
+  series.rule.await_egresses();
+  EXPECT_TRUE(series.rule.pending());
+  EXPECT_EQ(series.rule.wanted(), 2u);  // the count stays
+  series.in_use = 1;                    // the new egresses, not yet spreading
+  EXPECT_EQ(series.run_until(series.t + 0.5, 0, 0.3).second.change, 0);
+  EXPECT_TRUE(series.rule.pending());
+  series.in_use = 2;
+  double made_at = series.t + 0.01;
+  auto [t, decision] = series.run_until(series.t + 3.0, 0, 0.3);
+  EXPECT_EQ(decision.change, -1);
+  EXPECT_NEAR(t, made_at + 1.0, 1e-6);  // a full idle window after the egresses made it, none of it before
 }
 
 TEST(ScalingRule, ASingleInstanceNeverScalesIn) {

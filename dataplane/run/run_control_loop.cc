@@ -95,9 +95,11 @@ void Run::control_loop() {
     if (now >= next_housekeeping) {
       next_housekeeping = now + housekeeping_period;
       bool progress_due = now >= next_progress;
-      for (json& event : autoscaler_->tick(now, seconds_since_go(now))) {
-        event["event"] = "scale";
-        emit(events_, event);
+      if (!relayout_) {  // its hold would read as idle instances (Autoscaler::relaid_out)
+        for (json& event : autoscaler_->tick(now, seconds_since_go(now))) {
+          event["event"] = "scale";
+          emit(events_, event);
+        }
       }
       mirror_external_counters();
       // A service's live changes: new ones taken, those the runtimes took answered.

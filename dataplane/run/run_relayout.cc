@@ -42,15 +42,15 @@ std::string Run::why_no_relayout() const {
   if (port_work_) return "a port is being opened or closed: switch once it is answered";
   if (!pending_changes_.empty() || !pending_scales_.empty())
     return "a change of arguments or instances is being applied: switch once it is answered";
+  if (!autoscaler_->settled()) return "a scaled NF's instance count is being changed: switch once it took effect";
   if (!probes_.empty()) return "a profiling run keeps its workers";
   if (released_for_drain_) return "the service is draining";
   for (const NfConfig& nf : d_.nfs) {
     if (chain_removed_[nf.chain]) continue;
-    // Their processes are not Tandem's to start again on the rings: a kernel-I/O NF keeps its sockets, whose
-    // contents no counter tells; a scaled NF's instances are the autoscaler's. (An unmodified application keeps
-    // its process and its rings: only the workers around it are replaced.)
+    // Its process is not Tandem's to start again on the rings: a kernel-I/O NF keeps its sockets, whose contents no
+    // counter tells. (An unmodified application keeps its process and its rings: only the workers around it are
+    // replaced. A scaled NF's instances are started again as any NF, its egresses reading the count once started.)
     if (nf.kernel_io) return "NF '" + nf.name + "' does its I/O through kernel sockets";
-    if (nf.scale_group >= 0) return "NF '" + nf.name + "' is scaled: its instances are the autoscaler's";
   }
   return "";
 }
@@ -344,6 +344,7 @@ void Run::replace_workers() {
   }
   d_.workers = std::move(relayout.plan);
   json workers = launch_planned_workers(&relayout.staged);
+  autoscaler_->relaid_out();  // the new egresses spread flows over one instance until they read the count
   uint64_t started_tsc = rte_get_tsc_cycles();
   scheduler_->attach(*view_);
   attached_ = true;

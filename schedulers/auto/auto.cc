@@ -108,11 +108,9 @@ Decision start_decision(const Options& o, const Deployment& d, double hz) {
                          per_core_refusal(d));
 }
 
-// Whether the run can start every NF of `d` again in other processes (a re-layout): not a kernel-I/O NF, nor a
-// scaled one.
+// Whether the run can start every NF of `d` again in other processes (a re-layout): not a kernel-I/O NF.
 bool relaid_out(const Deployment& d) {
-  return std::none_of(d.nfs.begin(), d.nfs.end(),
-                      [](const NfConfig& nf) { return nf.kernel_io || nf.scale_group >= 0; });
+  return std::none_of(d.nfs.begin(), d.nfs.end(), [](const NfConfig& nf) { return nf.kernel_io; });
 }
 
 // Whether a switch to `candidate` is in place: it runs the NFs of `d` in the run's processes (switches_in_place).

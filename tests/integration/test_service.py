@@ -292,7 +292,9 @@ chains:
 """
 
 
-def test_a_scaled_nf_is_scaled_by_command_and_given_back_to_its_rule(write_spec, tmp_path, machine_before):
+def test_a_scaled_nf_is_scaled_by_command_keeps_its_count_through_relayouts_and_goes_back_to_its_rule(
+    write_spec, tmp_path, machine_before
+):
     socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
     with serving(write_spec(SCALED_SPEC), socket, out) as process:
         # Out to all three instances: applied once every flow's old instance was done, without a full ring's drop.
@@ -310,9 +312,16 @@ def test_a_scaled_nf_is_scaled_by_command_and_given_back_to_its_rule(write_spec,
         unscaled = ctl(socket, "scale", "check", "2")  # first in its chain, before the scaled NF
         assert unscaled.returncode == 2 and "is not scaled" in unscaled.stderr, unscaled.stderr
         assert ctl(socket, "scale", "fw", "two").returncode == 2
-        # A scheduler that would run the NFs in other processes: the scaled NF's instances are the autoscaler's.
-        relayout = ctl(socket, "scheduler", "rtc")
-        assert relayout.returncode == 2 and "NF 'fw' is scaled" in relayout.stderr, relayout.stderr
+        # A scheduler that runs the NFs in other processes (rtc: one for the core's NFs, instances included), and
+        # back: the new processes' egresses spread the flows over the three instances again, nothing lost.
+        for scheduler, workers in (("rtc", {"rtc@core1"}), ("coop", {"check", "fw", "fw.2", "fw.3"})):
+            switched = ctl(socket, "scheduler", scheduler)
+            assert switched.returncode == 0, switched.stderr
+            change = answered(socket, json.loads(switched.stdout))
+            assert change["state"] == "applied" and change["relayout"], change
+            assert {worker["name"] for worker in change["workers"]} == workers, change["workers"]
+            assert change["ring_drops_during"] == 0, change
+            assert takes_packets(socket, "fw.3", 5 * 0.2 + STATUS_PERIOD)  # the count held (by command) through it
         # Back to the rule, which gives the idle instances back.
         back = ctl(socket, "scale", "fw", "auto")
         assert back.returncode == 0 and json.loads(back.stdout)["state"] == "applied", back.stderr
@@ -323,6 +332,8 @@ def test_a_scaled_nf_is_scaled_by_command_and_given_back_to_its_rule(write_spec,
         [chain["in_flight"] for chain in results["chains"]],
     ]
     (group,) = results["scaling"]
+    # The command's change and the two re-layouts' (each new egress from one instance to three), then the rule's.
+    assert group["switches"] >= 3, group
     commanded, *by_rule = group["events"]
     assert commanded["instances"] == 3 and commanded["reason"].startswith("asked by command"), commanded
     assert commanded["took_effect_s"] is not None
