@@ -1,6 +1,6 @@
 // Tests of a chain appended to a deployment (a service's added chain): every index already given out stays what it
-// was, the chain's NFs and rings take the next ones, too many chains are refused, and a service's pool keeps room
-// (what it removed giving its room back).
+// was, the chain's NFs and rings take the next ones, too many chains are refused (a service told why), and a service's
+// pool keeps room (what it removed giving its room back).
 #include <gtest/gtest.h>
 
 #include "contract/deployment.h"
@@ -34,6 +34,30 @@ TEST(AppendedChain, ADeploymentPastTheSharedMemorysChainsIsRefused) {
   Deployment d = parse_deployment({{"scheduler", {{"name", "coop"}}}, {"chains", {chain_of("c0", {"n0"})}}});
   for (int c = 1; c < kMaxChains; c++) append_chain(d, chain_of("c" + std::to_string(c), {"n" + std::to_string(c)}));
   EXPECT_THROW(append_chain(d, chain_of("one-too-many", {"x"})), std::runtime_error);
+}
+
+TEST(AppendedChain, AServicePastTheStatsZoneIsToldThatRemovedChainsKeepTheirPlaces) {
+  // 30 chains of 4 NFs (120), 10 of them removed; a chain of 9 more would make 129 of the 128 NFs a service holds.
+  Deployment d =
+      parse_deployment({{"scheduler", {{"name", "coop"}}}, {"chains", {chain_of("c0", {"a", "b", "c", "d"})}}});
+  for (int c = 1; c < 30; c++) {
+    std::string p = std::to_string(c);
+    append_chain(d, chain_of("c" + p, {"a" + p, "b" + p, "c" + p, "d" + p}));
+  }
+  std::vector<bool> removed(30, false);
+  for (int c = 0; c < 10; c++) removed[c] = true;
+  EXPECT_EQ(beyond_stats_zone(d, removed), std::nullopt);  // 120 NFs fit
+  Deployment next = d;
+  EXPECT_THROW(append_chain(next, chain_of("more", {"m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9"})),
+               std::runtime_error);
+  std::optional<std::string> why = beyond_stats_zone(next, removed);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("room for 128 NFs"), std::string::npos) << *why;
+  EXPECT_NE(why->find("would hold 129 NFs"), std::string::npos) << *why;
+  EXPECT_NE(why->find("40 NFs of 10 removed chains"), std::string::npos) << *why;
+  EXPECT_NE(why->find("restart the service"), std::string::npos) << *why;
+  // Without removed chains the message does not speak of them.
+  EXPECT_EQ(beyond_stats_zone(next, {}).value().find("removed"), std::string::npos);
 }
 
 TEST(AppendedChain, AServicesPoolKeepsRoomForAddedChains) {

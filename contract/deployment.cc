@@ -307,6 +307,26 @@ void append_chain(Deployment& d, const json& c) {
                              std::to_string(kMaxRings) + " rings and " + std::to_string(kMaxChains) + " chains");
 }
 
+std::optional<std::string> beyond_stats_zone(const Deployment& next, const std::vector<bool>& chain_removed) {
+  if (next.nfs.size() <= static_cast<size_t>(kMaxNfs) && next.rings.size() <= static_cast<size_t>(kMaxRings) &&
+      next.chains.size() <= static_cast<size_t>(kMaxChains))
+    return std::nullopt;
+  size_t removed_chains = 0, removed_nfs = 0;
+  for (const ChainConfig& chain : next.chains)
+    if (static_cast<size_t>(chain.index) < chain_removed.size() && chain_removed[chain.index]) {
+      removed_chains++;
+      removed_nfs += chain.nfs.size();
+    }
+  std::string removed = removed_chains == 0
+                            ? ""
+                            : " (" + std::to_string(removed_nfs) + " NFs of " + std::to_string(removed_chains) +
+                                  " removed chains among them: a removed chain's places are not reused)";
+  return "the service has room for " + std::to_string(kMaxNfs) + " NFs, " + std::to_string(kMaxRings) + " rings and " +
+         std::to_string(kMaxChains) + " chains over its life, and with this chain it would hold " +
+         std::to_string(next.nfs.size()) + " NFs, " + std::to_string(next.rings.size()) + " rings and " +
+         std::to_string(next.chains.size()) + " chains" + removed + ": restart the service to add it";
+}
+
 json deployment_to_json(const Deployment& deployment, const json& original) {
   json doc = original;
   for (size_t c = 0; c < deployment.chains.size(); c++)

@@ -263,6 +263,10 @@ std::string core_list(const std::set<int>& cores);
 // One more chain, as the control plane describes chains, parsed after the deployment's own: its NFs and rings take
 // the next indices, so every index already given out stays what it was. Throws std::runtime_error as parsing does.
 void append_chain(Deployment& deployment, const json& chain);
+// Where `next` (a service's chains with one appended, as far as append_chain read it) outgrows the stats zone: the
+// refusal a service's user needs, which says that removed chains (`chain_removed`, by index) keep their places.
+// nullopt where it fits.
+std::optional<std::string> beyond_stats_zone(const Deployment& next, const std::vector<bool>& chain_removed);
 // A port as the control plane writes it (a spec's `ports` entry resolved), with its index among the deployment's.
 PortConfig port_from_json(const json& port, int index);
 

@@ -355,9 +355,7 @@ class Run {
   void hold_entries_for_relayout();
   // Whether work of the control core's runs beside the traffic under SCHED_IDLE, for which the loop naps: a worker
   // starting (a re-layout's, an added chain's), or a live change's build (dataplane/runtimes/live_args.h).
-  bool idle_work_beside_traffic() const {
-    return (relayout_ && relayout_->staging) || (addition_ && !addition_->started) || !pending_changes_.empty();
-  }
+  bool idle_work_beside_traffic(double now_s) const;
   std::string staged_deployment_path() const;
   // A run-to-completion segment passes packets between its NFs past the rings between them: once it drained, those
   // rings' counters are brought to what passed, so that each NF alone, as the next layout may run it, holds nothing.

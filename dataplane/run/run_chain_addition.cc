@@ -106,7 +106,7 @@ void Run::add_chain(const json& command, double now_s) {
   try {
     append_chain(next, command["chain"]);
   } catch (const std::exception& e) {
-    return answer_change(refused(command, "chain", e.what()));
+    return answer_change(refused(command, "chain", beyond_stats_zone(next, chain_removed_).value_or(e.what())));
   }
   for (const ChainConfig& chain : d_.chains)
     if (chain.name == next.chains.back().name)

@@ -5,6 +5,8 @@
 //   reported.
 #include <unistd.h>
 
+#include <algorithm>
+
 #include <rte_cycles.h>
 
 #include "contract/start_gate.h"
@@ -15,6 +17,9 @@ namespace tandem {
 namespace {
 // How long the loop naps each millisecond while idle work runs beside the traffic (a worker starting, a build).
 constexpr useconds_t kIdleWorkNapUs = 200;
+// How long the loop naps for a live change's build: past it, a change still pending waits for an NF that runs no batch
+// (no build meanwhile), or its build runs at nice 19 by then (live_args.cc), and the traffic need not pay for it.
+constexpr double kBuildNapSeconds = 5.0;
 }  // namespace
 
 void Run::control_loop() {
@@ -69,7 +74,7 @@ void Run::control_loop() {
     // A worker starting beside the traffic, or a live change's build (SCHED_IDLE, on this core), runs while the loop
     // naps, and gives the core back the moment the loop wakes: a fifth of each millisecond, which the generator makes
     // up at once (an entry ring holds 2 ms of 1 Mpps).
-    if (now >= next_nap && idle_work_beside_traffic()) {
+    if (now >= next_nap && idle_work_beside_traffic(seconds_since_go(now))) {
       usleep(kIdleWorkNapUs);
       next_nap = now + nap_period;
     }
@@ -177,6 +182,12 @@ bool Run::probe_finished() const {
   for (const auto& [name, probe] : probes_)
     if (probe->finished()) return true;
   return false;
+}
+
+bool Run::idle_work_beside_traffic(double now_s) const {
+  if ((relayout_ && relayout_->staging) || (addition_ && !addition_->started)) return true;
+  return std::any_of(pending_changes_.begin(), pending_changes_.end(),
+                     [&](const PendingChange& change) { return now_s - change.requested_s < kBuildNapSeconds; });
 }
 
 void Run::detach_scheduler() {

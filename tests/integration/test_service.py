@@ -483,6 +483,26 @@ def service_to_add_to(write_spec, tmp_path, scheduler: str):
     return write_spec(spec), tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
 
 
+def test_a_chain_beyond_the_stats_zone_is_refused_saying_what_the_service_holds(write_spec, tmp_path, machine_before):
+    # Two chains of 63 NFs under rtc (one process for the core's NFs): 126 of the 128 NFs a service holds in its life.
+    # The spec's own limit answers for a chain beyond it; where removed chains make the difference, the manager does
+    # (contract/appended_chain_test.cc).
+    chains = "".join(
+        f"  - name: long{c}\n    nfs:\n"
+        + "".join(f"      - {{name: c{c}n{n}, type: checkip, core: 1}}\n" for n in range(63))
+        for c in range(2)
+    )
+    spec = f"name: full\ntraffic: {{rate: 10 kpps, size: 64, flows: 4}}\nscheduler: rtc\nchains:\n{chains}"
+    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    with serving(write_spec(spec), socket, out) as process:
+        three = ADDED_CHAIN + "  - {name: check2, type: checkip, core: 1}\n"
+        refused = ctl(socket, "add-chain", "-", stdin=three)
+        assert refused.returncode == 2 and "(body.chain)" in refused.stderr, refused.stderr
+        assert "at most 128 NFs in all, got 129" in refused.stderr, refused.stderr
+        results = results_when_stopped(socket, process, out)
+    assert results["accounting"]["exact"] and len(results["chains"]) == 2, results["accounting"]
+
+
 @pytest.mark.parametrize("scheduler", runnable(["coop", "unis", "nfvnice"]))
 def test_a_chain_added_under_traffic_starts_without_loss_and_can_go_again(
     scheduler, write_spec, tmp_path, machine_before
