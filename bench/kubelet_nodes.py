@@ -114,6 +114,7 @@ class KubeletNode:
                 timeout=600,
             )
             if imported.returncode != 0:
+                self.check_running()  # a node whose processes ended: its kubelet's and containerd's logs say why
                 raise RuntimeError(f"{self.host.node}: importing {archive}: {imported.stderr[-2000:]}")
 
     def stop(self) -> None:
