@@ -295,22 +295,29 @@ PortConfig port_from_json(const json& p, int index) {
   return port;
 }
 
+namespace {
+
+// Whether every NF, ring and chain of `d` has its slot in the stats zone.
+bool within_stats_zone(const Deployment& d) {
+  return d.nfs.size() <= static_cast<size_t>(kMaxNfs) && d.rings.size() <= static_cast<size_t>(kMaxRings) &&
+         d.chains.size() <= static_cast<size_t>(kMaxChains);
+}
+
+}  // namespace
+
 void append_chain(Deployment& d, const json& c) {
   parse_chain(c, d);
   const ChainConfig& chain = d.chains.back();
   for (int port : {chain.from_port, chain.to_port})
     if (port >= static_cast<int>(d.ports.size()))
       throw std::runtime_error("chain " + chain.name + " names port " + std::to_string(port) + ", which is not there");
-  if (d.nfs.size() > static_cast<size_t>(kMaxNfs) || d.rings.size() > static_cast<size_t>(kMaxRings) ||
-      d.chains.size() > static_cast<size_t>(kMaxChains))
+  if (!within_stats_zone(d))
     throw std::runtime_error("deployment too large: at most " + std::to_string(kMaxNfs) + " NFs, " +
                              std::to_string(kMaxRings) + " rings and " + std::to_string(kMaxChains) + " chains");
 }
 
 std::optional<std::string> beyond_stats_zone(const Deployment& next, const std::vector<bool>& chain_removed) {
-  if (next.nfs.size() <= static_cast<size_t>(kMaxNfs) && next.rings.size() <= static_cast<size_t>(kMaxRings) &&
-      next.chains.size() <= static_cast<size_t>(kMaxChains))
-    return std::nullopt;
+  if (within_stats_zone(next)) return std::nullopt;
   size_t removed_chains = 0, removed_nfs = 0;
   for (const ChainConfig& chain : next.chains)
     if (static_cast<size_t>(chain.index) < chain_removed.size() && chain_removed[chain.index]) {

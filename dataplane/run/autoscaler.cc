@@ -67,17 +67,13 @@ ScaleDecision ScalingRule::propose(const ScaleObservation& now) {
 void ScalingRule::commit(const ScaleDecision& decision) {
   if (decision.change == 0) return;
   wanted_ = decision.change > 0 ? wanted_ + 1 : wanted_ - 1;
-  pending_ = true;
-  dropping_since_.reset();
-  idle_since_.reset();
+  await_egresses();
 }
 
 void ScalingRule::ask(uint32_t instances) {
   if (instances == wanted_) return;
   wanted_ = instances;
-  pending_ = true;
-  dropping_since_.reset();
-  idle_since_.reset();
+  await_egresses();
 }
 
 void ScalingRule::await_egresses() {

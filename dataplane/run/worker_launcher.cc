@@ -27,9 +27,8 @@ pid_t launch_worker(const Deployment& deployment, const WorkerPlan& plan, const 
   // but in the naps it leaves a starting process. Under the normal policy the kernel let it run a whole tick (4 ms)
   // at each turn, the loop stopped meanwhile, and the sink's deliveries came in bursts 5 ms apart; SCHED_IDLE gives
   // way the moment the loop wakes.
-  pid_t pid = spawn_supervised(deployment.paths.worker_binary, args,
-                               {.stdout_to = STDERR_FILENO, .idle_policy = start.beside_traffic});
-  return pid;
+  return spawn_supervised(deployment.paths.worker_binary, args,
+                          {.stdout_to = STDERR_FILENO, .idle_policy = start.beside_traffic});
 }
 
 void give_normal_policy(pid_t pid) {
