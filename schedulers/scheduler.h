@@ -16,6 +16,7 @@
 
 #include "contract/deployment.h"
 #include "contract/shm_layout.h"
+#include "schedulers/mechanisms/cgroup_work_queue.h"
 #include "schedulers/mechanisms/index_map.h"
 #include "schedulers/mechanisms/machine_resources.h"
 #include "schedulers/mechanisms/worker_hints.h"
@@ -28,8 +29,13 @@ namespace tandem {
 class SchedulerView {
  public:
   SchedulerView(const Deployment& deployment, const StatsZone& stats, const std::vector<rte_ring*>& rings,
-                const std::vector<pid_t>& worker_pids, WorkerHints hints)
-      : deployment(deployment), hints(hints), stats_(stats), rings_(rings), worker_pids_(worker_pids) {}
+                const std::vector<pid_t>& worker_pids, WorkerHints hints, CgroupWorkQueue* cgroup_work = nullptr)
+      : deployment(deployment),
+        hints(hints),
+        stats_(stats),
+        rings_(rings),
+        worker_pids_(worker_pids),
+        cgroup_work_(cgroup_work) {}
   // The view of a module that sees part of `run` (one core's, schedulers/per_core/): `part` is that part of the
   // deployment with indexes of its own, `map` their run's indexes, `rings` and `worker_pids` the run's at them.
   SchedulerView(const Deployment& part, const SchedulerView& run, IndexMap map, const std::vector<rte_ring*>& rings,
@@ -39,6 +45,7 @@ class SchedulerView {
         stats_(run.stats_),
         rings_(rings),
         worker_pids_(worker_pids),
+        cgroup_work_(run.cgroup_work_),
         map_(std::move(map)) {}
 
   const Deployment& deployment;
@@ -75,11 +82,15 @@ class SchedulerView {
   }
   // By worker index; 0 once a worker has exited.
   const std::vector<pid_t>& worker_pids() const { return worker_pids_; }
+  // The run's cgroup work queue, where a module makes, fills and removes cgroups away from the control loop; null
+  // where nothing runs one (a test's view).
+  CgroupWorkQueue* cgroup_work() const { return cgroup_work_; }
 
  private:
   const StatsZone& stats_;
   const std::vector<rte_ring*>& rings_;
   const std::vector<pid_t>& worker_pids_;
+  CgroupWorkQueue* cgroup_work_;
   IndexMap map_;
 };
 

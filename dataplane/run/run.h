@@ -183,8 +183,9 @@ class Run {
     uint64_t generated = 0;  // packets that entered it, all of them
     double left_at_s = -1;
     bool drained = false;
-    bool out_of_sight = false;     // its workers run under the kernel's scheduler, the module's successor blind to them
-    uint64_t kernel_received = 0;  // what its kernel links' receivers took, when it last moved (chain_drained)
+    bool out_of_sight = false;  // its workers run under the kernel's scheduler, the module's successor blind to them
+    uint64_t cgroups_released = 0;  // the cgroup work queue's ticket for the module's release (hand_to_the_kernel)
+    uint64_t kernel_received = 0;   // what its kernel links' receivers took, when it last moved (chain_drained)
     double kernel_moved_at_s = 0;
   };
   void remove_chain(const json& command, double now_s);
@@ -264,6 +265,8 @@ class Run {
   // The module lets go of every worker (restart, chain added or removed, probes, the drain's release); nothing if
   // it holds none.
   void detach_scheduler();
+  // What the cgroup work queue could not do, as warnings and events.
+  void take_cgroup_failures();
   void open_commands(int fd);
   void take_commands(double now_s);
   void follow_changes(double now_s);
@@ -425,6 +428,9 @@ class Run {
   rte_mempool* pool_ = nullptr;
   StatsZone* stats_ = nullptr;
   std::vector<rte_ring*> rings_;
+  // Where scheduler modules make, fill and remove cgroups away from the loop; before the module, which posts to it
+  // as it is destroyed.
+  std::unique_ptr<CgroupWorkQueue> cgroup_work_;
   std::unique_ptr<Scheduler> scheduler_;
   std::vector<pid_t> pids_;  // worker processes, or external NFs' applications
   // What schedulers switch and /proc is read for: the worker process, or an external NF's forwarding thread.

@@ -129,6 +129,7 @@ bool Run::parked_with_packets(const ChainRemoval& removal) const {
 // polling until it is asked to exit once the chain's own NFs are gone: 2,000 drops in half of the removals).
 void Run::hand_to_the_kernel(ChainRemoval& removal) {
   detach_scheduler();
+  removal.cgroups_released = cgroup_work_->posted();
   for (size_t w = 0; w < d_.workers.size(); w++) view_->hints.release(w);
   for (size_t c = 0; c < d_.chains.size(); c++) view_->hints.set_entry_open(c, true);
   for (size_t w : removal.workers) {
@@ -153,6 +154,14 @@ void Run::follow_removals(double now_s) {
       }
       // Its processes must run to see `leave`.
       if (!removal.out_of_sight) hand_to_the_kernel(removal);
+      // Told to leave once the module's cgroups let them go: the kernel moves no thread that is exiting, and one left
+      // in its NFVnice group, whose weight is the chain's little share, exited on the control core beside the busy
+      // loop at that share; the manager's reap, which waits in the kernel for a process's last threads, then stopped
+      // the loop for up to 30 ms.
+      if (!cgroup_work_->done_through(removal.cgroups_released)) {
+        ++it;
+        continue;
+      }
       for (size_t w : removal.workers) {
         workers_[w].removed = true;   // its exit is the point, not a crash
         if (externals_[w]) continue;  // asked below, when no other application is exiting

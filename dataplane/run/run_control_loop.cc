@@ -33,6 +33,13 @@ void Run::control_loop() {
   for (const auto& [name, probe] : probes_) probe->attach(*probe_view_);
   scheduler_->attach(*view_);
   attached_ = true;
+  // The first module's cgroups are awaited: a run that cannot have them fails now, naming the file, as it would
+  // without the queue (a later module's failures are warnings: the traffic runs by then).
+  cgroup_work_->drain();
+  if (cgroup_work_->has_failures()) {
+    std::vector<std::string> failures = cgroup_work_->take_failures();
+    throw std::runtime_error(d_.scheduler.name + ": " + failures.front());
+  }
   open_commands(commands_fd_);
   autoscaler_ = std::make_unique<Autoscaler>(d_, *stats_, hz_);
 
@@ -116,6 +123,7 @@ void Run::control_loop() {
         next_tick = now;
       }
       check_workers(seconds_since_go(now), progress_due);
+      take_cgroup_failures();
       if (g_interrupted && until_stopped && window_end == UINT64_MAX) {
         // The way such a run ends: the traffic stops now (the window closes at the next turn), what is in the
         // chains drains, and the results are whole.
@@ -188,6 +196,14 @@ bool Run::idle_work_beside_traffic(double now_s) const {
   if ((relayout_ && relayout_->staging) || (addition_ && !addition_->started)) return true;
   return std::any_of(pending_changes_.begin(), pending_changes_.end(),
                      [&](const PendingChange& change) { return now_s - change.requested_s < kBuildNapSeconds; });
+}
+
+void Run::take_cgroup_failures() {
+  if (!cgroup_work_->has_failures()) return;
+  for (std::string& failure : cgroup_work_->take_failures()) {
+    emit(events_, {{"event", "warning"}, {"message", failure}});
+    warnings_.push_back(std::move(failure));
+  }
 }
 
 void Run::detach_scheduler() {

@@ -111,7 +111,9 @@ void Run::start_workers() {
   // slices. 64 NFs started at once so burned ~0.4 s of CPU each and took ~20 s, sometimes past the timeout; one
   // by one, each attaches in its ~40 ms alone (the time it is given: attach_clock.h).
   for (const WorkerPlan& plan : d_.workers) launch_attached(plan, deployment_path);
-  view_ = std::make_unique<SchedulerView>(SchedulerView{d_, *stats_, rings_, task_ids_, WorkerHints(*stats_)});
+  cgroup_work_ = std::make_unique<CgroupWorkQueue>();
+  view_ = std::make_unique<SchedulerView>(
+      SchedulerView{d_, *stats_, rings_, task_ids_, WorkerHints(*stats_), cgroup_work_.get()});
   json list = json::array();
   for (size_t w = 0; w < pids_.size(); w++) list.push_back(worker_entry(w));
   emit(events_, {{"event", "started"}, {"workers", list}});
@@ -247,6 +249,7 @@ void Run::stop_workers() {
   if (attached_ && view_) {
     try {
       scheduler_->detach(*view_);  // before `stop`: a starved worker needs a fair share of CPU to see the flag
+      cgroup_work_->drain();       // its cgroups' too (the kernel moves no exiting thread)
     } catch (const std::exception& e) {
       warnings_.push_back(std::string("scheduler detach: ") + e.what());
     }
@@ -290,6 +293,11 @@ void Run::stop_workers() {
       break;
     }
     usleep(1000);
+  }
+  // The groups the module asked removed as it detached: gone before the control plane removes the run's own.
+  if (cgroup_work_) {
+    cgroup_work_->drain();
+    take_cgroup_failures();
   }
   if (chain_ends_ && chain_ends_->any_kernel_exit()) {
     // The exit links' last frames: taken until none has come for 5 ms (the accounting counts what never came as lost).

@@ -195,9 +195,12 @@ void Run::count_passages_past_inner_rings() {
 }
 
 void Run::retire_workers() {
-  // The module lets go (everything it did to the machine undone), so that every old process runs to see `leave`.
+  // The module lets go (everything it did to the machine undone), so that every old process runs to see `leave`; its
+  // cgroups too, before the processes leave (the kernel moves no exiting thread: see follow_removals). The traffic
+  // is held meanwhile.
   detach_scheduler();
   neutral_hints();
+  cgroup_work_->drain();
   // The old processes leave their loops at a batch's end, on the control core (on their NF core a process of the
   // normal policy may wait for the kernel's fair server), write their reports and exit.
   for (size_t w = 0; w < d_.workers.size(); w++) {

@@ -74,7 +74,13 @@ class NfvniceScheduler final : public Scheduler {
     // the control plane enables cpu in the v2 root's cgroup.subtree_control).
     std::optional<CgroupHierarchy> hierarchy = cgroup_hierarchy("cpu");
     if (!hierarchy) throw std::runtime_error("nfvnice: " + cgroup_hierarchy_missing("cpu"));
-    cgroups_ = std::make_unique<CpuCgroups>(d.paths.cpu_cgroup_dir, *hierarchy);
+    // The run's queue: a detached module's removals and this one's creations of the same groups stay in order.
+    CgroupWorkQueue* work = view.cgroup_work();
+    if (work == nullptr) {
+      if (!own_work_) own_work_ = std::make_unique<CgroupWorkQueue>();
+      work = own_work_.get();
+    }
+    cgroups_ = std::make_unique<CpuCgroups>(d.paths.cpu_cgroup_dir, *hierarchy, *work);
     if (options_.backpressure)
       backpressure_ = std::make_unique<Backpressure>(d, options_.high, options_.low, options_.throttle);
     occupancy_.assign(d.rings.size(), 0);
@@ -176,6 +182,7 @@ class NfvniceScheduler final : public Scheduler {
             {"congestion_episodes", backpressure_ ? backpressure_->episodes() : 0},
             {"wakeup_threshold", options_.wakeup_threshold},
             {"wakeups", wakeups_},
+            {"cgroup_work", cgroup_work_report(view)},
             {"nfs", nfs}};
   }
 
@@ -185,6 +192,14 @@ class NfvniceScheduler final : public Scheduler {
     if (!cgroups_) return "none";
     if (cgroups_->hierarchy().version == CgroupVersion::V1) return "v1 (cpu.shares)";
     return "v2 (cpu.weight = round(shares x 100 / 1024))";
+  }
+
+  // What the cgroup work queue did for the run (this module's groups and any other's): the changes and the longest,
+  // which the control loop no longer waits for.
+  json cgroup_work_report(const SchedulerView& view) const {
+    const CgroupWorkQueue* work = view.cgroup_work() ? view.cgroup_work() : own_work_.get();
+    if (work == nullptr) return json();
+    return {{"changes", work->done()}, {"longest_ms", work->longest_ms()}};
   }
 
   double cost_of(const Deployment& d, size_t n) const {
@@ -255,6 +270,8 @@ class NfvniceScheduler final : public Scheduler {
   Options options_;
   double hz_ = 1;
   KernelPolicy policy_;
+  std::unique_ptr<CgroupWorkQueue>
+      own_work_;  // where the view has no queue (a test's): before the groups, which use it
   std::unique_ptr<CpuCgroups> cgroups_;
   std::unique_ptr<Backpressure> backpressure_;
   std::vector<NfState> nfs_;

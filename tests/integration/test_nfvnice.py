@@ -3,6 +3,7 @@ path."""
 
 from __future__ import annotations
 
+import json
 import signal
 import statistics
 import subprocess
@@ -11,6 +12,8 @@ from pathlib import Path
 
 from conftest import BASE_SPEC, CPU_CGROUP, requires_cpu_cgroup, requires_root, tandem
 from integration.test_runs import assert_accounted, run_results, start_run
+from integration.test_service import SPEC as SERVICE_SPEC
+from integration.test_service import answered, ctl, results_when_stopped, serving
 
 # On whichever hierarchy offers cpu: v1 on our hybrid VMs, v2 on v2-only hosts (Debian 12, Ubuntu 22.04+, RHEL 9).
 pytestmark = [requires_root, requires_cpu_cgroup]
@@ -205,3 +208,46 @@ def test_killed_nf_under_nfvnice_is_named_and_cgroups_are_removed(write_spec, tm
     _, stderr = process.communicate(timeout=30)
     assert process.returncode == 1, stderr
     assert "NF b (pid" in stderr and "killed by signal 9" in stderr
+
+
+def _groups_hold(run_group: Path, pids: dict[str, int]) -> bool:
+    """Whether each NF's process is in its own group of the run's (what the cgroup work queue made, in its time)."""
+    return all(
+        (run_group / name / "cgroup.procs").exists()
+        and str(pid) in (run_group / name / "cgroup.procs").read_text().split()
+        for name, pid in pids.items()
+    )
+
+
+def _within(seconds: float, condition) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def test_live_switches_away_and_back_move_the_nfs_out_of_their_groups_and_in_again(
+    write_spec, tmp_path, machine_before
+):
+    # The groups are made, filled and removed on the manager's cgroup thread, the switch answered without waiting:
+    # the old module's removals must come before the new one's creations of the same names, or the NFs would end up
+    # in groups removed under them (or in none). 10 s is far beyond a move's grace period (tens of ms).
+    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    with serving(write_spec(SERVICE_SPEC), socket, out, "--ready-for", "nfvnice") as process:
+        pids = {nf["name"]: nf["pid"] for nf in json.loads(ctl(socket, "status", "--json").stdout)["nfs"]}
+        run_group = _run_cgroup(process.pid)
+        for name in ("nfvnice", "coop", "nfvnice", "coop", "nfvnice"):
+            switched = ctl(socket, "scheduler", name)
+            assert switched.returncode == 0, switched.stderr
+            assert answered(socket, json.loads(switched.stdout))["state"] == "applied", name
+            if name == "nfvnice":
+                assert _within(10, lambda: _groups_hold(run_group, pids)), (name, list(run_group.iterdir()))
+            else:
+                assert _within(10, lambda: not any(p.is_dir() for p in run_group.iterdir())), list(run_group.iterdir())
+        results = results_when_stopped(socket, process, out)
+    assert_accounted(results)
+    assert not results["warnings"], results["warnings"]
+    work = results["scheduler"]["report"]["cgroup_work"]
+    assert work["changes"] >= 3 * 2 * len(pids), work  # each attach's group per NF and each release's
