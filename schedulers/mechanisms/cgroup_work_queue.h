@@ -40,6 +40,8 @@ class CgroupWorkQueue {
   bool has_failures() const;
   uint64_t done() const;
   double longest_ms() const;  // the longest piece of work: what the loop would have waited for
+  // The system calls the work makes, for a caller's own where it need not wait (a write to a file kept open).
+  CgroupFiles& files() { return files_; }
 
   static constexpr size_t kFailuresKept = 32;
 

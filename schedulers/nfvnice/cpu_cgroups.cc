@@ -38,7 +38,7 @@ size_t CpuCgroups::add(const std::string& name, pid_t process) {
       return fail(dir + "/cgroup.procs", "moving pid " + std::to_string(process) + " in", error);
     int fd = files.open_for_writes(dir + "/" + weight);
     if (fd < 0) return fail(dir + "/" + weight, "opening", -fd);
-    group_files->weight_fd = fd;  // a new group's weight is the default: 1024 or 100
+    group_files->weight_fd.store(fd, std::memory_order_release);  // a new group's weight is the default: 1024 or 100
     return std::nullopt;
   });
   groups_.push_back(std::move(group));
@@ -52,16 +52,23 @@ bool CpuCgroups::set_shares(size_t group, uint64_t shares) {
   if (shares == (waiting ? g.asked : g.files->written.load(std::memory_order_relaxed))) return false;
   uint64_t value = hierarchy_.version == CgroupVersion::V1 ? shares : cpu_weight_of_shares(shares);
   g.asked = shares;
+  writes_++;
+  // NFVnice may reweight every NF each period: a queued write each would wake the queue's thread as often, on the
+  // loop's core. A refused write means the process and its group are going away; the manager reports the exit.
+  if (int fd = g.files->weight_fd.load(std::memory_order_acquire); fd >= 0 && !waiting) {
+    if (work_.files().rewrite(fd, std::to_string(value)) == 0)
+      g.files->written.store(shares, std::memory_order_relaxed);
+    return true;
+  }
   g.files->writes_waiting.fetch_add(1, std::memory_order_release);
   work_.post([group_files = g.files, shares, value](CgroupFiles& files) -> std::optional<std::string> {
-    // No descriptor: the group could not be made (a failure already told). A refused write means the process and
-    // its group are going away; the manager reports the exit.
-    if (group_files->weight_fd >= 0 && files.rewrite(group_files->weight_fd, std::to_string(value)) == 0)
+    // No descriptor: the group could not be made (a failure already told).
+    int fd = group_files->weight_fd.load(std::memory_order_relaxed);
+    if (fd >= 0 && files.rewrite(fd, std::to_string(value)) == 0)
       group_files->written.store(shares, std::memory_order_relaxed);
     group_files->writes_waiting.fetch_sub(1, std::memory_order_release);
     return std::nullopt;
   });
-  writes_++;
   return true;
 }
 
@@ -69,8 +76,7 @@ void CpuCgroups::release_all() {
   for (Group& g : groups_)
     work_.post([dir = g.dir, process = g.process, root = hierarchy_.root,
                 group_files = g.files](CgroupFiles& files) -> std::optional<std::string> {
-      if (group_files->weight_fd >= 0) files.close_file(group_files->weight_fd);
-      group_files->weight_fd = -1;
+      if (int fd = group_files->weight_fd.exchange(-1); fd >= 0) files.close_file(fd);
       if (process > 0) files.write(root + "/cgroup.procs", std::to_string(process));
       files.remove_group(dir);  // fails only if a task is still inside; the control plane's journal removes it then
       return std::nullopt;
