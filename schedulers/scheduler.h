@@ -106,6 +106,11 @@ class Scheduler {
   virtual void tick(SchedulerView& /*view*/, uint64_t /*now_tsc*/) {}
   // Called before the workers are stopped, also after an error: undo everything attach() and tick() did.
   virtual void detach(SchedulerView& view) = 0;
+  // A live switch that keeps the processes: instead of `running`'s detach and this one's attach, takes over from
+  // `running` (attached to `view`) what stays as it is, detaching the rest and attaching what is new; true if it did.
+  // The default keeps nothing (false): the run then detaches `running` whole and attaches this one. per_core keeps
+  // the modules of the cores that the switch leaves as they were.
+  virtual bool take_over(Scheduler& /*running*/, SchedulerView& /*view*/) { return false; }
   // True while the module deliberately keeps a worker from running (parked, stopped, frozen): its idle
   // heartbeat is then neither a hang nor starvation.
   virtual bool holds(size_t /*worker*/) const { return false; }

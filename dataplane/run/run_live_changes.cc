@@ -457,11 +457,15 @@ void Run::switch_scheduler(const json& command, double now_s) {
   uint64_t begin = rte_get_tsc_cycles();
   RingDrops drops_before = ring_drops_each();
   json before = scheduler_entry();
-  scheduler_->detach(*view_);
-  neutral_hints();  // what the old module asked of the workers and entries does not outlive it
+  // One core's switch keeps the other cores' modules as they are (take_over); otherwise the old module goes whole.
+  bool taken_over = next->take_over(*scheduler_, *view_);
+  if (!taken_over) {
+    scheduler_->detach(*view_);
+    neutral_hints();  // what the old module asked of the workers and entries does not outlive it
+  }
   scheduler_ = std::move(next);
   d_.scheduler = {name, options};
-  scheduler_->attach(*view_);
+  if (!taken_over) scheduler_->attach(*view_);
   scheduler_switched_ = true;
   json answer = {{"event", "change"},
                  {"id", command.value("id", json())},

@@ -60,17 +60,38 @@ class PerCoreScheduler final : public Scheduler {
     std::set<int> cores = nf_cores(view.deployment);
     for (CoreModule& core : cores_) {
       core.attached.reset();
-      if (!cores.count(core.choice.core)) continue;
-      auto attached = std::make_unique<AttachedCore>();
-      attached->slice = part_of(view.deployment, core.choice);
-      for (int ring : attached->slice.map.rings) attached->rings.push_back(view.rings()[static_cast<size_t>(ring)]);
-      refresh_pids(*attached, view);
-      attached->view = std::make_unique<SchedulerView>(attached->slice.deployment, view, attached->slice.map,
-                                                       attached->rings, attached->pids);
-      core.module->attach(*attached->view);
-      attached->last_tick = rte_get_tsc_cycles();
-      core.attached = std::move(attached);
+      if (cores.count(core.choice.core)) attach_core(core, view);
     }
+  }
+
+  // One core's switch (or several): the cores whose module and options stay keep their attached module, state and
+  // all, so that their NFs see nothing of it; the others' modules are detached, their hints made neutral, and the new
+  // ones attached.
+  bool take_over(Scheduler& running, SchedulerView& view) override {
+    auto* before = dynamic_cast<PerCoreScheduler*>(&running);
+    if (before == nullptr) return false;
+    for (CoreModule& core : cores_) {
+      core.attached.reset();
+      for (CoreModule& old : before->cores_)
+        if (old.attached && old.choice.core == core.choice.core &&
+            old.choice.scheduler.name == core.choice.scheduler.name &&
+            old.choice.scheduler.options == core.choice.scheduler.options) {
+          core.module = std::move(old.module);
+          core.attached = std::move(old.attached);
+        }
+    }
+    for (CoreModule& old : before->cores_) {
+      if (!old.attached) continue;
+      refresh_pids(*old.attached, view);
+      old.module->detach(*old.attached->view);
+      old.attached->view->hints.neutral(old.attached->slice.deployment.workers.size(),
+                                        old.attached->slice.deployment.chains.size());
+      old.attached.reset();
+    }
+    std::set<int> cores = nf_cores(view.deployment);
+    for (CoreModule& core : cores_)
+      if (!core.attached && cores.count(core.choice.core)) attach_core(core, view);
+    return true;
   }
 
   uint64_t tick_period_ns() const override {
@@ -144,6 +165,18 @@ class PerCoreScheduler final : public Scheduler {
   }
 
  private:
+  void attach_core(CoreModule& core, SchedulerView& view) {
+    auto attached = std::make_unique<AttachedCore>();
+    attached->slice = part_of(view.deployment, core.choice);
+    for (int ring : attached->slice.map.rings) attached->rings.push_back(view.rings()[static_cast<size_t>(ring)]);
+    refresh_pids(*attached, view);
+    attached->view = std::make_unique<SchedulerView>(attached->slice.deployment, view, attached->slice.map,
+                                                     attached->rings, attached->pids);
+    core.module->attach(*attached->view);
+    attached->last_tick = rte_get_tsc_cycles();
+    core.attached = std::move(attached);
+  }
+
   // Workers restart under new pids, and an exited one has 0: the part's are read from the run's before each call.
   static void refresh_pids(AttachedCore& attached, const SchedulerView& run) {
     attached.pids.resize(attached.slice.map.workers.size());
