@@ -205,7 +205,8 @@ bool switches_in_place(const std::vector<WorkerPlan>& plan, const std::vector<Wo
 
 struct SchedulerConfig {
   std::string name;
-  json options;  // resolved, with defaults
+  json options;                                             // resolved, with defaults
+  bool operator==(const SchedulerConfig&) const = default;  // the same module with the same options
 };
 
 struct RunPaths {

@@ -29,9 +29,8 @@ SchedulerConfig with_core_switched(const Deployment& d, int core, const Schedule
   }
   // Only the cores that hold NFs decide whether one module runs them all.
   std::set<int> cores = nf_cores(d);
-  bool uniform = std::all_of(choices.begin(), choices.end(), [&](const CoreChoice& c) {
-    return !cores.count(c.core) || (c.scheduler.name == chosen.name && c.scheduler.options == chosen.options);
-  });
+  bool uniform = std::all_of(choices.begin(), choices.end(),
+                             [&](const CoreChoice& c) { return !cores.count(c.core) || c.scheduler == chosen; });
   if (uniform) return chosen;
   return {kPerCoreScheduler, {{"cores", cores_option(choices)}}};
 }

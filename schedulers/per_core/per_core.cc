@@ -73,9 +73,7 @@ class PerCoreScheduler final : public Scheduler {
     for (CoreModule& core : cores_) {
       core.attached.reset();
       for (CoreModule& old : before->cores_)
-        if (old.attached && old.choice.core == core.choice.core &&
-            old.choice.scheduler.name == core.choice.scheduler.name &&
-            old.choice.scheduler.options == core.choice.scheduler.options) {
+        if (old.attached && old.choice.core == core.choice.core && old.choice.scheduler == core.choice.scheduler) {
           core.module = std::move(old.module);
           core.attached = std::move(old.attached);
         }
