@@ -28,7 +28,7 @@ def switched(socket, *words: str) -> dict:
     answer = ctl(socket, "scheduler", *words)
     assert answer.returncode == 0, (words, answer.stderr)
     change = answered(socket, json.loads(answer.stdout))
-    assert change["state"] == "applied" and change["ring_drops_during"] == 0, change
+    assert change["state"] == "applied" and change["ring_drops_during"] == 0, json.dumps(change)
     return change
 
 

@@ -29,6 +29,10 @@ chains:
 )
 
 RR_TIMESLICE_S = 0.1
+# The run fails a start that stalls (a worker that used no CPU for 10 s) by itself; the test's own limit only bounds
+# it, sized for 64 processes started one by one on an emulated CPU (bench/cgroup_v2_host.py: ~2 s each, where our
+# hosts take well under 0.1 s).
+START_LIMIT_S = NFS * 5
 # What each policy promises a line of spinning NFs on one core:
 # - delivers: the NFs take turns in time for packets to pass all 64 within the run (chain order, yields, one process);
 # - fair: every NF gets a share of the core, none keeps it; 64 hops take too many of the kernel's rounds to promise
@@ -66,7 +70,7 @@ def test_every_scheduler_has_a_promise_here():
 def test_a_line_of_64_nfs_on_one_core(scheduler, write_spec, tmp_path, machine_before):
     out = tmp_path / "results.json"
     spec = write_spec(SPEC.replace("SCHEDULER", SCHEDULER_SPEC.get(scheduler, scheduler)))
-    result = tandem("run", str(spec), "--json", str(out), "--quiet")
+    result = tandem("run", str(spec), "--json", str(out), "--quiet", timeout=START_LIMIT_S)
     assert result.returncode == 0, result.stderr  # every NF attached: a late one fails the run
     results = run_results(out)
     assert_accounted(results)

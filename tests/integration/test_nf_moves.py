@@ -88,7 +88,7 @@ def test_an_nf_moved_to_another_core_under_traffic_loses_nothing(write_spec, tmp
             assert change["state"] == "applied" and change["relayout"], change
             assert (change["nf"], change["core"], change["core_before"]) == (nf, core, before[nf]["core"]), change
             assert {worker["name"]: worker["nfs"] for worker in change["workers"]} == workers, change
-            assert change["ring_drops_during"] == 0, change
+            assert change["ring_drops_during"] == 0, json.dumps(change)  # whole: pytest elides a dict
             now = nfs(socket)
             assert now[nf]["core"] == core and now[nf]["pid"] != before[nf]["pid"]
             assert allowed_cores(now[nf]["pid"]) == str(core)  # its process runs on its new core alone

@@ -61,10 +61,17 @@ def test_a_killed_nf_is_restarted_and_the_traffic_flows_again(scheduler, write_s
     chain = results["chains"][0]
     # Lost at the crash and dropped while it was down are counted by name; the rest was delivered.
     assert sum(chain["dropped"]["lost_at_crash"].values()) == restart["lost_at_crash"]
-    # Down for well under a second of the 5 s window: had the traffic not flowed again, the window would deliver
-    # about 2/5 of its offer (200 kpps, far below what any scheduler carries on one core here).
+    # The traffic flowed again: the window lost at most the time the NF was down, from its crash to its new process's
+    # attach (as this run measured it: a process starts in well under a second on our hosts, in seconds on an
+    # emulated CPU), and delivered at least 3/4 of the rest of its offer (200 kpps, far below what any scheduler
+    # carries on one core). Had the traffic not flowed again, the window would deliver about 1/5 of its offer (the
+    # kill lands 1 s into it), or none where the crash came before it.
     window = chain["window"]
-    assert window["delivered_mpps"] > 0.75 * window["offered_mpps"], window
+    down_s = restart["restarted_at_s"] - restart["crashed_at_s"] + restart["attach_ms"] / 1e3
+    up_share = max(0.0, 1 - down_s / window["seconds"])
+    assert window["delivered_mpps"] > 0.75 * up_share * window["offered_mpps"], json.dumps(
+        {"window": window, "restart": restart, "down_s": down_s}
+    )
     worker = next(w for w in results["workers"] if w["pid"] == restart["pid"])
     assert worker["exit"] == "exited with status 0"  # the new process stopped cleanly at the end
 
