@@ -138,7 +138,10 @@ class NfResult(_Results):
     batches: int
     busy_cycles: int
     window: NfWindow
-    report: dict[str, Any] | None = None
+    report: dict[str, Any] | None = None  # what its last instance counted (an NF's own figures)
+    # What its instances before it counted, oldest first: {ended: new arguments | re-layout | crash, at_s, report}
+    # (a crashed process's report is null: its counts died with it).
+    earlier_reports: list[dict[str, Any]] = []
     os: OsRates | None = None
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import statistics
+from collections import Counter
 
 from controlplane.results.auto_report import auto_decision_lines, switch_cost_line
 from controlplane.results.planning_report import placement_report
@@ -125,6 +126,13 @@ def run_report(results: dict) -> str:
             lines.append(
                 f"{nf['name']} ({nf['type']}): "
                 + ", ".join(f"{key} {json.dumps(value)}" for key, value in nf["report"].items())
+            )
+        if earlier := nf.get("earlier_reports"):  # the instances before its last: their figures are in the JSON
+            ended = Counter(report["ended"] for report in earlier)
+            lines.append(
+                f"{nf['name']}: the above is its last instance's; {len(earlier)} before it ended by "
+                + ", ".join(f"{why} x{count}" for why, count in ended.items())
+                + " (earlier_reports in the JSON)"
             )
     lines.append("")
     for chain in results["chains"]:

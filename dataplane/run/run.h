@@ -35,6 +35,7 @@
 #include "external_nf.h"
 #include "kernel_link_count.h"
 #include "nf_object_reclaim.h"
+#include "nf_reports.h"
 #include "schedulers/scheduler.h"
 #include "worker_launcher.h"
 
@@ -341,6 +342,9 @@ class Run {
   bool drain_settled();
   // The running workers told to leave their loops and reaped (killed after 5 s).
   void retire_workers();
+  // The reports d_.workers' ended processes wrote, kept (nf_reports_): an NF's earlier ones that ended `ended`
+  // at `at_s`, or its last (`ended` empty; a removed chain's NFs' always).
+  void collect_nf_reports(const std::string& ended, double at_s);
   // d_.workers' processes started one by one on the run's rings and counters (those `staged` beside the old ones
   // told to go on); their `started` entries.
   json launch_planned_workers(std::map<int, Relayout::Staged>* staged = nullptr);
@@ -486,6 +490,7 @@ class Run {
   std::map<size_t, RestartState> restart_state_;    // by worker
   std::map<size_t, std::string> restart_refusals_;  // by worker: why one its spec asked for could not be
   std::vector<uint64_t> lost_at_crash_;             // per segment-first NF: packets its dead processes held
+  NfReports nf_reports_;  // what the NFs counted themselves, kept across their processes and instances
   // Kernel links (by ring index) whose receiving NF restarted (what its dead processes took), and whose sending NF
   // restarted (the NF: a frame its dead process sent and did not count is found only at the end, when the receiver
   // counted it, and then it was not lost at the crash).

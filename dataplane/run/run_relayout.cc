@@ -9,7 +9,6 @@
 #include <sys/wait.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <map>
 #include <optional>
 
@@ -17,6 +16,7 @@
 
 #include "contract/eal_args.h"
 #include "contract/idle_wait.h"
+#include "contract/nf_report_file.h"
 #include "contract/run_timing.h"
 #include "run.h"
 #include "worker_launcher.h"
@@ -232,9 +232,23 @@ void Run::retire_workers() {
     }
     usleep(1000);
   }
-  // Their reports go: the NFs' next processes write theirs at the end (what these counted stays in the counters).
-  for (const auto& entry : std::filesystem::directory_iterator(d_.paths.run_dir))
-    if (entry.path().filename().string().rfind("nf-report-", 0) == 0) std::filesystem::remove(entry.path());
+  // What their NFs counted themselves is kept as those NFs' earlier reports: the next processes count afresh.
+  collect_nf_reports("re-layout", seconds_since_go(rte_get_tsc_cycles()));
+}
+
+void Run::collect_nf_reports(const std::string& ended, double at_s) {
+  for (size_t w = 0; w < d_.workers.size(); w++) {
+    const WorkerPlan& plan = d_.workers[w];
+    for (size_t s = 0; s < plan.segments.size(); s++) {
+      // A removed chain's NFs: nothing comes after. (A run that failed before its loop has no removals to tell.)
+      size_t chain = static_cast<size_t>(d_.nfs[plan.segments[s].nfs.front()].chain);
+      bool gone_for_good = chain < chain_removed_.size() && chain_removed_[chain];
+      if (!nf_reports_.collect(nf_report_path(d_.paths.run_dir, static_cast<int>(w), s), gone_for_good ? "" : ended,
+                               at_s))
+        warnings_.push_back("worker " + plan.name + " wrote NF reports that cannot be read: the reports of " +
+                            nf_names_of(static_cast<int>(w)) + " are missing from the results");
+    }
+  }
 }
 
 json Run::launch_planned_workers(std::map<int, Relayout::Staged>* staged) {

@@ -94,6 +94,7 @@ bool Run::schedule_restart(size_t w, double now_s) {
       int64_t held = held_by_segment(segment) - lost_in_segment(segment);
       lost_at_crash_[head] += static_cast<uint64_t>(std::max<int64_t>(held, 0));
       state.lost += static_cast<uint64_t>(std::max<int64_t>(held, 0));
+      for (int nf : segment.nfs) nf_reports_.lost_at_crash(d_.nfs[nf].name, now_s);  // its counts died with it
       for (int link : segment.in_rings)
         if (d_.rings[link].kernel) forget_dead_receiver(link);
       for (int link : segment.out_rings)

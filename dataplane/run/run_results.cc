@@ -1,6 +1,5 @@
 // A run's accounting and results: counter snapshots, the window's rates, every packet accounted for, reports.
 #include <algorithm>
-#include <fstream>
 
 #include <rte_cycles.h>
 
@@ -343,20 +342,7 @@ json Run::results() {
   json ports = chain_ends_ ? chain_ends_->port_reports() : json::array();
   for (const json& port : ports) all_exact = all_exact && port["exact"].get<bool>();
 
-  std::map<std::string, json> nf_reports;
-  for (size_t w = 0; w < d_.workers.size(); w++)
-    for (size_t s = 0; s < d_.workers[w].segments.size(); s++) {
-      std::string path = d_.paths.run_dir + "/nf-report-" + std::to_string(w) + "-" + std::to_string(s) + ".json";
-      std::ifstream in(path);
-      if (!in) continue;
-      json reports = json::parse(in, nullptr, false);  // named: a temporary would die before the loop runs
-      if (reports.is_object())
-        for (const auto& [name, report] : reports.items()) nf_reports[name] = report;
-      else
-        warnings_.push_back("worker " + d_.workers[w].name + " wrote NF reports that cannot be read (" + path +
-                            "): its NFs' reports are missing from the results");
-      unlink(path.c_str());
-    }
+  collect_nf_reports("", 0);  // the processes that ran to the end wrote the NFs' last reports
 
   json worker_list = json::array();
   std::map<std::string, json> os_by_worker;
@@ -415,7 +401,8 @@ json Run::results() {
            // From undisturbed batches: a batch the NF was preempted in counts other processes' time.
            {"cycles_per_packet",
             service_packets ? json(static_cast<double>(service) / static_cast<double>(service_packets)) : json()}}},
-         {"report", nf_reports.count(nf.name) ? nf_reports[nf.name] : external_report(nf.index)},
+         {"report", nf_reports_.last(nf.name).is_null() ? external_report(nf.index) : nf_reports_.last(nf.name)},
+         {"earlier_reports", nf_reports_.earlier(nf.name)},
          {"os", worker.empty() ? gone_os : os_by_worker[worker]}});
   }
 

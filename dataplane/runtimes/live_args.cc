@@ -77,6 +77,7 @@ void finish(SegmentRuntime& segment, StatsZone& stats) {
   pthread_join(build.thread, nullptr);
   NfControl& control = stats.nf_control[segment.nf_indexes[build.nf]];
   if (build.result) {
+    live.retired_reports.emplace_back(build.nf, segment.nfs[build.nf]->report());
     live.retired.push_back(std::move(segment.nfs[build.nf]));
     segment.nfs[build.nf] = std::move(build.result);
     live.running[build.nf] = build.generation;

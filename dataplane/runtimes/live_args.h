@@ -50,6 +50,9 @@ struct LiveArgs {
   // whose free is an IPC to the manager (see worker_main.cc); the manager frees them once the NF runs the new
   // generation (dataplane/run/nf_object_reclaim.h), and nothing of theirs runs again.
   std::vector<std::unique_ptr<NetworkFunction>> retired;
+  // What each replaced instance had counted (its report, taken at the swap while its objects lived), by the
+  // segment's NF k, in the order replaced: the NF's report at the end covers its last instance only.
+  std::vector<std::pair<size_t, json>> retired_reports;
 };
 
 // Whether the segment has a change to start or to finish: one word a batch while nothing is under way.

@@ -283,6 +283,11 @@ TEST(WorkerLoop, NewArgumentsAreBuiltBesideAndSwappedInBetweenTwoBatches) {
   EXPECT_EQ(run_segment_once(segment, stats, 32), 8);
   EXPECT_EQ(stats.nfs[2].packets_dropped, 24u);
   EXPECT_EQ(segment.live->retired.size(), 1u);  // the allow-all instance, kept, never run again
+  // What it counted, taken at the swap: the 16 packets it carried while the new rules were built, all allowed.
+  ASSERT_EQ(segment.live->retired_reports.size(), 1u);
+  EXPECT_EQ(segment.live->retired_reports[0].first, 0u);
+  EXPECT_EQ(segment.live->retired_reports[0].second.value("allowed", -1), 16);
+  EXPECT_EQ(segment.nfs[0]->report().value("denied", -1), 24);  // the deny-all instance: every packet since
 
   EXPECT_EQ(drain_out(), 0u);
   EXPECT_EQ(rte_mempool_in_use_count(testing::test_pool()), 0u);

@@ -16,6 +16,7 @@
 
 #include "contract/eal_args.h"
 #include "contract/live_args_files.h"
+#include "contract/nf_report_file.h"
 #include "contract/shm_layout.h"
 #include "contract/start_gate.h"
 #include "dataplane/ports/graph_ports.h"
@@ -181,11 +182,14 @@ int main(int argc, char** argv) {
     for (size_t k = 0; k < segments[s].nfs.size(); k++) {
       int nf = segments[s].nf_indexes[k];
       if (!runtime.ran(segments[s], stats, worker_index)) continue;
-      reports[deployment.nfs[nf].name] = segments[s].nfs[k]->report();
+      json earlier = json::array();  // the instances that new arguments replaced in this process, oldest first
+      if (segments[s].live)
+        for (const auto& [replaced, report] : segments[s].live->retired_reports)
+          if (replaced == k) earlier.push_back(report);
+      reports[deployment.nfs[nf].name] = {{"report", segments[s].nfs[k]->report()}, {"replaced", earlier}};
     }
-    // NF-specific reports go through a file the manager merges into the results.
-    std::ofstream(deployment.paths.run_dir + "/nf-report-" + std::to_string(worker_index) + "-" + std::to_string(s) +
-                  ".json")
+    // NF-specific reports go through a file the manager merges into the results (contract/nf_report_file.h).
+    std::ofstream(nf_report_path(deployment.paths.run_dir, worker_index, s))
         << reports.dump(-1, ' ', false, json::error_handler_t::replace);  // an NF's stray bytes cannot lose them all
   }
   // No rte_eal_cleanup(): in a secondary it frees EAL's own hugepage memory (services, ...), and a free that

@@ -113,6 +113,16 @@ def test_report_shows_what_each_nf_counted_itself():
     results = copy.deepcopy(RESULTS)
     results["nfs"][0]["report"] = {"requests_checked": 40, "dropped_by_pattern": [3, 0]}
     assert "a (macswap): requests_checked 40, dropped_by_pattern [3, 0]" in run_report(results)
+    assert "before it" not in run_report(results)
+    # Instances before the last (new arguments, a re-layout, a crash) are counted and said how they ended.
+    results["nfs"][0]["earlier_reports"] = [
+        {"ended": "new arguments", "report": {"requests_checked": 10}},
+        {"ended": "re-layout", "at_s": 2.0, "report": {"requests_checked": 12}},
+        {"ended": "re-layout", "at_s": 3.0, "report": {"requests_checked": 1}},
+        {"ended": "crash", "at_s": 4.0, "report": None},
+    ]
+    said = "a: the above is its last instance's; 4 before it ended by new arguments x1, re-layout x2, crash x1"
+    assert said in run_report(results)
 
 
 def test_comparison_ratio_to_rtc():

@@ -98,6 +98,15 @@ def test_the_nfs_relaid_out_under_traffic_lose_nothing_and_keep_their_arguments(
     assert [change["scheduler"] for change in switches] == [name for name, _ in SWITCHES]
     assert all(change["state"] == "applied" and change["relayout"] for change in switches), switches
     assert results["scheduler"]["name"] == "coop"
+    # What fw counted itself, over its instances (two argument changes, six processes, and one more for each time a
+    # switch started the old layout again to finish its drain), adds up to what the runtime counted of it: each
+    # instance's report kept as it ended, the last one's at the end.
+    processes_replaced = len(SWITCHES) + sum(change["drain_restarts"] for change in switches)
+    ended = [earlier["ended"] for earlier in fw["earlier_reports"]]
+    assert ended == ["new arguments"] + ["re-layout"] * processes_replaced + ["new arguments"], ended
+    reports = [fw["report"], *(earlier["report"] for earlier in fw["earlier_reports"])]
+    assert sum(report["allowed"] + report["denied"] for report in reports) == fw["packets_in"], reports
+    assert sum(report["denied"] for report in reports) == fw["packets_dropped"], reports
 
 
 def kill_the_first_staged_process(within_s: float = 30) -> int:
