@@ -28,6 +28,23 @@ json refused(const json& command, const std::string& field, const std::string& m
   return addition_refusal(command, "chain", field, message);
 }
 
+// The first NF of `next`'s last chain (the one to add) whose name an NF of the service has, a removed chain's too:
+// its field, by its place in the request (its index counts on from the service's NFs), and why; empty when every
+// name is new.
+std::pair<std::string, std::string> nf_name_taken(const Deployment& running, const Deployment& next,
+                                                  const std::vector<bool>& chain_removed) {
+  for (size_t nf = running.nfs.size(); nf < next.nfs.size(); nf++) {
+    const std::string& name = next.nfs[nf].name;
+    auto taken =
+        std::find_if(running.nfs.begin(), running.nfs.end(), [&](const NfConfig& other) { return other.name == name; });
+    if (taken == running.nfs.end()) continue;
+    return {"chain.nfs[" + std::to_string(nf - running.nfs.size()) + "].name",
+            "an NF named '" + name + "' is in the service (chain '" + running.chains[taken->chain].name + "'" +
+                (chain_removed[taken->chain] ? ", removed: its NFs' names stay taken" : "") + ")"};
+  }
+  return {"", ""};
+}
+
 }  // namespace
 
 std::string Run::why_no_chain_can_come() const {
@@ -113,6 +130,10 @@ void Run::add_chain(const json& command, double now_s) {
       return answer_change(refused(command, "chain.name",
                                    "a chain named '" + chain.name + "' is in the service" +
                                        (chain_removed_[chain.index] ? " (removed; its name stays taken)" : "")));
+  // NFs are found by name (status, results, an argument change, the autoscaler): one name, one NF, over the
+  // service's life. The control plane checks the spec's names; those of chains added since are known here.
+  if (auto [field, why] = nf_name_taken(d_, next, chain_removed_); !why.empty())
+    return answer_change(refused(command, field, why));
   if (auto [field, why] = why_chain_cannot_come(next); !why.empty()) return answer_change(refused(command, field, why));
 
   ChainAddition addition;

@@ -541,9 +541,17 @@ def test_a_chain_added_under_traffic_starts_without_loss_and_can_go_again(
         assert takes_packets(socket, "check")  # the first chain runs on beside it
         again = ctl(socket, "add-chain", "-", stdin=ADDED_CHAIN)
         assert again.returncode == 2 and "(body.chain.name)" in again.stderr, again.stderr
+        # An NF's name is one NF's over the service's life: an added chain's are taken as the spec's are.
+        other = ADDED_CHAIN.replace("name: added", "name: other")
+        taken = ctl(socket, "add-chain", "-", stdin=other)
+        assert taken.returncode == 2 and "(body.chain.nfs[0].name)" in taken.stderr, taken.stderr
+        assert "an NF named 'fw2' is in the service (chain 'added')" in taken.stderr, taken.stderr
         # An added chain goes as any other.
         removed = answered(socket, json.loads(ctl(socket, "remove-chain", "added").stdout))
         assert removed["state"] == "applied" and removed["nfs_stopped"] == "fw2,count", removed
+        taken = ctl(socket, "add-chain", "-", stdin=other.replace("name: fw2", "name: fw3"))
+        assert taken.returncode == 2 and "(body.chain.nfs[1].name)" in taken.stderr, taken.stderr
+        assert "'count' is in the service (chain 'added', removed" in taken.stderr, taken.stderr
         results = results_when_stopped(socket, process, out)
     assert results["accounting"]["exact"], results["accounting"]
     added = next(chain for chain in results["chains"] if chain["name"] == "added")
