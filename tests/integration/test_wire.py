@@ -177,7 +177,7 @@ def test_the_way_back_over_the_wire_is_added_to_a_running_service(tmp_path, loss
             assert added.returncode == 0, added.stderr
             assert answered(socket, json.loads(added.stdout))["state"] == "applied"
         refused = ctl(
-            socket, "add-chain", "-", stdin=WIRE_CHAINS["a-in"].replace("a-in", "again").replace("-a}", "-x}")
+            socket, "add-chain", "-", stdin=WIRE_CHAINS["a-in"].replace("a-in", "again").replace("count-a", "count-x")
         )
         assert refused.returncode == 2 and "port 'east' also feeds a-in" in refused.stderr, refused.stderr
         results = results_once_the_clients_ran(socket, process, out)
