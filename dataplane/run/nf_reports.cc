@@ -15,8 +15,7 @@ bool NfReports::collect(const std::string& path, const std::string& ended, doubl
   if (!reports.is_object()) return false;
   for (const auto& [nf, written] : reports.items()) {
     if (!written.is_object() || !written.contains("report")) return false;
-    json& earlier = earlier_[nf];
-    if (!earlier.is_array()) earlier = json::array();
+    json& earlier = earlier_of(nf);
     for (const json& replaced : written.value("replaced", json::array()))
       earlier.push_back({{"ended", "new arguments"}, {"report", replaced}});
     if (ended.empty()) {
@@ -29,9 +28,12 @@ bool NfReports::collect(const std::string& path, const std::string& ended, doubl
 }
 
 void NfReports::lost_at_crash(const std::string& nf, double at_s) {
-  json& earlier = earlier_[nf];
-  if (!earlier.is_array()) earlier = json::array();
-  earlier.push_back({{"ended", "crash"}, {"at_s", at_s}, {"report", nullptr}});
+  earlier_of(nf).push_back({{"ended", "crash"}, {"at_s", at_s}, {"report", nullptr}});
+}
+
+json& NfReports::earlier_of(const std::string& nf) {
+  auto [entry, _] = earlier_.try_emplace(nf, json::array());
+  return entry->second;
 }
 
 json NfReports::last(const std::string& nf) const {

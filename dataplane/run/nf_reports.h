@@ -30,6 +30,8 @@ class NfReports {
   json earlier(const std::string& nf) const;
 
  private:
+  json& earlier_of(const std::string& nf);  // its list, made empty on first use
+
   std::map<std::string, json> last_;
   std::map<std::string, json> earlier_;
 };

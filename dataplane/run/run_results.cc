@@ -377,6 +377,8 @@ json Run::results() {
     uint64_t window_in = b.packets_in - a.packets_in;
     uint64_t busy = b.busy_cycles - a.busy_cycles;
     uint64_t service = b.service_cycles - a.service_cycles, service_packets = b.service_packets - a.service_packets;
+    json report = nf_reports_.last(nf.name);  // none written: an application's, what Tandem knows of it
+    if (report.is_null()) report = external_report(nf.index);
     nfs.push_back(
         {{"name", nf.name},
          {"type", nf.type},
@@ -401,7 +403,7 @@ json Run::results() {
            // From undisturbed batches: a batch the NF was preempted in counts other processes' time.
            {"cycles_per_packet",
             service_packets ? json(static_cast<double>(service) / static_cast<double>(service_packets)) : json()}}},
-         {"report", nf_reports_.last(nf.name).is_null() ? external_report(nf.index) : nf_reports_.last(nf.name)},
+         {"report", std::move(report)},
          {"earlier_reports", nf_reports_.earlier(nf.name)},
          {"os", worker.empty() ? gone_os : os_by_worker[worker]}});
   }
