@@ -1,9 +1,10 @@
 // Tests of a chain appended to a deployment (a service's added chain): every index already given out stays what it
-// was, the chain's NFs and rings take the next ones, too many chains are refused (a service told why), and a service's
-// pool keeps room (what it removed giving its room back).
+// was, the chain's NFs and rings take the next ones, too many chains are refused (a service told why), a service's
+// pool keeps room (what it removed giving its room back), and rings named apart keep their names.
 #include <gtest/gtest.h>
 
 #include "contract/deployment.h"
+#include "contract/eal_args.h"
 #include "contract/shm_layout.h"
 
 namespace tandem {
@@ -82,6 +83,25 @@ TEST(AppendedChain, WhatAServiceRemovedNeedsNoRoomInItsPool) {
   EXPECT_EQ(mbuf_pool_size(d, {false, true}, {0}), alone);
   EXPECT_GT(mbuf_pool_size(d, {false, true}), alone);  // the port still counts
   EXPECT_EQ(mbuf_pool_size(d, {true, true}, {0}), 8192 + kServiceSpareMbufs);
+}
+
+// A refused chain may leave its rings under their index's names: the next chain's rings, named apart, keep their
+// names through the deployment file that workers read (and restarted ones read again).
+TEST(AppendedChain, RingsNamedApartKeepTheirNamesInTheDeploymentFile) {
+  json original = {{"scheduler", {{"name", "coop"}}}, {"chains", {chain_of("a", {"a1"})}}};
+  Deployment d = parse_deployment(original);
+  append_chain(d, chain_of("b", {"b1"}));
+  original["chains"].push_back(chain_of("b", {"b1"}));
+  int entry = d.chains[1].entry_ring;
+  d.rings[entry].object = "tandem_ring_" + std::to_string(entry) + ".1";
+  Deployment read = parse_deployment(deployment_to_json(d, original));
+  ASSERT_EQ(read.rings.size(), d.rings.size());
+  for (const RingConfig& ring : read.rings) EXPECT_EQ(ring_object(ring), ring_object(d.rings[ring.index]));
+  EXPECT_EQ(ring_object(read.rings[entry]), "tandem_ring_" + std::to_string(entry) + ".1");
+  EXPECT_EQ(ring_object(read.rings[0]), "tandem_ring_0");
+  json wrong = deployment_to_json(d, original);
+  wrong["ring_objects"]["99"] = "x";
+  EXPECT_THROW(parse_deployment(wrong), std::runtime_error);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <regex>
 #include <stdexcept>
@@ -276,6 +277,14 @@ Deployment parse_deployment(const json& doc) {
   for (const auto& c : doc.at("chains")) append_chain(d, c);
   if (doc.contains("workers"))
     for (const auto& w : doc.at("workers")) d.workers.push_back(worker_from_json(w, d.nfs));
+  const json ring_objects = doc.value("ring_objects", json::object());
+  for (const auto& [index, object] : ring_objects.items()) {
+    size_t ring = 0;
+    auto [end, error] = std::from_chars(index.data(), index.data() + index.size(), ring);
+    if (error != std::errc() || end != index.data() + index.size() || ring >= d.rings.size())
+      throw std::runtime_error("ring_objects names ring " + index + ", which is not there");
+    d.rings[ring].object = object.get<std::string>();
+  }
   if (doc.contains("paths")) {
     const json& p = doc.at("paths");
     d.paths = {p.value("file_prefix", ""),   p.value("huge_dir", ""),   p.value("run_dir", ""),
@@ -342,6 +351,9 @@ json deployment_to_json(const Deployment& deployment, const json& original) {
   doc["scheduler"]["options"] = deployment.scheduler.options;
   doc["workers"] = json::array();
   for (const WorkerPlan& plan : deployment.workers) doc["workers"].push_back(worker_to_json(plan));
+  doc.erase("ring_objects");
+  for (const RingConfig& ring : deployment.rings)
+    if (!ring.object.empty()) doc["ring_objects"][std::to_string(ring.index)] = ring.object;
   return doc;
 }
 

@@ -102,6 +102,10 @@ struct RingConfig {
   // A kernel link instead of a ring: a veth (through a switch or back to back) between packet sockets; it holds
   // no mbufs, and its counters come from both ends and the receiving socket (contract/shm_layout.h).
   bool kernel = false;
+  // The DPDK ring's name where it is not ring_object_name(index) (contract/eal_args.h ring_object): a chain added
+  // to a service and refused may leave its rings behind (where the manager may not free them), and a later chain's
+  // rings take the same indices. The deployment file carries it (`ring_objects`), so workers find their rings.
+  std::string object;
 };
 
 // How a chain's kernel links move packets (`io: kernel` in the spec, for the chain or some of its NFs): system

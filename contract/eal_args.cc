@@ -59,4 +59,8 @@ std::string pin_to_core(pid_t task, int core) {
 
 std::string ring_object_name(int ring_index) { return "tandem_ring_" + std::to_string(ring_index); }
 
+std::string ring_object(const RingConfig& ring) {
+  return ring.object.empty() ? ring_object_name(ring.index) : ring.object;
+}
+
 }  // namespace tandem

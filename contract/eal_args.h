@@ -36,5 +36,7 @@ std::string pin_to_core(pid_t task, int core);
 
 // DPDK object names (at most RTE_RING_NAMESIZE) of a ring and of the stats zone.
 std::string ring_object_name(int ring_index);
+// The name of the DPDK ring that carries `ring`: its own (RingConfig::object) or the one its index gives.
+std::string ring_object(const RingConfig& ring);
 
 }  // namespace tandem

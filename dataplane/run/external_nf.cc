@@ -42,6 +42,13 @@ ExternalNf::ExternalNf(const Deployment& run, const NfConfig& nf, const WorkerPl
   // net_ring's ATTACH action does not work across processes (../shared/DESIGN.md): the primary makes the port
   // from the rings themselves, and the secondary finds it through the shared ethdev data.
   std::string port_name = "net_ring_tandem" + std::to_string(nf_);
+  // A chain added to a service and refused leaves its application's port (DPDK's shared port data is not taken
+  // back: Run::give_up_addition), under the index a later chain's NF then takes: this port is named apart.
+  // (rte_eth_from_rings makes a virtual device named "net_ring_" and the name given.)
+  uint16_t taken = 0;
+  for (int attempt = 1; attempt < 1000 && rte_eth_dev_get_port_by_name(("net_ring_" + port_name).c_str(), &taken) == 0;
+       attempt++)
+    port_name = "net_ring_tandem" + std::to_string(nf_) + "_" + std::to_string(attempt);
   int port = rte_eth_from_rings(port_name.c_str(), &in, 1, &out, 1, rte_socket_id());
   if (port < 0)
     throw std::runtime_error("cannot make the ring port of external NF " + nf_name + ": " + rte_strerror(rte_errno));

@@ -84,6 +84,8 @@ json removal_refusal(const json& command, const char* what, const std::string& m
 json addition_refusal(const json& command, const char* what, const std::string& field, const std::string& message);
 // A ring of the deployment in shared memory, named as the workers look it up; null with rte_errno set.
 rte_ring* make_ring(const RingConfig& config);
+// Names `config`'s ring where a chain refused before left a ring of its index's name (RingConfig::object).
+void name_left_ring_apart(RingConfig& config);
 // The names of the NFs worker `worker` runs, comma-separated.
 std::string worker_nf_names(const Deployment& deployment, int worker);
 

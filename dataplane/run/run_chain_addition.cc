@@ -155,7 +155,9 @@ void Run::add_chain(const json& command, double now_s) {
   for (size_t w = d_.workers.size(); w < next.workers.size(); w++) stats_->workers[w] = {.throttled = 1};
   stats_->chains[next.chains.back().index] = {};
   for (size_t r = d_.rings.size(); r < next.rings.size(); r++) {
-    const RingConfig& config = next.rings[r];
+    RingConfig& config = next.rings[r];
+    // A chain refused before may have left its rings (give_up_addition): this one's rings take their indices.
+    name_left_ring_apart(config);
     rte_ring* ring = make_ring(config);
     if (ring == nullptr) {
       for (rte_ring* made : addition.rings) rte_ring_free(made);

@@ -55,8 +55,15 @@ void Run::fail(const std::string& message, const std::string& nf) {
 
 rte_ring* make_ring(const RingConfig& config) {
   // One producer and one consumer per ring; EXACT_SZ makes the usable capacity the spec's number.
-  return rte_ring_create(ring_object_name(config.index).c_str(), config.capacity, SOCKET_ID_ANY,
+  return rte_ring_create(ring_object(config).c_str(), config.capacity, SOCKET_ID_ANY,
                          RING_F_SP_ENQ | RING_F_SC_DEQ | RING_F_EXACT_SZ);
+}
+
+void name_left_ring_apart(RingConfig& config) {
+  config.object.clear();
+  // Within RTE_RING_NAMESIZE: "tandem_ring_255.999" is 19 characters.
+  for (int attempt = 1; attempt < 1000 && rte_ring_lookup(ring_object(config).c_str()) != nullptr; attempt++)
+    config.object = ring_object_name(config.index) + "." + std::to_string(attempt);
 }
 
 void Run::set_up_memory() {

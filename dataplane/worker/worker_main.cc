@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
     for (const std::vector<int>* ends : {&s.in_rings, &s.out_rings})
       for (int ring : *ends)
         if (!deployment.rings[ring].kernel &&
-            (rings[ring] = rte_ring_lookup(ring_object_name(ring).c_str())) == nullptr)
+            (rings[ring] = rte_ring_lookup(ring_object(deployment.rings[ring]).c_str())) == nullptr)
           return fail(plan.name, "ring " + deployment.rings[ring].name + " not found");
   rte_mempool* pool = rte_mempool_lookup(kMbufPoolName);
   if (pool == nullptr) return fail(plan.name, "mbuf pool not found: is the manager running?");

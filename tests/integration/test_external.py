@@ -311,6 +311,13 @@ def test_a_chain_with_testpmd_added_to_a_service_forwards_and_costs_the_running_
 ):
     socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
     with serving(write_spec(SERVED_SPEC), socket, out) as process:
+        # An application that exits as it starts: the chain is refused, and its rings and port stay behind (DPDK's
+        # shared port data is not taken back). The next chains' NFs and rings take the same indices: refused again
+        # for the same reason, not for a name the first left taken, and then added whole.
+        failing = CHAIN_WITH_TESTPMD.replace("forward_mode: macswap", "forward_mode: macswap, binary: /bin/false")
+        for _ in range(2):
+            refused = ctl(socket, "add-chain", "-", stdin=failing)
+            assert refused.returncode == 2 and "NF pmd failed to start" in refused.stderr, refused.stderr
         change = taken(socket, "add-chain", "-", stdin=CHAIN_WITH_TESTPMD)
         # testpmd started while the first chain's traffic flowed, stopped once it forwarded until its chain joined:
         # no ring of the running chain overflowed (had it polled meanwhile, unis could not have switched it).
