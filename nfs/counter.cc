@@ -1,4 +1,6 @@
 // counter: a monitoring NF that keeps per-flow packet and byte counts in a DPDK rte_hash table.
+#include <cerrno>
+#include <string>
 #include <vector>
 
 #include <rte_errno.h>
@@ -36,9 +38,16 @@ class Counter final : public NetworkFunction {
     params.key_len = sizeof(FlowKey);
     params.hash_func = rte_jhash;
     params.socket_id = SOCKET_ID_ANY;
+    // Where an allocation fails rte_hash_create logs it, and the rte_errno it leaves told a user nothing (a table
+    // of 16,777,216 flows in a service's memory: ENOENT, "No such file or directory").
+    rte_errno = 0;
     table_ = rte_hash_create(&params);
     if (table_ == nullptr)
-      throw std::runtime_error("rte_hash_create failed for " + name + ": " + rte_strerror(rte_errno));
+      throw std::runtime_error("cannot make its flow table of " + std::to_string(max_flows) +
+                               " entries (rte_hash_create, " + name + "): " +
+                               (rte_errno == 0 || rte_errno == ENOENT
+                                    ? "most likely too little hugepage memory left for it (lower max_flows)"
+                                    : rte_strerror(rte_errno)));
   }
   ~Counter() override { rte_hash_free(table_); }
 

@@ -221,6 +221,11 @@ void Run::change_args(const json& command, double now_s) {
       if (nf.scale_group == targets[0] && nf.index != targets[0]) targets.push_back(nf.index);
   if (targets.empty()) return answer_change(change_refusal(command, "nf", "no NF named '" + name + "' in this run"));
   const NfConfig& nf = d_.nfs[targets[0]];
+  // Its processes are gone (after a re-layout, its NFs are in no worker's plan): whatever the arguments say, the
+  // NF named is the request's fault, as one that never was.
+  if (chain_removed_[nf.chain])
+    return answer_change(
+        change_refusal(command, "nf", "'" + name + "' is an NF of chain " + d_.chains[nf.chain].name + ", removed"));
   if (nf.external())
     return answer_change(change_refusal(command, "nf",
                                         "'" + name +
@@ -239,9 +244,6 @@ void Run::change_args(const json& command, double now_s) {
                                         "the new arguments give '" + name +
                                             "' other output gates than the chain's graph joins; change the graph by "
                                             "restarting the service"));
-  if (chain_removed_[nf.chain])  // its processes are gone (after a re-layout, its NFs are in no worker's plan)
-    return answer_change(
-        change_refusal(command, "nf", "'" + name + "' is an NF of chain " + d_.chains[nf.chain].name + ", removed"));
   for (int target : targets) {
     if (workers_[place_of_nf(target).worker].exited)
       return answer_change(change_refusal(command, "nf", "the worker of '" + d_.nfs[target].name + "' has exited"));

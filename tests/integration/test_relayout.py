@@ -227,9 +227,12 @@ def test_a_removed_chains_nfs_stay_out_of_the_new_layout(write_spec, tmp_path, m
             change = json.loads(switched.stdout)
             assert [(worker["name"], worker["nfs"]) for worker in change["workers"]] == workers, change
             assert takes_packets(socket, "check")
-        # Its NFs have no process left to take arguments: refused, naming the chain.
-        refused = ctl(socket, "args", "count", "-", stdin="{}")
-        assert refused.returncode == 2 and "chain goes, removed" in refused.stderr, refused.stderr
+        # Its NFs have no process left to take arguments: refused, naming the chain, whatever the arguments say.
+        for args in ("{}", "{no_such_argument: 1}"):
+            refused = ctl(socket, "args", "count", "-", stdin=args)
+            assert refused.returncode == 2 and "(path): 'count' is an NF of chain goes, removed" in refused.stderr, (
+                refused.stderr
+            )
         results = results_when_stopped(socket, process, out)
     assert results["accounting"]["exact"] and results["accounting"]["in_flight"] == 0, results["accounting"]
     goes = next(chain for chain in results["chains"] if chain["name"] == "goes")
