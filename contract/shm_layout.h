@@ -11,6 +11,10 @@ inline constexpr int kMaxRings = 256;
 inline constexpr int kMaxNfs = 128;
 inline constexpr int kMaxWorkers = 128;
 inline constexpr int kMaxChains = 128;
+// A worker runs one NF or more, and a service's NFs never outnumber kMaxNfs (contract/deployment.h
+// beyond_stats_zone): so its workers, however its chains come and go, have their slots. (A re-layout's new processes
+// take slots beside the running ones: it checks them itself.)
+static_assert(kMaxWorkers >= kMaxNfs, "every NF may run in a worker of its own");
 
 // Counters have exactly one writer each (the ring's producer or consumer, the NF's worker), so
 // relaxed atomic stores suffice; readers on other cores see them within a cache-line transfer.

@@ -591,6 +591,8 @@ def test_more_processes_than_dpdk_has_lcore_ids_is_refused(write_spec):
         (["run", "SPEC", "--json", "/nonexistent/folder/r.json"], "--json: cannot write /nonexistent/folder/r.json"),
         (["compare", "SPEC", "--csv", "/nonexistent/folder/r.csv"], "--csv: cannot write /nonexistent/folder/r.csv"),
         (["compare", "SPEC", "--plot", "/tmp"], "--plot: cannot write /tmp: is a folder"),
+        # A folder whose mode lets root write, which takes no file all the same.
+        (["run", "SPEC", "--json", "/proc/r.json"], "--json: cannot write /proc/r.json: no such file or directory"),
     ],
 )
 def test_an_output_that_cannot_be_written_is_refused_before_the_run(write_spec, tmp_path, args, said):
