@@ -7,9 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -17,6 +19,7 @@
 #include "bystander_threads.h"
 #include "cgroup_files.h"
 #include "cgroup_fs.h"
+#include "cgroup_work_queue.h"
 
 namespace tandem {
 namespace {
@@ -123,10 +126,14 @@ class SignalController final : public ProcessController {
 // Each adopted process gets its own child cgroup; cgroup.freeze is kept open so that a switch is one write.
 // cgroup.freeze is a core file of cgroup v2 (Linux 5.2), in every non-root group, with no controller to enable.
 // Freezing acts on every thread of the group, so the other threads of the process are kept on the task's core too.
+// With a work queue (a run's), the groups are made, filled and removed on its thread: moving a process between
+// groups after a quiet spell waits for an RCU grace period (6-18 ms a switch to unis here, the loop held
+// meanwhile). Until its group is made, an adopted task runs on under the kernel's scheduler, as it did before the
+// module took it; settle() then gives it the state the module asked last.
 class FreezerController final : public ProcessController {
  public:
-  FreezerController(std::string parent, std::string root, CgroupFiles& files)
-      : parent_(std::move(parent)), root_(std::move(root)), files_(files) {
+  FreezerController(std::string parent, std::string root, CgroupFiles& files, CgroupWorkQueue* work)
+      : parent_(std::move(parent)), root_(std::move(root)), files_(work ? work->files() : files), work_(work) {
     if (parent_.empty()) throw std::runtime_error("the freezer backend needs a cgroup v2 directory for the run");
   }
   ~FreezerController() override { release_all(); }
@@ -135,19 +142,19 @@ class FreezerController final : public ProcessController {
     if (absent(task)) return;
     pid_t process = process_of(task);
     std::string dir = parent_ + "/task-" + std::to_string(task);
-    auto fail = [&](const std::string& file, const std::string& what, int error) {
-      files_.write(root_ + "/cgroup.procs", std::to_string(process));
-      files_.remove_group(dir);
-      return std::runtime_error("freezer, task " + std::to_string(task) + ": " + cgroup_failure(file, what, error));
-    };
-    if (int error = files_.make_group(dir); error != 0 && error != EEXIST) throw fail(dir, "mkdir", error);
-    if (int error = files_.write(dir + "/cgroup.procs", std::to_string(process)))
-      throw fail(dir + "/cgroup.procs", "moving pid " + std::to_string(process) + " in", error);
-    int fd = files_.open_for_writes(dir + "/cgroup.freeze");
-    if (fd < 0) throw fail(dir + "/cgroup.freeze", "opening", -fd);
-    groups_[task] = Group{.process = process, .dir = dir, .freeze_fd = fd};
+    Group& group = groups_[task] = Group{.process = process, .dir = dir};
     bystanders_.gather(task);
-    freeze(task, true);
+    if (!work_) {
+      if (std::optional<std::string> error = make(files_, root_, task, process, dir, *group.made))
+        throw std::runtime_error(*error);
+      group.freeze_fd = group.made->load();
+      freeze(task, true);
+      return;
+    }
+    pending_++;
+    work_->post([root = root_, task, process, dir, made = group.made](CgroupFiles& files) {
+      return make(files, root, task, process, dir, *made);
+    });
   }
   void activate(pid_t task) override {
     if (!absent(task)) freeze(task, false);
@@ -155,49 +162,120 @@ class FreezerController final : public ProcessController {
   void deactivate(pid_t task) override {
     if (!absent(task)) freeze(task, true);
   }
-  void release_all() override {
+  void settle() override {
+    if (pending_ == 0) return;
     for (auto& [task, group] : groups_) {
-      files_.rewrite(group.freeze_fd, "0");  // fails only if the group is gone with its process
-      files_.close_file(group.freeze_fd);
-      files_.write(root_ + "/cgroup.procs", std::to_string(group.process));
-      files_.remove_group(group.dir);
+      if (group.freeze_fd != kPending || group.failed) continue;
+      int fd = group.made->load(std::memory_order_acquire);
+      if (fd == kPending) continue;
+      pending_--;
+      if (fd == kFailed) {
+        group.failed = true;  // the queue keeps why, and the run warns: the task runs on, not parked
+        continue;
+      }
+      group.freeze_fd = fd;
+      write_state(task, group);
+    }
+  }
+  void release_all() override {
+    // With a queue: every task thawed at once (fails only if the group is gone with its process), and only then its
+    // group's removal posted: a thaw takes the cgroup mutex, which the queue's move out of a group holds while it
+    // waits for the RCU grace period (a thaw behind it took 5 ms).
+    if (work_)
+      for (auto& [task, group] : groups_)
+        if (group.freeze_fd >= 0) files_.rewrite(group.freeze_fd, "0");
+    for (auto& [task, group] : groups_) {
+      if (!work_) {
+        release(files_, root_, group.process, group.dir, *group.made);
+        continue;
+      }
+      work_->post([root = root_, process = group.process, dir = group.dir, made = group.made](CgroupFiles& files) {
+        release(files, root, process, dir, *made);
+        return std::optional<std::string>();
+      });
     }
     groups_.clear();
+    pending_ = 0;
     bystanders_.release();
   }
 
  private:
+  static constexpr int kPending = -1, kFailed = -2;
   struct Group {
     pid_t process;
     std::string dir;
-    int freeze_fd;
+    // The open cgroup.freeze once the group is made (written by the queue's thread), or kPending, kFailed.
+    std::shared_ptr<std::atomic<int>> made = std::make_shared<std::atomic<int>>(kPending);
+    int freeze_fd = kPending;  // the loop's copy of `made`, once it has seen it
+    bool failed = false;
+    bool frozen = true;  // what the module asked last
   };
+  // Makes the task's group and moves its process in; stores the open cgroup.freeze in `made` (kFailed on failure,
+  // with the process back in the root group and the group removed). Returns what failed.
+  static std::optional<std::string> make(CgroupFiles& files, const std::string& root, pid_t task, pid_t process,
+                                         const std::string& dir, std::atomic<int>& made) {
+    auto fail = [&](const std::string& file, const std::string& what, int error) {
+      files.write(root + "/cgroup.procs", std::to_string(process));
+      files.remove_group(dir);
+      made.store(kFailed, std::memory_order_release);
+      return "freezer, task " + std::to_string(task) + ": " + cgroup_failure(file, what, error);
+    };
+    if (int error = files.make_group(dir); error != 0 && error != EEXIST) return fail(dir, "mkdir", error);
+    if (int error = files.write(dir + "/cgroup.procs", std::to_string(process)))
+      return fail(dir + "/cgroup.procs", "moving pid " + std::to_string(process) + " in", error);
+    int fd = files.open_for_writes(dir + "/cgroup.freeze");
+    if (fd < 0) return fail(dir + "/cgroup.freeze", "opening", -fd);
+    made.store(fd, std::memory_order_release);
+    return std::nullopt;
+  }
+  // Lets the process run, back in the root group, and removes its group (after make, in the queue's order).
+  static void release(CgroupFiles& files, const std::string& root, pid_t process, const std::string& dir,
+                      const std::atomic<int>& made) {
+    int fd = made.load(std::memory_order_acquire);
+    if (fd >= 0) {
+      files.rewrite(fd, "0");
+      files.close_file(fd);
+    }
+    if (fd != kFailed) {
+      files.write(root + "/cgroup.procs", std::to_string(process));
+      files.remove_group(dir);
+    }
+  }
   void freeze(pid_t task, bool frozen) {
     auto it = groups_.find(task);
     if (it == groups_.end()) throw std::runtime_error("task " + std::to_string(task) + " was not adopted");
-    if (int error = files_.rewrite(it->second.freeze_fd, frozen ? "1" : "0"); error != 0 && error != ESRCH)
+    it->second.frozen = frozen;
+    if (it->second.freeze_fd >= 0) write_state(task, it->second);  // else: once its group is made (settle)
+  }
+  void write_state(pid_t task, const Group& group) {
+    if (int error = files_.rewrite(group.freeze_fd, group.frozen ? "1" : "0"); error != 0 && error != ESRCH)
       throw std::runtime_error(
           "freezer, task " + std::to_string(task) + ": " +
-          cgroup_failure(it->second.dir + "/cgroup.freeze", frozen ? "writing 1" : "writing 0", error));
+          cgroup_failure(group.dir + "/cgroup.freeze", group.frozen ? "writing 1" : "writing 0", error));
   }
   std::string parent_, root_;
   CgroupFiles& files_;
+  CgroupWorkQueue* work_;
   std::map<pid_t, Group> groups_;
+  size_t pending_ = 0;  // groups asked of the queue whose outcome settle() has not seen yet
   BystanderThreads bystanders_;
 };
 
 }  // namespace
 
-std::unique_ptr<ProcessController> make_process_controller(const std::string& backend, const std::string& cgroup_dir) {
+std::unique_ptr<ProcessController> make_process_controller(const std::string& backend, const std::string& cgroup_dir,
+                                                           CgroupWorkQueue* work) {
   if (backend == "fifo") return std::make_unique<FifoPriorityController>();
   if (backend == "signal") return std::make_unique<SignalController>();
-  if (backend == "freezer") return make_freezer_controller(cgroup_dir, cgroup_v2_mount().value_or("/sys/fs/cgroup"));
+  if (backend == "freezer")
+    return make_freezer_controller(cgroup_dir, cgroup_v2_mount().value_or("/sys/fs/cgroup"), kernel_cgroup_files(),
+                                   work);
   throw std::runtime_error("unknown process-controller backend " + backend);
 }
 
 std::unique_ptr<ProcessController> make_freezer_controller(const std::string& cgroup_dir, const std::string& root,
-                                                           CgroupFiles& files) {
-  return std::make_unique<FreezerController>(cgroup_dir, root, files);
+                                                           CgroupFiles& files, CgroupWorkQueue* work) {
+  return std::make_unique<FreezerController>(cgroup_dir, root, files, work);
 }
 
 std::optional<std::string> backend_unavailable(const std::string& backend) {

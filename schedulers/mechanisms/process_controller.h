@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cgroup_files.h"
+#include "cgroup_work_queue.h"
 
 namespace tandem {
 
@@ -33,18 +34,23 @@ class ProcessController {
   // Puts every adopted task back as it was found (SCHED_OTHER, running, in its own cgroup). Never throws;
   // called on every exit path, so a parked real-time or stopped NF is never left behind.
   virtual void release_all() = 0;
+  // Takes up what a backend left to a work queue (the freezer's groups, once made): called every tick.
+  virtual void settle() {}
 };
 
 inline const std::vector<std::string> kProcessControllerBackends = {"fifo", "signal", "freezer"};
 
 // `cgroup_dir` is a cgroup v2 directory the run owns (the control plane creates and journals it); only the
-// freezer backend uses it.
-std::unique_ptr<ProcessController> make_process_controller(const std::string& backend, const std::string& cgroup_dir);
+// freezer backend uses it, and `work`: where given, its groups are made and removed on that queue's thread, not in
+// the caller's (adopt returns at once; the task is parked once settle() sees its group made).
+std::unique_ptr<ProcessController> make_process_controller(const std::string& backend, const std::string& cgroup_dir,
+                                                           CgroupWorkQueue* work = nullptr);
 
 // The freezer backend on `cgroup_dir` in the cgroup v2 tree mounted at `root`, its system calls made through `files`
-// (tests give it a fake cgroup2 tree).
+// (tests give it a fake cgroup2 tree; with `work`, through the queue's files).
 std::unique_ptr<ProcessController> make_freezer_controller(const std::string& cgroup_dir, const std::string& root,
-                                                           CgroupFiles& files = kernel_cgroup_files());
+                                                           CgroupFiles& files = kernel_cgroup_files(),
+                                                           CgroupWorkQueue* work = nullptr);
 
 // Why `backend` cannot work on this machine, or nothing if it can.
 std::optional<std::string> backend_unavailable(const std::string& backend);

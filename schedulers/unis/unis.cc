@@ -108,7 +108,7 @@ class UnisScheduler final : public Scheduler {
     }
     monitor_ = std::make_unique<InterfaceMonitor>(view.rings(), std::move(interfaces),
                                                   static_cast<uint64_t>(options_.interval_us * 1e-6 * hz));
-    controller_ = make_process_controller(options_.backend, d.paths.cgroup_dir);
+    controller_ = make_process_controller(options_.backend, d.paths.cgroup_dir, view.cgroup_work());
     held_.assign(d.workers.size(), true);
 
     std::set<int> cores = nf_cores(d);
@@ -168,6 +168,7 @@ class UnisScheduler final : public Scheduler {
   uint64_t tick_period_ns() const override { return 1; }
 
   void tick(SchedulerView& view, uint64_t now_tsc) override {
+    controller_->settle();  // the freezer's groups made off the loop: each task parked or let run as asked last
     const Errand errand = [&](const ScheduledNf& unit) { return on_errand(view, unit); };
     if (every_interval_) {
       if (!monitor_->poll(now_tsc)) return;

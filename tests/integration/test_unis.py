@@ -9,7 +9,10 @@ import time
 import pytest
 
 from conftest import BASE_SPEC, requires_cgroup_v2, requires_root, tandem
+from controlplane.machine import mounts
 from integration.test_runs import assert_accounted, run_results, start_run
+from integration.test_service import SPEC as SERVICE_SPEC
+from integration.test_service import answered, ctl, results_when_stopped, serving, takes_packets
 
 pytestmark = requires_root
 
@@ -122,3 +125,50 @@ def test_occupancy_off_with_an_overlong_slice_and_a_dropping_nf_finishes(write_s
     assert results["scheduler"]["report"]["occupancy_rules"] is False
     nfs = {nf["name"]: nf for nf in results["nfs"]}
     assert nfs["b"]["packets_dropped"] > 0 and results["chains"][0]["delivered"] > 0
+
+
+def freezer_group(pid: int) -> str | None:
+    """The process's freezer group of the run (`.../task-TID` in the cgroup v2 tree), or None."""
+    for line in open(f"/proc/{pid}/cgroup").read().splitlines():
+        if line.startswith("0::") and "/task-" in line:
+            return line[3:]
+    return None
+
+
+@requires_cgroup_v2
+def test_live_switches_to_and_from_the_freezer_backend_park_through_its_groups_and_leave_none(
+    write_spec, tmp_path, machine_before
+):
+    # The groups are made and removed on the run's cgroup thread (a move into one waits for an RCU grace period,
+    # which held the control loop for 6-18 ms a switch): the NFs must still be parked through them once made, and
+    # every group must be gone once the module is.
+    spec = SERVICE_SPEC.replace("core: 1}", "core: 1, cost_cycles: 80}").replace("args: {", "cost_cycles: 80, args: {")
+    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    with serving(write_spec(spec), socket, out, "--ready-for", "unis:backend=freezer") as process:
+        pids = {nf["name"]: nf["pid"] for nf in json.loads(ctl(socket, "status").stdout)["nfs"]}
+        mount = mounts.cgroup_v2_mount()
+        for _ in range(2):
+            switched = ctl(socket, "scheduler", "unis", "--option", "backend=freezer")
+            assert switched.returncode == 0, switched.stderr
+            assert answered(socket, json.loads(switched.stdout))["state"] == "applied"
+            parked = set()
+            deadline = time.monotonic() + 10
+            while time.monotonic() < deadline and parked != set(pids):
+                for name, pid in pids.items():
+                    group = freezer_group(pid)
+                    if group and open(f"{mount}{group}/cgroup.freeze").read().strip() == "1":
+                        parked.add(name)  # unis parked it through its group
+                time.sleep(0.01)
+            assert parked == set(pids), parked  # each NF, in its group, was parked at some moment
+            assert takes_packets(socket, "check")
+            switched = ctl(socket, "scheduler", "coop")
+            assert switched.returncode == 0, switched.stderr
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline and any(freezer_group(pid) for pid in pids.values()):
+                time.sleep(0.01)
+            assert not any(freezer_group(pid) for pid in pids.values()), "a process was left in a freezer group"
+            assert takes_packets(socket, "check")
+        results = results_when_stopped(socket, process, out)
+    assert_accounted(results)
+    assert [c["state"] for c in results["changes"] if c["op"] == "set_scheduler"] == ["applied"] * 4
+    assert not results["warnings"], results["warnings"]
