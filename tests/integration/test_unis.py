@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import time
+from pathlib import Path
 
 import pytest
 
@@ -129,7 +130,7 @@ def test_occupancy_off_with_an_overlong_slice_and_a_dropping_nf_finishes(write_s
 
 def freezer_group(pid: int) -> str | None:
     """The process's freezer group of the run (`.../task-TID` in the cgroup v2 tree), or None."""
-    for line in open(f"/proc/{pid}/cgroup").read().splitlines():
+    for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
         if line.startswith("0::") and "/task-" in line:
             return line[3:]
     return None
@@ -156,7 +157,7 @@ def test_live_switches_to_and_from_the_freezer_backend_park_through_its_groups_a
             while time.monotonic() < deadline and parked != set(pids):
                 for name, pid in pids.items():
                     group = freezer_group(pid)
-                    if group and open(f"{mount}{group}/cgroup.freeze").read().strip() == "1":
+                    if group and Path(f"{mount}{group}/cgroup.freeze").read_text().strip() == "1":
                         parked.add(name)  # unis parked it through its group
                 time.sleep(0.01)
             assert parked == set(pids), parked  # each NF, in its group, was parked at some moment
