@@ -152,7 +152,7 @@ def cmd_ctl(args) -> int:
             ["chain", "in", "delivered", "Mpps now", "p50 us under", "p99 us under", "shed at entry"],
             [
                 [
-                    c.name,
+                    f"{c.name} (removed)" if c.removed else c.name,
                     count(c.generated),
                     count(c.delivered),
                     number(c.delivered_mpps, 3),
@@ -172,7 +172,7 @@ def cmd_ctl(args) -> int:
                 [
                     n.name,
                     n.chain,
-                    "down" if n.down else n.pid,
+                    "removed" if n.removed else "down" if n.down else n.pid,
                     n.core,
                     count(n.packets_in),
                     number(n.in_mpps, 3),
@@ -190,7 +190,7 @@ def cmd_ctl(args) -> int:
     if status.changes:
         print("\nlive changes:")
         for change in status.changes:
-            what = change.get("nf") or change.get("scheduler") or ""
+            what = next((change[key] for key in ("nf", "chain", "port", "scheduler") if change.get(key)), "")
             outcome = change.get("state", "?")
             if outcome == "refused":
                 outcome += ": " + "; ".join(error.get("message", "") for error in change.get("errors", []))
@@ -203,7 +203,9 @@ def cmd_ctl(args) -> int:
                         f"{number(cost.get('latency_max_during_us'), 0)} us (before: "
                         f"{number(cost.get('latency_max_before_us'), 0)})"
                     )
-            print(f"  t={number(change.get('t_requested'), 2)} s {change.get('op')} {what}: {outcome}")
+            # When it was asked for; a refused change, when it was answered (at once).
+            at = change.get("t_requested", change.get("t_done"))
+            print(f"  t={number(at, 2)} s {change.get('op')} {what}: {outcome}")
     if status.drops_by_ring:
         print("\nfull rings dropped: " + rings_and_drops(status.drops_by_ring))
     return EXIT_OK

@@ -156,6 +156,13 @@ def warn_if_spread(nf: dict, entry: dict, what: str) -> None:
         )
 
 
+def cached_cost(nf: dict, chain: dict) -> float | None:
+    """What the cache holds of `nf`'s cycles per packet on this machine and build (`chain`: its chain's config), or
+    None: a service's added chain, whose NFs are not profiled while the service runs, takes it from here."""
+    entry = load_cache().get(cost_key(nf, {"chains": [chain]}))
+    return entry.get("cycles_per_packet") if isinstance(entry, dict) else None
+
+
 def cached_or_measured(cache: dict, key: str, measure) -> tuple[dict, str]:
     """The entry `key` of `cache` and "cache", or measure() and "profiled". A new measurement is written to
     the cache file at once, merged with what is there, so an interrupted profiling keeps what finished."""

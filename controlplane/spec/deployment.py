@@ -3,6 +3,8 @@ added to a running service."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from controlplane.errors import SpecError
 from controlplane.machine.cores import usable_cores
 from controlplane.spec.chain_graph import Edge, topological_order
@@ -11,6 +13,9 @@ from controlplane.spec.http_traffic import DEFAULT_URLS, flow_urls
 from controlplane.spec.models import ChainSpec, NfSpec, Spec, traffic_field
 from controlplane.spec.ports import lab_addresses, lab_device, port_config, source_of
 from controlplane.spec.topology import chain_edges, chain_nodes, instance_names, kernel_io_nodes, nf_io, node_where
+
+# An NF's cycles per packet measured before, given its config and its chain's (None: not known).
+KnownCost = Callable[[dict, dict], float | None]
 
 # The papers' data-centre traffic: a bimodal mix around 200 B and 1400 B (UNiS Fig. 8, after Benson et al.).
 DATACENTER_MIX = [(64, 5), (180, 15), (200, 20), (220, 10), (1380, 15), (1400, 25), (1420, 10)]
@@ -215,10 +220,11 @@ def _add_instances(config: dict, nodes: list[NfSpec], edges: list[Edge]) -> None
     ]
 
 
-def added_chain_config(spec: Spec, chain: ChainSpec, running: dict) -> dict:
+def added_chain_config(spec: Spec, chain: ChainSpec, running: dict, known_cost: KnownCost | None = None) -> dict:
     """A chain to add to the running service of `spec` (whose data plane runs `running`), as the data plane takes it:
     checked as if the spec had had it, its fields named under `chain`, and each NF that gives no cost_cycles given
-    that of a running NF of the same type and arguments (what a scheduler that needs costs measured at the start).
+    that of a running NF of the same type and arguments (what a scheduler that needs costs measured at the start),
+    else what `known_cost` knows of it (NF config, the chain's config): no NF is profiled while the service runs.
     Raises SpecError."""
     n = len(spec.chains)
     where = f"chains[{n}]"
@@ -251,4 +257,6 @@ def added_chain_config(spec: Spec, chain: ChainSpec, running: dict) -> dict:
         nf.pop("core_open", None)
         if "cost_cycles" not in nf and (known := measured.get((nf["type"], repr(nf["args"])))):
             nf |= {"cost_cycles": known[1], "cost_source": f"as NF {known[0]}"}
+        elif "cost_cycles" not in nf and known_cost and (cycles := known_cost(nf, config)):
+            nf |= {"cost_cycles": cycles, "cost_source": "measured before (the profiler's cache)"}
     return config

@@ -94,8 +94,9 @@ std::pair<std::string, std::string> Run::why_chain_cannot_come(Deployment& next)
       if (!(next.nfs[n].cost_cycles > 0))
         return {next.nfs[n].spec_path + ".cost_cycles",
                 d_.scheduler.name +
-                    " needs each NF's cost in cycles per packet, and no running NF of its type and "
-                    "arguments gives it: give cost_cycles (./tandem profile measures it)"};
+                    " needs each NF's cost in cycles per packet, and neither a running NF of its type and "
+                    "arguments nor the profiler's cache gives it: give cost_cycles, or profile a spec with it "
+                    "before the service starts (./tandem profile SPEC keeps what it measures)"};
   next.workers = in_running_order(scheduler_->plan_workers(next), d_.workers);
   for (size_t w = d_.workers.size(); w < next.workers.size(); w++)
     if (next.workers[w].runtime == Runtime::UserLevelThreads)

@@ -33,11 +33,18 @@
 namespace tandem {
 
 json change_refusal(const json& command, const std::string& field, const std::string& message) {
-  return {{"event", "change"},
-          {"id", command.value("id", json())},
-          {"op", command.value("op", json())},
-          {"state", "refused"},
-          {"errors", json::array({{{"path", field}, {"message", message}}})}};
+  json reply = {{"event", "change"},
+                {"id", command.value("id", json())},
+                {"op", command.value("op", json())},
+                {"state", "refused"},
+                {"errors", json::array({{{"path", field}, {"message", message}}})}};
+  // What the request named, as an applied answer names it, so that a list of changes says what each refused one
+  // was about: its NF, or the scheduler asked for (by name).
+  if (command.contains("nf") && command["nf"].is_string()) reply["nf"] = command["nf"];
+  if (command.contains("scheduler") && command["scheduler"].is_object() &&
+      command["scheduler"].value("name", json()).is_string())
+    reply["scheduler"] = command["scheduler"]["name"];
+  return reply;
 }
 
 json removal_refusal(const json& command, const char* what, const std::string& message) {
@@ -144,6 +151,8 @@ json Run::ring_drops_by_ring_since(const RingDrops& before) const {
 }
 
 void Run::answer_change(json reply) {
+  // An applied change says when it was asked for and done; a refused one, when it was answered.
+  if (!reply.contains("t_done") && go_tsc_ != 0) reply["t_done"] = seconds_since_go(rte_get_tsc_cycles());
   emit(events_, reply);
   changes_.push_back(std::move(reply));
 }

@@ -8,7 +8,9 @@ service's own code against a spec of one chain."""
 
 from __future__ import annotations
 
+import argparse
 import json
+import re
 import socket
 import stat
 import threading
@@ -18,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import REPO
+from controlplane.cli.service import cmd_ctl
 from controlplane.launch.control_api import ROUTES, ChainAddition, ChangeReply, Status
 from controlplane.launch.control_client import Control
 from controlplane.launch.control_server import MAX_BODY, ControlServer
@@ -240,3 +243,27 @@ def test_one_cores_switch_is_a_reply_pending_or_applied_and_status_shows_each_co
     assert (shown["scheduler"], shown["scheduler_by_core"]) == ("per_core", {1: "rtc", 2: "coop"})
     status.follow(applied | {"id": 4, "scheduler": "coop", "options": {"k": 8}, "core": 1})
     assert "scheduler_by_core" not in status.status() and status.status()["scheduler"] == "coop"
+
+
+def test_status_text_marks_a_removed_chain_and_names_what_each_change_was_about(tmp_path, capsys):
+    status = ServiceStatus(CONFIG)
+    workers = [{"name": "w0", "pid": 42, "core": 1, "nfs": "n"}, {"name": "w1", "pid": 43, "core": 1, "nfs": "m"}]
+    status.follow({"event": "started", "workers": workers})
+    metrics = dict(METRICS)
+    metrics["chains"] = [*METRICS["chains"], dict(METRICS["chains"][0], name="d")]
+    metrics["nfs"] = [*METRICS["nfs"], {"name": "m", "chain": "d", "packets_in": 9, "packets_dropped": 0}]
+    status.follow({"event": "progress", "t": 3.0, "phase": "measure", "metrics": metrics})
+    # As the manager answers: a removal names its chain; a refusal names the NF asked about and when it was answered.
+    removed = {"op": "remove_chain", "state": "applied", "chain": "d", "t_requested": 1.0, "t_done": 1.1}
+    status.follow({"event": "change", "id": 1} | removed)
+    refused = {"op": "move_nf", "state": "refused", "nf": "x", "t_done": 2.5}
+    status.follow({"event": "change", "id": 2} | refused | {"errors": [{"path": "nf", "message": "no NF named 'x'"}]})
+    server = ControlServer(tmp_path / "tandem.sock", status, lambda: None, LiveChanges())
+    try:
+        ask = {"socket": tmp_path / "tandem.sock", "connect": None, "token_file": None, "json": False}
+        assert cmd_ctl(argparse.Namespace(operation="status", **ask)) == 0
+    finally:
+        server.close()
+    shown = capsys.readouterr().out
+    assert "d (removed)" in shown and re.search(r"\bm +d +removed ", shown), shown
+    assert "t=1.00 s remove_chain d: applied" in shown and "t=2.50 s move_nf x: refused: no NF named 'x'" in shown

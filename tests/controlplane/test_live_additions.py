@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from controlplane.errors import SpecError
+from controlplane.planning import profile
 from controlplane.spec.deployment import run_config
 from controlplane.spec.live_additions import LiveAdditions
 from controlplane.spec.models import ChainSpec, Spec
@@ -127,3 +128,24 @@ def test_a_port_whose_link_was_not_made_is_forgotten(additions):
 def test_a_vxlan_port_the_spec_cannot_mean_is_refused_as_it_is_read(port, words):
     with pytest.raises(ValueError, match=words):
         PortSpec.model_validate(port)
+
+
+def test_an_added_chains_nf_takes_its_cost_from_a_running_twin_else_from_the_profilers_cache(tmp_path, monkeypatch):
+    # The cache as the profiler writes it, on this machine and build; the running NF `n` has a cost of its own.
+    monkeypatch.setattr(profile, "CACHE_PATH", tmp_path / "cycle-costs.json")
+    running = run_config(SPEC, None, None)
+    running["chains"][0]["nfs"][0]["cost_cycles"] = 120.0
+    additions = LiveAdditions(SPEC, running, known_cost=profile.cached_cost)
+    nfs = [
+        {"name": "twin", "type": "macswap", "core": 1},
+        {"name": "known", "type": "counter", "core": 1},
+        {"name": "unknown", "type": "ttl", "core": 1},
+    ]
+    request = ChainSpec.model_validate({"name": "d", "nfs": nfs})
+    before = additions.chain(request)
+    assert "cost_cycles" not in before["nfs"][1]  # the cache is empty
+    profile.save_cache({profile.cost_key(before["nfs"][1], {"chains": [before]}): {"cycles_per_packet": 310.0}})
+    costs = {nf["name"]: (nf.get("cost_cycles"), nf.get("cost_source")) for nf in additions.chain(request)["nfs"]}
+    assert costs["twin"] == (120.0, "as NF n")
+    assert costs["known"] == (310.0, "measured before (the profiler's cache)")
+    assert costs["unknown"] == (None, None)  # the data plane refuses it where its scheduler needs costs

@@ -72,6 +72,8 @@ def test_a_move_the_service_cannot_make_is_refused_naming_the_field(write_spec, 
     moves = [change for change in results["changes"] if change["op"] == "move_nf"]
     # The data plane's refusals (the control plane answered the cores the machine has not, the schema the -1).
     assert [change["state"] for change in moves] == ["refused"] * 2, moves
+    # Each names the NF it was about and when it was answered, as an applied change does.
+    assert "nobody" in [change.get("nf") for change in moves] and all(change["t_done"] > 0 for change in moves), moves
 
 
 @requires_nf_cores(3)
