@@ -54,7 +54,7 @@ def cmd_serve(args, spec=None) -> int:
 def _mapping_from(path: str, what: str) -> dict:
     """A YAML or JSON mapping from a file (- for standard input), or SpecError naming the file."""
     source = "standard input" if path == "-" else path
-    text = sys.stdin.read() if path == "-" else read_text(Path(path), source)
+    text = sys.stdin.read() if path == "-" else read_text(Path(path), source, f"the file of {what}")
     document = parse_yaml(text, source)
     if not isinstance(document, dict):
         raise SpecError(source, [("", f"{what} are a mapping (name: value), not {type(document).__name__}")])

@@ -148,22 +148,23 @@ class _SpecLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)  # which refuses a node that is not a mapping
 
 
-def read_text(path: Path, source: str) -> str:
+def read_text(path: Path, source: str, what: str = "the spec") -> str:
+    """The text of a file a user gave, or a SpecError naming the file and saying what it was to be (`what`)."""
     try:
         if not path.is_file():
             problem = "no such file" if not path.exists() else "not a regular file (a directory, a pipe, a device)"
-            raise SpecError(source, [("", f"cannot read the spec: {problem}")])
+            raise SpecError(source, [("", f"cannot read {what}: {problem}")])
         size = path.stat().st_size
         if size > MAX_SPEC_BYTES:
             raise SpecError(
-                source, [("", f"the spec is {size / 2**20:.1f} MB; specs are at most {MAX_SPEC_BYTES >> 20} MB")]
+                source, [("", f"{what} is {size / 2**20:.1f} MB; specs are at most {MAX_SPEC_BYTES >> 20} MB")]
             )
         return path.read_bytes().decode("utf-8")
     except OSError as error:
-        raise SpecError(source, [("", f"cannot read the spec: {error.strerror or error}")]) from None
+        raise SpecError(source, [("", f"cannot read {what}: {error.strerror or error}")]) from None
     except UnicodeDecodeError as error:
         raise SpecError(
-            source, [("", f"the spec is not UTF-8 text (byte {error.start} is 0x{error.object[error.start]:02x})")]
+            source, [("", f"{what} is not UTF-8 text (byte {error.start} is 0x{error.object[error.start]:02x})")]
         ) from None
 
 

@@ -505,6 +505,16 @@ def test_missing_spec_file_is_a_clear_error(tmp_path):
     assert "cannot read the spec" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("operation", "what"),
+    [(["args", "fw"], "the file of an NF's arguments"), (["add-chain"], "the file of a chain's fields")],
+)
+def test_a_live_changes_missing_file_is_named_for_what_it_was_to_hold(tmp_path, operation, what):
+    # Read before any service is asked: no socket is needed to be told.
+    result = tandem("ctl", *operation, str(tmp_path / "nope.yaml"), "--socket", str(tmp_path / "none.sock"))
+    assert result.returncode == 2 and f"cannot read {what}: no such file" in result.stderr, result.stderr
+
+
 def test_every_problem_is_reported_at_once(write_spec):
     text = bad(bad(BASE_SPEC, "type: ttl, core: 1", "type: ttl, core: 64"), "name: b,", "name: a,")
     result = tandem("validate", str(write_spec(text)))
