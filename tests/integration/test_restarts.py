@@ -6,9 +6,12 @@ service shows the restart in its status."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
+import subprocess
+import threading
 import time
 
 import pytest
@@ -34,6 +37,34 @@ CUT_MID_OPERATION = "in the middle of a ring or pool operation"
 CUT_TRIES = 4  # rtc's one process polls its rings all the time: a CI run once killed it inside one
 
 
+def killed_while_measuring(run: subprocess.Popen, victim: int) -> tuple[str, str]:
+    """Kills `victim` 1 s into `run`'s measurement window, as the run's progress lines say, and returns what the run
+    said (standard output, standard error) once it ended. A fixed wait from the worker's appearance landed in the
+    run's start on an emulated CPU, whose workers take seconds to attach: the start then failed naming the NF."""
+    said: dict[str, list[str]] = {"stdout": [], "stderr": []}
+    measuring = threading.Event()
+
+    def read(stream, lines: list[str]) -> None:
+        for line in stream:
+            lines.append(line)
+            if " measure " in line:  # "  1.3/6.0 s  measure    0.200 Mpps  delivered ..."
+                measuring.set()
+
+    readers = [threading.Thread(target=read, args=(getattr(run, name), said[name])) for name in said]
+    for reader in readers:
+        reader.start()
+    deadline = time.monotonic() + 120
+    while not measuring.wait(0.1) and run.poll() is None and time.monotonic() < deadline:
+        pass
+    time.sleep(1.0)
+    with contextlib.suppress(ProcessLookupError):  # a run that ended first says why below
+        os.kill(victim, signal.SIGKILL)
+    run.wait(timeout=120)
+    for reader in readers:
+        reader.join()
+    return "".join(said["stdout"]), "".join(said["stderr"])
+
+
 @pytest.mark.parametrize("scheduler", runnable(["coop", "unis", "nfvnice", "rtc", "bubble"]))
 def test_a_killed_nf_is_restarted_and_the_traffic_flows_again(scheduler, write_spec, tmp_path, machine_before):
     # rtc and bubble run both NFs in one process (bubble as user-level threads): both say restart. Elsewhere fw would
@@ -44,11 +75,9 @@ def test_a_killed_nf_is_restarted_and_the_traffic_flows_again(scheduler, write_s
     # A kill that lands inside a ring or pool operation cuts shared state no restart can mend: the run then ends,
     # naming the NF (the other branch of the same decision). The kill comes at a random instant, so a few tries.
     for _ in range(CUT_TRIES):
-        with background("run", str(spec), "--scheduler", scheduler, "--json", str(out), "--quiet") as process:
+        with background("run", str(spec), "--scheduler", scheduler, "--json", str(out)) as process:
             victim = worker_pid(0 if one_process else 1, process)
-            time.sleep(2.0)  # into the measurement window (warm-up 1 s)
-            os.kill(victim, signal.SIGKILL)
-            stdout, stderr = process.communicate(timeout=120)
+            stdout, stderr = killed_while_measuring(process, victim)
         if process.returncode == 0 or CUT_MID_OPERATION not in stderr:
             break
         assert "killed by signal 9 (SIGKILL)" in stderr and "not restarted" in stderr, stderr
@@ -117,11 +146,9 @@ KERNEL_RESTART_SPEC = KERNEL_SPEC.replace("duration: 1", "duration: 5").replace(
 def test_a_killed_kernel_io_nf_is_restarted_on_its_veths(scheduler, write_spec, tmp_path, machine_before):
     spec, out = write_spec(KERNEL_RESTART_SPEC), tmp_path / "results.json"
     for _ in range(CUT_TRIES):  # a kill inside a pool operation ends the run instead (the test above says why)
-        with background("run", str(spec), "--scheduler", scheduler, "--json", str(out), "--quiet") as process:
+        with background("run", str(spec), "--scheduler", scheduler, "--json", str(out)) as process:
             victim = worker_pid(1, process)
-            time.sleep(2.0)
-            os.kill(victim, signal.SIGKILL)
-            stdout, stderr = process.communicate(timeout=120)
+            stdout, stderr = killed_while_measuring(process, victim)
         if process.returncode == 0 or CUT_MID_OPERATION not in stderr:
             break
     assert process.returncode == 0, stderr

@@ -597,6 +597,8 @@ def test_a_chain_with_a_scaled_nf_added_live_scales_by_command_and_goes_whole(
     chain = next(chain for chain in results["chains"] if chain["name"] == "scaled")
     assert chain["delivered"] > 0 and chain["generated"] == chain["delivered"] + chain["dropped"]["total"]
     (group,) = results["scaling"]
-    assert group["nf"] == "fw3" and group["events"][0]["reason"].startswith("asked by command"), group
+    # The command's is the last change: the count is by command from then on. (On an emulated CPU the autoscaler's own
+    # rule took fw3 out and in again before the command came: 96 packets dropped at its input over 104 ms.)
+    assert group["nf"] == "fw3" and group["events"][-1]["reason"].startswith("asked by command"), group
     workers = {worker["nfs"]: worker for worker in results["workers"]}
     assert {workers[name]["exit"] for name in ("tag", "fw3", "fw3.2")} == {"exited with status 0"}
