@@ -9,11 +9,14 @@ import threading
 
 def bound_of_percentile(now: dict | None, before: dict | None, share: float) -> float | None:
     """The latency histogram's bound (us) under which `share` of the packets sampled since the last report fell (all
-    since the start, without one): live metrics keep cumulative buckets, so the last interval is their difference."""
+    since the start, without one): live metrics keep cumulative buckets, so the last interval is their difference.
+    None where no packet was sampled in it (an idle chain, a removed one): not the whole run's, shown as the last."""
     if not now or not now.get("count"):
         return None
     counts, total = now["counts"], now["count"]
-    if before and before.get("count") is not None and before["count"] < now["count"]:
+    if before and before.get("count") is not None:
+        if before["count"] >= now["count"]:
+            return None
         counts = [a - b for a, b in zip(counts, before["counts"], strict=True)]
         total = now["count"] - before["count"]
     for bound, cumulative in zip(now["bounds_us"], counts, strict=True):

@@ -25,7 +25,7 @@ from controlplane.launch.control_api import ROUTES, ChainAddition, ChangeReply, 
 from controlplane.launch.control_client import Control
 from controlplane.launch.control_server import MAX_BODY, ControlServer
 from controlplane.launch.live_changes import LiveChanges
-from controlplane.launch.service_status import ServiceStatus
+from controlplane.launch.service_status import ServiceStatus, bound_of_percentile
 from controlplane.spec.deployment import added_chain_config
 from controlplane.spec.live_additions import LiveAdditions
 from controlplane.spec.loading import load_spec, parse_yaml
@@ -267,3 +267,11 @@ def test_status_text_marks_a_removed_chain_and_names_what_each_change_was_about(
     shown = capsys.readouterr().out
     assert "d (removed)" in shown and re.search(r"\bm +d +removed ", shown), shown
     assert "t=1.00 s remove_chain d: applied" in shown and "t=2.50 s move_nf x: refused: no NF named 'x'" in shown
+
+
+def test_a_chain_that_delivered_nothing_since_the_last_report_has_no_latency_of_it():
+    before = {"count": 4, "counts": [1, 4, 4], "bounds_us": [10, 100, 1000]}
+    later = {"count": 8, "counts": [1, 4, 8], "bounds_us": [10, 100, 1000]}
+    assert bound_of_percentile(later, before, 0.5) == 1000  # the last interval's four packets, all above 100 us
+    assert bound_of_percentile(before, None, 0.5) == 100  # no report before: since the start
+    assert bound_of_percentile(later, later, 0.5) is None  # none since (was the whole run's, shown as the last)
