@@ -564,11 +564,16 @@ def timeline(duration: float, name: str = "auto-timeline") -> None:
         "50 Mpps every 1.5 s, deciding every 100 ms\n"
         f"one run of {run_s} s on {machine_description()}; accounting "
         f"{'exact' if results['accounting']['exact'] else 'NOT exact'}; p99: the latency histogram's bucket the 99th "
-        "packet of the interval stayed under\n\n"
+        "packet of the interval stayed under (n/a: none delivered in it)\n\n"
         + table(
             ["t s", "offered Mpps", "delivered Mpps", "p99 us under"],
             [
-                [f"{s['t_s']:.2f}", f"{s['offered_mpps']:.3f}", f"{s['delivered_mpps']:.3f}", fmt(s["p99_us_under"], 0)]
+                [
+                    f"{s['t_s']:.2f}",
+                    f"{s['offered_mpps']:.3f}",
+                    f"{s['delivered_mpps']:.3f}",
+                    "n/a" if s["p99_us_under"] is None else fmt(s["p99_us_under"], 0),
+                ]
                 for s in samples
             ],
         )
