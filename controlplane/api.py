@@ -18,7 +18,7 @@ from controlplane.experiment.compare import compare as compare_runs
 from controlplane.experiment.compare import fan_out, with_profiling
 from controlplane.launch.control_client import DEFAULT_SOCKET, Control
 from controlplane.launch.control_server import read_token, require_token_beyond_loopback
-from controlplane.planning.profile import cached_cost
+from controlplane.planning.profile import cached_costs
 from controlplane.results.live_metrics import MetricsServer, parse_listen_address
 from controlplane.results.model import Comparison, RunOutcome, RunResults
 from controlplane.sfc.sfc_request import is_sfc_request
@@ -165,7 +165,7 @@ def serve(
         require_token_beyond_loopback(host, token_file is not None)
         config["control_listen"] = [host, port]
     # An added chain's NFs take their costs from the running NFs, else from what the profiler measured before.
-    outcome = pipeline.run(config, source, on_event, functools.partial(LiveAdditions, loaded, known_cost=cached_cost))
+    outcome = pipeline.run(config, source, on_event, functools.partial(LiveAdditions, loaded, known_costs=cached_costs))
     results = _typed(RunResults, outcome.results) if outcome.results is not None else None
     return RunOutcome(results=results, exit_status=outcome.exit_status, error=outcome.error, notes=outcome.notes)
 

@@ -156,11 +156,16 @@ def warn_if_spread(nf: dict, entry: dict, what: str) -> None:
         )
 
 
-def cached_cost(nf: dict, chain: dict) -> float | None:
-    """What the cache holds of `nf`'s cycles per packet on this machine and build (`chain`: its chain's config), or
-    None: a service's added chain, whose NFs are not profiled while the service runs, takes it from here."""
-    entry = load_cache().get(cost_key(nf, {"chains": [chain]}))
-    return entry.get("cycles_per_packet") if isinstance(entry, dict) else None
+def cached_costs(chain: dict) -> dict[str, float]:
+    """The cycles per packet the cache holds of each NF of `chain` (a chain's config) on this machine and build, by
+    NF name: a service's added chain, whose NFs are not profiled while the service runs, takes them from here."""
+    cache, base = load_cache(), {"chains": [chain]}
+    entries = {nf["name"]: cache.get(cost_key(nf, base)) for nf in chain["nfs"]}
+    return {
+        name: entry["cycles_per_packet"]
+        for name, entry in entries.items()
+        if isinstance(entry, dict) and entry.get("cycles_per_packet")
+    }
 
 
 def cached_or_measured(cache: dict, key: str, measure) -> tuple[dict, str]:

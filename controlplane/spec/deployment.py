@@ -14,8 +14,8 @@ from controlplane.spec.models import ChainSpec, NfSpec, Spec, traffic_field
 from controlplane.spec.ports import lab_addresses, lab_device, port_config, source_of
 from controlplane.spec.topology import chain_edges, chain_nodes, instance_names, kernel_io_nodes, nf_io, node_where
 
-# An NF's cycles per packet measured before, given its config and its chain's (None: not known).
-KnownCost = Callable[[dict, dict], float | None]
+# The cycles per packet measured before of a chain's NFs (given its config), by NF name; those not known left out.
+KnownCosts = Callable[[dict], dict[str, float]]
 
 # The papers' data-centre traffic: a bimodal mix around 200 B and 1400 B (UNiS Fig. 8, after Benson et al.).
 DATACENTER_MIX = [(64, 5), (180, 15), (200, 20), (220, 10), (1380, 15), (1400, 25), (1420, 10)]
@@ -220,11 +220,11 @@ def _add_instances(config: dict, nodes: list[NfSpec], edges: list[Edge]) -> None
     ]
 
 
-def added_chain_config(spec: Spec, chain: ChainSpec, running: dict, known_cost: KnownCost | None = None) -> dict:
+def added_chain_config(spec: Spec, chain: ChainSpec, running: dict, known_costs: KnownCosts | None = None) -> dict:
     """A chain to add to the running service of `spec` (whose data plane runs `running`), as the data plane takes it:
     checked as if the spec had had it, its fields named under `chain`, and each NF that gives no cost_cycles given
     that of a running NF of the same type and arguments (what a scheduler that needs costs measured at the start),
-    else what `known_cost` knows of it (NF config, the chain's config): no NF is profiled while the service runs.
+    else what `known_costs` knows of it (from the chain's config): no NF is profiled while the service runs.
     Raises SpecError."""
     n = len(spec.chains)
     where = f"chains[{n}]"
@@ -251,12 +251,15 @@ def added_chain_config(spec: Spec, chain: ChainSpec, running: dict, known_cost: 
         for nf in running_chain["nfs"]
         if nf.get("cost_cycles")
     }
+    known = known_costs(config) if known_costs else {}
     for nf in config["nfs"]:
         # A scaled NF's instance with no core of its own stays on its NF's: the cores with more headroom are
         # looked for at a start (planning/spare_cores.py), against NFs not yet running.
         nf.pop("core_open", None)
-        if "cost_cycles" not in nf and (known := measured.get((nf["type"], repr(nf["args"])))):
-            nf |= {"cost_cycles": known[1], "cost_source": f"as NF {known[0]}"}
-        elif "cost_cycles" not in nf and known_cost and (cycles := known_cost(nf, config)):
+        if "cost_cycles" in nf:
+            continue
+        if twin := measured.get((nf["type"], repr(nf["args"]))):
+            nf |= {"cost_cycles": twin[1], "cost_source": f"as NF {twin[0]}"}
+        elif cycles := known.get(nf["name"]):
             nf |= {"cost_cycles": cycles, "cost_source": "measured before (the profiler's cache)"}
     return config

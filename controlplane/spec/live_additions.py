@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 
 from controlplane.errors import SpecError
-from controlplane.spec.deployment import KnownCost, added_chain_config
+from controlplane.spec.deployment import KnownCosts, added_chain_config
 from controlplane.spec.models import ChainSpec, Spec
 from controlplane.spec.port_models import PortSpec
 from controlplane.spec.ports import VIRTUAL_DRIVERS, port_config, port_problems
@@ -22,10 +22,10 @@ class LiveAdditions:
     """Checks chains and ports to add to the service of `spec`, whose data plane runs `running`; follows the
     service's events so that a port the data plane opened is one that later chains may name."""
 
-    def __init__(self, spec: Spec, running: dict, known_cost: KnownCost | None = None):
+    def __init__(self, spec: Spec, running: dict, known_costs: KnownCosts | None = None):
         self.spec = spec
         self.running = running
-        self.known_cost = known_cost  # an NF's cost measured before (the profiler's cache), or None
+        self.known_costs = known_costs  # NFs' costs measured before (the profiler's cache), or None
         self._lock = threading.Lock()  # requests come on the control API's threads, events on the run's
         self._added: list[PortSpec] = []
         self._removed: set[str] = set()  # ports removed: no later chain may name them (their names stay taken)
@@ -37,7 +37,7 @@ class LiveAdditions:
         with self._lock:
             ports = [port for port in [*self.spec.ports, *self._added] if port.name not in self._removed]
             spec = self.spec.model_copy(update={"ports": ports})
-        return added_chain_config(spec, chain, self.running, self.known_cost)
+        return added_chain_config(spec, chain, self.running, self.known_costs)
 
     def removable(self, name: str) -> None:
         """Raises SpecError where the port `name` is not for a request to remove: a lab host's (the lab's veth goes

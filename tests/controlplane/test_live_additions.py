@@ -135,7 +135,7 @@ def test_an_added_chains_nf_takes_its_cost_from_a_running_twin_else_from_the_pro
     monkeypatch.setattr(profile, "CACHE_PATH", tmp_path / "cycle-costs.json")
     running = run_config(SPEC, None, None)
     running["chains"][0]["nfs"][0]["cost_cycles"] = 120.0
-    additions = LiveAdditions(SPEC, running, known_cost=profile.cached_cost)
+    additions = LiveAdditions(SPEC, running, known_costs=profile.cached_costs)
     nfs = [
         {"name": "twin", "type": "macswap", "core": 1},
         {"name": "known", "type": "counter", "core": 1},
