@@ -20,7 +20,10 @@ pytestmark = [requires_root, requires_cpu_cgroup]
 
 # The paper's Tables 1-2 scenario, heterogeneous costs with uneven load (the third NF gets half), overloading core 1.
 # Costs in time keep the paper's 10:5:1 ratio and make the demand 1.55 cores of NF work on any host (in TSC cycles
-# it would be 1.0-2.0 cores depending on the host's TSC rate, and no overload at all on a fast one).
+# it would be 1.0-2.0 cores depending on the host's TSC rate, and no overload at all on a fast one). Microsecond costs
+# at 2.5 Mpps in all: at 12.5 Mpps and 200/100/20 ns, a loaded CI host's generator offered anything from 2 to 5.7 Mpps
+# per chain, not in the chains' 2:2:1, and the runtime's own ~20 ns a packet was the light NF's cost twice over;
+# nfvnice's median fell to 0.945 there. Here the generator keeps its rates and the NFs' costs are what they measure.
 UNEVEN_HETEROGENEOUS = """\
 name: uneven
 duration: 2
@@ -29,9 +32,9 @@ ring_capacity: 16384
 traffic: {size: 64, flows: 64}
 scheduler: nfvnice
 chains:
-  - {name: heavy, traffic: {rate: 5 Mpps}, nfs: [{name: nf200ns, type: cost, core: 1, args: {ns: 200}}]}
-  - {name: medium, traffic: {rate: 5 Mpps}, nfs: [{name: nf100ns, type: cost, core: 1, args: {ns: 100}}]}
-  - {name: light, traffic: {rate: 2.5 Mpps}, nfs: [{name: nf20ns, type: cost, core: 1, args: {ns: 20}}]}
+  - {name: heavy, traffic: {rate: 1 Mpps}, nfs: [{name: nf1000ns, type: cost, core: 1, args: {ns: 1000}}]}
+  - {name: medium, traffic: {rate: 1 Mpps}, nfs: [{name: nf500ns, type: cost, core: 1, args: {ns: 500}}]}
+  - {name: light, traffic: {rate: 0.5 Mpps}, nfs: [{name: nf100ns, type: cost, core: 1, args: {ns: 100}}]}
 """
 
 # A chain whose last NF is the bottleneck, offered far more than it can take: 10 Mpps x 200 ns is 2 cores of work
@@ -67,7 +70,7 @@ def fairness(results: dict) -> float:
 
 def test_nfvnice_keeps_its_fairness_promise_on_the_heterogeneous_scenario(write_spec, tmp_path, machine_before):
     spec = write_spec(UNEVEN_HETEROGENEOUS)
-    # Median of 3 runs each: one cfs run on this noisy VM reached 0.937 (its median in bench/ is 0.876).
+    # Median of 3 runs each: the host is noisy.
     index = {}
     for scheduler in ("cfs", "nfvnice"):
         runs = []
@@ -79,16 +82,14 @@ def test_nfvnice_keeps_its_fairness_promise_on_the_heterogeneous_scenario(write_
             assert_accounted(results)
             runs.append(fairness(results))
         index[scheduler] = statistics.median(runs)
-    # NFVnice's own promise, whatever the host: each NF gets the same fraction of its demand (0.998 in bench/). CFS
-    # splits the core evenly, so it is unfair only while the core is overloaded: a CI run whose generator offered
-    # less than the core carries saw cfs at 0.973 and nfvnice at 0.971. Where cfs falls short, nfvnice beats it.
+    # NFVnice's own promise, whatever the host: each NF gets the same fraction of its demand (0.999-1.000 here, 0.998 in
+    # bench/). CFS splits the core evenly, which the overload makes unfair (0.72-0.84 here).
     assert index["nfvnice"] >= NFVNICE_FAIRNESS, index
-    if index["cfs"] < NFVNICE_FAIRNESS:
-        assert index["nfvnice"] > index["cfs"], index
+    assert index["nfvnice"] > index["cfs"], index
     report = results["scheduler"]["report"]
     assert report["weight_updates"] > 500  # every 1 ms over 2.5 s
     shares = {name: nf["shares_mean"] for name, nf in report["nfs"].items()}
-    assert shares["nf200ns"] > shares["nf100ns"] > shares["nf20ns"], shares  # rate x cost, measured inside the NFs
+    assert shares["nf1000ns"] > shares["nf500ns"] > shares["nf100ns"], shares  # rate x cost, measured inside the NFs
 
 
 # Issue 37's case: four chains of two NFs on core 1, equal offers, the cost in front or behind (the last chain's
