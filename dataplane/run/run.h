@@ -56,6 +56,7 @@ struct Snapshot {
   double tsc_seconds = 0;
   std::vector<uint64_t> generated, delivered, delivered_bytes;
   std::vector<uint64_t> wasted, entry_backpressure;  // per chain: drops after NF work, drops at the entry
+  std::vector<uint64_t> fell_behind;                 // per chain: packets due that the generator gave up
   std::vector<NfCounters> nfs;
   std::vector<OsSample> os;  // per worker
 };
@@ -209,6 +210,9 @@ class Run {
     std::vector<std::unique_ptr<ExternalNf>> externals;
     std::optional<BesideTrafficStart> starting;  // the last launched worker's start
     bool started = false;                        // every worker attached
+    // Refused (why): its workers told to leave, reaped as they exit while the loop goes on, then the refusal answered.
+    std::optional<std::string> giving_up;
+    uint64_t give_up_deadline_tsc = 0;  // a worker not gone by then is killed
     double requested_s = 0;
     uint64_t requested_tsc = 0;
     RingDrops ring_drops_before;
@@ -250,7 +254,11 @@ class Run {
   pid_t launch_added_worker(ChainAddition& addition, const WorkerPlan& plan);
   // True once the added chain's k-th worker attached (an application: forwards, then stopped until the join).
   bool added_worker_attached(ChainAddition& addition, size_t k);
+  // Refuses the chain being added: its workers told to leave (or killed, still starting); answered once they are gone.
   void give_up_addition(const std::string& why);
+  // True once the refused chain's workers are gone, its rings freed where nothing else holds them, and the refusal
+  // answered; none is waited for.
+  bool finish_giving_up();
   void join_added_chain(double now_s);
   void refuse_unfinished_addition();
   void follow_removals(double now_s);

@@ -180,6 +180,10 @@ void Run::add_chain(const json& command, double now_s) {
 void Run::follow_addition(double now_s) {
   if (!addition_) return;
   ChainAddition& addition = *addition_;
+  if (addition.giving_up) {
+    finish_giving_up();
+    return;
+  }
   const Deployment& next = addition.next;
   size_t to_start = next.workers.size() - addition.first_worker;
   // One worker at a time, as at the start (run_lifecycle.cc start_workers): each once the one before attached.
@@ -266,9 +270,14 @@ bool Run::added_worker_attached(ChainAddition& addition, size_t k) {
 
 void Run::give_up_addition(const std::string& why) {
   ChainAddition& addition = *addition_;
-  // Attached ones leave their loops as a removed chain's do; one still starting is killed (it may then hold
-  // DPDK's shared memory lock: the EAL is not cleaned up at the end, as after any killed worker).
-  uint64_t deadline = rte_get_tsc_cycles() + static_cast<uint64_t>(hz_ * kStopSeconds);
+  if (addition.giving_up) return;
+  addition.giving_up = why;
+  addition.give_up_deadline_tsc = rte_get_tsc_cycles() + static_cast<uint64_t>(hz_ * kStopSeconds);
+  // Attached ones leave their loops as a removed chain's do, on the control core: on their NF core, below the
+  // running NFs' real-time pollers, a process of the normal policy gets the CPU only through the kernel's fair server
+  // (a second refused chain's firewall took 0.8 s to exit there). One still starting is killed (it may then hold
+  // DPDK's shared memory lock: the EAL is not cleaned up at the end, as after any killed worker). None is waited for
+  // here: the loop, and the running chains' traffic, go on while they exit (finish_giving_up).
   for (size_t k = 0; k < addition.pids.size(); k++) {
     if (addition.pids[k] <= 0) continue;
     WorkerControl& control = stats_->workers[addition.first_worker + k];
@@ -276,24 +285,35 @@ void Run::give_up_addition(const std::string& why) {
       kill(addition.pids[k], SIGKILL);
       killed_workers_ = true;
     } else if (addition.externals[k]) {  // stopped, forwarding nothing: asked to exit as at a run's end
+      if (pid_t thread = addition.externals[k]->thread(); thread > 0) confine_to_control_core(d_.control_core, thread);
       addition.externals[k]->request_stop();
       kill(addition.pids[k], SIGCONT);
+    } else {
+      confine_to_control_core(d_.control_core, addition.pids[k]);
     }
     flag_store(control.leave, 1u);
     idle_wake(control);
   }
-  for (pid_t pid : addition.pids) {
+  finish_giving_up();
+}
+
+bool Run::finish_giving_up() {
+  ChainAddition& addition = *addition_;
+  bool all_gone = true;
+  for (pid_t& pid : addition.pids) {
     if (pid <= 0) continue;
-    while (!reap_if_exited(pid)) {
-      if (rte_get_tsc_cycles() > deadline) {
-        kill(pid, SIGKILL);
-        waitpid(pid, nullptr, 0);
-        killed_workers_ = true;
-        break;
-      }
-      usleep(1000);
+    if (reap_if_exited(pid)) {
+      pid = 0;
+    } else if (rte_get_tsc_cycles() > addition.give_up_deadline_tsc) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);  // killed: gone at once
+      pid = 0;
+      killed_workers_ = true;
+    } else {
+      all_gone = false;
     }
   }
+  if (!all_gone) return false;
   // An application's port stays (a port is not taken back from DPDK's shared ethdev data here): so do its rings.
   bool ports_made = std::any_of(addition.externals.begin(), addition.externals.end(),
                                 [](const std::unique_ptr<ExternalNf>& external) { return external != nullptr; });
@@ -301,8 +321,10 @@ void Run::give_up_addition(const std::string& why) {
     for (rte_ring* ring : addition.rings) rte_ring_free(ring);
   write_deployment();
   json command = {{"id", addition.id}, {"op", "add_chain"}, {"chain", addition.chain_config}};
+  std::string why = *addition.giving_up;
   addition_.reset();
   answer_change(refused(command, "chain", why + "; the chain was not added"));
+  return true;
 }
 
 void Run::join_added_chain(double now_s) {
@@ -346,6 +368,7 @@ void Run::join_added_chain(double now_s) {
     window_begin_.delivered_bytes.push_back(0);
     window_begin_.wasted.push_back(0);
     window_begin_.entry_backpressure.push_back(0);
+    window_begin_.fell_behind.push_back(0);
     window_begin_.nfs.resize(d_.nfs.size());
     for (size_t w = first_worker; w < d_.workers.size(); w++)
       window_begin_.os.push_back(sample_os_counters(task_ids_[w]));
@@ -376,7 +399,9 @@ void Run::join_added_chain(double now_s) {
 }
 
 void Run::refuse_unfinished_addition() {
-  if (addition_) give_up_addition("the run ended before its NFs had started");
+  if (!addition_) return;
+  give_up_addition("the run ended before its NFs had started");
+  while (addition_ && !finish_giving_up()) usleep(1000);  // the traffic has ended: nothing waits behind this
 }
 
 }  // namespace tandem
