@@ -147,9 +147,12 @@ def cmd_ctl(args) -> int:
     scheduler = f"{status.scheduler} ({by_core})" if by_core else status.scheduler
     print(f"{status.name} under {scheduler}: {status.phase} at {status.t_s:.1f} s")
     print()
+    # Only where the generator fell behind: a column of zeros on every healthy service would be noise.
+    fell_behind = any(c.generator_fell_behind for c in status.chains)
     print(
         table(
-            ["chain", "in", "delivered", "Mpps now", "p50 us under", "p99 us under", "shed at entry"],
+            ["chain", "in", "delivered", "Mpps now", "p50 us under", "p99 us under", "shed at entry"]
+            + (["generator fell behind"] if fell_behind else []),
             [
                 [
                     f"{c.name} (removed)" if c.removed else c.name,
@@ -160,6 +163,7 @@ def cmd_ctl(args) -> int:
                     number(c.latency_p99_us_under, 0),
                     count(c.entry_backpressure),
                 ]
+                + ([count(c.generator_fell_behind)] if fell_behind else [])
                 for c in status.chains
             ],
         )
@@ -203,6 +207,9 @@ def cmd_ctl(args) -> int:
                         f"{number(cost.get('latency_max_during_us'), 0)} us (before: "
                         f"{number(cost.get('latency_max_before_us'), 0)})"
                     )
+                    # Due while the change stalled the control core, never generated: in no drop count above.
+                    if given_up := cost.get("generator_fell_behind_in_window"):
+                        outcome += f", {count(given_up)} packets the generator gave up, too far behind"
             # When it was asked for; a refused change, when it was answered (at once).
             at = change.get("t_requested", change.get("t_done"))
             print(f"  t={number(at, 2)} s {change.get('op')} {what}: {outcome}")

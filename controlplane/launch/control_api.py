@@ -22,6 +22,7 @@ class ChainStatus(_Message):
     delivered: int
     delivered_mpps: float | None = None  # over the last report's interval (250 ms); None until there are two
     entry_backpressure: int
+    generator_fell_behind: int = 0  # packets its rate had due that the generator gave up, too far behind to make up
     latency_p50_us_under: float | None = None  # the latency histogram's bound under which the median packet stayed
     latency_p99_us_under: float | None = None
     removed: bool = False  # removed from the service (DELETE /chains/{name}): its NFs stopped, nothing enters it
@@ -162,7 +163,8 @@ class ChangeReply(_Message):
     # What it cost the traffic, measured by the sink 300 ms after (status and the results have it; a reply comes
     # before): deficit_ms (delivery short of the rate before, in ms of that rate), ring_drops_in_window and
     # latency_max_during_us (from the request to 300 ms after the change), ring_drops_before and
-    # latency_max_before_us (the 200 ms before the request).
+    # latency_max_before_us (the 200 ms before the request); generator_fell_behind_in_window (_before): packets due
+    # that the generator gave up, a stalled control core having left it more than 4096 packets behind.
     cost: dict | None = None
 
 

@@ -116,6 +116,7 @@ class ServiceStatus:
                     "delivered": chain["delivered"],
                     "delivered_mpps": _rate(chain, previous, "delivered", seconds),
                     "entry_backpressure": chain["entry_backpressure"],
+                    "generator_fell_behind": chain.get("generator_fell_behind", 0),
                     # Bucket bounds: the latency the median (99th) packet of the last interval stayed under.
                     "latency_p50_us_under": bound_of_percentile(latency, earlier_latency, 0.5),
                     "latency_p99_us_under": bound_of_percentile(latency, earlier_latency, 0.99),

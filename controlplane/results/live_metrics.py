@@ -126,6 +126,11 @@ def _chain_families(run: dict, snapshot: dict) -> list:
         "takes, or the entry (NFVnice backpressure)",
         [*run, "chain", "place", "at"],
     )
+    fell_behind = _counter(
+        "tandem_generator_fell_behind_packets",
+        "Packets a chain's rate had due that the built-in generator gave up, too far behind to make them up",
+        labels,
+    )
     ring_in = _counter("tandem_ring_enqueued_packets", "Packets a ring accepted", [*run, "chain", "ring"])
     ring_occupancy = GaugeMetricFamily(
         "tandem_ring_occupancy_packets", "Packets in a ring now", labels=[*run, "chain", "ring"]
@@ -141,6 +146,7 @@ def _chain_families(run: dict, snapshot: dict) -> list:
         delivered_bytes.add_metric(key, chain["delivered_bytes"])
         hop_errors.add_metric(key, chain["hop_errors"])
         dropped.add_metric([*key, "entry", "entry"], chain["entry_backpressure"])
+        fell_behind.add_metric(key, chain.get("generator_fell_behind", 0))
         histogram = chain["latency"]
         buckets = [
             (_bound_seconds(bound_us), count)
@@ -156,7 +162,18 @@ def _chain_families(run: dict, snapshot: dict) -> list:
     for nf in snapshot["nfs"]:
         dropped.add_metric([*values, nf["chain"], "nf", nf["name"]], nf["packets_dropped"])
         dropped.add_metric([*values, nf["chain"], "label_miss", nf["name"]], nf["label_miss"])
-    return [generated, delivered, delivered_bytes, hop_errors, latency, dropped, ring_in, ring_occupancy, ring_capacity]
+    return [
+        generated,
+        delivered,
+        delivered_bytes,
+        hop_errors,
+        latency,
+        dropped,
+        fell_behind,
+        ring_in,
+        ring_occupancy,
+        ring_capacity,
+    ]
 
 
 def _bound_seconds(bound_us: float) -> str:

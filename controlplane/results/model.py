@@ -59,6 +59,8 @@ class ChainWindow(_Results):
     delivered_gbps: float
     wasted_pps: float
     entry_backpressure_pps: float
+    # Packets the rate had due that the generator gave up, more than 4096 behind it (in no drop count: never generated).
+    generator_fell_behind: int = 0
 
 
 class NfLatencyPart(_Results):
@@ -97,6 +99,7 @@ class ChainResult(_Results):
     hop_errors: int
     dropped: ChainDrops
     wasted_work: int
+    generator_fell_behind: int = 0  # over the whole run, as the window's
     in_flight: InFlight
     accounting_exact: bool
     window: ChainWindow

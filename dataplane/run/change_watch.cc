@@ -13,9 +13,9 @@ constexpr size_t kKeptSamples = 10000;
 }  // namespace
 
 void ChangeWatch::sample(uint64_t now_tsc, uint64_t delivered_total, uint64_t ring_drops_total,
-                         uint64_t max_latency_cycles) {
+                         uint64_t fell_behind_total, uint64_t max_latency_cycles) {
   next_ = now_tsc + period_;
-  samples_.push_back({now_tsc, delivered_total, ring_drops_total, max_latency_cycles});
+  samples_.push_back({now_tsc, delivered_total, ring_drops_total, fell_behind_total, max_latency_cycles});
   if (samples_.size() > kKeptSamples && watched_.empty()) samples_.pop_front();
 }
 
@@ -44,14 +44,15 @@ json ChangeWatch::cost_of(const Watched& change) const {
   // 300 ms after the change.
   struct Interval {
     double packets, ms;
-    uint64_t drops, max_latency;
+    uint64_t drops, fell_behind, max_latency;
   };
   std::vector<Interval> baseline, window;
   for (size_t i = 1; i < samples_.size(); i++) {
     const Sample &sample = samples_[i], &previous = samples_[i - 1];
     Interval interval{static_cast<double>(sample.delivered - previous.delivered),
                       static_cast<double>(sample.tsc - previous.tsc) / hz_ * 1e3,
-                      sample.ring_drops - previous.ring_drops, sample.max_latency};
+                      sample.ring_drops - previous.ring_drops, sample.fell_behind - previous.fell_behind,
+                      sample.max_latency};
     if (sample.tsc + before >= change.requested && sample.tsc < change.requested)
       baseline.push_back(interval);
     else if (sample.tsc >= change.requested && sample.tsc <= change.done + after)
@@ -71,9 +72,9 @@ json ChangeWatch::cost_of(const Watched& change) const {
     for (const Interval& interval : intervals) packets += std::max(0.0, rate_per_ms * interval.ms - interval.packets);
     return packets / rate_per_ms;
   };
-  auto drops = [](const std::vector<Interval>& intervals) {
+  auto total_of = [](const std::vector<Interval>& intervals, uint64_t Interval::*count) {
     uint64_t total = 0;
-    for (const Interval& interval : intervals) total += interval.drops;
+    for (const Interval& interval : intervals) total += interval.*count;
     return total;
   };
   auto latency_max_us = [&](const std::vector<Interval>& intervals) {
@@ -85,8 +86,12 @@ json ChangeWatch::cost_of(const Watched& change) const {
                {"id", change.id},
                {"window_ms", window_ms},
                {"rate_before_mpps", rate_per_ms / 1e3},
-               {"ring_drops_before", drops(baseline)},
-               {"ring_drops_in_window", drops(window)},
+               {"ring_drops_before", total_of(baseline, &Interval::drops)},
+               {"ring_drops_in_window", total_of(window, &Interval::drops)},
+               // A change that stalled the control core for more than the generator makes up: what was due then was
+               // never generated, so it is in no drop count, but the change cost it.
+               {"generator_fell_behind_before", total_of(baseline, &Interval::fell_behind)},
+               {"generator_fell_behind_in_window", total_of(window, &Interval::fell_behind)},
                {"latency_max_before_us", latency_max_us(baseline)},
                {"latency_max_during_us", latency_max_us(window)}};
   // No traffic before the change: unmeasured. The baseline's own shortfall, scaled to the window's length, is what

@@ -22,9 +22,10 @@ class ChangeWatch {
 
   // Whether a millisecond has passed since the last sample.
   bool due(uint64_t now_tsc) const { return now_tsc >= next_; }
-  // The packets delivered and dropped by full rings so far (all chains), and the highest latency sampled since the
-  // last sample.
-  void sample(uint64_t now_tsc, uint64_t delivered_total, uint64_t ring_drops_total, uint64_t max_latency_cycles);
+  // The packets delivered and dropped by full rings so far (all chains), those the generator gave up having fallen
+  // behind its rates (a stalled control core), and the highest latency sampled since the last sample.
+  void sample(uint64_t now_tsc, uint64_t delivered_total, uint64_t ring_drops_total, uint64_t fell_behind_total,
+              uint64_t max_latency_cycles);
   // A change requested at `requested_tsc` and answered at `done_tsc`: measured once its window has passed.
   void watch(json id, uint64_t requested_tsc, uint64_t done_tsc);
   // The costs of the changes whose windows have passed: {"event": "change_cost", "id", ...} each.
@@ -32,7 +33,7 @@ class ChangeWatch {
 
  private:
   struct Sample {
-    uint64_t tsc, delivered, ring_drops, max_latency;
+    uint64_t tsc, delivered, ring_drops, fell_behind, max_latency;
   };
   struct Watched {
     json id;

@@ -18,6 +18,7 @@ json Run::live_metrics() {
                       {"delivered_bytes", delivery.delivered_bytes},
                       {"hop_errors", delivery.hop_errors},
                       {"entry_backpressure", counter_read(stats_->chains[c].entry_backpressure)},
+                      {"generator_fell_behind", generator_->fell_behind(static_cast<int>(c))},
                       {"latency", sink_->latency_histogram(static_cast<int>(c)).to_json()}});
   }
   json rings = json::array();

@@ -100,9 +100,12 @@ void Run::open_commands(int fd) {
 void Run::watch_changes(uint64_t now_tsc) {
   if (!change_watch_) return;
   if (change_watch_->due(now_tsc)) {
-    uint64_t delivered = 0;
-    for (size_t c = 0; c < d_.chains.size(); c++) delivered += sink_->delivery(static_cast<int>(c)).delivered;
-    change_watch_->sample(now_tsc, delivered, ring_drops_now(), sink_->take_recent_max_latency());
+    uint64_t delivered = 0, fell_behind = 0;
+    for (size_t c = 0; c < d_.chains.size(); c++) {
+      delivered += sink_->delivery(static_cast<int>(c)).delivered;
+      fell_behind += generator_->fell_behind(static_cast<int>(c));
+    }
+    change_watch_->sample(now_tsc, delivered, ring_drops_now(), fell_behind, sink_->take_recent_max_latency());
   }
   for (json& cost : change_watch_->take_costs(now_tsc)) {
     emit(events_, cost);

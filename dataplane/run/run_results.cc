@@ -1,5 +1,8 @@
 // A run's accounting and results: counter snapshots, the window's rates, every packet accounted for, reports.
 #include <algorithm>
+#include <cstdio>
+#include <optional>
+#include <string>
 
 #include <rte_cycles.h>
 
@@ -7,6 +10,22 @@
 #include "run.h"
 
 namespace tandem {
+
+// A chain whose generator gave up more than 5 % of what its rate had due in the window: its figures are for less
+// load than the spec asked, which a reader of the results must be told.
+static std::optional<std::string> generator_shortfall(const std::string& chain, uint64_t generated,
+                                                      uint64_t fell_behind, double window_s) {
+  if (fell_behind == 0 || fell_behind * 20 <= generated + fell_behind || window_s <= 0) return std::nullopt;
+  char text[320];
+  std::snprintf(text, sizeof text,
+                "chain %s: the generator fell behind its rate and gave up %llu packets of the measurement window "
+                "(offered %.3f of the %.3f Mpps asked): the control core could not keep up, and the chain's figures "
+                "are for the load offered",
+                chain.c_str(), static_cast<unsigned long long>(fell_behind),
+                static_cast<double>(generated) / window_s / 1e6,
+                static_cast<double>(generated + fell_behind) / window_s / 1e6);
+  return std::string(text);
+}
 
 uint64_t Run::wasted_work(int chain) const {
   // Packets some NF worked on before they were dropped: at any ring but the entry, or at a gate with no edge.
@@ -39,6 +58,7 @@ Snapshot Run::snapshot(double now_s) {
     s.delivered_bytes.push_back(sink_->delivery(static_cast<int>(c)).delivered_bytes);
     s.wasted.push_back(wasted_work(static_cast<int>(c)));
     s.entry_backpressure.push_back(counter_read(stats_->chains[c].entry_backpressure));
+    s.fell_behind.push_back(generator_->fell_behind(static_cast<int>(c)));
   }
   for (size_t n = 0; n < d_.nfs.size(); n++) {
     NfCounters copy{};
@@ -281,6 +301,9 @@ json Run::results() {
     all_exact = all_exact && exact;
     uint64_t window_delivered = window_end_.delivered[c] - window_begin_.delivered[c];
     uint64_t window_generated = window_end_.generated[c] - window_begin_.generated[c];
+    uint64_t window_fell_behind = window_end_.fell_behind[c] - window_begin_.fell_behind[c];
+    if (auto shortfall = generator_shortfall(chain.name, window_generated, window_fell_behind, window_s))
+      warnings_.push_back(*shortfall);
     json chain_json = {
         {"name", chain.name},
         {"nfs", json::array()},
@@ -297,6 +320,7 @@ json Run::results() {
           {"lost_at_crash", crash_losses},
           {"entry_backpressure", entry_backpressure}}},
         {"wasted_work", wasted_work(c)},
+        {"generator_fell_behind", generator_->fell_behind(static_cast<int>(c))},
         {"in_flight", {{"total", in_flight}, {"rings", in_rings}, {"nfs", in_nfs}}},
         {"copies", {{"forked", forked}, {"merged", merged}}},
         {"accounting_exact", exact},
@@ -310,7 +334,8 @@ json Run::results() {
            static_cast<double>(window_end_.delivered_bytes[c] - window_begin_.delivered_bytes[c]) * 8 / window_s / 1e9},
           {"wasted_pps", static_cast<double>(window_end_.wasted[c] - window_begin_.wasted[c]) / window_s},
           {"entry_backpressure_pps",
-           static_cast<double>(window_end_.entry_backpressure[c] - window_begin_.entry_backpressure[c]) / window_s}}},
+           static_cast<double>(window_end_.entry_backpressure[c] - window_begin_.entry_backpressure[c]) / window_s},
+          {"generator_fell_behind", window_fell_behind}}},
         {"latency_us", sink_->latency(c).summary_us(hz_)},
         {"latency_breakdown", sink_->tracing() ? sink_->breakdown(static_cast<int>(c)).to_json(d_, hz_) : json()},
     };

@@ -63,6 +63,7 @@ Generator::Stream Generator::stream_of(const ChainConfig& chain, std::unique_ptr
   stream.packets_per_cycle = chain.traffic.rate_pps / hz;
   for (double pps : chain.traffic.rate_steps_pps) stream.step_packets_per_cycle.push_back(pps / hz);
   stream.step_cycles = static_cast<uint64_t>(chain.traffic.step_seconds * hz);
+  stream.most_lag = std::max<uint64_t>(burst_, kMostLagMadeUp);
   stream.from_port = chain.from_port >= 0;
   return stream;
 }
@@ -101,13 +102,26 @@ void Generator::poll(uint64_t now_tsc) {
       uint64_t due = stream.step_packets_per_cycle.empty()
                          ? static_cast<uint64_t>(static_cast<double>(elapsed) * stream.packets_per_cycle)
                          : stepped_packets_due(stream.step_packets_per_cycle, stream.step_cycles, elapsed);
-      count = due > stream.generated ? std::min<uint64_t>(due - stream.generated, burst_) : 0;
+      PacingStep step = pacing_step(due, stream.generated, stream.given_up, stream.most_lag, burst_);
+      if (step.give_up > 0) {
+        stream.given_up += step.give_up;
+        counter_add(stream.control->generator_fell_behind, step.give_up);
+      }
+      count = step.send;
     }
     // A capture replayed once ends the chain's traffic with its last frame.
     if (!stream.replay.empty() && !stream.replay_loop)
       count = std::min<uint64_t>(count, stream.replay.count() - stream.replay_cursor);
     if (count > 0) emit(stream, static_cast<uint16_t>(count), now_tsc);
   }
+}
+
+PacingStep pacing_step(uint64_t due, uint64_t generated, uint64_t given_up, uint64_t most_lag, uint64_t burst) {
+  uint64_t owed = due - std::min(due, given_up);  // what the rate still asks of it
+  if (owed <= generated) return {};
+  uint64_t lag = owed - generated;
+  uint64_t give_up = lag > most_lag ? lag - most_lag : 0;
+  return {.send = std::min(lag - give_up, burst), .give_up = give_up};
 }
 
 uint64_t stepped_packets_due(const std::vector<double>& steps_per_cycle, uint64_t step_cycles, uint64_t elapsed) {

@@ -19,9 +19,24 @@
 
 namespace tandem {
 
+// How far a paced stream may fall behind its rate and still make it up, in packets: what a NIC's receive ring of
+// 4096 descriptors holds through a stall of the control core, delivered in bursts once the loop is back (a service's
+// control core stalls for up to ~8 ms a few dozen times a second here: 1,600 packets at 200 kpps). Beyond it, what
+// was due is given up, as the NIC would have missed it, and counted (ChainControl::generator_fell_behind): made up
+// later it would have offered a window more than the rate asked (a loaded host offered 5.66 of 5 Mpps that way).
+inline constexpr uint64_t kMostLagMadeUp = 4096;
+
 // Packets due `elapsed` cycles after the start at a rate of `steps_per_cycle[i]` packets per cycle during the
 // i-th `step_cycles` (cycling through the steps): the integral of a stepped rate.
 uint64_t stepped_packets_due(const std::vector<double>& steps_per_cycle, uint64_t step_cycles, uint64_t elapsed);
+
+// What a paced stream does now, `due` packets having come due since its start and `generated` sent, `given_up` given
+// up before: it sends what is due and not sent, at most `burst`; of a lag beyond `most_lag`, the excess is given up.
+struct PacingStep {
+  uint64_t send = 0;
+  uint64_t give_up = 0;
+};
+PacingStep pacing_step(uint64_t due, uint64_t generated, uint64_t given_up, uint64_t most_lag, uint64_t burst);
 
 class Generator {
  public:
@@ -52,6 +67,8 @@ class Generator {
   void stop_port(const EthdevPort& port);
   // Packets that entered the chain: generated, or received on its port.
   uint64_t generated(int chain) const { return streams_[chain].generated; }
+  // Packets its rate had due that were given up, the generator having fallen too far behind (kMostLagMadeUp).
+  uint64_t fell_behind(int chain) const { return streams_[chain].given_up; }
   // run --profile: the packets traced_packet() picks (one in `trace_every`, among one in `latency_every`) get one
   // of the `slots` of `zone` each.
   void trace_into(TraceSlot* zone, uint32_t slots, uint32_t latency_every, uint32_t trace_every) {
@@ -88,6 +105,8 @@ class Generator {
     double packets_per_cycle = 0;                // 0 = as fast as possible
     std::vector<double> step_packets_per_cycle;  // a stepped rate instead (may be empty)
     uint64_t step_cycles = 0;
+    uint64_t most_lag = 0;   // packets behind its rate it makes up (kMostLagMadeUp), at least a burst
+    uint64_t given_up = 0;   // packets due that it gave up, having fallen further behind
     bool from_port = false;  // its traffic comes from a port's Rx stage: nothing to generate
     bool removed = false;    // the chain was removed (a service's live change): nothing more to generate
 

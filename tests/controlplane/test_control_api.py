@@ -250,12 +250,13 @@ def test_status_text_marks_a_removed_chain_and_names_what_each_change_was_about(
     workers = [{"name": "w0", "pid": 42, "core": 1, "nfs": "n"}, {"name": "w1", "pid": 43, "core": 1, "nfs": "m"}]
     status.follow({"event": "started", "workers": workers})
     metrics = dict(METRICS)
-    metrics["chains"] = [*METRICS["chains"], dict(METRICS["chains"][0], name="d")]
+    metrics["chains"] = [*METRICS["chains"], dict(METRICS["chains"][0], name="d", generator_fell_behind=77)]
     metrics["nfs"] = [*METRICS["nfs"], {"name": "m", "chain": "d", "packets_in": 9, "packets_dropped": 0}]
     status.follow({"event": "progress", "t": 3.0, "phase": "measure", "metrics": metrics})
     # As the manager answers: a removal names its chain; a refusal names the NF asked about and when it was answered.
     removed = {"op": "remove_chain", "state": "applied", "chain": "d", "t_requested": 1.0, "t_done": 1.1}
     status.follow({"event": "change", "id": 1} | removed)
+    status.follow({"event": "change_cost", "id": 1, "deficit_ms": 2.0, "generator_fell_behind_in_window": 500})
     refused = {"op": "move_nf", "state": "refused", "nf": "x", "t_done": 2.5}
     status.follow({"event": "change", "id": 2} | refused | {"errors": [{"path": "nf", "message": "no NF named 'x'"}]})
     server = ControlServer(tmp_path / "tandem.sock", status, lambda: None, LiveChanges())
@@ -266,6 +267,9 @@ def test_status_text_marks_a_removed_chain_and_names_what_each_change_was_about(
         server.close()
     shown = capsys.readouterr().out
     assert "d (removed)" in shown and re.search(r"\bm +d +removed ", shown), shown
+    # The generator fell behind on d: a column, shown only then, says by how many packets.
+    assert "generator fell behind" in shown and re.search(r"d \(removed\) .* 77\s*$", shown, re.M), shown
+    assert "500 packets the generator gave up, too far behind" in shown, shown
     assert "t=1.00 s remove_chain d: applied" in shown and "t=2.50 s move_nf x: refused: no NF named 'x'" in shown
 
 

@@ -35,6 +35,7 @@ def snapshot(delivered: int, busy: int, packets_in: int, cpu_ns: int | None, sch
                 "delivered_bytes": 64 * delivered,
                 "hop_errors": 0,
                 "entry_backpressure": 4,
+                "generator_fell_behind": 7,
                 "latency": {"bounds_us": BOUNDS_US, "counts": [0, 0, 1, 3] + [4] * 12, "count": 5, "sum_us": 2000.0},
             }
         ],
@@ -103,6 +104,7 @@ def test_counters_histogram_and_interval_gauges():
     assert value(samples, "tandem_chain_offered_packets_total", chain="c") == 3010
     assert value(samples, "tandem_dropped_packets_total", place="ring", at="c:entry") == 6
     assert value(samples, "tandem_dropped_packets_total", place="entry") == 4
+    assert value(samples, "tandem_generator_fell_behind_packets_total", chain="c") == 7
     # Cumulative buckets in seconds, +Inf = every sample, the sum in seconds.
     assert value(samples, "tandem_chain_latency_seconds_bucket", le="5e-06") == 1
     assert value(samples, "tandem_chain_latency_seconds_bucket", le="1e-05") == 3

@@ -15,7 +15,7 @@ import pytest
 from conftest import BASE_SPEC, KERNEL_SPEC, MIXED_SPEC, REPO, requires_root, tandem
 from controlplane.machine import kernel_links, ovs_switch
 from integration.system_calls import syscalls_of
-from integration.test_runs import assert_accounted, run_results, start_run
+from integration.test_runs import assert_accounted, assert_schedule_kept, run_results, start_run
 from integration.test_service import STATUS_PERIOD, answered, ctl, results_when_stopped, serving, takes_packets
 
 pytestmark = requires_root
@@ -36,10 +36,8 @@ def assert_carried_what_entered(results: dict) -> None:
     assert chain["delivered"] >= 0.75 * entered, (chain["delivered"], entered, chain["dropped"], chain["in_flight"])
     assert not any(chain["dropped"]["nfs"].values()) and not chain["dropped"]["label_misses"], chain["dropped"]
     assert chain["dropped"]["total"] == sum(chain["dropped"]["rings"].values()), chain["dropped"]
-    # The generator keeps a schedule, not a pace it can manage: it offered the 50 kpps asked for whatever the NFs
-    # took. A stall of the control core at an edge of the window moves what falls in it: 3.8 % with stress-ng beside
-    # it here (a 40 ms stall); 10 % is 100 ms, and half the rate still fails.
-    assert chain["window"]["offered_mpps"] == pytest.approx(0.05, rel=0.10), chain["window"]
+    # The 50 kpps asked fell due whatever the NFs took (offered, or given up while the control core stalled).
+    assert_schedule_kept(chain, 0.05)
 
 
 # Frames of 64 bytes, and of the spec's largest (1,518) with the packet's record after each: at the veths' MTU of
