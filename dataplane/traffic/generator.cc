@@ -102,6 +102,10 @@ void Generator::poll(uint64_t now_tsc) {
       uint64_t due = stream.step_packets_per_cycle.empty()
                          ? static_cast<uint64_t>(static_cast<double>(elapsed) * stream.packets_per_cycle)
                          : stepped_packets_due(stream.step_packets_per_cycle, stream.step_cycles, elapsed);
+      // A capture replayed once: nothing falls due after its last frame, which ends the chain's traffic. A frame
+      // given up is sent later instead (the capture is the traffic's content, whole).
+      if (!stream.replay.empty() && !stream.replay_loop)
+        due = std::min<uint64_t>(due, stream.given_up + stream.replay.count());
       PacingStep step = pacing_step(due, stream.generated, stream.given_up, stream.most_lag, burst_);
       if (step.give_up > 0) {
         stream.given_up += step.give_up;
