@@ -2,8 +2,10 @@
 network namespace and in PID and mount namespaces of their own, under a cgroup root of their own, with the images
 (Tandem's, built with debootstrap, and the pause image: scripts/tandem-image.sh) imported into the node's containerd.
 Every process of a node (its pods' with it) ends with the node, and every mount it made (its containers' roots, its
-pods' hugepage volumes) goes with its mount namespace; a tmpfs over /run and /var/log there keeps the runtime files
-and pod logs a kubelet and containerd write to fixed paths off the machine's own. What a kubelet changes on the
+pods' hugepage volumes) goes with its mount namespace; a tmpfs over /run, /var/log and /var/lib/kubelet there keeps the
+runtime files, pod logs and device-plugin socket a kubelet and containerd write to fixed paths off the machine's own
+(the socket's path ignores --root-dir: two nodes' kubelets once raced for one, the second failing "address already in
+use", and the machine kept it). What a kubelet changes on the
 machine itself (its kernel tunables, the hugepages its pods ask for) is set before it starts and put back after;
 every cgroup it made is removed. Two kubelets share this machine's CPUs, so neither uses the static CPU policy: the
 tests give each node's agent its cores in its spec, as node_hosts does."""
@@ -30,6 +32,7 @@ IMAGES = REPO / "scripts" / "tandem-image.sh"
 PAUSE_IMAGE = "localhost/pause:tandem"
 CGROUPS = Path("/sys/fs/cgroup")
 HUGEPAGES = Path("/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages")
+KUBELET_FIXED_STATE = Path("/var/lib/kubelet")  # where a kubelet keeps its device-plugin socket, whatever --root-dir
 # What a kubelet sets these to when it starts (unless told to protect the kernel's defaults, when it refuses to start
 # where they differ): set here first, put back after.
 KUBELET_TUNABLES = {
@@ -85,7 +88,7 @@ class KubeletNode:
         ]
         # The PID namespace's first process starts containerd, then becomes the kubelet: killing it ends the node.
         script = (
-            "mount -t tmpfs tmpfs /run && mount -t tmpfs tmpfs /var/log && "
+            "mount -t tmpfs tmpfs /run && mount -t tmpfs tmpfs /var/log && mount -t tmpfs tmpfs /var/lib/kubelet && "
             f"containerd --config {self.folder / 'containerd.toml'} > {self.folder / 'containerd.log'} 2>&1 & "
             f"for i in $(seq 300); do [ -S {self.socket} ] && break; sleep 0.1; done; "
             f'exec "$@" > {self.folder / "kubelet.log"} 2>&1'
@@ -270,6 +273,20 @@ def _remove_workloads(cluster: ApiServer) -> None:
 
 
 @contextlib.contextmanager
+def _kubelet_state_mount_point() -> Iterator[None]:
+    """/var/lib/kubelet, where each node mounts a tmpfs of its own: made here if the machine has none, and removed
+    after (empty: what the kubelets wrote there went with their mount namespaces)."""
+    made = not KUBELET_FIXED_STATE.exists()
+    KUBELET_FIXED_STATE.mkdir(parents=True, exist_ok=True)
+    try:
+        yield
+    finally:
+        if made:
+            with contextlib.suppress(OSError):
+                KUBELET_FIXED_STATE.rmdir()
+
+
+@contextlib.contextmanager
 def kubelet_nodes(cluster: ApiServer, hosts: tuple[NodeHost, ...], hugepages: int) -> Iterator[list[KubeletNode]]:
     """A kubelet node on each host, registered with `cluster` (whose controllers run) and Ready, the images in its
     containerd; `hugepages` 2 MB pages free for their pods in all. Stopped, and everything of them removed, on every
@@ -280,7 +297,7 @@ def kubelet_nodes(cluster: ApiServer, hosts: tuple[NodeHost, ...], hugepages: in
         images = build_images(folder / "images")
         for node in nodes:  # an earlier run's, stopped before it could remove them
             _remove_cgroup_root(node.cgroup_root)
-        with _kernel_set_for_kubelets(hugepages):
+        with _kernel_set_for_kubelets(hugepages), _kubelet_state_mount_point():
             try:
                 for node in nodes:
                     _make_cgroup_root(node.cgroup_root)
