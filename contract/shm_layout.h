@@ -118,9 +118,6 @@ inline constexpr uint32_t kStagedDismissed = 2;
 struct alignas(64) ChainControl {
   uint32_t entry_closed;        // scheduler -> generator: drop this chain's new packets at entry
   uint64_t entry_backpressure;  // packets so dropped (written by the generator)
-  // Packets its rate had due that the generator gave up, having fallen behind by more than it makes up
-  // (dataplane/traffic/generator.h): never generated, so in no count of the accounting; written by the generator.
-  uint64_t generator_fell_behind;
 };
 
 // One scaled egress feeding a scaled NF's instances, written by that egress alone.

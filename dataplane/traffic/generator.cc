@@ -63,7 +63,6 @@ Generator::Stream Generator::stream_of(const ChainConfig& chain, std::unique_ptr
   stream.packets_per_cycle = chain.traffic.rate_pps / hz;
   for (double pps : chain.traffic.rate_steps_pps) stream.step_packets_per_cycle.push_back(pps / hz);
   stream.step_cycles = static_cast<uint64_t>(chain.traffic.step_seconds * hz);
-  stream.most_lag = std::max<uint64_t>(burst_, kMostLagMadeUp);
   stream.from_port = chain.from_port >= 0;
   return stream;
 }
@@ -106,11 +105,10 @@ void Generator::poll(uint64_t now_tsc) {
       // given up is sent later instead (the capture is the traffic's content, whole).
       if (!stream.replay.empty() && !stream.replay_loop)
         due = std::min<uint64_t>(due, stream.given_up + stream.replay.count());
-      PacingStep step = pacing_step(due, stream.generated, stream.given_up, stream.most_lag, burst_);
-      if (step.give_up > 0) {
-        stream.given_up += step.give_up;
-        counter_add(stream.control->generator_fell_behind, step.give_up);
-      }
+      // At least a burst behind is made up, whatever the burst.
+      PacingStep step =
+          pacing_step(due, stream.generated, stream.given_up, std::max<uint64_t>(burst_, kMostLagMadeUp), burst_);
+      stream.given_up += step.give_up;
       count = step.send;
     }
     // A capture replayed once ends the chain's traffic with its last frame.

@@ -22,7 +22,7 @@ namespace tandem {
 // How far a paced stream may fall behind its rate and still make it up, in packets: what a NIC's receive ring of
 // 4096 descriptors holds through a stall of the control core, delivered in bursts once the loop is back (a service's
 // control core stalls for up to ~8 ms over a dozen times a second here: 1,600 packets at 200 kpps). Beyond it, what
-// was due is given up, as the NIC would have missed it, and counted (ChainControl::generator_fell_behind): made up
+// was due is given up, as the NIC would have missed it, and counted (Generator::fell_behind): made up
 // later it would have offered a window more than the rate asked (a loaded host offered 5.66 of 5 Mpps that way).
 inline constexpr uint64_t kMostLagMadeUp = 4096;
 
@@ -105,7 +105,6 @@ class Generator {
     double packets_per_cycle = 0;                // 0 = as fast as possible
     std::vector<double> step_packets_per_cycle;  // a stepped rate instead (may be empty)
     uint64_t step_cycles = 0;
-    uint64_t most_lag = 0;   // packets behind its rate it makes up (kMostLagMadeUp), at least a burst
     uint64_t given_up = 0;   // packets due that it gave up, having fallen further behind
     bool from_port = false;  // its traffic comes from a port's Rx stage: nothing to generate
     bool removed = false;    // the chain was removed (a service's live change): nothing more to generate
