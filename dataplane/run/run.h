@@ -70,7 +70,8 @@ struct WorkerState {
   std::string exit_description;
   uint64_t last_heartbeat = 0;
   double heartbeat_changed_s = 0;
-  OsSample at_heartbeat_change;
+  // Its /proc counters when a check first found the heartbeat as it was (what a hang's CPU use is measured from).
+  std::optional<OsSample> at_heartbeat_still;
   bool starvation_reported = false;
   bool hung = false;      // declared hung: it will not stop by itself
   bool removed = false;   // its chain was removed: told to leave, its exit expected (run_chain_removal.cc)

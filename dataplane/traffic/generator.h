@@ -21,9 +21,10 @@ namespace tandem {
 
 // How far a paced stream may fall behind its rate and still make it up, in packets: what a NIC's receive ring of
 // 4096 descriptors holds through a stall of the control core, delivered in bursts once the loop is back (a service's
-// control core stalls for up to ~8 ms over a dozen times a second here: 1,600 packets at 200 kpps). Beyond it, what
-// was due is given up, as the NIC would have missed it, and counted (Generator::fell_behind): made up
-// later it would have offered a window more than the rate asked (a loaded host offered 5.66 of 5 Mpps that way).
+// control core stalls for up to ~8 ms over a dozen times a second here, mostly while the VM's own tasks take the
+// core: 1,600 packets at 200 kpps). Beyond it, what was due is given up, as the NIC would have missed it, and counted
+// (Generator::fell_behind): made up later it would have offered a window more than the rate asked (a loaded host
+// offered 5.66 of 5 Mpps that way).
 inline constexpr uint64_t kMostLagMadeUp = 4096;
 
 // Packets due `elapsed` cycles after the start at a rate of `steps_per_cycle[i]` packets per cycle during the
