@@ -11,7 +11,11 @@ class RunToCompletion final : public Scheduler {
   // idle: sleep: a worker whose every input is empty sleeps on its futex, and the manager's loop wakes it once any
   // input holds a packet: an idle core costs next to nothing, and a packet that finds it asleep waits for the
   // wake-up (a tick of `wakeup_us` and a futex wake) on top.
-  RunToCompletion(bool sleep_when_idle, double wakeup_us) : sleep_when_idle_(sleep_when_idle), wakeup_us_(wakeup_us) {}
+  // policy: the worker's kernel policy. Alone on its core it needs no share of it, but under the normal policy any
+  // other task the kernel wakes there (the host's own, a VM's agent) preempts it and the packets wait meanwhile;
+  // under SCHED_FIFO only the kernel's fair server lends such a task the core, and the worker keeps it otherwise.
+  RunToCompletion(KernelPolicy policy, bool sleep_when_idle, double wakeup_us)
+      : policy_(std::move(policy)), sleep_when_idle_(sleep_when_idle), wakeup_us_(wakeup_us) {}
 
   // One worker per core; on it, each maximal run of NFs of a chain joined by single edges becomes one segment.
   std::vector<WorkerPlan> plan_workers(const Deployment& deployment) const override {
@@ -20,7 +24,7 @@ class RunToCompletion final : public Scheduler {
   }
   void attach(SchedulerView& view) override {
     for (size_t w = 0; w < view.worker_pids().size(); w++) {
-      KernelPolicy::restore(view.worker_pids()[w]);  // plain SCHED_OTHER: each is alone on its core
+      policy_.apply(view.worker_pids()[w]);
       if (sleep_when_idle_) view.hints.set_yield_policy(w, {.after_batches = 0, .on_empty = 0, .block_on_empty = 1});
     }
   }
@@ -39,13 +43,16 @@ class RunToCompletion final : public Scheduler {
   }
   void detach(SchedulerView& view) override {
     for (size_t w = 0; w < view.worker_pids().size(); w++) {
+      KernelPolicy::restore(view.worker_pids()[w]);
       view.hints.set_yield_policy(w, YieldPolicy{});
       view.hints.wake(w);
     }
   }
   json report(const SchedulerView& view) const override {
-    json out = {
-        {"policy", "cfs"}, {"workers", view.worker_pids().size()}, {"idle", sleep_when_idle_ ? "sleep" : "poll"}};
+    json out = {{"policy", policy_.name},
+                {"workers", view.worker_pids().size()},
+                {"idle", sleep_when_idle_ ? "sleep" : "poll"}};
+    if (policy_.realtime()) out["priority"] = policy_.priority;
     if (sleep_when_idle_) out["wakeups"] = wakeups_;
     return out;
   }
@@ -54,6 +61,7 @@ class RunToCompletion final : public Scheduler {
   }
 
  private:
+  KernelPolicy policy_;
   bool sleep_when_idle_;
   double wakeup_us_;
   uint64_t wakeups_ = 0;
@@ -78,11 +86,27 @@ const SchedulerRegistration registration({
              .help = "idle: sleep: how often the manager looks for packets at a sleeping worker's inputs",
              .min = 1,
              .max = 100000},
+            {.name = "policy",
+             .type = ArgType::Choice,
+             .default_value = "cfs",
+             .help = "the workers' kernel policy: cfs, or fifo, under which no other task on an NF core preempts "
+                     "them (only the kernel's fair server lends it the core; RT throttling is lifted for the run)",
+             .choices = {"cfs", "fifo"}},
+            {.name = "priority",
+             .type = ArgType::Integer,
+             .default_value = 1,
+             .help = "policy: fifo: the workers' real-time priority",
+             .min = 1,
+             .max = 99},
         },
-    .requirements = [](const json&) { return MachineRequirements{}; },
+    .requirements =
+        [](const json& options) {
+          return MachineRequirements().need_if(options["policy"] == "fifo", MachineResource::RtUnthrottled);
+        },
     .create =
         [](const json& options) {
-          return std::make_unique<RunToCompletion>(options["idle"].get<std::string>() == "sleep",
+          return std::make_unique<RunToCompletion>(KernelPolicy::from_options(options["policy"], options),
+                                                   options["idle"].get<std::string>() == "sleep",
                                                    options["wakeup_us"].get<double>());
         },
 });

@@ -321,7 +321,7 @@ def test_a_chain_with_testpmd_added_to_a_service_forwards_and_costs_the_running_
         change = taken(socket, "add-chain", "-", stdin=CHAIN_WITH_TESTPMD)
         # testpmd started while the first chain's traffic flowed, stopped once it forwarded until its chain joined:
         # no ring of the running chain overflowed (had it polled meanwhile, unis could not have switched it).
-        assert change["state"] == "applied" and change["ring_drops_during"] == 0, change
+        assert change["state"] == "applied" and change["ring_drops_during"] == 0, json.dumps(change)
         assert change["nfs_started"] == "fw2,pmd"
         time.sleep(2 * STATUS_PERIOD)
         status = json.loads(ctl(socket, "status").stdout)
@@ -359,7 +359,9 @@ def test_a_chain_with_testpmd_removed_under_traffic_drains_through_it_and_testpm
         pmd_pid = next(nf["pid"] for nf in status["nfs"] if nf["name"] == "pmd")
         # Its entry closed, what was inside drained through testpmd to the sink, then testpmd asked to exit.
         change = taken(socket, "remove-chain", "pmds")
-        assert change["state"] == "applied" and change["drained"] and change["ring_drops_during"] == 0, change
+        assert change["state"] == "applied" and change["drained"] and change["ring_drops_during"] == 0, json.dumps(
+            change
+        )
         assert change["nfs_stopped"] == "fw2,pmd"
         assert not os.path.exists(f"/proc/{pmd_pid}")  # reaped: gone, not a zombie
         assert takes_packets(socket, "check")  # the other chain runs on

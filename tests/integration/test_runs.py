@@ -94,6 +94,26 @@ def test_rr_timeslice_is_set_for_the_run_and_restored(write_spec, tmp_path, mach
     # machine_before checks that the machine's own timeslice is back
 
 
+def test_rtc_runs_its_worker_real_time_with_rt_throttling_lifted_for_the_run(write_spec, tmp_path, machine_before):
+    spec = BASE_SPEC.replace("scheduler: coop", "scheduler: {name: rtc, options: {policy: fifo, priority: 3}}")
+    out = tmp_path / "r.json"
+    process, pids = start_run(write_spec(spec), out)
+    [pid] = set(pids.values())  # one process for the core
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and os.sched_getscheduler(pid) != os.SCHED_FIFO:
+        time.sleep(0.05)
+    policy = (os.sched_getscheduler(pid), os.sched_getparam(pid).sched_priority)
+    throttling = open("/proc/sys/kernel/sched_rt_runtime_us").read().strip()
+    process.send_signal(signal.SIGINT)
+    process.communicate(timeout=30)
+    assert policy == (os.SCHED_FIFO, 3)
+    assert throttling == "-1"  # a busy real-time poller is otherwise stopped ~50 ms every second
+    results = run_results(out)
+    assert (results["scheduler"]["report"]["policy"], results["scheduler"]["report"]["priority"]) == ("fifo", 3)
+    assert_accounted(results)
+    # machine_before checks that the machine's RT throttling is back
+
+
 def test_coop_yields_and_keeps_up_with_rtc_on_light_nfs(write_spec, tmp_path, machine_before):
     """Not a speed test (see bench/): coop must yield, keep up with rtc (one process running the chain, the ceiling)
     and be far from the kernel collapse. Ratios of runs made back to back on the same host, so its speed cancels: the
