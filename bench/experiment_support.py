@@ -20,7 +20,9 @@ RESULTS = Path(__file__).resolve().parent / "results"
 def run(spec: Spec, schedulers: list[str], repeat: int, duration: float) -> dict:
     """A comparison through the Python API, as the JSON `compare --json` writes (what the helpers here read)."""
     print(f"{spec.name}: {', '.join(schedulers)}", file=sys.stderr, flush=True)
-    return tandem.compare(spec, schedulers, repeat, duration, ceiling=False, source=f"bench {spec.name}").as_json()
+    comparison = tandem.compare(spec, schedulers, repeat, duration, ceiling=False, source=f"bench {spec.name}")
+    stop_if_interrupted(comparison)  # its rounds end at Ctrl-C or a termination signal: so does the benchmark
+    return comparison.as_json()
 
 
 def stop_if_interrupted(outcome) -> None:

@@ -11,9 +11,7 @@ class RunToCompletion final : public Scheduler {
   // idle: sleep: a worker whose every input is empty sleeps on its futex, and the manager's loop wakes it once any
   // input holds a packet: an idle core costs next to nothing, and a packet that finds it asleep waits for the
   // wake-up (a tick of `wakeup_us` and a futex wake) on top.
-  // policy: the worker's kernel policy. Alone on its core it needs no share of it, but under the normal policy any
-  // other task the kernel wakes there (the host's own, a VM's agent) preempts it and the packets wait meanwhile;
-  // under SCHED_FIFO only the kernel's fair server lends such a task the core, and the worker keeps it otherwise.
+  // policy: the worker's kernel policy (with_lone_worker_policy).
   RunToCompletion(KernelPolicy policy, bool sleep_when_idle, double wakeup_us)
       : policy_(std::move(policy)), sleep_when_idle_(sleep_when_idle), wakeup_us_(wakeup_us) {}
 
@@ -70,38 +68,25 @@ class RunToCompletion final : public Scheduler {
 const SchedulerRegistration registration({
     .name = "rtc",
     .help = "Run-to-completion ceiling: the NFs on a core run as consecutive function calls in one process.",
-    .options =
-        {
-            {.name = "idle",
-             .type = ArgType::Choice,
-             .default_value = "poll",
-             .help = "poll: the worker polls its inputs always (the ceiling); sleep: it sleeps while every input is "
-                     "empty, woken by the manager once a packet arrives (an idle core costs next to nothing)",
-             .choices = {"poll", "sleep"}},
-            // The manager's loop generates the traffic (or takes it from the ports) and looks in the same turn: at
-            // 1 us a sleeping worker's wake-up follows the enqueue within a turn or so, as if the generator woke it.
-            {.name = "wakeup_us",
-             .type = ArgType::Number,
-             .default_value = 1.0,
-             .help = "idle: sleep: how often the manager looks for packets at a sleeping worker's inputs",
-             .min = 1,
-             .max = 100000},
-            {.name = "policy",
-             .type = ArgType::Choice,
-             .default_value = "cfs",
-             .help = "the workers' kernel policy: cfs, or fifo, under which no other task on an NF core preempts "
-                     "them (only the kernel's fair server lends it the core; RT throttling is lifted for the run)",
-             .choices = {"cfs", "fifo"}},
-            {.name = "priority",
-             .type = ArgType::Integer,
-             .default_value = 1,
-             .help = "policy: fifo: the workers' real-time priority",
-             .min = 1,
-             .max = 99},
-        },
+    .options = with_lone_worker_policy({
+        {.name = "idle",
+         .type = ArgType::Choice,
+         .default_value = "poll",
+         .help = "poll: the worker polls its inputs always (the ceiling); sleep: it sleeps while every input is "
+                 "empty, woken by the manager once a packet arrives (an idle core costs next to nothing)",
+         .choices = {"poll", "sleep"}},
+        // The manager's loop generates the traffic (or takes it from the ports) and looks in the same turn: at
+        // 1 us a sleeping worker's wake-up follows the enqueue within a turn or so, as if the generator woke it.
+        {.name = "wakeup_us",
+         .type = ArgType::Number,
+         .default_value = 1.0,
+         .help = "idle: sleep: how often the manager looks for packets at a sleeping worker's inputs",
+         .min = 1,
+         .max = 100000},
+    }),
     .requirements =
         [](const json& options) {
-          return MachineRequirements().need_if(options["policy"] == "fifo", MachineResource::RtUnthrottled);
+          return MachineRequirements().need_if(lone_worker_realtime(options), MachineResource::RtUnthrottled);
         },
     .create =
         [](const json& options) {

@@ -121,8 +121,8 @@ bool runs_in_place(const CandidateScheduler& candidate, const Deployment& d) {
 // What auto may need: the costs its model reads, and what each policy it may run needs. The costs are not known yet
 // when this is asked (the control plane measures them after), so this follows the NFs' kinds, the objective and
 // the spec's candidates alone: an external NF leaves unis, hybrid and cfs, kernel-I/O NFs scc; for native NFs the
-// model's choices rtc, rtc-sleep (real-time: RT throttling lifted) and bubble (no requirement) beat the others, but
-// for fairness nfvnice may come close. `o`: auto's own options, which are not the deployment's where auto is switched
+// model's choices rtc, rtc-sleep and bubble (each real-time: RT throttling lifted) beat the others, but for fairness
+// nfvnice may come close. `o`: auto's own options, which are not the deployment's where auto is switched
 // to live (its scheduler is then the one running).
 MachineRequirements auto_requirements(const Options& o, const Deployment& d) {
   bool kernel_io = false, external = false;
@@ -139,7 +139,7 @@ MachineRequirements auto_requirements(const Options& o, const Deployment& d) {
   } else if (external) {
     may_run = {"unis", "hybrid"};
   } else {
-    may_run = {"rtc"};
+    may_run = {"rtc", "bubble"};
     if (o.objective == Objective::Fairness) may_run.push_back("nfvnice");
   }
   MachineRequirements needs(MachineResource::CycleCosts);

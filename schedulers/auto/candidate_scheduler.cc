@@ -8,12 +8,12 @@ namespace tandem::autosched {
 CandidateScheduler::CandidateScheduler(const std::string& candidate)
     : name(candidate == "rtc-sleep" ? "rtc" : candidate) {
   SpecErrors errors;
-  // rtc's worker runs real-time: alone on its core it has nothing to share it with, and under the normal policy the
-  // kernel hands the core to whichever other task wakes there, and the packets wait meanwhile (on the AMD guest rtc's
-  // p99 on heterogeneous stood above coop's, whose workers are real-time, though its median was far below:
-  // docs/results/auto.md).
+  // rtc's and bubble's one worker a core runs real-time: alone on its core it has nothing to share it with, and under
+  // the normal policy the kernel hands the core to whichever other task wakes there, and the packets wait meanwhile
+  // (on the AMD guest rtc's p99 on heterogeneous stood above coop's, whose workers are real-time, though its median
+  // was far below: docs/results/auto.md).
   json given = json::object();
-  if (name == "rtc") given["policy"] = "fifo";
+  if (name == "rtc" || name == "bubble") given["policy"] = "fifo";
   if (candidate == "rtc-sleep") given["idle"] = "sleep";
   options = resolve_args(type().options, given, "scheduler", errors);
 }

@@ -1,6 +1,6 @@
-// What auto runs for a candidate of its model: the scheduler module and options of a policy (rtc's worker under
-// SCHED_FIFO; "rtc-sleep" is that rtc with idle: sleep), or per_core with each core's candidate; and whether per_core
-// accepts such a mix for a run.
+// What auto runs for a candidate of its model: the scheduler module and options of a policy (rtc's and bubble's
+// worker under SCHED_FIFO; "rtc-sleep" is that rtc with idle: sleep), or per_core with each core's candidate; and
+// whether per_core accepts such a mix for a run.
 #pragma once
 
 #include <memory>

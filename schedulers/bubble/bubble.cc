@@ -24,6 +24,7 @@ struct Options {
   double load_window_ms;  // ... and for how long
   double mu;              // utilisation above which a local scheduler asks to scale
   int spare_workers;      // extra local schedulers per core that start empty (migration targets)
+  KernelPolicy policy;    // the workers' (with_lone_worker_policy)
 
   static Options from(const json& o) {
     BatchRule rule{.lower = o["lower_batch"].get<uint32_t>(),
@@ -36,7 +37,8 @@ struct Options {
             o["load_period_ms"].get<double>(),
             o["load_window_ms"].get<double>(),
             o["mu"].get<double>(),
-            o["spare_workers_per_core"].get<int>()};
+            o["spare_workers_per_core"].get<int>(),
+            KernelPolicy::from_options(o["policy"], o)};
   }
 };
 
@@ -109,7 +111,7 @@ class BubbleScheduler final : public Scheduler {
       view.hints.place_nf(nf.index, state.batch, primary_worker(d, nf.core));
     }
     for (size_t w = 0; w < d.workers.size(); w++) {
-      KernelPolicy::restore(view.worker_pids()[w]);  // one kernel thread per core: nothing for the kernel to share
+      options_.policy.apply(view.worker_pids()[w]);  // one kernel thread per core: nothing for the kernel to share
       view.hints.set_yield_policy(w, {});
     }
     period_cycles_ = static_cast<uint64_t>(options_.period_ms * 1e-3 * hz_);
@@ -139,6 +141,7 @@ class BubbleScheduler final : public Scheduler {
 
   void detach(SchedulerView& view) override {
     for (size_t w = 0; w < view.deployment.workers.size(); w++) {
+      if (w < view.worker_pids().size()) KernelPolicy::restore(view.worker_pids()[w]);
       view.hints.set_load_window(w, false);
       view.hints.wake(w);  // a spare asleep must see `stop`
     }
@@ -178,8 +181,8 @@ class BubbleScheduler final : public Scheduler {
       for (const Segment& s : plan.segments) names.push_back(d.nfs[s.nfs.front()].name);
       order[plan.name] = names;
     }
-    // The workers stay under CFS (one kernel thread per core); explain charges their few switches at its latency.
-    return {{"policy", "cfs"},
+    // One kernel thread per core, under the policy asked; explain charges their few switches at its latency.
+    return {{"policy", options_.policy.name},
             {"runtime", "user-level threads (Boost.Context), one worker per core"},
             {"rule",
              {{"lower", options_.rule.lower},
@@ -313,6 +316,10 @@ void check(const Deployment& d, SpecErrors& errors) {
   if (o.load_window_ms >= o.load_period_ms)
     errors.push_back(
         {"scheduler.load_window_ms", "must be shorter than load_period_ms (" + std::to_string(o.load_period_ms) + ")"});
+  if (o.policy.realtime() && o.spare_workers > 0)
+    errors.push_back({"scheduler.policy",
+                      "fifo needs spare_workers_per_core 0: a spare shares its core with the first "
+                      "worker, and under SCHED_FIFO the first, a poller, keeps it"});
   for (const NfConfig& nf : d.nfs) {
     if (nf.batch != 0 && (nf.batch % kBatchQuantum != 0 || nf.batch < o.rule.lower || nf.batch > o.rule.upper))
       errors.push_back({spec_path(nf) + ".batch", "must be a multiple of 16 between lower_batch and upper_batch (" +
@@ -329,70 +336,71 @@ const SchedulerRegistration registration({
     .help =
         "Bubble: the NFs of a core run as user-level threads of one process, each taking at most its batch size per "
         "turn; batch sizes follow arrival rates and priority weights, and TSC load windows raise scale events.",
-    .options =
-        {
-            {.name = "lower_batch",
-             .type = ArgType::Integer,
-             .default_value = 16,
-             .help = "smallest batch size (a multiple of 16)",
-             .min = 16,
-             .max = kMaxBurst},
-            {.name = "upper_batch",
-             .type = ArgType::Integer,
-             .default_value = 1024,
-             .help = "largest batch size (a multiple of 16)",
-             .min = 16,
-             .max = kMaxBurst},
-            {.name = "alpha",
-             .type = ArgType::Number,
-             .default_value = 2.0,
-             .help = "factor applied to an NF's batch when its arrival rate rose by epsilon or more (add fast); > 1",
-             .max = 64},
-            {.name = "beta",
-             .type = ArgType::Number,
-             .default_value = 16.0,
-             .help =
-                 "packets taken off an NF's batch when its arrival rate fell by epsilon or more (decrease slowly); > 0",
-             .max = 1024},
-            {.name = "epsilon",
-             .type = ArgType::Number,
-             .default_value = 0.1,
-             .help = "relative change of an NF's arrival rate between periods that counts as a rise or a fall",
-             .min = 0.001,
-             .max = 10},
-            {.name = "period_ms",
-             .type = ArgType::Number,
-             .default_value = 50.0,
-             .help = "batch-size adaptation period",
-             .min = 1,
-             .max = 60000},
-            {.name = "load_period_ms",
-             .type = ArgType::Number,
-             .default_value = 1000.0,
-             .help = "how often core load is measured",
-             .min = 10,
-             .max = 60000},
-            {.name = "load_window_ms",
-             .type = ArgType::Number,
-             .default_value = 30.0,
-             .help = "how long each load measurement counts TSC cycles",
-             .min = 1,
-             .max = 60000},
-            {.name = "mu",
-             .type = ArgType::Number,
-             .default_value = 0.9,
-             .help = "a local scheduler busier than this fraction of its core raises a scale event",
-             .min = 0.01,
-             .max = 1},
-            {.name = "spare_workers_per_core",
-             .type = ArgType::Integer,
-             .default_value = 0,
-             .help = "extra local schedulers per core that start with no NF and take migrated ones (stand-ins for more "
-                     "cores)",
-             .min = 0,
-             .max = 4},
+    .options = with_lone_worker_policy({
+        {.name = "lower_batch",
+         .type = ArgType::Integer,
+         .default_value = 16,
+         .help = "smallest batch size (a multiple of 16)",
+         .min = 16,
+         .max = kMaxBurst},
+        {.name = "upper_batch",
+         .type = ArgType::Integer,
+         .default_value = 1024,
+         .help = "largest batch size (a multiple of 16)",
+         .min = 16,
+         .max = kMaxBurst},
+        {.name = "alpha",
+         .type = ArgType::Number,
+         .default_value = 2.0,
+         .help = "factor applied to an NF's batch when its arrival rate rose by epsilon or more (add fast); > 1",
+         .max = 64},
+        {.name = "beta",
+         .type = ArgType::Number,
+         .default_value = 16.0,
+         .help = "packets taken off an NF's batch when its arrival rate fell by epsilon or more (decrease slowly); > 0",
+         .max = 1024},
+        {.name = "epsilon",
+         .type = ArgType::Number,
+         .default_value = 0.1,
+         .help = "relative change of an NF's arrival rate between periods that counts as a rise or a fall",
+         .min = 0.001,
+         .max = 10},
+        {.name = "period_ms",
+         .type = ArgType::Number,
+         .default_value = 50.0,
+         .help = "batch-size adaptation period",
+         .min = 1,
+         .max = 60000},
+        {.name = "load_period_ms",
+         .type = ArgType::Number,
+         .default_value = 1000.0,
+         .help = "how often core load is measured",
+         .min = 10,
+         .max = 60000},
+        {.name = "load_window_ms",
+         .type = ArgType::Number,
+         .default_value = 30.0,
+         .help = "how long each load measurement counts TSC cycles",
+         .min = 1,
+         .max = 60000},
+        {.name = "mu",
+         .type = ArgType::Number,
+         .default_value = 0.9,
+         .help = "a local scheduler busier than this fraction of its core raises a scale event",
+         .min = 0.01,
+         .max = 1},
+        {.name = "spare_workers_per_core",
+         .type = ArgType::Integer,
+         .default_value = 0,
+         .help = "extra local schedulers per core that start with no NF and take migrated ones (stand-ins for more "
+                 "cores)",
+         .min = 0,
+         .max = 4},
+    }),
+    .requirements =
+        [](const json& options) {
+          return MachineRequirements().need_if(lone_worker_realtime(options), MachineResource::RtUnthrottled);
         },
-    .requirements = [](const json&) { return MachineRequirements{}; },
     .check = check,
     .create = [](const json& options) { return std::make_unique<BubbleScheduler>(Options::from(options)); },
 });

@@ -67,4 +67,24 @@ std::vector<ArgSpec> kernel_policy_options(const std::string& policy) {
            .max = 19}};
 }
 
+std::vector<ArgSpec> with_lone_worker_policy(std::vector<ArgSpec> options) {
+  options.insert(
+      options.end(),
+      {{.name = "policy",
+        .type = ArgType::Choice,
+        .default_value = "cfs",
+        .help = "the workers' kernel policy: cfs, or fifo, under which no other task on an NF core preempts them "
+                "(the kernel's fair server alone lends it the core; RT throttling is lifted for the run)",
+        .choices = {"cfs", "fifo"}},
+       {.name = "priority",
+        .type = ArgType::Integer,
+        .default_value = 1,
+        .help = "policy: fifo: the workers' real-time priority",
+        .min = 1,
+        .max = 99}});
+  return options;
+}
+
+bool lone_worker_realtime(const json& options) { return options.value("policy", std::string("cfs")) == "fifo"; }
+
 }  // namespace tandem

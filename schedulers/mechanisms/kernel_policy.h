@@ -26,4 +26,12 @@ struct KernelPolicy {
 // The options shared by modules that run workers under a kernel policy.
 std::vector<ArgSpec> kernel_policy_options(const std::string& policy);
 
+// A module's options, and those of its workers' policy where its one worker per core has the core to itself (rtc,
+// bubble): cfs or fifo, and fifo's priority. Alone on its core the worker shares it with none of its own, but under the
+// normal policy any other task the kernel wakes there (the host's, a VM's agent) preempts it while packets wait; under
+// SCHED_FIFO only the kernel's fair server lends such a task the core. fifo needs RT throttling lifted
+// (lone_worker_realtime).
+std::vector<ArgSpec> with_lone_worker_policy(std::vector<ArgSpec> options);
+bool lone_worker_realtime(const json& options);
+
 }  // namespace tandem

@@ -184,6 +184,22 @@ CASES = [
         "must not exceed upper_batch",
     ),
     (
+        "bubble real-time with spare workers",
+        bad(
+            BASE_SPEC,
+            "scheduler: coop",
+            "scheduler: {name: bubble, options: {policy: fifo, spare_workers_per_core: 1}}",
+        ),
+        "scheduler.policy",
+        "spare_workers_per_core 0",
+    ),
+    (
+        "rtc policy unknown",
+        bad(BASE_SPEC, "scheduler: coop", "scheduler: {name: rtc, options: {policy: rr}}"),
+        "scheduler.policy",
+        "fifo",
+    ),
+    (
         "bubble alpha not above one",
         bad(BASE_SPEC, "scheduler: coop", "scheduler: {name: bubble, options: {alpha: 1}}"),
         "scheduler.alpha",
