@@ -47,10 +47,9 @@ class RunToCompletion final : public Scheduler {
     }
   }
   json report(const SchedulerView& view) const override {
-    json out = {{"policy", policy_.name},
-                {"workers", view.worker_pids().size()},
-                {"idle", sleep_when_idle_ ? "sleep" : "poll"}};
-    if (policy_.realtime()) out["priority"] = policy_.priority;
+    json out = policy_.describe();
+    out["workers"] = view.worker_pids().size();
+    out["idle"] = sleep_when_idle_ ? "sleep" : "poll";
     if (sleep_when_idle_) out["wakeups"] = wakeups_;
     return out;
   }
@@ -84,10 +83,7 @@ const SchedulerRegistration registration({
          .min = 1,
          .max = 100000},
     }),
-    .requirements =
-        [](const json& options) {
-          return MachineRequirements().need_if(lone_worker_realtime(options), MachineResource::RtUnthrottled);
-        },
+    .requirements = lone_worker_requirements,
     .create =
         [](const json& options) {
           return std::make_unique<RunToCompletion>(KernelPolicy::from_options(options["policy"], options),

@@ -182,21 +182,22 @@ class BubbleScheduler final : public Scheduler {
       order[plan.name] = names;
     }
     // One kernel thread per core, under the policy asked; explain charges their few switches at its latency.
-    return {{"policy", options_.policy.name},
-            {"runtime", "user-level threads (Boost.Context), one worker per core"},
-            {"rule",
-             {{"lower", options_.rule.lower},
-              {"upper", options_.rule.upper},
-              {"alpha", options_.rule.alpha},
-              {"beta", options_.rule.beta},
-              {"epsilon", options_.rule.epsilon},
-              {"period_ms", options_.period_ms}}},
-            {"mu", options_.mu},
-            {"order_tables", order},
-            {"nfs", nfs},
-            {"load", load_samples_},
-            {"scale_events", scale_events_},
-            {"migrations", migrations_}};
+    json out = options_.policy.describe();
+    out.update({{"runtime", "user-level threads (Boost.Context), one worker per core"},
+                {"rule",
+                 {{"lower", options_.rule.lower},
+                  {"upper", options_.rule.upper},
+                  {"alpha", options_.rule.alpha},
+                  {"beta", options_.rule.beta},
+                  {"epsilon", options_.rule.epsilon},
+                  {"period_ms", options_.period_ms}}},
+                {"mu", options_.mu},
+                {"order_tables", order},
+                {"nfs", nfs},
+                {"load", load_samples_},
+                {"scale_events", scale_events_},
+                {"migrations", migrations_}});
+    return out;
   }
 
  private:
@@ -397,10 +398,7 @@ const SchedulerRegistration registration({
          .min = 0,
          .max = 4},
     }),
-    .requirements =
-        [](const json& options) {
-          return MachineRequirements().need_if(lone_worker_realtime(options), MachineResource::RtUnthrottled);
-        },
+    .requirements = lone_worker_requirements,
     .check = check,
     .create = [](const json& options) { return std::make_unique<BubbleScheduler>(Options::from(options)); },
 });

@@ -18,6 +18,12 @@ KernelPolicy KernelPolicy::from_options(const std::string& name, const json& opt
   return policy;
 }
 
+json KernelPolicy::describe() const {
+  json out = {{"policy", name}};
+  if (realtime()) out["priority"] = priority;
+  return out;
+}
+
 void KernelPolicy::apply(pid_t pid) const {
   if (pid <= 0) return;  // a worker that has exited (its chain removed): 0 would be this process itself
   int linux_policy = name == "fifo"    ? SCHED_FIFO
@@ -85,6 +91,9 @@ std::vector<ArgSpec> with_lone_worker_policy(std::vector<ArgSpec> options) {
   return options;
 }
 
-bool lone_worker_realtime(const json& options) { return options.value("policy", std::string("cfs")) == "fifo"; }
+MachineRequirements lone_worker_requirements(const json& options) {
+  KernelPolicy policy = KernelPolicy::from_options(options.value("policy", std::string("cfs")), options);
+  return MachineRequirements().need_if(policy.realtime(), MachineResource::RtUnthrottled);
+}
 
 }  // namespace tandem

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "contract/arg_schema.h"
+#include "schedulers/mechanisms/machine_resources.h"
 
 namespace tandem {
 
@@ -17,6 +18,8 @@ struct KernelPolicy {
 
   static KernelPolicy from_options(const std::string& name, const json& options);
   bool realtime() const { return name == "rr" || name == "fifo"; }
+  // The policy as a scheduler's report says it: its name, and the priority of a real-time one.
+  json describe() const;
   // Applies the policy to a process; throws std::runtime_error naming the pid and the error.
   void apply(pid_t pid) const;
   // Puts a process back on SCHED_OTHER with nice 0; failures (process gone) are ignored.
@@ -30,8 +33,8 @@ std::vector<ArgSpec> kernel_policy_options(const std::string& policy);
 // bubble): cfs or fifo, and fifo's priority. Alone on its core the worker shares it with none of its own, but under the
 // normal policy any other task the kernel wakes there (the host's, a VM's agent) preempts it while packets wait; under
 // SCHED_FIFO only the kernel's fair server lends such a task the core. fifo needs RT throttling lifted
-// (lone_worker_realtime).
+// (lone_worker_requirements).
 std::vector<ArgSpec> with_lone_worker_policy(std::vector<ArgSpec> options);
-bool lone_worker_realtime(const json& options);
+MachineRequirements lone_worker_requirements(const json& options);
 
 }  // namespace tandem

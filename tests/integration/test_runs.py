@@ -115,6 +115,7 @@ def test_one_worker_a_core_runs_real_time_with_rt_throttling_lifted_for_the_run(
     assert throttling == "-1"  # a busy real-time poller is otherwise stopped ~50 ms every second
     results = run_results(out)
     assert results["scheduler"]["report"]["policy"] == "fifo"
+    assert results["scheduler"]["report"]["priority"] == 3
     assert_accounted(results)
     # machine_before checks that the machine's RT throttling is back
 
