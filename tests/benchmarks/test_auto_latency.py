@@ -3,6 +3,8 @@ scheduler carried it in a first round, else 70 % of the least one delivered, eac
 
 from __future__ import annotations
 
+import statistics
+
 import pytest
 
 from bench import auto_experiments
@@ -49,3 +51,14 @@ def test_a_rate_every_scheduler_carried_stays_and_one_they_did_not_is_scaled_in_
     delivered.update(unis=1.5)
     loaded, offered = auto_experiments.below_saturation(workload, ["rtc", "unis"], 1.0)
     assert offered == pytest.approx(0.7 * 1.5) and rates_of(loaded) == pytest.approx([0.35e6, 0.7e6])
+
+
+def test_a_median_past_the_goal_is_missed_only_where_every_resampled_median_is():
+    far = [1.4, 1.5, 1.6, 1.5, 1.45, 1.55, 1.5]  # auto's p99 half again the best's in every round
+    assert auto_experiments.latency_verdict(1.5, auto_experiments.median_interval(far)) == "missed"
+    noisy = [0.2, 2.9, 0.6, 1.9, 21.0, 0.1, 2.6, 1.96, 2.7]  # the same policy against itself on a noisy host
+    low, high = auto_experiments.median_interval(noisy)
+    assert low <= 1.0 <= high
+    assert auto_experiments.latency_verdict(statistics.median(noisy), (low, high)) == "unclear"
+    assert auto_experiments.latency_verdict(0.9, None) == "met"
+    assert auto_experiments.median_interval([1.2, 1.2, 1.2]) is None  # nothing to resample
