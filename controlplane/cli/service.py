@@ -86,6 +86,8 @@ def _report_change(args, reply: ChangeReply) -> int:
             f"{number(reply.drain_ms, 0)} ms, new processes {'going' if staged else 'started'} in "
             f"{number(reply.start_ms, 0)} ms)"
         )
+        if reply.ring_drops_while_held is not None:
+            cost += f", {count(reply.ring_drops_while_held)} packets dropped by full rings while held"
     if reply.op == "add_chain":
         cost = (
             f"NFs {reply.nfs_started} started in {number(reply.start_ms, 0)} ms and joined the run in "

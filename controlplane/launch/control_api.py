@@ -140,6 +140,7 @@ class ChangeReply(_Message):
     # processes gone (leave_ms), the new ones going on (start_ms, `workers`), the entries let go: held_ms in all.
     relayout: bool | None = None
     staged_ms: float | None = None
+    ring_drops_while_held: int | None = None  # of ring_drops_during, those once the entries were held (the switch's)
     leave_ms: float | None = None
     held_ms: float | None = None
     drain_restarts: int | None = None  # the old processes started again to finish a drain their leaving upset

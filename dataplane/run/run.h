@@ -301,6 +301,9 @@ class Run {
     double requested_s = 0;
     uint64_t requested_tsc = 0;
     RingDrops ring_drops_before;
+    // When the entries were held: before it, the old layout carried the traffic as ever (its overload's drops, and
+    // what the staged processes' start cost it); after it, the switch itself.
+    RingDrops ring_drops_at_hold;
     int restarts = 0;  // times the old layout was started again to finish the drain
     // What had moved through the chains, and each worker's loop turns, when the drain first looked settled.
     struct Quiet {

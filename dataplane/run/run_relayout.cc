@@ -387,6 +387,7 @@ void Run::replace_workers() {
                  {"held_ms", ms(relayout.held_tsc, rte_get_tsc_cycles())},
                  {"drain_restarts", relayout.restarts},  // the old layout started again to finish the drain
                  {"ring_drops_during", ring_drops_since(relayout.ring_drops_before)},
+                 {"ring_drops_while_held", ring_drops_since(relayout.ring_drops_at_hold)},
                  {"ring_drops_by_ring", ring_drops_by_ring_since(relayout.ring_drops_before)}};
   if (const json& asked = relayout.command.value("scheduler", json::object()); asked.contains("core"))
     answer["core"] = asked["core"];  // one core's switch

@@ -116,6 +116,7 @@ void Run::hold_entries_for_relayout() {
   // rings while they drained).
   uint64_t now = rte_get_tsc_cycles();
   generator_->hold(now);
+  relayout_->ring_drops_at_hold = ring_drops_each();
   relayout_->held_tsc = now;
   relayout_->held_s = seconds_since_go(now);
 }

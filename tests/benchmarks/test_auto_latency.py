@@ -1,5 +1,6 @@
-"""The latency goal's load (bench/auto_experiments.py, below_saturation): a workload's own rate where every compared
-scheduler carried it in a first round, else 70 % of the least one delivered, each chain's rate scaled alike."""
+"""The latency goal (bench/auto_experiments.py): its load (below_saturation), a workload's own rate where every
+compared scheduler carried it in a first round, else 70 % of the least one delivered, each chain's rate scaled alike;
+and its verdict, missed only where the median's bootstrap interval lies past the goal."""
 
 from __future__ import annotations
 

@@ -16,8 +16,8 @@ import time
 import pytest
 
 from conftest import background, requires_root
-from integration.test_service import SPEC as SERVICE_SPEC
 from integration.test_service import (
+    OVERLOADED_SPEC,
     STATUS_PERIOD,
     TWO_CHAINS,
     answered,
@@ -26,6 +26,7 @@ from integration.test_service import (
     serving,
     takes_packets,
 )
+from integration.test_service import SPEC as SERVICE_SPEC
 
 pytestmark = requires_root
 
@@ -122,6 +123,25 @@ def kill_the_first_staged_process(within_s: float = 30) -> int:
             return pid
         time.sleep(0.005)
     raise AssertionError(f"no second staged process seen within {within_s} s")
+
+
+def test_a_switch_under_overload_says_what_the_old_layout_dropped_before_the_hold_and_the_switch_after_it(
+    write_spec, tmp_path, machine_before
+):
+    # A chain offered far more than its core carries overflows its rings all along: while the new processes start
+    # beside the old ones (staged), the old layout drops what it always drops; once the entries are held nothing
+    # enters, and the module's order drains the full rings without overflowing one.
+    socket, out = tmp_path / "control" / "tandem.sock", tmp_path / "results.json"
+    with serving(write_spec(OVERLOADED_SPEC), socket, out, "--ready-for", "rtc") as process:
+        time.sleep(STATUS_PERIOD)
+        switched = ctl(socket, "scheduler", "rtc")
+        assert switched.returncode == 0, switched.stderr
+        change = json.loads(switched.stdout)
+        assert change["state"] == "applied" and change["relayout"] and change["staged_ms"] > 0, change
+        assert change["ring_drops_during"] > 0, json.dumps(change)  # the overload's, while staging
+        assert change["ring_drops_while_held"] == 0, json.dumps(change)
+        results = results_when_stopped(socket, process, out)
+    assert results["accounting"]["exact"], results["accounting"]
 
 
 def test_a_new_process_killed_before_the_hand_over_refuses_the_switch_and_the_old_layout_runs_on(
