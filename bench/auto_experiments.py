@@ -173,10 +173,13 @@ def generator_flat_out(name: str) -> bool:
     return any(((chain.traffic and chain.traffic.rate) or default) == "max" for chain in spec.chains)
 
 
-def ratios_at_speed(comparison: dict, flat_out: bool) -> tuple[list[str], list[float]]:
-    """Each round's ratio as the report shows it (marked * where the generator ran flat out and auto's run or the
-    best single's found the machine slow), and the ratios of the rounds in which neither did."""
-    ratios, best_names, rounds = ratios_to_best(comparison)
+def ratios_at_speed(
+    comparison: dict, flat_out: bool, to_best: tuple[list[float], list[str], list[int]]
+) -> tuple[list[str], list[float]]:
+    """Each round's ratio to the best single (`to_best`: ratios_to_best's answer) as the report shows it (marked *
+    where the generator ran flat out and auto's run or the best single's found the machine slow), and the ratios of
+    the rounds in which neither did."""
+    ratios, best_names, rounds = to_best
     slow = slow_machine_runs(comparison) if flat_out else {}
     shown, kept = [], []
     for ratio, best, round_ in zip(ratios, best_names, rounds, strict=True):
@@ -213,9 +216,10 @@ def measure(
 def report(document: dict) -> str:
     rows = []
     for name, comparison in document["comparisons"].items():
-        ratios, best_names, _ = ratios_to_best(comparison)
+        to_best = ratios_to_best(comparison)
+        ratios, best_names, _ = to_best
         median = statistics.median(ratios) if ratios else None
-        shown, at_speed = ratios_at_speed(comparison, generator_flat_out(name))
+        shown, at_speed = ratios_at_speed(comparison, generator_flat_out(name), to_best)
         auto_mpps = (comparison["schedulers"]["auto"]["median"] or {}).get("delivered_mpps")
         rows.append(
             [
