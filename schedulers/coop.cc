@@ -73,8 +73,8 @@ const SchedulerRegistration registration({
     .options = coop_options(),
     .requirements =
         [](const json& options) {
-          std::string policy = options["policy"];
-          return MachineRequirements().need_if(policy == "fifo" || policy == "rr", MachineResource::RtUnthrottled);
+          return MachineRequirements().need_if(KernelPolicy::is_realtime(options["policy"].get<std::string>()),
+                                               MachineResource::RtUnthrottled);
         },
     .create =
         [](const json& options) {

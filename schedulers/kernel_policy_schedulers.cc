@@ -32,7 +32,7 @@ SchedulerType kernel_policy_type(const std::string& name, const std::string& hel
       .requirements =
           [name](const json& opts) {
             MachineRequirements req;
-            req.need_if(name == "rr" || name == "fifo", MachineResource::RtUnthrottled);
+            req.need_if(KernelPolicy::is_realtime(name), MachineResource::RtUnthrottled);
             if (opts.contains("timeslice_ms") && opts["timeslice_ms"].get<int>() > 0)
               req.need(MachineResource::RrTimesliceMs, opts["timeslice_ms"].get<int>());
             return req;

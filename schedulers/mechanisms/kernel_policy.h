@@ -17,7 +17,9 @@ struct KernelPolicy {
   int nice = 0;      // for cfs and batch
 
   static KernelPolicy from_options(const std::string& name, const json& options);
-  bool realtime() const { return name == "rr" || name == "fifo"; }
+  // rr and fifo: the kernel runs them before any task of the normal policy, and throttles them unless told not to.
+  static bool is_realtime(const std::string& policy_name) { return policy_name == "rr" || policy_name == "fifo"; }
+  bool realtime() const { return is_realtime(name); }
   // The policy as a scheduler's report says it: its name, and the priority of a real-time one.
   json describe() const;
   // Applies the policy to a process; throws std::runtime_error naming the pid and the error.
