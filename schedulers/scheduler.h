@@ -104,6 +104,11 @@ class Scheduler {
   // Period of tick() in nanoseconds; 0 = the module needs no periodic work.
   virtual uint64_t tick_period_ns() const { return 0; }
   virtual void tick(SchedulerView& /*view*/, uint64_t /*now_tsc*/) {}
+  // How long the module may go without a tick now: the control loop's naps for idle work beside the traffic (a
+  // process starting, a build) end within it (dataplane/run/idle_work_naps.h). The default bounds nothing: a module
+  // whose ticks only steer loses no packet for a late one.
+  virtual uint64_t longest_absence_ns() const { return kNoAbsenceBound; }
+  static constexpr uint64_t kNoAbsenceBound = UINT64_MAX;
   // Called before the workers are stopped, also after an error: undo everything attach() and tick() did.
   virtual void detach(SchedulerView& view) = 0;
   // A live switch that keeps the processes: instead of `running`'s detach and this one's attach, takes over from

@@ -3,20 +3,20 @@
 //   3. the scheduler module's tick; 4. the measurement window opened and closed; 5. every 10 ms, the autoscaler's
 //   decisions, a service's live changes, crashed workers reaped and, every 250 ms, hung ones looked for and progress
 //   reported.
-#include <unistd.h>
+#include <sys/prctl.h>
+#include <time.h>
 
 #include <algorithm>
 
 #include <rte_cycles.h>
 
 #include "contract/start_gate.h"
+#include "idle_work_naps.h"
 #include "run.h"
 
 namespace tandem {
 
 namespace {
-// How long the loop naps each millisecond while idle work runs beside the traffic (a worker starting, a build).
-constexpr useconds_t kIdleWorkNapUs = 200;
 // How long the loop naps for a live change's build: past it, a change still pending waits for an NF that runs no batch
 // (no build meanwhile), or its build runs at nice 19 by then (live_args.cc), and the traffic need not pay for it.
 constexpr double kBuildNapSeconds = 5.0;
@@ -61,8 +61,11 @@ void Run::control_loop() {
   const uint64_t housekeeping_period = cycles(0.01), progress_period = cycles(0.25);
   uint64_t next_tick = go_tsc_, next_housekeeping = go_tsc_, next_progress = go_tsc_ + progress_period;
   uint64_t last_progress_delivered = 0, last_progress_tsc = go_tsc_;
-  const uint64_t nap_period = cycles(1e-3);
+  const IdleWorkNaps naps(static_cast<double>(hz_));
   uint64_t next_nap = go_tsc_;
+  // The naps below are as short as the module's ticks (idle_work_naps.h): at the default timer slack (50 us for a
+  // task of the normal policy) each would last tens of microseconds longer.
+  prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 
   for (;;) {
     uint64_t now = rte_get_tsc_cycles();
@@ -78,18 +81,24 @@ void Run::control_loop() {
     watch_changes(now);
     // A re-layout's drain is looked at every turn, not every housekeeping (10 ms): the entries are held meanwhile.
     if (relayout_) follow_relayout(seconds_since_go(now));
-    // A worker starting beside the traffic, or a live change's build (SCHED_IDLE, on this core), runs while the loop
-    // naps, and gives the core back the moment the loop wakes: a fifth of each millisecond, which the generator makes
-    // up at once (an entry ring holds 2 ms of 1 Mpps).
-    if (now >= next_nap && idle_work_beside_traffic(seconds_since_go(now))) {
-      usleep(kIdleWorkNapUs);
-      next_nap = now + nap_period;
-    }
     // 3. The scheduler module's tick.
     if (tick_period != 0 && now >= next_tick && attached_) {  // detached while a crashed NF is restarted
       scheduler_->tick(*view_, now);
       tick_period = tick_period_of(*scheduler_);  // auto's own switches, in place, change it
       next_tick += tick_period;
+    }
+    // A worker starting beside the traffic, or a live change's build (SCHED_IDLE, on this core), runs while the loop
+    // naps, and gives the core back the moment the loop wakes. A module that may not go long without a tick (NFVnice
+    // at overload) has the nap end at its next one (idle_work_naps.h); the generator makes each nap up at once (an
+    // entry ring holds 2 ms of 1 Mpps).
+    if (now >= next_nap && idle_work_beside_traffic(seconds_since_go(now))) {
+      const uint64_t nap_tsc = rte_get_tsc_cycles();
+      const bool ticked = tick_period != 0 && attached_;
+      const uint64_t nap_ns = naps.nap_ns(nap_tsc, ticked ? std::optional(next_tick) : std::nullopt,
+                                          ticked ? scheduler_->longest_absence_ns() : Scheduler::kNoAbsenceBound);
+      const timespec nap{.tv_sec = 0, .tv_nsec = static_cast<long>(nap_ns)};
+      clock_nanosleep(CLOCK_MONOTONIC, 0, &nap, nullptr);
+      next_nap = naps.next_nap_tsc(nap_tsc, nap_ns);
     }
     // 4. The measurement window opened after the warm-up, and closed when the traffic ends.
     if (!window_begun_ && now >= window_begin) {

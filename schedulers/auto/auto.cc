@@ -168,6 +168,7 @@ class AutoScheduler final : public Scheduler {
   }
 
   uint64_t tick_period_ns() const override { return tick_ns_; }
+  uint64_t longest_absence_ns() const override { return inner_ ? inner_->longest_absence_ns() : kNoAbsenceBound; }
 
   void tick(SchedulerView& view, uint64_t now_tsc) override {
     if (inner_period_cycles() > 0 && now_tsc - last_inner_tick_ >= inner_period_cycles()) {

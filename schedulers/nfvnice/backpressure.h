@@ -2,6 +2,7 @@
 // at their entry and which NFs (upstream of a congested ring, or only its producer) are kept from running.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -26,6 +27,7 @@ class Backpressure {
   bool update(const std::vector<uint32_t>& occupancy);
 
   bool ring_congested(int ring) const { return congested_[ring]; }
+  bool any_ring_congested() const { return std::find(congested_.begin(), congested_.end(), true) != congested_.end(); }
   bool entry_closed(int chain) const { return entry_closed_[chain]; }
   // True while a ring the NF's packets can reach (along the edges out of it; with Throttle::Producer, a ring it
   // writes) is congested.

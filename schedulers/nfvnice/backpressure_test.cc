@@ -38,15 +38,18 @@ TEST(Backpressure, HysteresisBetweenHighAndLow) {
   occupancy[b_to_d] = 79;
   EXPECT_FALSE(bp.update(occupancy));
   EXPECT_FALSE(bp.entry_closed(0));
+  EXPECT_FALSE(bp.any_ring_congested());
   occupancy[b_to_d] = 80;
   EXPECT_TRUE(bp.update(occupancy));
   EXPECT_TRUE(bp.ring_congested(b_to_d));
   occupancy[b_to_d] = 61;  // between the watermarks: stays congested
   EXPECT_FALSE(bp.update(occupancy));
   EXPECT_TRUE(bp.entry_closed(0));
+  EXPECT_TRUE(bp.any_ring_congested());
   occupancy[b_to_d] = 60;
   EXPECT_TRUE(bp.update(occupancy));
   EXPECT_FALSE(bp.entry_closed(0));
+  EXPECT_FALSE(bp.any_ring_congested());
   occupancy[b_to_d] = 70;  // below high again: no new episode
   EXPECT_FALSE(bp.update(occupancy));
   EXPECT_EQ(bp.episodes(), 1u);

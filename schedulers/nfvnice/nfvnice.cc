@@ -17,6 +17,10 @@
 namespace tandem::nfvnice {
 namespace {
 
+// How long after its last congestion a chain counts as congested lately: at overload a ring crosses its high
+// watermark thousands of times a second, so a lull this long means the load fell.
+constexpr double kCongestedLatelySeconds = 0.1;
+
 struct Options {
   bool intrusive_cost;  // the NF runtime's TSC count around each batch; else the cycle estimator / the spec
   std::string policy;   // cfs or batch, under the cgroups
@@ -101,16 +105,27 @@ class NfvniceScheduler final : public Scheduler {
           plan.index, {.after_batches = 0, .on_empty = 0, .block_on_empty = options_.block_on_empty ? 1u : 0u});
     }
     period_cycles_ = static_cast<uint64_t>(options_.period_us * 1e-6 * hz_);
+    congested_lately_cycles_ = static_cast<uint64_t>(kCongestedLatelySeconds * hz_);
     wake_up_rule_ = {.threshold = options_.wakeup_threshold,
                      .wait_cycles = static_cast<uint64_t>(options_.wakeup_wait_us * 1e-6 * hz_)};
   }
 
   uint64_t tick_period_ns() const override { return static_cast<uint64_t>(options_.wakeup_us * 1e3); }
+  // Congested lately, a ring may overflow between two checks of its watermark further apart than `wakeup_us` (the
+  // producer not throttled in time): naps beside the traffic then fit between the ticks. Otherwise a late tick only
+  // delays a wake-up, which the sleeping NF's input ring holds.
+  uint64_t longest_absence_ns() const override {
+    return last_tick_tsc_ - last_congested_tsc_ < congested_lately_cycles_ && last_congested_tsc_ != 0
+               ? tick_period_ns()
+               : kNoAbsenceBound;
+  }
 
   void tick(SchedulerView& view, uint64_t now_tsc) override {
+    last_tick_tsc_ = now_tsc;
     if (backpressure_) {
       for (size_t r = 0; r < view.rings().size(); r++) occupancy_[r] = rte_ring_count(view.rings()[r]);
       if (backpressure_->update(occupancy_)) apply_backpressure(view);
+      if (backpressure_->any_ring_congested()) last_congested_tsc_ = now_tsc;
     }
     // The wake-up subsystem: an NF asleep on an empty input is woken once packets reach it (wake_up_rule.h).
     for (size_t n = 0; n < nfs_.size(); n++) {
@@ -280,6 +295,8 @@ class NfvniceScheduler final : public Scheduler {
   std::vector<uint32_t> occupancy_;
   std::vector<bool> throttled_;  // by worker
   uint64_t period_cycles_ = 0, next_weights_tsc_ = 0;
+  // When a ring was last congested; since then less than `congested_lately_cycles_` is "lately".
+  uint64_t last_tick_tsc_ = 0, last_congested_tsc_ = 0, congested_lately_cycles_ = 0;
   WakeUpRule wake_up_rule_;
   uint64_t updates_ = 0, writes_ = 0, wakeups_ = 0;
   double first_update_s_ = 0, last_update_s_ = 0;

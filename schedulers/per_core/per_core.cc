@@ -99,6 +99,12 @@ class PerCoreScheduler final : public Scheduler {
     return period;
   }
 
+  uint64_t longest_absence_ns() const override {
+    uint64_t longest = kNoAbsenceBound;
+    for (const CoreModule& core : cores_) longest = std::min(longest, core.module->longest_absence_ns());
+    return longest;
+  }
+
   void tick(SchedulerView& view, uint64_t now_tsc) override {
     double cycles_per_ns = static_cast<double>(rte_get_tsc_hz()) * 1e-9;
     for (CoreModule& core : cores_) {
