@@ -63,8 +63,8 @@ void Run::control_loop() {
   uint64_t last_progress_delivered = 0, last_progress_tsc = go_tsc_;
   const IdleWorkNaps naps(static_cast<double>(hz_));
   uint64_t next_nap = go_tsc_;
-  // The naps below are as short as the module's ticks (idle_work_naps.h): at the default timer slack (50 us for a
-  // task of the normal policy) each would last tens of microseconds longer.
+  // A nap below may be as short as 10 us (idle_work_naps.h): at the default timer slack of a task of the normal
+  // policy (50 us) it would last several times longer.
   prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 
   for (;;) {

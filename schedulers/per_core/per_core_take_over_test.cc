@@ -1,5 +1,6 @@
-// Tests of one core's live switch in place: per_core keeps the modules of the cores the switch leaves as they were
-// (not detached, not attached again), and only the switched core's module goes and comes.
+// Tests of per_core over its cores' modules: one core's live switch in place keeps the modules of the cores the switch
+// leaves as they were (not detached, not attached again), and how long per_core may go without a tick is the least
+// of what its modules may.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -16,9 +17,12 @@ std::vector<std::string> g_log;
 
 class Recorder final : public Scheduler {
  public:
-  explicit Recorder(int64_t generation) : generation_(generation) {}
+  Recorder(int64_t generation, int64_t absence_us) : generation_(generation), absence_us_(absence_us) {}
   void attach(SchedulerView& view) override { g_log.push_back("attach " + describe(view)); }
   void detach(SchedulerView& view) override { g_log.push_back("detach " + describe(view)); }
+  uint64_t longest_absence_ns() const override {
+    return absence_us_ == 0 ? kNoAbsenceBound : static_cast<uint64_t>(absence_us_) * 1000;
+  }
 
  private:
   std::string describe(const SchedulerView& view) const {
@@ -26,15 +30,20 @@ class Recorder final : public Scheduler {
     for (const NfConfig& nf : view.deployment.nfs) text += " " + nf.name;
     return text;
   }
-  int64_t generation_;
+  int64_t generation_, absence_us_;
 };
 
 const SchedulerRegistration recorder({
     .name = "test_recorder",
     .help = "records its attaches and detaches (tests only)",
-    .options = {{.name = "generation", .type = ArgType::Integer, .default_value = 1, .help = "", .min = 1, .max = 9}},
+    .options =
+        {{.name = "generation", .type = ArgType::Integer, .default_value = 1, .help = "", .min = 1, .max = 9},
+         {.name = "absence_us", .type = ArgType::Integer, .default_value = 0, .help = "", .min = 0, .max = 1000}},
     .requirements = [](const json&) { return MachineRequirements(); },
-    .create = [](const json& options) { return std::make_unique<Recorder>(options["generation"].get<int64_t>()); },
+    .create =
+        [](const json& options) {
+          return std::make_unique<Recorder>(options["generation"].get<int64_t>(), options["absence_us"].get<int64_t>());
+        },
 });
 
 SchedulerConfig resolved(const std::string& name, const json& given = json::object()) {
@@ -91,6 +100,16 @@ TEST(PerCoreTakeOver, OneCoresSwitchLeavesTheOtherCoresModuleAttached) {
   next->detach(*run.view);
   EXPECT_EQ(g_log, (std::vector<std::string>{"detach g1 a1", "detach g3 a2"}));
   g_log.clear();
+}
+
+TEST(PerCoreTakeOver, MayGoWithoutATickNoLongerThanTheLeastOfItsModules) {
+  TwoCoreRun run;
+  std::unique_ptr<Scheduler> unbounded = run.create(run.d.scheduler);
+  EXPECT_EQ(unbounded->longest_absence_ns(), Scheduler::kNoAbsenceBound) << "neither module bounds it";
+  std::string why;
+  SchedulerConfig bounded_config =
+      with_core_switched(run.d, 2, resolved("test_recorder", {{"generation", 3}, {"absence_us", 10}}), why);
+  EXPECT_EQ(run.create(bounded_config)->longest_absence_ns(), 10'000u) << "core 2's module bounds it";
 }
 
 TEST(PerCoreTakeOver, AModuleOtherThanPerCoreIsNotTakenOver) {
