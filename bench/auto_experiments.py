@@ -175,19 +175,17 @@ def generator_flat_out(name: str) -> bool:
 
 def ratios_at_speed(
     comparison: dict, flat_out: bool, to_best: tuple[list[float], list[str], list[int]]
-) -> tuple[list[str], list[float]]:
-    """Each round's ratio to the best single (`to_best`: ratios_to_best's answer) as the report shows it (marked *
-    where the generator ran flat out and auto's run or the best single's found the machine slow), and the ratios of
-    the rounds in which neither did."""
+) -> tuple[list[bool], list[float]]:
+    """Per round of `to_best` (ratios_to_best's answer), whether the machine was slow (the generator ran flat out and
+    auto's run or the best single's found it slow: the report's *, the plot's x), and the ratios of the rounds in
+    which neither did."""
     ratios, best_names, rounds = to_best
     slow = slow_machine_runs(comparison) if flat_out else {}
-    shown, kept = [], []
-    for ratio, best, round_ in zip(ratios, best_names, rounds, strict=True):
-        hit = round_ in slow.get("auto", set()) or round_ in slow.get(best, set())
-        shown.append(f"{ratio:.2f}{'*' if hit else ''}")
-        if not hit:
-            kept.append(ratio)
-    return shown, kept
+    slow_rounds = [
+        round_ in slow.get("auto", set()) or round_ in slow.get(best, set())
+        for best, round_ in zip(best_names, rounds, strict=True)
+    ]
+    return slow_rounds, [ratio for ratio, hit in zip(ratios, slow_rounds, strict=True) if not hit]
 
 
 def measure(
@@ -219,7 +217,8 @@ def report(document: dict) -> str:
         to_best = ratios_to_best(comparison)
         ratios, best_names, _ = to_best
         median = statistics.median(ratios) if ratios else None
-        shown, at_speed = ratios_at_speed(comparison, generator_flat_out(name), to_best)
+        slow_rounds, at_speed = ratios_at_speed(comparison, generator_flat_out(name), to_best)
+        shown = [f"{ratio:.2f}{'*' if hit else ''}" for ratio, hit in zip(ratios, slow_rounds, strict=True)]
         auto_mpps = (comparison["schedulers"]["auto"]["median"] or {}).get("delivered_mpps")
         rows.append(
             [
@@ -262,11 +261,11 @@ def plot(document: dict, path: Path) -> None:
         to_best = ratios_to_best(comparison)
         if not to_best[0]:
             continue
-        shown, at_speed = ratios_at_speed(comparison, generator_flat_out(name), to_best)
+        slow_rounds, at_speed = ratios_at_speed(comparison, generator_flat_out(name), to_best)
         names.append(name)
         medians.append(statistics.median(to_best[0]))
         medians_at_speed.append(statistics.median(at_speed) if at_speed else None)
-        points.append([(ratio, mark.endswith("*")) for ratio, mark in zip(to_best[0], shown, strict=True)])
+        points.append(list(zip(to_best[0], slow_rounds, strict=True)))
     fig, ax = plt.subplots(figsize=(9, 3.8))
     x = list(range(len(names)))
     ax.bar([i - 0.2 for i in x], medians, width=0.4, color="lightgray", edgecolor="gray", label="median, every round")

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <optional>
 
+#include "schedulers/scheduler.h"
+
 namespace tandem {
 
 class IdleWorkNaps {
@@ -20,11 +22,11 @@ class IdleWorkNaps {
 
   explicit IdleWorkNaps(double tsc_hz) : tsc_hz_(tsc_hz) {}
 
-  // The nap to take at `now_tsc` for a module that may go `longest_absence_ns` without a tick (UINT64_MAX: no
-  // bound) and whose next tick is due at `next_tick_tsc` (none: it needs none). A module that bounds its absence is
-  // ticked before the nap, so the nap ends as its next tick falls due.
+  // The nap to take at `now_tsc` for a module that may go `longest_absence_ns` without a tick
+  // (Scheduler::kNoAbsenceBound: no bound) and whose next tick is due at `next_tick_tsc` (none: it needs none). A
+  // module that bounds its absence is ticked before the nap, so the nap ends as its next tick falls due.
   uint64_t nap_ns(uint64_t now_tsc, std::optional<uint64_t> next_tick_tsc, uint64_t longest_absence_ns) const {
-    if (longest_absence_ns == UINT64_MAX || !next_tick_tsc) return kLongestNs;
+    if (longest_absence_ns == Scheduler::kNoAbsenceBound || !next_tick_tsc) return kLongestNs;
     const uint64_t until_tick = *next_tick_tsc > now_tsc ? *next_tick_tsc - now_tsc : 0;
     const auto until_tick_ns = static_cast<uint64_t>(static_cast<double>(until_tick) * 1e9 / tsc_hz_);
     return std::clamp(std::min(until_tick_ns, longest_absence_ns), kShortestNs, kLongestNs);

@@ -7,7 +7,7 @@ namespace tandem {
 namespace {
 
 constexpr double kHz = 1e9;  // a TSC of 1 GHz: a cycle is a nanosecond
-constexpr uint64_t kNoBound = UINT64_MAX;
+constexpr uint64_t kNoBound = Scheduler::kNoAbsenceBound;
 
 TEST(IdleWorkNaps, AModuleThatBoundsItsAbsenceIsTickedWhenTheNapEnds) {
   IdleWorkNaps naps(kHz);

@@ -42,10 +42,12 @@ bool Backpressure::update(const std::vector<uint32_t>& occupancy) {
   for (size_t r = 0; r < rings_.size(); r++) {
     if (!congested_[r] && occupancy[r] >= rings_[r].high) {
       congested_[r] = true;
+      congested_count_++;
       episodes_++;
       ring_changed = true;
     } else if (congested_[r] && occupancy[r] <= rings_[r].low) {
       congested_[r] = false;
+      congested_count_--;
       ring_changed = true;
     }
   }

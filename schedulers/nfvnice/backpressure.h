@@ -2,7 +2,7 @@
 // at their entry and which NFs (upstream of a congested ring, or only its producer) are kept from running.
 #pragma once
 
-#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -27,7 +27,7 @@ class Backpressure {
   bool update(const std::vector<uint32_t>& occupancy);
 
   bool ring_congested(int ring) const { return congested_[ring]; }
-  bool any_ring_congested() const { return std::find(congested_.begin(), congested_.end(), true) != congested_.end(); }
+  bool any_ring_congested() const { return congested_count_ > 0; }
   bool entry_closed(int chain) const { return entry_closed_[chain]; }
   // True while a ring the NF's packets can reach (along the edges out of it; with Throttle::Producer, a ring it
   // writes) is congested.
@@ -43,6 +43,7 @@ class Backpressure {
   std::vector<Watermarks> rings_;
   std::vector<std::vector<int>> upstream_;  // per ring: the NFs it throttles (its producer, and all before it)
   std::vector<bool> congested_, entry_closed_, nf_throttled_;
+  size_t congested_count_ = 0;  // kept as `update` flips rings, so a tick every 10 us need not scan them again
   uint64_t episodes_ = 0;
 };
 

@@ -55,6 +55,21 @@ TEST(Backpressure, HysteresisBetweenHighAndLow) {
   EXPECT_EQ(bp.episodes(), 1u);
 }
 
+TEST(Backpressure, AnyRingCongestedUntilTheLastOneClears) {
+  Deployment d = two_chains();
+  Backpressure bp(d, 0.8, 0.6);
+  std::vector<uint32_t> occupancy(d.rings.size(), 0);
+  const int first = d.chains[0].rings[2], second = d.chains[1].rings[0];
+  occupancy[first] = occupancy[second] = 80;
+  bp.update(occupancy);
+  occupancy[first] = 0;  // one clears, the other holds
+  bp.update(occupancy);
+  EXPECT_TRUE(bp.any_ring_congested());
+  occupancy[second] = 0;
+  bp.update(occupancy);
+  EXPECT_FALSE(bp.any_ring_congested());
+}
+
 TEST(Backpressure, ThrottlesOnlyUpstreamNfsOfTheCongestedChain) {
   Deployment d = two_chains();
   Backpressure bp(d, 0.8, 0.6);
