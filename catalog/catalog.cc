@@ -191,8 +191,11 @@ void check_lcore_ids(const Deployment& deployment, const SchedulerType& schedule
 
 }  // namespace
 
-SpecErrors check_deployment(Deployment& deployment) {
+SpecErrors check_deployment(Deployment& deployment, const std::vector<bool>& chain_removed) {
   SpecErrors errors;
+  bool added_live = !chain_removed.empty();
+  if (std::optional<std::string> full = beyond_stats_zone(deployment, chain_removed))
+    errors.push_back({added_live ? "chain" : "chains", *full});
   for (NfConfig& nf : deployment.nfs) {
     std::string path = spec_path(nf);
     auto type = nf_types().find(nf.type);
@@ -224,7 +227,7 @@ SpecErrors check_deployment(Deployment& deployment) {
     deployment.scheduler.options =
         resolve_args(scheduler->second.options, deployment.scheduler.options, "scheduler", errors);
     if (errors.size() == before && scheduler->second.check) scheduler->second.check(deployment, errors);
-    if (errors.empty()) check_lcore_ids(deployment, scheduler->second, errors);
+    if (errors.empty() && !added_live) check_lcore_ids(deployment, scheduler->second, errors);
   }
   return errors;
 }

@@ -1,7 +1,10 @@
 // Tests of a chain appended to a deployment (a service's added chain): every index already given out stays what it
-// was, the chain's NFs and rings take the next ones, too many chains are refused (a service told why), a service's
-// pool keeps room (what it removed giving its room back), and rings named apart keep their names.
+// was, the chain's NFs and rings take the next ones, too many chains are refused (a service told why), a removed
+// chain's hop stamps and lcore ids are given again, a service's pool keeps room (what it removed giving its room
+// back), and rings named apart keep their names.
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "contract/deployment.h"
 #include "contract/eal_args.h"
@@ -31,34 +34,103 @@ TEST(AppendedChain, KeepsEveryIndexGivenOutAndTakesTheNextOnes) {
   for (int nf : b.nfs) EXPECT_EQ(d.nfs[nf].chain, 1);
 }
 
-TEST(AppendedChain, ADeploymentPastTheSharedMemorysChainsIsRefused) {
+TEST(AppendedChain, ADeploymentPastWhatAServiceHoldsOverItsLifeIsRefused) {
   Deployment d = parse_deployment({{"scheduler", {{"name", "coop"}}}, {"chains", {chain_of("c0", {"n0"})}}});
-  for (int c = 1; c < kMaxChains; c++) append_chain(d, chain_of("c" + std::to_string(c), {"n" + std::to_string(c)}));
+  for (int c = 1; c < kLifetimeChains; c++)
+    append_chain(d, chain_of("c" + std::to_string(c), {"n" + std::to_string(c)}));
   EXPECT_THROW(append_chain(d, chain_of("one-too-many", {"x"})), std::runtime_error);
+  std::optional<std::string> why = beyond_stats_zone(d, std::vector<bool>(kLifetimeChains, true));
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("over its life"), std::string::npos) << *why;
+  EXPECT_NE(why->find("restart the service"), std::string::npos) << *why;
 }
 
-TEST(AppendedChain, AServicePastTheStatsZoneIsToldThatRemovedChainsKeepTheirPlaces) {
-  // 30 chains of 4 NFs (120), 10 of them removed; a chain of 9 more would make 129 of the 128 NFs a service holds.
+// 30 chains of 4 NFs (120), the first 10 removed: 80 run.
+Deployment thirty_chains_of_four() {
   Deployment d =
       parse_deployment({{"scheduler", {{"name", "coop"}}}, {"chains", {chain_of("c0", {"a", "b", "c", "d"})}}});
   for (int c = 1; c < 30; c++) {
     std::string p = std::to_string(c);
     append_chain(d, chain_of("c" + p, {"a" + p, "b" + p, "c" + p, "d" + p}));
   }
+  return d;
+}
+
+TEST(AppendedChain, ARemovedChainsPlacesAreFreeAgainAndWhatRunsAtOnceIsBounded) {
+  Deployment d = thirty_chains_of_four();
   std::vector<bool> removed(30, false);
   for (int c = 0; c < 10; c++) removed[c] = true;
-  EXPECT_EQ(beyond_stats_zone(d, removed), std::nullopt);  // 120 NFs fit
   Deployment next = d;
-  EXPECT_THROW(append_chain(next, chain_of("more", {"m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "m9"})),
-               std::runtime_error);
-  std::optional<std::string> why = beyond_stats_zone(next, removed);
+  std::vector<std::string> nine, forty_nine;
+  for (int n = 0; n < 49; n++) (n < 9 ? nine : forty_nine).push_back("m" + std::to_string(n));
+  for (int n = 0; n < 9; n++) forty_nine.push_back("x" + std::to_string(n));
+  append_chain(next, chain_of("more", nine));  // 129 NFs in all, 89 of them running
+  EXPECT_EQ(beyond_stats_zone(next, removed), std::nullopt);
+  Deployment full = d;
+  append_chain(full, chain_of("many", forty_nine));  // 80 running and 49 more
+  std::optional<std::string> why = beyond_stats_zone(full, removed);
   ASSERT_TRUE(why.has_value());
-  EXPECT_NE(why->find("room for 128 NFs"), std::string::npos) << *why;
+  EXPECT_NE(why->find("holds 128 NFs"), std::string::npos) << *why;
+  EXPECT_NE(why->find("at once"), std::string::npos) << *why;
   EXPECT_NE(why->find("would hold 129 NFs"), std::string::npos) << *why;
-  EXPECT_NE(why->find("40 NFs of 10 removed chains"), std::string::npos) << *why;
-  EXPECT_NE(why->find("restart the service"), std::string::npos) << *why;
-  // Without removed chains the message does not speak of them.
-  EXPECT_EQ(beyond_stats_zone(next, {}).value().find("removed"), std::string::npos);
+  EXPECT_NE(why->find("remove one first"), std::string::npos) << *why;
+}
+
+TEST(AppendedChain, AnAddedChainsNfsTakeTheStampsRemovedChainsGaveBack) {
+  Deployment d = thirty_chains_of_four();
+  std::vector<bool> removed(30, false);
+  removed[1] = removed[3] = true;  // stamps 4-7 and 12-15 given back
+  size_t first = d.nfs.size();
+  append_chain(d, chain_of("new", {"n1", "n2", "n3", "n4", "n5", "n6"}));
+  ASSERT_TRUE(give_hops(d, first, removed));
+  std::vector<int> hops;
+  for (size_t n = first; n < d.nfs.size(); n++) hops.push_back(d.nfs[n].hop);
+  // The lowest free first: past the 120 the 30 chains hold, 4-7 and 12-15 are free, and so are 120-127.
+  EXPECT_EQ(hops, (std::vector<int>{4, 5, 6, 7, 12, 13}));
+  // Through the deployment file the workers read, each NF keeps its stamp.
+  Deployment read = parse_deployment(deployment_to_json(d, [&] {
+    json doc = {{"scheduler", {{"name", "coop"}}}, {"chains", json::array()}};
+    for (const ChainConfig& chain : d.chains) {
+      std::vector<std::string> names;
+      for (int nf : chain.nfs) names.push_back(d.nfs[nf].name);
+      doc["chains"].push_back(chain_of(chain.name, names));
+    }
+    return doc;
+  }()));
+  for (size_t n = 0; n < d.nfs.size(); n++) EXPECT_EQ(read.nfs[n].hop, d.nfs[n].hop) << d.nfs[n].name;
+  // None is free where every stamp is held by a running NF.
+  Deployment busy = thirty_chains_of_four();
+  first = busy.nfs.size();
+  append_chain(busy, chain_of("nine", {"z1", "z2", "z3", "z4", "z5", "z6", "z7", "z8", "z9"}));
+  EXPECT_FALSE(give_hops(busy, first, std::vector<bool>(30, false)));
+}
+
+TEST(AppendedChain, AnAddedChainsProcessesTakeTheLcoreIdsRemovedChainsGaveBackButAKilledOnes) {
+  Deployment d = thirty_chains_of_four();
+  auto process_of = [&](std::vector<int> nfs) {
+    WorkerPlan plan;
+    plan.index = static_cast<int>(d.workers.size());
+    plan.lcore_id = plan.index + 1;
+    plan.core = 1;
+    plan.segments.push_back({.nfs = std::move(nfs)});
+    return plan;
+  };
+  for (int c = 0; c < 30; c++) d.workers.push_back(process_of(d.chains[c].nfs));  // lcore ids 1-30
+  std::vector<bool> removed(30, false), killed(30, false);
+  removed[2] = removed[5] = removed[6] = true;  // lcore ids 3, 6 and 7 given back
+  killed[5] = true;                             // but 6: its process was killed
+  size_t first = d.workers.size();
+  append_chain(d, chain_of("new", {"n1", "n2", "n3"}));
+  for (int nf : d.chains.back().nfs) d.workers.push_back(process_of({nf}));
+  ASSERT_TRUE(give_lcore_ids(d, first, removed, killed));
+  EXPECT_EQ(d.workers[first].lcore_id, 3);
+  EXPECT_EQ(d.workers[first + 1].lcore_id, 7);
+  EXPECT_EQ(d.workers[first + 2].lcore_id, 31);
+  // A running process keeps its lcore id in a module's plan numbered anew.
+  std::vector<WorkerPlan> planned(d.workers.begin(), d.workers.end());
+  std::reverse(planned.begin(), planned.end());
+  std::vector<WorkerPlan> ordered = in_running_order(planned, d.workers);
+  for (size_t w = 0; w < ordered.size(); w++) EXPECT_EQ(ordered[w].lcore_id, d.workers[w].lcore_id) << w;
 }
 
 TEST(AppendedChain, AServicesPoolKeepsRoomForAddedChains) {

@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 
 #include <algorithm>
+#include <bitset>
 #include <charconv>
 #include <map>
 #include <regex>
@@ -145,6 +146,7 @@ void parse_chain(const json& c, Deployment& d) {
   for (size_t i = 0; i < nodes.size(); i++) {
     NfConfig nf;
     nf.index = static_cast<int>(d.nfs.size());
+    nf.hop = static_cast<uint8_t>(nf.index % kMaxNfs);  // a service's added NF beyond kMaxNfs: nf_hops says its own
     nf.name = nodes[i].at("name");
     nf.type = nodes[i].at("type");
     nf.args = nodes[i].value("args", json::object());
@@ -249,6 +251,26 @@ Runtime runtime_from_name(const std::string& name) {
   throw std::runtime_error("unknown worker runtime '" + name + "'");
 }
 
+namespace {
+
+// The entries of `doc[key]`, an object keyed by the index of what each is for ("3": ...), each index checked to be
+// one of `count` (`what` names them in the error).
+std::vector<std::pair<size_t, json>> by_index(const json& doc, const std::string& key, size_t count,
+                                              const std::string& what) {
+  std::vector<std::pair<size_t, json>> entries;
+  const json object = doc.value(key, json::object());  // held: items() refers to it
+  for (const auto& [index, value] : object.items()) {
+    size_t at = 0;
+    auto [end, error] = std::from_chars(index.data(), index.data() + index.size(), at);
+    if (error != std::errc() || end != index.data() + index.size() || at >= count)
+      throw std::runtime_error(key + " names " + what + " " + index + ", which is not there");
+    entries.emplace_back(at, value);
+  }
+  return entries;
+}
+
+}  // namespace
+
 Deployment parse_deployment(const json& doc) {
   Deployment d;
   d.name = doc.value("name", std::string("tandem"));
@@ -277,13 +299,12 @@ Deployment parse_deployment(const json& doc) {
   for (const auto& c : doc.at("chains")) append_chain(d, c);
   if (doc.contains("workers"))
     for (const auto& w : doc.at("workers")) d.workers.push_back(worker_from_json(w, d.nfs));
-  const json ring_objects = doc.value("ring_objects", json::object());
-  for (const auto& [index, object] : ring_objects.items()) {
-    size_t ring = 0;
-    auto [end, error] = std::from_chars(index.data(), index.data() + index.size(), ring);
-    if (error != std::errc() || end != index.data() + index.size() || ring >= d.rings.size())
-      throw std::runtime_error("ring_objects names ring " + index + ", which is not there");
+  for (const auto& [ring, object] : by_index(doc, "ring_objects", d.rings.size(), "ring"))
     d.rings[ring].object = object.get<std::string>();
+  for (const auto& [nf, hop] : by_index(doc, "nf_hops", d.nfs.size(), "NF")) {
+    d.nfs[nf].hop = integer_at<uint8_t>(hop, "nf_hops");
+    if (d.nfs[nf].hop >= kMaxNfs)
+      throw std::runtime_error("nf_hops gives NF " + std::to_string(nf) + " a stamp beyond kMaxNfs");
   }
   if (doc.contains("paths")) {
     const json& p = doc.at("paths");
@@ -308,8 +329,28 @@ namespace {
 
 // Whether every NF, ring and chain of `d` has its slot in the stats zone.
 bool within_stats_zone(const Deployment& d) {
-  return d.nfs.size() <= static_cast<size_t>(kMaxNfs) && d.rings.size() <= static_cast<size_t>(kMaxRings) &&
-         d.chains.size() <= static_cast<size_t>(kMaxChains);
+  return d.nfs.size() <= static_cast<size_t>(kLifetimeNfs) && d.rings.size() <= static_cast<size_t>(kLifetimeRings) &&
+         d.chains.size() <= static_cast<size_t>(kLifetimeChains);
+}
+
+bool removed(const std::vector<bool>& chain_removed, int chain) {
+  return static_cast<size_t>(chain) < chain_removed.size() && chain_removed[chain];
+}
+
+// What `d` runs at once: its chains', NFs' and rings' number, but a removed chain's.
+struct LiveCount {
+  size_t chains = 0, nfs = 0, rings = 0;
+};
+
+LiveCount live_count(const Deployment& d, const std::vector<bool>& chain_removed) {
+  LiveCount live;
+  for (const ChainConfig& chain : d.chains)
+    if (!removed(chain_removed, chain.index)) {
+      live.chains++;
+      live.nfs += chain.nfs.size();
+      live.rings += chain.rings.size();
+    }
+  return live;
 }
 
 }  // namespace
@@ -321,26 +362,60 @@ void append_chain(Deployment& d, const json& c) {
     if (port >= static_cast<int>(d.ports.size()))
       throw std::runtime_error("chain " + chain.name + " names port " + std::to_string(port) + ", which is not there");
   if (!within_stats_zone(d))
-    throw std::runtime_error("deployment too large: at most " + std::to_string(kMaxNfs) + " NFs, " +
-                             std::to_string(kMaxRings) + " rings and " + std::to_string(kMaxChains) + " chains");
+    throw std::runtime_error("deployment too large: at most " + std::to_string(kLifetimeNfs) + " NFs, " +
+                             std::to_string(kLifetimeRings) + " rings and " + std::to_string(kLifetimeChains) +
+                             " chains over a run's life");
 }
 
 std::optional<std::string> beyond_stats_zone(const Deployment& next, const std::vector<bool>& chain_removed) {
+  LiveCount live = live_count(next, chain_removed);
+  if (live.nfs > static_cast<size_t>(kMaxNfs) || live.rings > static_cast<size_t>(kMaxRings) ||
+      live.chains > static_cast<size_t>(kMaxChains))
+    return "a run holds " + std::to_string(kMaxNfs) + " NFs, " + std::to_string(kMaxRings) + " rings and " +
+           std::to_string(kMaxChains) + " chains at once, and with this chain it would hold " +
+           std::to_string(live.nfs) + " NFs, " + std::to_string(live.rings) + " rings and " +
+           std::to_string(live.chains) + " chains: remove one first";
   if (within_stats_zone(next)) return std::nullopt;
-  size_t removed_chains = 0, removed_nfs = 0;
-  for (const ChainConfig& chain : next.chains)
-    if (static_cast<size_t>(chain.index) < chain_removed.size() && chain_removed[chain.index]) {
-      removed_chains++;
-      removed_nfs += chain.nfs.size();
-    }
-  std::string removed = removed_chains == 0
-                            ? ""
-                            : " (" + std::to_string(removed_nfs) + " NFs of " + std::to_string(removed_chains) +
-                                  " removed chains among them: a removed chain's places are not reused)";
-  return "the service has room for " + std::to_string(kMaxNfs) + " NFs, " + std::to_string(kMaxRings) + " rings and " +
-         std::to_string(kMaxChains) + " chains over its life, and with this chain it would hold " +
+  return "a service holds " + std::to_string(kLifetimeNfs) + " NFs, " + std::to_string(kLifetimeRings) + " rings and " +
+         std::to_string(kLifetimeChains) +
+         " chains over its life (a removed chain's counters stay in "
+         "its results), and with this chain it would have held " +
          std::to_string(next.nfs.size()) + " NFs, " + std::to_string(next.rings.size()) + " rings and " +
-         std::to_string(next.chains.size()) + " chains" + removed + ": restart the service to add it";
+         std::to_string(next.chains.size()) + " chains: restart the service to add it";
+}
+
+bool give_hops(Deployment& next, size_t first_new, const std::vector<bool>& chain_removed) {
+  std::bitset<kMaxNfs> taken;
+  for (size_t n = 0; n < first_new && n < next.nfs.size(); n++)
+    if (!removed(chain_removed, next.nfs[n].chain)) taken.set(next.nfs[n].hop);
+  size_t hop = 0;
+  for (size_t n = first_new; n < next.nfs.size(); n++) {
+    while (hop < taken.size() && taken.test(hop)) hop++;
+    if (hop == taken.size()) return false;
+    next.nfs[n].hop = static_cast<uint8_t>(hop++);
+  }
+  return true;
+}
+
+bool give_lcore_ids(Deployment& next, size_t first_new, const std::vector<bool>& chain_removed,
+                    const std::vector<bool>& kept, int highest) {
+  std::vector<bool> taken(static_cast<size_t>(std::max(highest, 0)) + 1, false);
+  taken[0] = true;  // the manager's
+  for (size_t w = 0; w < first_new && w < next.workers.size(); w++) {
+    const WorkerPlan& plan = next.workers[w];
+    bool gone = std::all_of(plan.segments.begin(), plan.segments.end(), [&](const Segment& segment) {
+      return removed(chain_removed, next.nfs[segment.nfs.front()].chain);
+    });
+    if ((!gone || (w < kept.size() && kept[w])) && static_cast<size_t>(plan.lcore_id) < taken.size())
+      taken[static_cast<size_t>(plan.lcore_id)] = true;
+  }
+  size_t lcore = 1;
+  for (size_t w = first_new; w < next.workers.size(); w++) {
+    while (lcore < taken.size() && taken[lcore]) lcore++;
+    if (lcore == taken.size()) return false;
+    next.workers[w].lcore_id = static_cast<int>(lcore++);
+  }
+  return true;
 }
 
 json deployment_to_json(const Deployment& deployment, const json& original) {
@@ -354,6 +429,9 @@ json deployment_to_json(const Deployment& deployment, const json& original) {
   doc.erase("ring_objects");
   for (const RingConfig& ring : deployment.rings)
     if (!ring.object.empty()) doc["ring_objects"][std::to_string(ring.index)] = ring.object;
+  doc.erase("nf_hops");
+  for (const NfConfig& nf : deployment.nfs)
+    if (nf.hop != nf.index) doc["nf_hops"][std::to_string(nf.index)] = nf.hop;
   return doc;
 }
 
@@ -437,8 +515,11 @@ std::vector<WorkerPlan> in_running_order(std::vector<WorkerPlan> plan, const std
   std::stable_sort(plan.begin(), plan.end(),
                    [&](const WorkerPlan& a, const WorkerPlan& b) { return place(a) < place(b); });
   for (size_t w = 0; w < plan.size(); w++) {
+    // A running process keeps the lcore id it runs under (a service may have given it one a removed chain's process
+    // gave back: give_lcore_ids); lcore 0 is the manager's.
+    size_t at = place(plan[w]);
     plan[w].index = static_cast<int>(w);
-    plan[w].lcore_id = plan[w].index + 1;  // lcore 0 is the manager's
+    plan[w].lcore_id = at < running.size() ? running[at].lcore_id : plan[w].index + 1;
   }
   return plan;
 }

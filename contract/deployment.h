@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "arg_schema.h"
+#include "shm_layout.h"
 
 namespace tandem {
 
@@ -43,7 +44,10 @@ struct ScaleConfig {
 };
 
 struct NfConfig {
-  int index = 0;  // global, also the NF's slot in the stats zone and its hop stamp
+  int index = 0;  // global, never given twice in a run: also the NF's slot in the stats zone
+  // What it stamps on the packets it processes (contract/packet_meta.h), below kMaxNfs: its index where that is below
+  // kMaxNfs, else one a removed chain's NF gave back (a service's added chain: give_hops).
+  uint8_t hop = 0;
   std::string name;
   std::string type;
   json args;
@@ -198,9 +202,10 @@ struct WorkerPlan {
 // Whether two plans run the same NFs in the same processes on the same cores (what a live scheduler switch keeps).
 bool same_layout(const std::vector<WorkerPlan>& a, const std::vector<WorkerPlan>& b);
 // `plan` with each process that runs as one of `running` does (the same NFs in the same segments, on the same core,
-// in the same runtime) at that one's place, the others after them in the plan's order; indices and lcore ids
-// numbered anew. A module numbers its processes its own way (in the NFs' order, by core): what makes two plans of
-// the same processes the same layout, and a chain's added processes come after the running ones.
+// in the same runtime) at that one's place, the others after them in the plan's order; indices numbered anew, and
+// lcore ids too but a running process's, which it keeps. A module numbers its processes its own way (in the NFs' order,
+// by core): what makes two plans of the same processes the same layout, and a chain's added processes come after the
+// running ones.
 std::vector<WorkerPlan> in_running_order(std::vector<WorkerPlan> plan, const std::vector<WorkerPlan>& running);
 // Whether a module that plans `plan` takes over the `running` processes as they are (a switch in place): the same
 // processes in any order, and no user-level threads, which are placed as their module attaches (another module, or
@@ -268,10 +273,19 @@ std::string core_list(const std::set<int>& cores);
 // One more chain, as the control plane describes chains, parsed after the deployment's own: its NFs and rings take
 // the next indices, so every index already given out stays what it was. Throws std::runtime_error as parsing does.
 void append_chain(Deployment& deployment, const json& chain);
-// Where `next` (a service's chains with one appended, as far as append_chain read it) outgrows the stats zone: the
-// refusal a service's user needs, which says that removed chains (`chain_removed`, by index) keep their places.
-// nullopt where it fits.
+// Where `next` (a service's chains with one appended, as far as append_chain read it) outgrows what a run holds at
+// once (kMaxNfs, ... of the chains not removed: `chain_removed`, by index) or over its life (kLifetimeNfs, ...): the
+// refusal a service's user needs. nullopt where it fits.
 std::optional<std::string> beyond_stats_zone(const Deployment& next, const std::vector<bool>& chain_removed);
+// Gives the NFs of `next` from `first_new` on the lowest hop stamps that no NF of a chain not removed holds (removed
+// ones gave theirs back: their packets drained). False where too few are free (beyond_stats_zone says why first).
+bool give_hops(Deployment& next, size_t first_new, const std::vector<bool>& chain_removed);
+// Gives the workers of `next` from `first_new` on the lowest lcore ids (1 to `highest`: above are applications')
+// that no worker of `next` before them holds, but those whose every NF is of a removed chain (`chain_removed`: its
+// processes are gone) and those `kept` names (by worker index: a killed one, which may have died inside its mempool
+// cache). False where too few are free.
+bool give_lcore_ids(Deployment& next, size_t first_new, const std::vector<bool>& chain_removed,
+                    const std::vector<bool>& kept, int highest = kMaxWorkers);
 // A port as the control plane writes it (a spec's `ports` entry resolved), with its index among the deployment's.
 PortConfig port_from_json(const json& port, int index);
 

@@ -7,14 +7,24 @@ namespace tandem {
 
 inline constexpr const char* kStatsZoneName = "tandem_stats";
 inline constexpr const char* kMbufPoolName = "tandem_mbufs";
+// What a run holds at once: an NF's hop stamp (NfConfig::hop) is a byte of the packet's record and a bit of its
+// branch hop set (contract/packet_meta.h), and a worker's DPDK lcore id (WorkerPlan::lcore_id) is below
+// RTE_MAX_LCORE (128; lcore 0 is the manager's). A service gives a removed chain's stamps and lcore ids again once its
+// packets drained and its processes are gone.
 inline constexpr int kMaxRings = 256;
 inline constexpr int kMaxNfs = 128;
-inline constexpr int kMaxWorkers = 128;
+inline constexpr int kMaxWorkers = 127;
 inline constexpr int kMaxChains = 128;
-// A worker runs one NF or more, and a service's NFs never outnumber kMaxNfs (contract/deployment.h
-// beyond_stats_zone): so its workers, however its chains come and go, have their slots. (A re-layout's new processes
-// take slots beside the running ones: it checks them itself.)
-static_assert(kMaxWorkers >= kMaxNfs, "every NF may run in a worker of its own");
+// What a service holds over its life: every NF, ring, chain and worker keeps its counters in the stats zone by its
+// deployment index, which is never given twice, so that a removed chain's figures stay in the results, exact, beside
+// the chains that came after it. (Some 10 MB of hugepage memory, mapped once by every process.)
+inline constexpr int kLifetimeRings = 16384;
+inline constexpr int kLifetimeNfs = 8192;
+inline constexpr int kLifetimeWorkers = 8192;
+inline constexpr int kLifetimeChains = 8192;
+// A worker runs one NF or more: so a run's workers, however its chains come and go, have their slots. (A re-layout's
+// new processes take slots beside the running ones: it checks them itself.)
+static_assert(kLifetimeWorkers >= kLifetimeNfs, "every NF may run in a worker of its own");
 
 // Counters have exactly one writer each (the ring's producer or consumer, the NF's worker), so
 // relaxed atomic stores suffice; readers on other cores see them within a cache-line transfer.
@@ -147,12 +157,12 @@ struct StatsZone {
   // manager -> workers with packet-socket inputs: every kernel sender has left its loop; their sockets' counts are
   // final now.
   uint32_t kernel_links_quiet;
-  RingCounters rings[kMaxRings];
-  NfCounters nfs[kMaxNfs];
-  WorkerControl workers[kMaxWorkers];
-  ChainControl chains[kMaxChains];
-  NfControl nf_control[kMaxNfs];
-  ScaleControl scale[kMaxNfs];
+  RingCounters rings[kLifetimeRings];
+  NfCounters nfs[kLifetimeNfs];
+  WorkerControl workers[kLifetimeWorkers];
+  ChainControl chains[kLifetimeChains];
+  NfControl nf_control[kLifetimeNfs];
+  ScaleControl scale[kLifetimeNfs];
 };
 
 template <typename T>

@@ -228,13 +228,14 @@ def added_chain_config(spec: Spec, chain: ChainSpec, running: dict, known_costs:
     Raises SpecError."""
     n = len(spec.chains)
     where = f"chains[{n}]"
-    before = set(semantic_problems(spec))
+    before = set(semantic_problems(spec, counting_all_nfs=False))
+    with_chain = spec.model_copy(update={"chains": [*spec.chains, chain]})
     problems = [
         ("chain" + path.removeprefix(where), message)
         if path.startswith(where)
         # A problem it makes elsewhere (a port it would share with a chain that takes every frame there) is its own.
         else ("chain", f"with it, {path}: {message}")
-        for path, message in semantic_problems(spec.model_copy(update={"chains": [*spec.chains, chain]}))
+        for path, message in semantic_problems(with_chain, counting_all_nfs=False)
         if path.startswith(where) or (path, message) not in before
     ]
     if problems:

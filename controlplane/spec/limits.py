@@ -24,7 +24,8 @@ MAX_VALUES = 50_000
 
 def data_plane_limit(name: str) -> int:
     """One of the data plane's sizes as its catalog declares them (`max_hops`: the NFs of one chain, the hop record
-    in the packet metadata; `max_nfs`: stats zone slots; `max_burst`; `max_kernel_mux`: frames per system call)."""
+    in the packet metadata; `max_nfs`: the NFs a run holds at once, one hop stamp each; `max_burst`; `max_kernel_mux`:
+    frames per system call)."""
     return catalog.catalog()["limits"][name]
 
 

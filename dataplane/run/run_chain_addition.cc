@@ -86,7 +86,7 @@ std::pair<std::string, std::string> Run::why_chain_cannot_come(Deployment& next)
       return {nf.spec_path + ".core", "core " + std::to_string(nf.core) +
                                           " is not one of the service's NF cores, which the machine was prepared for"};
   }
-  SpecErrors errors = check_deployment(next);
+  SpecErrors errors = check_deployment(next, chain_removed_);
   if (!errors.empty()) return {errors.front().path, errors.front().message};
   const SchedulerType& type = scheduler_types().at(d_.scheduler.name);
   if (scheduler_requirements(type, d_).needs(MachineResource::CycleCosts))
@@ -98,6 +98,19 @@ std::pair<std::string, std::string> Run::why_chain_cannot_come(Deployment& next)
                     "arguments nor the profiler's cache gives it: give cost_cycles, or profile a spec with it "
                     "before the service starts (./tandem profile SPEC keeps what it measures)"};
   next.workers = in_running_order(scheduler_->plan_workers(next), d_.workers);
+  // Its processes take lcore ids that a removed chain's gave back, not one a killed process may have died inside
+  // the mempool cache of.
+  std::vector<bool> killed;
+  for (const WorkerState& worker : workers_) killed.push_back(worker.hung);
+  // Its applications' ids come from the top (launch_external: two each).
+  auto applications = std::count_if(next.workers.begin() + static_cast<long>(d_.workers.size()), next.workers.end(),
+                                    [](const WorkerPlan& plan) { return plan.runtime == Runtime::External; });
+  if (!give_lcore_ids(next, d_.workers.size(), chain_removed_, killed,
+                      next_external_lcore_ - 2 * static_cast<int>(applications)))
+    return {"chain", "its NFs would run in more processes than DPDK has lcore ids for beside the running ones (" +
+                         std::to_string(RTE_MAX_LCORE) +
+                         " in all, the manager's and applications' among them): "
+                         "remove a chain first"};
   for (size_t w = d_.workers.size(); w < next.workers.size(); w++)
     if (next.workers[w].runtime == Runtime::UserLevelThreads)
       return {"chain", "its NFs would run as " + std::string(runtime_name(next.workers[w].runtime)) +
@@ -136,6 +149,9 @@ void Run::add_chain(const json& command, double now_s) {
   if (auto [field, why] = nf_name_taken(d_, next, chain_removed_); !why.empty())
     return answer_change(refused(command, field, why));
   if (auto [field, why] = why_chain_cannot_come(next); !why.empty()) return answer_change(refused(command, field, why));
+  // As many stamps are free as NFs may run at once (check_deployment saw it): never refused here.
+  if (!give_hops(next, d_.nfs.size(), chain_removed_))
+    return answer_change(refused(command, "chain", "no hop stamp is free for its NFs"));
 
   ChainAddition addition;
   addition.id = command.value("id", json());

@@ -165,11 +165,13 @@ pid_t Run::launch_tandem_worker(const Deployment& deployment, const WorkerPlan& 
 
 pid_t Run::launch_external(ExternalNf& external, bool on_control_core) {
   // Two ids a process, unique across processes (mempool caches are indexed by lcore id in shared memory), apart
-  // from the workers', which count up from 1.
-  if (next_external_lcore_ - 1 <= static_cast<int>(d_.workers.size()))
-    throw std::runtime_error("no DPDK lcore id left for another application beside " +
-                             std::to_string(d_.workers.size()) + " workers' (RTE_MAX_LCORE " +
-                             std::to_string(RTE_MAX_LCORE) + ")");
+  // from the workers', which count up from 1 (a service's added workers take those removed ones gave back).
+  int workers_highest = 0;
+  for (const WorkerPlan& plan : d_.workers) workers_highest = std::max(workers_highest, plan.lcore_id);
+  if (next_external_lcore_ - 1 <= workers_highest)
+    throw std::runtime_error("no DPDK lcore id left for another application beside the workers' (up to " +
+                             std::to_string(workers_highest) + "; RTE_MAX_LCORE " + std::to_string(RTE_MAX_LCORE) +
+                             ")");
   int main_lcore = next_external_lcore_--;
   int forwarding_lcore = next_external_lcore_--;
   return external.launch(main_lcore, forwarding_lcore, on_control_core);
@@ -329,10 +331,10 @@ int Run::execute() {
   d_.workers = scheduler_->plan_workers(d_);
   // Room for every index the stats zone has: a service's added chains append to these, and what refers to an
   // element (the generator's streams, the sink's paths, the modules' views) must stay where it is.
-  d_.nfs.reserve(kMaxNfs);
-  d_.rings.reserve(kMaxRings);
-  d_.chains.reserve(kMaxChains);
-  d_.workers.reserve(kMaxWorkers);
+  d_.nfs.reserve(kLifetimeNfs);
+  d_.rings.reserve(kLifetimeRings);
+  d_.chains.reserve(kLifetimeChains);
+  d_.workers.reserve(kLifetimeWorkers);
   lost_at_crash_.assign(d_.nfs.size(), 0);
   bool ran = false;
   try {

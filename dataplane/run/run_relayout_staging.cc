@@ -37,7 +37,7 @@ bool Run::may_stage(const Relayout& relayout) const {
   if (relayout.plan.empty()) return false;
   size_t to_start = std::count_if(relayout.plan.begin(), relayout.plan.end(),
                                   [](const WorkerPlan& plan) { return plan.runtime != Runtime::External; });
-  return first_staging_slot(d_, relayout.plan) + to_start <= static_cast<size_t>(kMaxWorkers);
+  return first_staging_slot(d_, relayout.plan) + to_start <= static_cast<size_t>(kLifetimeWorkers);
 }
 
 std::string Run::staged_deployment_path() const { return d_.paths.run_dir + "/deployment-staged.json"; }

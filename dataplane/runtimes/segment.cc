@@ -58,7 +58,7 @@ uint16_t run_segment_once(SegmentRuntime& segment, StatsZone& stats, uint16_t bu
   uint16_t in_by_nf[kMaxSegmentNfs] = {};
   for (size_t k = 0; k < segment.nfs.size() && batch.count > 0; k++) {
     NfCounters& counters = stats.nfs[segment.nf_indexes[k]];
-    auto hop = static_cast<uint8_t>(segment.nf_indexes[k]);
+    auto hop = k < segment.hops.size() ? segment.hops[k] : static_cast<uint8_t>(segment.nf_indexes[k]);
     bool branch = k < segment.in_branch.size() && segment.in_branch[k];
     if (branch)  // siblings stamp the same packet at the same time
       for (uint16_t i = 0; i < batch.count; i++) stamp_branch_hop(batch.pkts[i], hop);

@@ -19,6 +19,7 @@ struct SegmentRuntime {
   std::vector<std::unique_ptr<NetworkFunction>> nfs;
   std::vector<double> cost_estimate = {};    // per NF: running cycles per packet of undisturbed batches
   std::vector<bool> in_branch = {};          // per NF: runs in a parallel branch (stamps the branch hop set)
+  std::vector<uint8_t> hops = {};            // per NF: its stamp (NfConfig::hop); its index where not given
   uint16_t prefetch_distance = 0;            // pipelined prefetching for every NF's batch (contract/batch.h)
   TraceSlot* traces = nullptr;               // run --profile: traced packets get per-hop timestamps (hop_tracing.h)
   BusyHistory input_history = {};            // with traces: the first NF's batches, what its input ring waited on

@@ -35,9 +35,10 @@ class ChainPaths {
   void successors_along(const Deployment& deployment, int ring, NfSet& next, bool& reaches_sink) const;
   void successors(const Deployment& deployment, int nf, NfSet& next, bool& reaches_sink) const;
   bool branches_match(const uint8_t* hops, int hop_count, const uint64_t (&branch_hops)[2]) const;
-  bool may_follow(int nf, uint8_t gate, int next) const;
-  bool may_end(int nf, uint8_t gate) const;
+  bool may_follow(int hop, uint8_t gate, int next_hop) const;
+  bool may_end(int hop, uint8_t gate) const;
 
+  // Sets and vectors by stamp (NfConfig::hop), not by index.
   NfSet first_;              // where a path may start
   std::vector<NfSet> next_;  // per NF: which may follow it
   NfSet last_;               // where a path may end

@@ -132,6 +132,7 @@ int main(int argc, char** argv) {
       for (int index : s.nfs) {
         const NfConfig& nf = deployment.nfs[index];
         segment.in_branch.push_back(nf.in_branch);
+        segment.hops.push_back(nf.hop);
         uint32_t generation = flag_load(stats.nf_control[index].args_running);
         segment.live->running.push_back(generation);
         if (generation != 0) {

@@ -484,9 +484,8 @@ def service_to_add_to(write_spec, tmp_path, scheduler: str):
 
 
 def test_a_chain_beyond_the_stats_zone_is_refused_saying_what_the_service_holds(write_spec, tmp_path, machine_before):
-    # Two chains of 63 NFs under rtc (one process for the core's NFs): 126 of the 128 NFs a service holds in its life.
-    # The spec's own limit answers for a chain beyond it; where removed chains make the difference, the manager does
-    # (contract/appended_chain_test.cc).
+    # Two chains of 63 NFs under rtc (one process for the core's NFs): 126 of the 128 NFs a run holds at once. The
+    # data plane answers, which knows what removed chains gave back (contract/appended_chain_test.cc).
     chains = "".join(
         f"  - name: long{c}\n    nfs:\n"
         + "".join(f"      - {{name: c{c}n{n}, type: checkip, core: 1}}\n" for n in range(63))
@@ -498,9 +497,55 @@ def test_a_chain_beyond_the_stats_zone_is_refused_saying_what_the_service_holds(
         three = ADDED_CHAIN + "  - {name: check2, type: checkip, core: 1}\n"
         refused = ctl(socket, "add-chain", "-", stdin=three)
         assert refused.returncode == 2 and "(body.chain)" in refused.stderr, refused.stderr
-        assert "at most 128 NFs in all, got 129" in refused.stderr, refused.stderr
+        assert "holds 128 NFs, 256 rings and 128 chains at once" in refused.stderr, refused.stderr
+        assert "it would hold 129 NFs" in refused.stderr, refused.stderr
         results = results_when_stopped(socket, process, out)
     assert results["accounting"]["exact"] and len(results["chains"]) == 2, results["accounting"]
+
+
+def lcore_id_of(pid: int) -> int:
+    """The DPDK lcore id a worker process runs under (its --lcores=ID@CORE)."""
+    with open(f"/proc/{pid}/cmdline") as cmdline:
+        lcores = next(arg for arg in cmdline.read().split("\0") if arg.startswith("--lcores="))
+    return int(lcores.removeprefix("--lcores=").split("@")[0])
+
+
+def test_a_removed_chains_places_are_given_again_past_what_a_run_holds_at_once(write_spec, tmp_path, machine_before):
+    # Five chains of 27 NFs, each added under traffic once the one before was removed: with the spec's two, 137 NFs
+    # and 137 worker processes over the service's life, past the 128 hop stamps and the 127 lcore ids a run has at
+    # once. Each takes the lowest free ones, those the first gave back; the last ones' NFs have indices past 128, so
+    # their stamps are not their indices. Their packets pass the sink's check of their hop records (hop_errors), and
+    # every chain's count stays in the results, exact.
+    spec, socket, out = service_to_add_to(write_spec, tmp_path, "coop")
+    names = [f"long{c}_" for c in range(5)]
+
+    def long_chain(name: str) -> str:
+        nfs = "".join(f"  - {{name: {name}{n}, type: checkip, core: 1}}\n" for n in range(27))
+        return f"name: {name}\ntraffic: {{rate: 20 kpps, flows: 8}}\nring_capacity: 64\nnfs:\n{nfs}"
+
+    lcore_ids = {}
+    with serving(spec, socket, out) as process:
+        for name in names:
+            added = ctl(socket, "add-chain", "-", stdin=long_chain(name))
+            assert added.returncode == 0, added.stderr
+            change = answered(socket, json.loads(added.stdout))
+            assert change["state"] == "applied", change
+            status = json.loads(ctl(socket, "status").stdout)
+            lcore_ids[name] = {lcore_id_of(nf["pid"]) for nf in status["nfs"] if nf["chain"] == name}
+            assert len(lcore_ids[name]) == 27 and max(lcore_ids[name]) < 128, lcore_ids
+            assert takes_packets(socket, f"{name}26")
+            if name != names[-1]:
+                removed = answered(socket, json.loads(ctl(socket, "remove-chain", name).stdout))
+                assert removed["state"] == "applied" and removed["drained"], removed
+        assert takes_packets(socket, "check")  # the spec's chain ran on throughout
+        results = results_when_stopped(socket, process, out)
+    assert all(ids == lcore_ids[names[0]] for ids in lcore_ids.values()), lcore_ids  # the lowest free each time
+    assert results["accounting"]["exact"], results["accounting"]
+    chains = {chain["name"]: chain for chain in results["chains"]}
+    assert set(chains) == {"web", *names}
+    for chain in chains.values():
+        assert chain["delivered"] > 0 and chain["hop_errors"] == 0, chain
+        assert chain["generated"] == chain["delivered"] + chain["dropped"]["total"], chain
 
 
 @pytest.mark.parametrize("scheduler", runnable(["coop", "unis", "nfvnice"]))
