@@ -36,7 +36,9 @@ uint64_t thread_cpu_ns() {
 
 // The task clock is the thread's CPU time, which the thread's own CPU clock measures around the same work: the two
 // agree to within the few microseconds between opening the counter and reading the clock, against the 20-50 ms the
-// work takes, so a counter that counted half or twice the work fails on any host.
+// work takes, but for the time a hypervisor takes the vCPU away while the thread runs on it, which the task clock
+// counts and the CPU clock leaves out (a CI guest under load: 27 % more). So a counter that counted half the work,
+// or twice, fails on any host, and one that counted the steal too passes.
 TEST(PerfEvents, ASoftwareCounterCountsTheCallersWork) {
   PerfCounter clock(0, event_named("task_clock_ns"));
   ASSERT_TRUE(clock.counting()) << clock.refused_because();  // software events need no PMU: every kernel has them
@@ -46,7 +48,7 @@ TEST(PerfEvents, ASoftwareCounterCountsTheCallersWork) {
   std::optional<uint64_t> ns = clock.read();
   ASSERT_TRUE(ns.has_value());
   EXPECT_GE(static_cast<double>(*ns), 0.9 * static_cast<double>(spent));
-  EXPECT_LE(static_cast<double>(*ns), 1.25 * static_cast<double>(spent));
+  EXPECT_LE(static_cast<double>(*ns), 1.75 * static_cast<double>(spent));
 }
 
 TEST(PerfEvents, ARefusedCounterSaysWhyAndReadsNothing) {
