@@ -266,6 +266,13 @@ class Run {
   // Why chain `chain` cannot be removed now ("" if it can).
   std::string why_chain_cannot_go(int chain) const;
   bool chain_drained(ChainRemoval& removal, double now_s) const;
+  // Whether all that entered the chain left it by the counters that say so (delivered; dropped in a full ring, by an
+  // NF, at a label miss, at a crash or by its entry's backpressure; merged). Each counts a packet as it leaves, never
+  // before, so a sum read counter by counter reaches what entered only once nothing is inside. The rings' dequeue
+  // counters that held_by_segment reads run behind the rings (a worker counts a batch after taking it): an empty
+  // ring and a segment holding nothing by them were once both seen while a preempted worker held a batch it had not
+  // counted, which it passed on after the next NF had left (16 packets stayed in a removed chain's ring).
+  bool all_left(int chain) const;
   // Whether the chain's rings are empty and a worker of it that the module holds holds packets: a module that
   // decides by ring occupancy (UNiS) never gives that worker a turn again.
   bool parked_with_packets(const ChainRemoval& removal) const;
