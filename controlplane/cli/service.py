@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+from controlplane.cli.status_view import by_ring, status_text
 from controlplane.errors import EXIT_OK, SpecError
 from controlplane.launch.control_api import ChangeReply
 from controlplane.launch.control_client import Control
@@ -16,7 +17,7 @@ from controlplane.results.live_metrics import parse_listen_address
 from controlplane.spec.loading import parse_yaml, read_text
 from controlplane.spec.ready_for import option_pair, parse_ready_for
 from controlplane.terminal.progress import say as tell_user
-from controlplane.terminal.tables import count, number, table
+from controlplane.terminal.tables import count, number
 
 
 def cmd_serve(args, spec=None) -> int:
@@ -142,89 +143,5 @@ def cmd_ctl(args) -> int:
     if args.operation == "remove-port":
         return _report_change(args, control.remove_port(args.port))
     status = control.status()
-    if args.json:
-        print(json.dumps(status.model_dump(), indent=2))
-        return EXIT_OK
-    by_core = ", ".join(f"core {core}: {name}" for core, name in sorted(status.scheduler_by_core.items()))
-    scheduler = f"{status.scheduler} ({by_core})" if by_core else status.scheduler
-    print(f"{status.name} under {scheduler}: {status.phase} at {status.t_s:.1f} s")
-    print()
-    # Only where the generator fell behind: a column of zeros on every healthy service would be noise.
-    fell_behind = any(c.generator_fell_behind for c in status.chains)
-    print(
-        table(
-            ["chain", "in", "delivered", "Mpps now", "p50 us under", "p99 us under", "shed at entry"]
-            + (["generator fell behind"] if fell_behind else []),
-            [
-                [
-                    f"{c.name} (removed)" if c.removed else c.name,
-                    count(c.generated),
-                    count(c.delivered),
-                    number(c.delivered_mpps, 3),
-                    number(c.latency_p50_us_under, 0),
-                    number(c.latency_p99_us_under, 0),
-                    count(c.entry_backpressure),
-                ]
-                + ([count(c.generator_fell_behind)] if fell_behind else [])
-                for c in status.chains
-            ],
-        )
-    )
-    print()
-    print(
-        table(
-            ["NF", "chain", "pid", "core", "in", "Mpps now", "dropped", "restarts"],
-            [
-                [
-                    n.name,
-                    n.chain,
-                    "removed" if n.removed else "down" if n.down else n.pid,
-                    n.core,
-                    count(n.packets_in),
-                    number(n.in_mpps, 3),
-                    count(n.packets_dropped),
-                    n.restarts,
-                ]
-                for n in status.nfs
-            ],
-        )
-    )
-    if status.lab:
-        print("\nlab hosts (run your own clients with: ip netns exec NETNS COMMAND):")
-        for host in status.lab:
-            print(f"  {host.get('name')}: netns {host.get('netns')}, address {host.get('address')}")
-    if status.changes:
-        print("\nlive changes:")
-        for change in status.changes:
-            what = next((change[key] for key in ("nf", "chain", "port", "scheduler") if change.get(key)), "")
-            outcome = change.get("state", "?")
-            if outcome == "refused":
-                outcome += ": " + "; ".join(error.get("message", "") for error in change.get("errors", []))
-            else:
-                drops = change.get("ring_drops_during") or 0
-                outcome += f", {count(drops)} ring drops during{by_ring(change.get('ring_drops_by_ring') or {})}"
-                if cost := change.get("cost"):
-                    outcome += (
-                        f"; delivery short by {number(cost.get('deficit_ms'), 1)} ms of its rate, latency max "
-                        f"{number(cost.get('latency_max_during_us'), 0)} us (before: "
-                        f"{number(cost.get('latency_max_before_us'), 0)})"
-                    )
-                    # Due while the change stalled the control core, never generated: in no drop count above.
-                    if given_up := cost.get("generator_fell_behind_in_window"):
-                        outcome += f", {count(given_up)} packets the generator gave up, too far behind"
-            # When it was asked for; a refused change, when it was answered (at once).
-            at = change.get("t_requested", change.get("t_done"))
-            print(f"  t={number(at, 2)} s {change.get('op')} {what}: {outcome}")
-    if status.drops_by_ring:
-        print("\nfull rings dropped: " + rings_and_drops(status.drops_by_ring))
+    print(json.dumps(status.model_dump(), indent=2) if args.json else status_text(status))
     return EXIT_OK
-
-
-def rings_and_drops(drops: dict[str, int]) -> str:
-    """Drops by ring, as "ring n, ring n"."""
-    return ", ".join(f"{ring} {count(n)}" for ring, n in drops.items())
-
-
-def by_ring(drops: dict[str, int]) -> str:
-    """A change's ring drops by ring, as a parenthesis after their total; nothing where no ring dropped."""
-    return f" ({rings_and_drops(drops)})" if drops else ""

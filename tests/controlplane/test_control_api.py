@@ -271,6 +271,7 @@ def test_status_text_marks_a_removed_chain_and_names_what_each_change_was_about(
     assert "generator fell behind" in shown and re.search(r"d \(removed\) .* 77\s*$", shown, re.M), shown
     assert "500 packets the generator gave up, too far behind" in shown, shown
     assert "t=1.00 s remove_chain d: applied" in shown and "t=2.50 s move_nf x: refused: no NF named 'x'" in shown
+    assert "lost so far: full rings dropped 1 (c:entry 1)" in shown, shown  # the entry ring's drop, by name
 
 
 def test_a_chain_that_delivered_nothing_since_the_last_report_has_no_latency_of_it():
